@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# tcp_rt: build the module against KDIR, test it in a VM that boots the
+# matching Debian kernel.  `make check` is the one test command.
+
+KDIR ?= $(shell scripts/kdir)
+PWD  := $(CURDIR)
+
+.PHONY: all modules install clean check demo sparse checkpatch selftests deps
+
+all: modules
+
+deps:
+	@scripts/install-deps
+
+modules:
+	$(MAKE) -C $(KDIR) M=$(PWD) W=1 modules
+
+sparse:
+	$(MAKE) -C $(KDIR) M=$(PWD) W=1 C=2 CHECK="sparse -Wno-decl" modules
+
+install: modules
+	$(MAKE) -C $(KDIR) M=$(PWD) modules_install
+	depmod -a $(shell cat $(KDIR)/include/config/kernel.release)
+
+selftests:
+	$(MAKE) -C selftests KDIR=$(KDIR)
+
+checkpatch:
+	@scripts/checkpatch-run
+
+check:
+	@scripts/check
+
+demo:
+	@scripts/demo
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(PWD) clean
+	$(MAKE) -C selftests clean

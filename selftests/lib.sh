@@ -1,0 +1,215 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Helpers for the tcp_rt selftests.  Sourced by every test script, which
+# runs as root inside the VM (scripts/vm-run) with the checkout as its
+# current directory.  A script is a list of cases:
+#
+#	case_foo() { ...; expect_eq "$a" 3 "what"; }
+#	run_case "foo does bar" case_foo
+#
+# run_case prints one TAP line per case ("ok N - ..." / "not ok N - ...");
+# the runner renumbers them into one stream.  A case fails on the first
+# failing expectation or command (each case runs in a subshell with -e).
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SELFTESTS=$TOP/selftests
+MODULE=$TOP/tcp_rt.ko
+DBG=/sys/kernel/debug/tcp-rt
+PARAMS=/sys/module/tcp_rt/parameters
+PEER=$SELFTESTS/rt_peer
+: "${WAIT_S:=30}"	# how long an awaited event may take (emulated guest)
+
+_tap_n=0
+_tap_failed=0
+
+# ---- assertions -----------------------------------------------------------
+
+fail() {
+	echo "# FAIL: $*"
+	exit 1
+}
+
+diag() {
+	echo "# $*"
+}
+
+expect_eq() {	# actual expected what
+	[ "$1" = "$2" ] || fail "$3: got '$1', expected '$2'"
+}
+
+expect_ne() {	# actual unexpected what
+	[ "$1" != "$2" ] || fail "$3: got '$1', expected anything else"
+}
+
+expect_ge() {	# actual min what
+	[ "$1" -ge "$2" ] 2>/dev/null || fail "$3: got '$1', expected >= $2"
+}
+
+expect_le() {	# actual max what
+	[ "$1" -le "$2" ] 2>/dev/null || fail "$3: got '$1', expected <= $2"
+}
+
+expect_within() {	# actual target tolerance what
+	local lo=$(($2 - $3)) hi=$(($2 + $3))
+	[ "$1" -ge "$lo" ] 2>/dev/null && [ "$1" -le "$hi" ] ||
+		fail "$4: got '$1', expected $2 +- $3"
+}
+
+expect_fail() {	# what cmd...: the command must fail
+	local what=$1
+	shift
+	if "$@" 2>/dev/null; then
+		fail "$what: '$*' succeeded"
+	fi
+}
+
+# ---- cases ------------------------------------------------------------------
+
+run_case() {	# description function
+	local desc=$1 fn=$2 rc
+	_tap_n=$((_tap_n + 1))
+	( set -eE; "$fn" )
+	rc=$?
+	cleanup_case
+	if [ "$rc" -eq 0 ]; then
+		echo "ok $_tap_n - $desc"
+	elif [ "$rc" -eq 4 ]; then
+		echo "ok $_tap_n - $desc # SKIP"
+	else
+		echo "not ok $_tap_n - $desc"
+		_tap_failed=$((_tap_failed + 1))
+	fi
+}
+
+# Exit status of a test script: non-zero when any case failed.
+done_testing() {
+	exit $((_tap_failed > 0))
+}
+
+# Undo what a case may have left: processes, namespaces, the module.
+cleanup_case() {
+	local pids
+	pids=$(jobs -p 2>/dev/null)
+	[ -n "$pids" ] && kill $pids 2>/dev/null
+	pkill -f "$PEER" 2>/dev/null
+	pkill -x redis-server 2>/dev/null
+	for ns in $(ip netns list 2>/dev/null | awk '/^rt/ {print $1}'); do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
+		ip netns del "$ns"
+	done
+	if [ -d /sys/module/tcp_rt ]; then
+		[ -e "$DBG/deactivate" ] && echo 1 > "$DBG/deactivate"
+		wait_until "connections closed" mod_unused || true
+		rmmod tcp_rt 2>/dev/null
+	fi
+	return 0
+}
+
+# ---- waiting for events -------------------------------------------------------
+
+# Poll a condition until it holds; fail after WAIT_S seconds.
+wait_until() {	# what cmd...
+	local what=$1 i
+	shift
+	for ((i = 0; i < WAIT_S * 20; i++)); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	echo "# timeout waiting for $what"
+	return 1
+}
+
+# ---- module -------------------------------------------------------------------
+
+mod_load() {	# params...
+	insmod "$MODULE" "$@" || fail "insmod tcp_rt $*"
+}
+
+mod_unused() {
+	[ "$(cat /sys/module/tcp_rt/refcnt 2>/dev/null)" = 0 ]
+}
+
+mod_unload() {
+	echo 1 > "$DBG/deactivate"
+	wait_until "tcp_rt unused" mod_unused || fail "module still in use"
+	rmmod tcp_rt || fail "rmmod tcp_rt"
+}
+
+status() {	# key
+	awk -v k="$1" '$1 == k { print $2 }' "$DBG/status"
+}
+
+untracked() {
+	[ "$(status tracked)" = 0 ]
+}
+
+# Wait until every tracked connection has closed (so its records are out).
+wait_untracked() {
+	wait_until "tracked connections to close" untracked ||
+		fail "connections still tracked: $(status tracked)"
+}
+
+# Append what every per-CPU log holds (reading consumes it).
+drain_logs() {	# file
+	cat "$DBG"/rt-network-log* >> "$1"
+}
+
+# Records of one type: "records FILE R" prints those lines.
+records() {	# file type
+	awk -v t="$2" '$1 == "V6" && $2 == t' "$1"
+}
+
+count_records() {	# file type
+	records "$1" "$2" | wc -l
+}
+
+# Field N (1-based, counting the 7 header fields) of the records of a type.
+field() {	# file type n
+	records "$1" "$2" | awk -v n="$3" '{ print $n }'
+}
+
+# ---- traffic --------------------------------------------------------------------
+
+# Start an rt_peer server in the background (optionally in a netns); print
+# its port once it listens.
+start_server() {	# [ns] -- rt_peer server args...
+	local ns=() ready
+	if [ "$1" != "--" ]; then
+		ns=(ip netns exec "$1")
+		shift
+	fi
+	shift
+	ready=$(mktemp -u /tmp/rt_ready.XXXXXX)
+	"${ns[@]}" "$PEER" server --ready-file "$ready" "$@" > /dev/null &
+	wait_until "server ready" test -s "$ready" || fail "server did not start"
+	cat "$ready"
+	rm -f "$ready"
+}
+
+# Two namespaces, rtsrv (10.99.0.1) and rtcli (10.99.0.2), joined by a veth
+# pair; extra arguments become a netem qdisc on both ends.
+make_netns_pair() {	# [netem args...]
+	ip netns add rtsrv
+	ip netns add rtcli
+	ip link add rtv0 netns rtsrv type veth peer name rtv1 netns rtcli
+	ip -n rtsrv addr add 10.99.0.1/24 dev rtv0
+	ip -n rtcli addr add 10.99.0.2/24 dev rtv1
+	ip -n rtsrv link set lo up
+	ip -n rtcli link set lo up
+	ip -n rtsrv link set rtv0 up
+	ip -n rtcli link set rtv1 up
+	if [ $# -gt 0 ]; then
+		ip netns exec rtsrv tc qdisc add dev rtv0 root netem "$@"
+		ip netns exec rtcli tc qdisc add dev rtv1 root netem "$@"
+	fi
+}
+
+# Kernel log lines tcp_rt wrote since a mark.
+kmsg_mark() {
+	dmesg | wc -l
+}
+
+kmsg_since() {	# mark
+	dmesg | tail -n +"$(($1 + 1))" | grep 'tcp_rt:'
+}

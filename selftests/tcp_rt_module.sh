@@ -1,0 +1,72 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Module life cycle: load/unload, debugfs files, status, deactivate and the
+# per-connection module reference.
+. "$(dirname "$0")/lib.sh"
+
+case_load_unload_cycles() {
+	local i
+	for i in $(seq 10); do
+		mod_load lports=80
+		[ -e "$DBG/status" ] || fail "cycle $i: no status file"
+		rmmod tcp_rt || fail "cycle $i: rmmod"
+		[ ! -e "$DBG" ] || fail "cycle $i: $DBG left behind"
+		[ ! -e /sys/module/tcp_rt ] || fail "cycle $i: module still there"
+	done
+}
+
+case_status_keys() {
+	local k
+	mod_load
+	for k in version active tracked records_R records_W records_N \
+		 records_P records_E log_subbufs_overwritten stats_lines \
+		 alloc_failed probe_missed; do
+		grep -q "^$k [0-9a-z.]*$" "$DBG/status" || fail "status has no '$k'"
+	done
+	expect_eq "$(status active)" 1 "active"
+	expect_eq "$(status tracked)" 0 "tracked"
+}
+
+# Connections held open by both sides until the client is killed.
+held() {	# port n
+	"$PEER" client --port "$1" --conns "$2" --requests 1 --end wait-server \
+		> /dev/null 2>&1 &
+}
+
+refcnt() {
+	cat /sys/module/tcp_rt/refcnt
+}
+
+tracked_is() {
+	[ "$(status tracked)" = "$1" ]
+}
+
+case_deactivate_refcount() {
+	local port=7001 out=/tmp/deact.log client
+	mod_load lports=$port
+	start_server -- --port $port --conns 3 > /dev/null
+	held $port 2
+	client=$!
+	wait_until "2 tracked" tracked_is 2 || fail "tracked: $(status tracked)"
+	expect_eq "$(refcnt)" 2 "module references (lsmod 'Used by')"
+
+	echo 1 > "$DBG/deactivate"
+	expect_eq "$(status active)" 0 "active after deactivate"
+	"$PEER" client --port $port --requests 1 || fail "client after deactivate"
+	expect_eq "$(status tracked)" 2 "tracked after a new connection"
+	expect_fail "rmmod with tracked connections" rmmod tcp_rt
+	[ -d /sys/module/tcp_rt ] || fail "module gone"
+
+	kill "$client"
+	wait_untracked
+	expect_eq "$(refcnt)" 0 "module references after close"
+	drain_logs $out
+	expect_eq "$(count_records $out R)" 2 "R records"
+	expect_eq "$(count_records $out E)" 2 "E records"
+	rmmod tcp_rt || fail "rmmod once unused"
+}
+
+run_case "10 load/unload cycles leave nothing behind" case_load_unload_cycles
+run_case "status file has every counter" case_status_keys
+run_case "deactivate, module reference per connection, rmmod EBUSY" case_deactivate_refcount
+done_testing

@@ -1,0 +1,1043 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Request/response timing of TCP connections, on a stock kernel.
+ *
+ * A connection whose local port is configured (lports, lports_range) is a
+ * server connection; one whose peer port is configured (pports,
+ * pports_range) is a client connection.  Each is cut into tasks, one request
+ * and its response, by following sequence numbers only; see
+ * docs/records.md for the definitions and the record formats.
+ *
+ * Hooks (no kernel patch):
+ *   - tracepoint sock:inet_sock_set_state: ESTABLISHED starts tracking,
+ *     CLOSE writes the last records and stops it;
+ *   - kretprobes on tcp_rcv_established() and tcp_rcv_state_process(): at
+ *     their return, new in-order data (rcv_nxt) and new ACKs (snd_una) of
+ *     the segment just processed are visible;
+ *   - kprobe on tcp_rate_skb_sent(): every data transmission; new data has
+ *     TCP_SKB_CB(skb)->seq == tp->snd_nxt.
+ *
+ * Concurrency and what protects what:
+ *   - Per-connection state (struct tcp_rt_conn) is only touched from those
+ *     hooks, and each of them runs with the socket lock held (owned by a
+ *     process or spinlocked in softirq), so one connection's state is never
+ *     updated concurrently.  It is found in an rhashtable keyed by the
+ *     socket pointer; lookups run under RCU and the state is freed with
+ *     call_rcu(), so a lookup never sees freed memory.
+ *   - Port configuration is an immutable struct tcp_rt_cfg published with
+ *     RCU; parameter writes build a new one under tcp_rt_cfg_mutex.
+ *   - The watch bitmaps are the union of every port configured since load.
+ *     They only gain bits, so the hot path tests them without a lock: a
+ *     connection still tracked after its port was removed stays visible.
+ *   - Hot counters are per CPU; rare ones (alloc_failed) are atomics.
+ *   - Each tracked connection holds a module reference, so the module can
+ *     only go away once no state is left.
+ */
+
+#define pr_fmt(fmt) "tcp_rt: " fmt
+
+#include <linux/atomic.h>
+#include <linux/bitmap.h>
+#include <linux/debugfs.h>
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/rhashtable.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+#include <net/inet_sock.h>
+#include <net/tcp.h>
+
+#include "include/tcp_rt.h"
+
+#define TCP_RT_NR_PORTS		65536
+#define TCP_RT_MAX_PORTS	6	/* entries in a port list, as TCP-RT */
+
+DEFINE_PER_CPU(struct tcp_rt_pcpu_counters, tcp_rt_counters);
+
+/* ------------------------------------------------------------------------
+ * Parameters
+ */
+
+/* A port list parameter: single ports, or lo,hi pairs for a range one. */
+struct tcp_rt_port_list {
+	bool ranges;
+	bool peer;		/* applies to the peer port, not the local */
+	unsigned int n;
+	u16 port[TCP_RT_MAX_PORTS];
+};
+
+static struct tcp_rt_port_list tcp_rt_lports;
+static struct tcp_rt_port_list tcp_rt_lports_range = { .ranges = true };
+static struct tcp_rt_port_list tcp_rt_pports = { .peer = true };
+static struct tcp_rt_port_list tcp_rt_pports_range = {
+	.ranges = true, .peer = true,
+};
+
+static struct tcp_rt_port_list *const tcp_rt_port_lists[] = {
+	&tcp_rt_lports, &tcp_rt_lports_range,
+	&tcp_rt_pports, &tcp_rt_pports_range,
+};
+
+/*
+ * The ports in force, as bitmaps indexed by the port in network byte order
+ * (the form the socket holds, so the hot path does not swap bytes).
+ */
+struct tcp_rt_cfg {
+	struct rcu_head rcu;
+	DECLARE_BITMAP(local, TCP_RT_NR_PORTS);
+	DECLARE_BITMAP(peer, TCP_RT_NR_PORTS);
+};
+
+static struct tcp_rt_cfg __rcu *tcp_rt_cfg;
+static DEFINE_MUTEX(tcp_rt_cfg_mutex);
+/*
+ * Parameters given at load are parsed before tcp_rt_init() runs, and a
+ * load that fails on a later parameter never calls tcp_rt_exit(): until
+ * init has built the first configuration, a write only stores the list.
+ */
+static bool tcp_rt_cfg_live;
+static DECLARE_BITMAP(tcp_rt_watch_local, TCP_RT_NR_PORTS) __read_mostly;
+static DECLARE_BITMAP(tcp_rt_watch_peer, TCP_RT_NR_PORTS) __read_mostly;
+
+/* A bounded unsigned parameter. */
+struct tcp_rt_uint {
+	unsigned int *val;
+	unsigned int min;
+	unsigned int max;
+};
+
+unsigned int tcp_rt_stats_off __read_mostly;
+unsigned int tcp_rt_stats_interval __read_mostly = 60;
+static unsigned int tcp_rt_log_buf_num = 8;
+static unsigned int tcp_rt_stats_buf_num = 8;
+static unsigned int tcp_rt_max_tracked __read_mostly = 262144;
+
+static bool tcp_rt_active __read_mostly = true;
+
+static inline unsigned int tcp_rt_port_bit(u16 port)
+{
+	return (__force u16)htons(port);
+}
+
+static void tcp_rt_cfg_add(unsigned long *map, unsigned long *watch,
+			   const struct tcp_rt_port_list *l)
+{
+	unsigned int i, p;
+
+	for (i = 0; i < l->n; i += l->ranges ? 2 : 1) {
+		unsigned int hi = l->ranges ? l->port[i + 1] : l->port[i];
+
+		for (p = l->port[i]; p <= hi; p++) {
+			__set_bit(tcp_rt_port_bit(p), map);
+			set_bit(tcp_rt_port_bit(p), watch);
+		}
+	}
+}
+
+/*
+ * Publish the configuration that results from replacing @old by @new
+ * (both NULL: the lists as they are).  Called with tcp_rt_cfg_mutex held.
+ * Nothing is changed on failure.
+ */
+static int tcp_rt_cfg_commit(struct tcp_rt_port_list *old,
+			     const struct tcp_rt_port_list *new)
+{
+	struct tcp_rt_cfg *cfg, *prev;
+	unsigned int i;
+
+	cfg = kzalloc(sizeof(*cfg), GFP_KERNEL);
+	if (!cfg)
+		return -ENOMEM;
+
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_port_lists); i++) {
+		const struct tcp_rt_port_list *l = tcp_rt_port_lists[i];
+
+		if (l == old)
+			l = new;
+		if (l->peer)
+			tcp_rt_cfg_add(cfg->peer, tcp_rt_watch_peer, l);
+		else
+			tcp_rt_cfg_add(cfg->local, tcp_rt_watch_local, l);
+	}
+
+	if (old)
+		*old = *new;
+	prev = rcu_replace_pointer(tcp_rt_cfg, cfg,
+				   lockdep_is_held(&tcp_rt_cfg_mutex));
+	if (prev)
+		kfree_rcu(prev, rcu);
+	return 0;
+}
+
+/* Parse "p1,p2,..." into @out; "" (or a lone newline) means no port. */
+static int tcp_rt_ports_parse(const char *val, const struct kernel_param *kp,
+			      struct tcp_rt_port_list *out)
+{
+	char buf[8 * TCP_RT_MAX_PORTS], *s, *tok;
+	size_t len = strlen(val);
+	unsigned int i, v;
+
+	if (len && val[len - 1] == '\n')
+		len--;
+	if (len >= sizeof(buf)) {
+		pr_err("%s: value too long\n", kp->name);
+		return -EINVAL;
+	}
+	memcpy(buf, val, len);
+	buf[len] = '\0';
+	out->n = 0;
+	if (!len)
+		return 0;
+
+	s = buf;
+	while ((tok = strsep(&s, ",")) != NULL) {
+		if (out->n == TCP_RT_MAX_PORTS) {
+			pr_err("%s: more than %d values\n", kp->name,
+			       TCP_RT_MAX_PORTS);
+			return -EINVAL;
+		}
+		if (kstrtouint(tok, 10, &v)) {
+			pr_err("%s: '%s' is not a port number\n", kp->name, tok);
+			return -EINVAL;
+		}
+		if (v < 1 || v > 65535) {
+			pr_err("%s: port %u out of range 1..65535\n",
+			       kp->name, v);
+			return -EINVAL;
+		}
+		out->port[out->n++] = v;
+	}
+
+	if (!out->ranges)
+		return 0;
+	if (out->n % 2) {
+		pr_err("%s: ranges need lo,hi pairs, got %u values\n",
+		       kp->name, out->n);
+		return -EINVAL;
+	}
+	for (i = 0; i < out->n; i += 2) {
+		if (out->port[i] > out->port[i + 1]) {
+			pr_err("%s: range %u,%u has lo > hi\n", kp->name,
+			       out->port[i], out->port[i + 1]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int tcp_rt_ports_set(const char *val, const struct kernel_param *kp)
+{
+	struct tcp_rt_port_list *cur = kp->arg;
+	struct tcp_rt_port_list new = *cur;
+	int err;
+
+	err = tcp_rt_ports_parse(val, kp, &new);
+	if (err)
+		return err;
+
+	mutex_lock(&tcp_rt_cfg_mutex);
+	if (tcp_rt_cfg_live)
+		err = tcp_rt_cfg_commit(cur, &new);
+	else
+		*cur = new;
+	mutex_unlock(&tcp_rt_cfg_mutex);
+	if (err)
+		pr_err("%s: no memory for the new port set\n", kp->name);
+	return err;
+}
+
+static int tcp_rt_ports_get(char *buffer, const struct kernel_param *kp)
+{
+	const struct tcp_rt_port_list *l = kp->arg;
+	unsigned int i;
+	int len = 0;
+
+	mutex_lock(&tcp_rt_cfg_mutex);
+	for (i = 0; i < l->n; i++)
+		len += scnprintf(buffer + len, PAGE_SIZE - len, "%s%u",
+				 i ? "," : "", l->port[i]);
+	mutex_unlock(&tcp_rt_cfg_mutex);
+	len += scnprintf(buffer + len, PAGE_SIZE - len, "\n");
+	return len;
+}
+
+static const struct kernel_param_ops tcp_rt_ports_ops = {
+	.set = tcp_rt_ports_set,
+	.get = tcp_rt_ports_get,
+};
+
+module_param_cb(lports, &tcp_rt_ports_ops, &tcp_rt_lports, 0644);
+MODULE_PARM_DESC(lports, "local (server) ports to track, up to 6: p1,p2,...");
+module_param_cb(lports_range, &tcp_rt_ports_ops, &tcp_rt_lports_range, 0644);
+MODULE_PARM_DESC(lports_range, "local port ranges, up to 3 pairs: lo,hi,...");
+module_param_cb(pports, &tcp_rt_ports_ops, &tcp_rt_pports, 0644);
+MODULE_PARM_DESC(pports, "peer (remote server) ports to track, up to 6");
+module_param_cb(pports_range, &tcp_rt_ports_ops, &tcp_rt_pports_range, 0644);
+MODULE_PARM_DESC(pports_range, "peer port ranges, up to 3 pairs: lo,hi,...");
+
+/* How much of a written value to quote in a message: no newline, 32 max. */
+static int tcp_rt_val_len(const char *val)
+{
+	size_t len = strnlen(val, 32);
+
+	return len && val[len - 1] == '\n' ? len - 1 : len;
+}
+
+static int tcp_rt_uint_set(const char *val, const struct kernel_param *kp)
+{
+	const struct tcp_rt_uint *p = kp->arg;
+	unsigned int v;
+
+	if (kstrtouint(val, 10, &v)) {
+		pr_err("%s: '%.*s' is not a number\n", kp->name,
+		       tcp_rt_val_len(val), val);
+		return -EINVAL;
+	}
+	if (v < p->min || v > p->max) {
+		pr_err("%s: %u out of range %u..%u\n", kp->name, v, p->min,
+		       p->max);
+		return -EINVAL;
+	}
+	WRITE_ONCE(*p->val, v);
+	return 0;
+}
+
+static int tcp_rt_uint_get(char *buffer, const struct kernel_param *kp)
+{
+	const struct tcp_rt_uint *p = kp->arg;
+
+	return scnprintf(buffer, PAGE_SIZE, "%u\n", READ_ONCE(*p->val));
+}
+
+static const struct kernel_param_ops tcp_rt_uint_ops = {
+	.set = tcp_rt_uint_set,
+	.get = tcp_rt_uint_get,
+};
+
+static struct tcp_rt_uint tcp_rt_stats_arg = {
+	.val = &tcp_rt_stats_off, .min = 0, .max = 1,
+};
+module_param_cb(stats, &tcp_rt_uint_ops, &tcp_rt_stats_arg, 0644);
+MODULE_PARM_DESC(stats, "0: write per-port stats (default), 1: do not");
+
+static struct tcp_rt_uint tcp_rt_stats_interval_arg = {
+	.val = &tcp_rt_stats_interval, .min = 1, .max = 86400,
+};
+module_param_cb(stats_interval, &tcp_rt_uint_ops, &tcp_rt_stats_interval_arg,
+		0644);
+MODULE_PARM_DESC(stats_interval,
+		 "seconds between stats lines (1..86400, default 60)");
+
+static struct tcp_rt_uint tcp_rt_log_buf_num_arg = {
+	.val = &tcp_rt_log_buf_num, .min = 1, .max = 64,
+};
+module_param_cb(log_buf_num, &tcp_rt_uint_ops, &tcp_rt_log_buf_num_arg, 0444);
+MODULE_PARM_DESC(log_buf_num,
+		 "256 KiB sub-buffers per CPU log (1..64, default 8)");
+
+static struct tcp_rt_uint tcp_rt_stats_buf_num_arg = {
+	.val = &tcp_rt_stats_buf_num, .min = 1, .max = 64,
+};
+module_param_cb(stats_buf_num, &tcp_rt_uint_ops, &tcp_rt_stats_buf_num_arg,
+		0444);
+MODULE_PARM_DESC(stats_buf_num,
+		 "16 KiB sub-buffers of the stats file (1..64, default 8)");
+
+static struct tcp_rt_uint tcp_rt_max_tracked_arg = {
+	.val = &tcp_rt_max_tracked, .min = 1, .max = 1 << 24,
+};
+module_param_cb(max_tracked, &tcp_rt_uint_ops, &tcp_rt_max_tracked_arg, 0644);
+MODULE_PARM_DESC(max_tracked,
+		 "most connections tracked at once (1..16777216, default 262144)");
+
+/* ------------------------------------------------------------------------
+ * Per-connection state
+ */
+
+enum tcp_rt_role {
+	TCP_RT_SERVER,
+	TCP_RT_CLIENT,
+};
+
+enum tcp_rt_phase {
+	TCP_RT_IDLE,		/* no task open */
+	TCP_RT_REQUEST,		/* request flowing (in for a server) */
+	TCP_RT_RESPONSE,	/* response flowing */
+};
+
+/*
+ * Times are tcp_clock_us(); t1..t3 are offsets from t0, saturated at
+ * about 71 minutes.  Server: T0..T3 of the spec.  Client: t0 = S0,
+ * t1 = S1, t2 = F, t3 = L.  Sequence numbers exclude SYN and FIN.
+ */
+struct tcp_rt_conn {
+	struct rhash_head node;
+	const struct sock *sk;		/* key; only compared once freed */
+	u64 estab_us;
+	u64 t0;
+	u32 t1, t2, t3;
+	u32 rcv_isn;		/* first data byte expected */
+	u32 snd_isn;		/* first data byte sent */
+	u32 rcv_data;		/* end of the in-order data received */
+	u32 snd_data;		/* end of the new data sent */
+	u32 snd_una;		/* last acknowledgment seen */
+	u32 task_rcv;		/* rcv_data at the task's start */
+	u32 task_snd;		/* snd_data at the task's request/response */
+	u32 retrans_base;	/* tp->total_retrans when established */
+	u32 task_retrans;
+	u32 task_ooo;		/* tp->rcv_ooopack at the task's start */
+	u32 task_min_rtt;
+	u32 conn_min_rtt;
+	u32 task_seq;
+	u8 role;
+	u8 phase;
+	struct rcu_head rcu;
+};
+
+static const struct rhashtable_params tcp_rt_conn_params = {
+	.key_len		= sizeof(const struct sock *),
+	.key_offset		= offsetof(struct tcp_rt_conn, sk),
+	.head_offset		= offsetof(struct tcp_rt_conn, node),
+	.automatic_shrinking	= true,
+};
+
+static struct rhashtable tcp_rt_conns;
+static struct kmem_cache *tcp_rt_conn_cache __read_mostly;
+static atomic_t tcp_rt_tracked = ATOMIC_INIT(0);
+static atomic_long_t tcp_rt_alloc_failed = ATOMIC_LONG_INIT(0);
+
+static inline bool tcp_rt_watched(const struct sock *sk)
+{
+	const struct inet_sock *inet = inet_sk(sk);
+
+	return test_bit((__force u16)inet->inet_sport, tcp_rt_watch_local) ||
+	       test_bit((__force u16)inet->inet_dport, tcp_rt_watch_peer);
+}
+
+static struct tcp_rt_conn *tcp_rt_conn_find(const struct sock *sk)
+{
+	return rhashtable_lookup_fast(&tcp_rt_conns, &sk, tcp_rt_conn_params);
+}
+
+static u32 tcp_rt_since(const struct tcp_rt_conn *c, u64 now)
+{
+	return now > c->t0 ? min_t(u64, now - c->t0, U32_MAX) : 0;
+}
+
+static u32 tcp_rt_min_rtt(const struct tcp_sock *tp, u32 sample)
+{
+	u32 rtt = sample != U32_MAX ? sample : tcp_min_rtt(tp);
+
+	return rtt != ~0U ? rtt : 0;
+}
+
+static u32 tcp_rt_unacked(const struct tcp_rt_conn *c,
+			  const struct tcp_sock *tp)
+{
+	s32 d = (s32)(c->snd_data - tp->snd_una);
+
+	return d > 0 ? d : 0;
+}
+
+static void tcp_rt_task_start(struct tcp_rt_conn *c,
+			      const struct tcp_sock *tp, u64 now)
+{
+	c->task_seq++;
+	c->t0 = now;
+	c->t1 = 0;
+	c->t2 = 0;
+	c->t3 = 0;
+	c->task_rcv = c->rcv_data;
+	c->task_snd = c->snd_data;
+	c->task_retrans = tp->total_retrans;
+	c->task_ooo = tp->rcv_ooopack;
+	c->task_min_rtt = U32_MAX;
+	c->phase = TCP_RT_REQUEST;
+}
+
+/* R and P share their layout; only the meaning of the times differs. */
+static void tcp_rt_emit_done(const struct tcp_rt_conn *c,
+			     const struct sock *sk, enum tcp_rt_rec type)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u64 f[10];
+
+	f[0] = c->snd_data - c->task_snd;
+	f[2] = tcp_rt_min_rtt(tp, c->task_min_rtt);
+	f[3] = tp->total_retrans - c->task_retrans;
+	f[4] = c->task_seq;
+	f[7] = c->rcv_data - c->task_rcv;
+	f[8] = tp->rcv_ooopack != c->task_ooo;
+	f[9] = tp->mss_cache;
+	if (type == TCP_RT_REC_R) {
+		/* duration ends at the last ACK of the response */
+		f[1] = max(c->t3, c->t2);
+		f[5] = c->t2 - c->t1;
+		f[6] = c->t1;
+	} else {
+		/* request data is what was sent; response what came in */
+		f[1] = c->t3;
+		f[5] = c->t2 - c->t1;
+		f[6] = c->t3 - c->t2;
+	}
+	tcp_rt_log_record(sk, type, c->t0, f, 10);
+}
+
+static void tcp_rt_emit_w(const struct tcp_rt_conn *c, const struct sock *sk,
+			  u64 now)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u64 f[9];
+
+	f[0] = c->snd_data - c->task_snd;
+	f[1] = tcp_rt_since(c, now);
+	f[2] = tcp_rt_min_rtt(tp, c->task_min_rtt);
+	f[3] = tp->total_retrans - c->task_retrans;
+	f[4] = c->task_seq;
+	f[5] = c->t2 - c->t1;
+	f[6] = c->t1;
+	f[7] = tcp_rt_unacked(c, tp);
+	f[8] = tp->mss_cache;
+	tcp_rt_log_record(sk, TCP_RT_REC_W, c->t0, f, 9);
+}
+
+static void tcp_rt_emit_n(const struct tcp_rt_conn *c, const struct sock *sk,
+			  u64 now)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u64 f[5];
+
+	f[0] = c->task_seq;
+	f[1] = tcp_rt_since(c, now);
+	f[2] = c->rcv_data - c->task_rcv;
+	f[3] = tp->rcv_ooopack != c->task_ooo;
+	f[4] = tp->mss_cache;
+	tcp_rt_log_record(sk, TCP_RT_REC_N, c->t0, f, 5);
+}
+
+static void tcp_rt_emit_e(const struct tcp_rt_conn *c, const struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u64 f[6];
+
+	f[0] = c->task_seq;
+	f[1] = c->snd_data - c->snd_isn;
+	f[2] = tcp_rt_unacked(c, tp);
+	f[3] = c->rcv_data - c->rcv_isn;
+	f[4] = tp->total_retrans - c->retrans_base;
+	f[5] = tcp_rt_min_rtt(tp, c->conn_min_rtt);
+	tcp_rt_log_record(sk, TCP_RT_REC_E, c->estab_us, f, 6);
+}
+
+/* The peer acknowledged more of our data. */
+static void tcp_rt_on_ack(struct tcp_rt_conn *c, const struct tcp_sock *tp,
+			  u64 now)
+{
+	u32 rtt = tp->rack.rtt_us;
+
+	if (rtt) {
+		c->task_min_rtt = min(c->task_min_rtt, rtt);
+		c->conn_min_rtt = min(c->conn_min_rtt, rtt);
+	}
+	if (c->role == TCP_RT_SERVER && c->phase == TCP_RT_RESPONSE &&
+	    after(tp->snd_una, c->task_snd))
+		c->t3 = tcp_rt_since(c, now);
+	c->snd_una = tp->snd_una;
+}
+
+/* New in-order data arrived, ending at @end. */
+static void tcp_rt_on_data_in(struct tcp_rt_conn *c, const struct sock *sk,
+			      u32 end, u64 now)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	if (c->role == TCP_RT_SERVER) {
+		if (c->phase == TCP_RT_RESPONSE)
+			tcp_rt_emit_done(c, sk, TCP_RT_REC_R);
+		if (c->phase != TCP_RT_REQUEST)
+			tcp_rt_task_start(c, tp, now);
+		c->rcv_data = end;
+		c->t1 = tcp_rt_since(c, now);
+		return;
+	}
+
+	/* Client: data before any request (a greeting) opens no task. */
+	if (c->phase == TCP_RT_REQUEST) {
+		c->phase = TCP_RT_RESPONSE;
+		c->t2 = tcp_rt_since(c, now);
+	}
+	if (c->phase == TCP_RT_RESPONSE)
+		c->t3 = tcp_rt_since(c, now);
+	c->rcv_data = end;
+}
+
+/* New data of @len bytes left, starting at c->snd_data. */
+static void tcp_rt_on_data_out(struct tcp_rt_conn *c, const struct sock *sk,
+			       u32 len, u64 now)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	if (c->role == TCP_RT_CLIENT) {
+		if (c->phase == TCP_RT_RESPONSE)
+			tcp_rt_emit_done(c, sk, TCP_RT_REC_P);
+		if (c->phase != TCP_RT_REQUEST)
+			tcp_rt_task_start(c, tp, now);
+		c->snd_data += len;
+		c->t1 = tcp_rt_since(c, now);
+		return;
+	}
+
+	/* Server: data sent while no request is open (a greeting) is no task. */
+	if (c->phase == TCP_RT_REQUEST) {
+		c->phase = TCP_RT_RESPONSE;
+		c->task_snd = c->snd_data;
+		c->t2 = tcp_rt_since(c, now);
+	}
+	c->snd_data += len;
+}
+
+/*
+ * Catch up with what the socket processed.  A FIN occupies one sequence
+ * number and sets SOCK_DONE in the same step, so it is taken out of rcv_nxt.
+ */
+static void tcp_rt_sync_rcv(struct tcp_rt_conn *c, const struct sock *sk,
+			    u64 now)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u32 end = tp->rcv_nxt - sock_flag(sk, SOCK_DONE);
+
+	if (tp->snd_una != c->snd_una)
+		tcp_rt_on_ack(c, tp, now);
+	if (after(end, c->rcv_data))
+		tcp_rt_on_data_in(c, sk, end, now);
+}
+
+static void tcp_rt_conn_free_rcu(struct rcu_head *head)
+{
+	kmem_cache_free(tcp_rt_conn_cache,
+			container_of(head, struct tcp_rt_conn, rcu));
+}
+
+static void tcp_rt_conn_open(const struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	const struct inet_sock *inet = inet_sk(sk);
+	const struct tcp_rt_cfg *cfg;
+	struct tcp_rt_conn *c;
+	enum tcp_rt_role role;
+
+	if (!READ_ONCE(tcp_rt_active))
+		return;
+
+	rcu_read_lock();
+	cfg = rcu_dereference(tcp_rt_cfg);
+	if (cfg && test_bit((__force u16)inet->inet_sport, cfg->local))
+		role = TCP_RT_SERVER;
+	else if (cfg && test_bit((__force u16)inet->inet_dport, cfg->peer))
+		role = TCP_RT_CLIENT;
+	else
+		cfg = NULL;
+	rcu_read_unlock();
+	if (!cfg)
+		return;
+
+	if (atomic_inc_return(&tcp_rt_tracked) > READ_ONCE(tcp_rt_max_tracked))
+		goto fail_count;
+	if (!try_module_get(THIS_MODULE))
+		goto fail_count;
+	c = kmem_cache_zalloc(tcp_rt_conn_cache, GFP_ATOMIC);
+	if (!c)
+		goto fail_module;
+
+	c->sk = sk;
+	c->role = role;
+	c->estab_us = tcp_clock_us();
+	c->rcv_isn = tp->rcv_nxt;
+	c->rcv_data = tp->rcv_nxt;
+	c->snd_isn = tp->snd_nxt;
+	c->snd_data = tp->snd_nxt;
+	c->snd_una = tp->snd_una;
+	c->retrans_base = tp->total_retrans;
+	c->task_min_rtt = U32_MAX;
+	c->conn_min_rtt = U32_MAX;
+
+	if (rhashtable_lookup_insert_fast(&tcp_rt_conns, &c->node,
+					  tcp_rt_conn_params))
+		goto fail_free;
+	return;
+
+fail_free:
+	kmem_cache_free(tcp_rt_conn_cache, c);
+fail_module:
+	module_put(THIS_MODULE);
+fail_count:
+	atomic_dec(&tcp_rt_tracked);
+	atomic_long_inc(&tcp_rt_alloc_failed);
+}
+
+/* The connection closes: write the record of the task still open. */
+static void tcp_rt_emit_last(const struct tcp_rt_conn *c,
+			     const struct sock *sk, u64 now)
+{
+	if (c->phase == TCP_RT_IDLE)
+		return;
+	if (c->role == TCP_RT_CLIENT) {
+		/* A request that got no response is no task (see E). */
+		if (c->phase == TCP_RT_RESPONSE)
+			tcp_rt_emit_done(c, sk, TCP_RT_REC_P);
+		return;
+	}
+	if (c->phase == TCP_RT_REQUEST)
+		tcp_rt_emit_n(c, sk, now);
+	else if (tcp_rt_unacked(c, tcp_sk(sk)))
+		tcp_rt_emit_w(c, sk, now);
+	else
+		tcp_rt_emit_done(c, sk, TCP_RT_REC_R);
+}
+
+static void tcp_rt_conn_close(const struct sock *sk)
+{
+	struct tcp_rt_conn *c;
+	u64 now;
+
+	rcu_read_lock();
+	c = tcp_rt_conn_find(sk);
+	if (!c || rhashtable_remove_fast(&tcp_rt_conns, &c->node,
+					 tcp_rt_conn_params)) {
+		rcu_read_unlock();
+		return;
+	}
+
+	now = tcp_clock_us();
+	tcp_rt_sync_rcv(c, sk, now);
+	tcp_rt_emit_last(c, sk, now);
+	if (c->task_seq)
+		tcp_rt_emit_e(c, sk);
+	rcu_read_unlock();
+
+	call_rcu(&c->rcu, tcp_rt_conn_free_rcu);
+	atomic_dec(&tcp_rt_tracked);
+	module_put(THIS_MODULE);
+}
+
+/* ------------------------------------------------------------------------
+ * Hooks
+ */
+
+static void tcp_rt_set_state_probe(void *data, const struct sock *sk,
+				   const int oldstate, const int newstate)
+{
+	if (sk->sk_protocol != IPPROTO_TCP || !tcp_rt_watched(sk))
+		return;
+	if (newstate == TCP_ESTABLISHED && oldstate != TCP_ESTABLISHED)
+		tcp_rt_conn_open(sk);
+	else if (newstate == TCP_CLOSE && oldstate != TCP_CLOSE)
+		tcp_rt_conn_close(sk);
+}
+
+/*
+ * Entry of tcp_rcv_established() / tcp_rcv_state_process(): keep the socket
+ * for the return handler, or skip the return probe for unwatched ones.
+ */
+static int tcp_rt_rcv_entry(struct kretprobe_instance *ri,
+			    struct pt_regs *regs)
+{
+	struct sock *sk = (struct sock *)regs_get_kernel_argument(regs, 0);
+
+	if (!tcp_rt_watched(sk) || sk->sk_state == TCP_LISTEN)
+		return 1;
+	*(struct sock **)ri->data = sk;
+	return 0;
+}
+
+static int tcp_rt_rcv_return(struct kretprobe_instance *ri,
+			     struct pt_regs *regs)
+{
+	const struct sock *sk = *(struct sock **)ri->data;
+	struct tcp_rt_conn *c;
+
+	rcu_read_lock();
+	c = tcp_rt_conn_find(sk);
+	if (c)
+		tcp_rt_sync_rcv(c, sk, tcp_sk(sk)->tcp_mstamp);
+	rcu_read_unlock();
+	return 0;
+}
+
+static int tcp_rt_xmit_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
+	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
+	const struct tcp_skb_cb *scb = TCP_SKB_CB(skb);
+	const struct tcp_sock *tp = tcp_sk(sk);
+	struct tcp_rt_conn *c;
+	u32 len;
+
+	/* Retransmissions start below snd_nxt. */
+	if (!tcp_rt_watched(sk) || scb->seq != tp->snd_nxt)
+		return 0;
+	len = scb->end_seq - scb->seq - !!(scb->tcp_flags & TCPHDR_FIN);
+	if (!len)
+		return 0;
+
+	rcu_read_lock();
+	c = tcp_rt_conn_find(sk);
+	if (c) {
+		c->snd_data = scb->seq;
+		tcp_rt_on_data_out(c, sk, len, tp->tcp_mstamp);
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+static struct kretprobe tcp_rt_rcv_est_probe = {
+	.kp.symbol_name	= "tcp_rcv_established",
+	.entry_handler	= tcp_rt_rcv_entry,
+	.handler	= tcp_rt_rcv_return,
+	.data_size	= sizeof(struct sock *),
+};
+
+static struct kretprobe tcp_rt_rcv_state_probe = {
+	.kp.symbol_name	= "tcp_rcv_state_process",
+	.entry_handler	= tcp_rt_rcv_entry,
+	.handler	= tcp_rt_rcv_return,
+	.data_size	= sizeof(struct sock *),
+};
+
+static struct kretprobe *tcp_rt_kretprobes[] = {
+	&tcp_rt_rcv_est_probe,
+	&tcp_rt_rcv_state_probe,
+};
+
+static struct kprobe tcp_rt_xmit_probe = {
+	.symbol_name	= "tcp_rate_skb_sent",
+	.pre_handler	= tcp_rt_xmit_pre,
+};
+
+static struct tracepoint *tcp_rt_set_state_tp;
+
+static void tcp_rt_find_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "inet_sock_set_state"))
+		tcp_rt_set_state_tp = tp;
+}
+
+static unsigned long tcp_rt_probe_missed(void)
+{
+	unsigned long n = tcp_rt_xmit_probe.nmissed;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_kretprobes); i++)
+		n += tcp_rt_kretprobes[i]->nmissed +
+		     tcp_rt_kretprobes[i]->kp.nmissed;
+	return n;
+}
+
+static int tcp_rt_hooks_register(void)
+{
+	unsigned int i;
+	int err;
+
+	for_each_kernel_tracepoint(tcp_rt_find_tp, NULL);
+	if (!tcp_rt_set_state_tp) {
+		pr_err("tracepoint sock:inet_sock_set_state not found\n");
+		return -ENOENT;
+	}
+
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_kretprobes); i++)
+		tcp_rt_kretprobes[i]->maxactive =
+			max_t(int, 16, 4 * num_possible_cpus());
+	err = register_kretprobes(tcp_rt_kretprobes,
+				  ARRAY_SIZE(tcp_rt_kretprobes));
+	if (err) {
+		pr_err("cannot attach kretprobes to tcp_rcv_established/tcp_rcv_state_process: %d\n",
+		       err);
+		return err;
+	}
+	err = register_kprobe(&tcp_rt_xmit_probe);
+	if (err) {
+		pr_err("cannot attach a kprobe to tcp_rate_skb_sent: %d\n", err);
+		goto err_kret;
+	}
+	err = tracepoint_probe_register(tcp_rt_set_state_tp,
+					tcp_rt_set_state_probe, NULL);
+	if (err) {
+		pr_err("cannot attach to tracepoint inet_sock_set_state: %d\n",
+		       err);
+		goto err_kprobe;
+	}
+	return 0;
+
+err_kprobe:
+	unregister_kprobe(&tcp_rt_xmit_probe);
+err_kret:
+	unregister_kretprobes(tcp_rt_kretprobes, ARRAY_SIZE(tcp_rt_kretprobes));
+	return err;
+}
+
+static void tcp_rt_hooks_unregister(void)
+{
+	tracepoint_probe_unregister(tcp_rt_set_state_tp, tcp_rt_set_state_probe,
+				    NULL);
+	unregister_kprobe(&tcp_rt_xmit_probe);
+	unregister_kretprobes(tcp_rt_kretprobes, ARRAY_SIZE(tcp_rt_kretprobes));
+	tracepoint_synchronize_unregister();
+}
+
+/* ------------------------------------------------------------------------
+ * debugfs: status and deactivate
+ */
+
+static struct dentry *tcp_rt_dir;
+
+static u64 tcp_rt_records(enum tcp_rt_rec type)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu(tcp_rt_counters, cpu).records[type];
+	return sum;
+}
+
+static int tcp_rt_status_show(struct seq_file *m, void *v)
+{
+	static const char * const names[TCP_RT_REC_MAX] = {
+		"records_R", "records_W", "records_N", "records_P", "records_E",
+	};
+	unsigned int i;
+
+	seq_printf(m, "version %s\n", TCP_RT_VERSION);
+	seq_printf(m, "active %d\n", READ_ONCE(tcp_rt_active));
+	seq_printf(m, "tracked %d\n", atomic_read(&tcp_rt_tracked));
+	for (i = 0; i < TCP_RT_REC_MAX; i++)
+		seq_printf(m, "%s %llu\n", names[i], tcp_rt_records(i));
+	seq_printf(m, "log_subbufs_overwritten %lu\n", tcp_rt_log_overwritten());
+	seq_printf(m, "stats_lines %lu\n", tcp_rt_stats_lines());
+	seq_printf(m, "stats_subbufs_overwritten %lu\n",
+		   tcp_rt_stats_overwritten());
+	seq_printf(m, "alloc_failed %ld\n",
+		   atomic_long_read(&tcp_rt_alloc_failed));
+	seq_printf(m, "probe_missed %lu\n", tcp_rt_probe_missed());
+	seq_printf(m, "conn_state_bytes %u\n",
+		   kmem_cache_size(tcp_rt_conn_cache));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(tcp_rt_status);
+
+static ssize_t tcp_rt_deactivate_write(struct file *file,
+				       const char __user *buf, size_t count,
+				       loff_t *ppos)
+{
+	if (READ_ONCE(tcp_rt_active))
+		pr_info("deactivated: no new connection will be tracked\n");
+	WRITE_ONCE(tcp_rt_active, false);
+	return count;
+}
+
+static const struct file_operations tcp_rt_deactivate_fops = {
+	.owner	= THIS_MODULE,
+	.open	= simple_open,
+	.write	= tcp_rt_deactivate_write,
+	.llseek	= noop_llseek,
+};
+
+/* ------------------------------------------------------------------------
+ * Module
+ */
+
+static int tcp_rt_cfg_init(void)
+{
+	int err;
+
+	mutex_lock(&tcp_rt_cfg_mutex);
+	err = tcp_rt_cfg_commit(NULL, NULL);
+	tcp_rt_cfg_live = !err;
+	mutex_unlock(&tcp_rt_cfg_mutex);
+	return err;
+}
+
+static void tcp_rt_cfg_free(void)
+{
+	kfree(rcu_dereference_protected(tcp_rt_cfg, true));
+	RCU_INIT_POINTER(tcp_rt_cfg, NULL);
+}
+
+static int __init tcp_rt_init(void)
+{
+	int err;
+
+	err = tcp_rt_cfg_init();
+	if (err)
+		return err;
+	tcp_rt_conn_cache = KMEM_CACHE(tcp_rt_conn, 0);
+	if (!tcp_rt_conn_cache) {
+		err = -ENOMEM;
+		goto err_cfg;
+	}
+	err = rhashtable_init(&tcp_rt_conns, &tcp_rt_conn_params);
+	if (err)
+		goto err_cache;
+
+	tcp_rt_dir = debugfs_create_dir("tcp-rt", NULL);
+	if (IS_ERR(tcp_rt_dir)) {
+		pr_err("cannot create /sys/kernel/debug/tcp-rt\n");
+		err = PTR_ERR(tcp_rt_dir);
+		goto err_table;
+	}
+	err = tcp_rt_log_init(tcp_rt_dir, tcp_rt_log_buf_num);
+	if (err)
+		goto err_dir;
+	err = tcp_rt_stats_init(tcp_rt_dir, tcp_rt_stats_buf_num);
+	if (err)
+		goto err_log;
+	debugfs_create_file("status", 0444, tcp_rt_dir, NULL,
+			    &tcp_rt_status_fops);
+	debugfs_create_file("deactivate", 0200, tcp_rt_dir, NULL,
+			    &tcp_rt_deactivate_fops);
+
+	err = tcp_rt_hooks_register();
+	if (err)
+		goto err_stats;
+	pr_info("loaded, version %s\n", TCP_RT_VERSION);
+	return 0;
+
+err_stats:
+	tcp_rt_stats_exit();
+err_log:
+	tcp_rt_log_exit();
+err_dir:
+	debugfs_remove_recursive(tcp_rt_dir);
+err_table:
+	rhashtable_destroy(&tcp_rt_conns);
+err_cache:
+	kmem_cache_destroy(tcp_rt_conn_cache);
+err_cfg:
+	tcp_rt_cfg_free();
+	return err;
+}
+
+static void __exit tcp_rt_exit(void)
+{
+	tcp_rt_hooks_unregister();
+	tcp_rt_stats_exit();
+	tcp_rt_log_exit();
+	debugfs_remove_recursive(tcp_rt_dir);
+	/* Every connection held a reference: the table is empty. */
+	rhashtable_destroy(&tcp_rt_conns);
+	rcu_barrier();
+	kmem_cache_destroy(tcp_rt_conn_cache);
+	tcp_rt_cfg_free();
+}
+
+module_init(tcp_rt_init);
+module_exit(tcp_rt_exit);
+
+MODULE_AUTHOR("tcp_rt developers");
+MODULE_DESCRIPTION("TCP request/response timing (TCP-RT interface) for stock kernels");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(TCP_RT_VERSION);

@@ -31,7 +31,7 @@ case_one_request() {
 	cat $LOG | sed 's/^/# /'
 	expect_eq "$(count_records $LOG R)" 1 "R records"
 	expect_eq "$(count_records $LOG E)" 1 "E records"
-	expect_eq "$(awk '{print $2}' $LOG | tr -d '\n')" RE "record order"
+	expect_eq "$(before_e $LOG)" R "record before E"
 	expect_within "$(field $LOG R 12)" 200000 40000 "process_time (us)"
 	expect_eq "$(field $LOG R 7)" 5000 "sent_bytes"
 	expect_eq "$(field $LOG R 14)" 300 "recv_bytes"
@@ -60,6 +60,265 @@ case_upload_time() {
 	expect_eq "$(field $LOG R 14)" 2000 "recv_bytes"
 }
 
+# R records of one connection must number their tasks 1..N.  Per-CPU logs
+# are concatenated, so a connection's records are sorted first.
+consecutive_per_conn() {	# log
+	records "$1" R | awk '{ print $5, $11 }' | sort -k1,1 -k2,2n |
+		awk '{ if ($2 != ++seq[$1]) bad++ } END { exit bad > 0 }'
+}
+
+# The type of the record written just before each E.  Records written at
+# close come from one hook on one CPU, so they are adjacent in one log.
+before_e() {	# log
+	awk '$2 == "E" { printf "%s", prev } { prev = $2 }' "$1"
+}
+
+case_rtt_and_download() {
+	setup
+	make_netns_pair delay 20ms
+	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 500 \
+		--resp-bytes 200000 --delay-ms 50 > /dev/null
+	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT \
+		--req-bytes 500 --resp-bytes 200000 > /dev/null || fail "client"
+	wait_untracked
+	drain_logs $LOG
+	records $LOG R | sed 's/^/# /'
+	expect_eq "$(count_records $LOG R)" 1 "R records"
+	local rtt dur proc up
+	rtt=$(field $LOG R 9)
+	dur=$(field $LOG R 8)
+	proc=$(field $LOG R 12)
+	up=$(field $LOG R 13)
+	expect_within "$rtt" 40000 15000 "min_rtt (us)"
+	expect_ge "$dur" $((proc + up + rtt)) "duration >= process + upload + RTT"
+	records $LOG R | grep -q "^V6 R [0-9]* [0-9]* 10\.99\.0\.2:[0-9]* 10\.99\.0\.1:$PORT " ||
+		fail "R header addresses"
+}
+
+case_retransmissions() {
+	setup
+	make_netns_pair
+	ip netns exec rtsrv tc qdisc add dev rtv0 root netem loss 5%
+	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 100 \
+		--resp-bytes 2000000 > /dev/null
+	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT \
+		--req-bytes 100 --resp-bytes 2000000 --requests 3 > /dev/null ||
+		fail "client"
+	wait_untracked
+	drain_logs $LOG
+	records $LOG R | sed 's/^/# /'
+	expect_eq "$(count_records $LOG R)" 3 "R records"
+	local sum
+	sum=$(field $LOG R 10 | awk '{ s += $1 } END { print s }')
+	expect_ge "$sum" 1 "retransmissions over the R records"
+	expect_eq "$(field $LOG E 11)" "$sum" "E total_retrans = sum of the tasks'"
+	expect_eq "$(field $LOG E 8)" 6000000 "E total_sent"
+}
+
+case_out_of_order() {
+	setup
+	make_netns_pair
+	# the client's segments are delayed, some held back: they arrive reordered
+	# (no segmentation offload, or the request travels as one packet)
+	ip netns exec rtcli ethtool -K rtv1 tso off gso off > /dev/null
+	ip netns exec rtcli tc qdisc add dev rtv1 root netem delay 10ms reorder 50% 50%
+	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 60000 \
+		--resp-bytes 100 > /dev/null
+	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT \
+		--req-bytes 60000 --resp-bytes 100 --requests 5 > /dev/null || fail "client"
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" 5 "R records"
+	expect_ge "$(field $LOG R 15 | sort -n | tail -n 1)" 1 "out_of_order"
+	expect_eq "$(field $LOG R 14 | sort -u)" 60000 "recv_bytes"
+}
+
+case_end_mid_request() {
+	setup
+	start_server -- --port $PORT --req-bytes 1000 --resp-bytes 100 > /dev/null
+	"$PEER" client --port $PORT --req-bytes 1000 --resp-bytes 100 \
+		--requests 1 --end mid-request --partial-bytes 400 > /dev/null ||
+		fail "client"
+	wait_untracked
+	drain_logs $LOG
+	cat $LOG | sed 's/^/# /'
+	expect_eq "$(count_records $LOG R)" 1 "R records"
+	expect_eq "$(before_e $LOG)" N "record before E"
+	expect_eq "$(field $LOG N 7)" 2 "N task_seq"
+	expect_eq "$(field $LOG N 9)" 400 "N recv_bytes"
+	expect_eq "$(field $LOG E 7)" 2 "E last_task_seq"
+	expect_eq "$(field $LOG E 10)" 1400 "E total_recv"
+}
+
+case_end_unacked() {
+	local gate=/tmp/gate
+	setup
+	make_netns_pair
+	rm -f $gate
+	mkfifo $gate
+	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 100 \
+		--resp-bytes 50000 --gate $gate --end linger0 --requests 1 > /dev/null
+	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT \
+		--req-bytes 100 --resp-bytes 50000 > /dev/null 2>&1 &
+	wait_until "request tracked" tracked_with_task || fail "no request seen"
+	# cut the path, then let the server answer and reset
+	ip netns exec rtsrv tc qdisc add dev rtv0 root netem loss 100%
+	echo x > $gate
+	wait_untracked
+	drain_logs $LOG
+	cat $LOG | sed 's/^/# /'
+	expect_eq "$(before_e $LOG)" W "record before E"
+	expect_eq "$(count_records $LOG R)" 0 "R records"
+	expect_eq "$(field $LOG W 11)" 1 "W task_seq"
+	expect_ge "$(field $LOG W 14)" 1 "W unacked_bytes"
+	# nothing got through: all that was sent is unacknowledged
+	expect_eq "$(field $LOG W 14)" "$(field $LOG W 7)" "W unacked = sent"
+	expect_eq "$(field $LOG E 9)" "$(field $LOG W 14)" "E unacked = W unacked"
+}
+
+tracked_with_task() {
+	[ "$(status tracked)" = 1 ] && [ -n "$(ip netns exec rtsrv ss -Htn state established "( sport = :$PORT )")" ]
+}
+
+case_sequential_1000() {
+	setup
+	start_server -- --port $PORT --req-bytes 64 --resp-bytes 256 > /dev/null
+	"$PEER" client --port $PORT --req-bytes 64 --resp-bytes 256 \
+		--requests 1000 > /dev/null || fail "client"
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" 1000 "R records"
+	expect_eq "$(field $LOG R 11 | sort -n | tr '\n' ' ')" "$(seq 1000 | tr '\n' ' ')" "task_seq 1..1000"
+	expect_eq "$(field $LOG E 7)" 1000 "E last_task_seq"
+	expect_eq "$(status log_subbufs_overwritten)" 0 "overwritten"
+	expect_eq "$(status probe_missed)" 0 "probe misses"
+}
+
+case_parallel_50x100() {
+	setup
+	start_server -- --port $PORT --req-bytes 64 --resp-bytes 256 --conns 50 > /dev/null
+	"$PEER" client --port $PORT --req-bytes 64 --resp-bytes 256 \
+		--requests 100 --conns 50 > /dev/null || fail "client"
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" 5000 "R records"
+	expect_eq "$(count_records $LOG E)" 50 "E records"
+	consecutive_per_conn $LOG || fail "task_seq not consecutive per connection"
+	expect_eq "$(field $LOG E 7 | sort -u)" 100 "E last_task_seq"
+	expect_eq "$(status log_subbufs_overwritten)" 0 "overwritten"
+	expect_eq "$(status probe_missed)" 0 "probe misses"
+	expect_eq "$(status alloc_failed)" 0 "alloc_failed"
+}
+
+one_exchange() {	# port [client args]
+	local port=$1
+	shift
+	"$PEER" client --port "$port" --req-bytes 10 --resp-bytes 10 "$@" > /dev/null
+}
+
+case_runtime_ports() {
+	local p2=$((PORT + 1)) held
+	setup
+	start_server -- --port $p2 --req-bytes 10 --resp-bytes 10 --conns 4 > /dev/null
+	one_exchange $p2 || fail "client 1"
+	# a connection open before the port is added stays untracked
+	"$PEER" client --port $p2 --req-bytes 10 --resp-bytes 10 \
+		--requests 1 --end wait-server > /dev/null 2>&1 &
+	held=$!
+	wait_until "held connection" test "$(ss -Htn state established "( dport = :$p2 )" | wc -l)" = 1
+	echo "$PORT,$p2" > $PARAMS/lports
+	one_exchange $p2 || fail "client 2"
+	kill $held
+	wait_untracked
+	echo "$PORT" > $PARAMS/lports
+	one_exchange $p2 || fail "client 3"
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" 1 "R records (only the connection made while listed)"
+	expect_eq "$(count_records $LOG E)" 1 "E records"
+}
+
+case_ipv6() {
+	setup
+	start_server -- --addr ::1 --port $PORT --req-bytes 10 --resp-bytes 20 > /dev/null
+	"$PEER" client --addr ::1 --port $PORT --req-bytes 10 --resp-bytes 20 \
+		> /dev/null || fail "client"
+	wait_untracked
+	drain_logs $LOG
+	cat $LOG | sed 's/^/# /'
+	records $LOG R | grep -qE "^V6 R [0-9]+ [0-9]+ \[::1\]:[0-9]+ \[::1\]:$PORT 20 " ||
+		fail "IPv6 R header"
+	expect_eq "$(count_records $LOG E)" 1 "E records"
+}
+
+case_v4_mapped() {
+	setup
+	start_server -- --addr :: --dual --port $PORT --req-bytes 10 --resp-bytes 20 > /dev/null
+	"$PEER" client --addr 127.0.0.1 --port $PORT --req-bytes 10 --resp-bytes 20 \
+		> /dev/null || fail "client"
+	wait_untracked
+	drain_logs $LOG
+	cat $LOG | sed 's/^/# /'
+	records $LOG R | grep -qE "^V6 R [0-9]+ [0-9]+ 127\.0\.0\.1:[0-9]+ 127\.0\.0\.1:$PORT 20 " ||
+		fail "v4-mapped R header"
+}
+
+case_read_once() {
+	setup
+	start_server -- --port $PORT --req-bytes 10 --resp-bytes 10 --conns 2 > /dev/null
+	one_exchange $PORT --requests 3 || fail "client 1"
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" 3 "first read"
+	rm -f $LOG
+	drain_logs $LOG
+	expect_eq "$(wc -c < $LOG)" 0 "second read"
+	one_exchange $PORT --requests 2 || fail "client 2"
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" 2 "third read: only the new records"
+}
+
+case_overwrite() {
+	local n=3000
+	setup log_buf_num=1
+	# one CPU writes every record, so its single 256 KiB sub-buffer wraps
+	taskset -c 0 "$PEER" server --port $PORT --req-bytes 10 --resp-bytes 10 \
+		--ready-file /tmp/ow.ready > /dev/null &
+	wait_until "server" test -s /tmp/ow.ready
+	taskset -c 0 "$PEER" client --port $PORT --req-bytes 10 --resp-bytes 10 \
+		--requests $n > /dev/null || fail "client"
+	wait_untracked
+	cat "$DBG/rt-network-log0" > $LOG
+	expect_ge "$(status log_subbufs_overwritten)" 1 "log_subbufs_overwritten"
+	expect_le "$(wc -c < $LOG)" 262144 "what is left fits one sub-buffer"
+	# whole lines only
+	grep -vqE '^V6 [RE] [0-9]+ [0-9]{6} 127\.0\.0\.1:[0-9]+ 127\.0\.0\.1:[0-9]+( [0-9]+)+$' $LOG &&
+		fail "a partial or foreign line survived"
+	# the newest records are intact: a consecutive run ending with the last
+	local first last cnt
+	first=$(field $LOG R 11 | head -n 1)
+	last=$(field $LOG R 11 | tail -n 1)
+	cnt=$(count_records $LOG R)
+	expect_eq "$last" $n "newest task_seq"
+	expect_eq "$cnt" $((last - first + 1)) "records left are consecutive"
+	expect_ge "$cnt" 1 "records left"
+	expect_eq "$(count_records $LOG E)" 1 "E record"
+}
+
+
 run_case "one request: R with exact sizes and process time, then E" case_one_request
 run_case "request in two parts 150 ms apart: upload time" case_upload_time
+run_case "netem 20 ms each way: min_rtt, duration covers the download" case_rtt_and_download
+run_case "netem loss 5% on 2 MB responses: retrans counted, E sums them" case_retransmissions
+run_case "netem reordering of a request: out_of_order" case_out_of_order
+run_case "client closes mid-request: N with exact recv_bytes" case_end_mid_request
+run_case "server resets with the response unacknowledged: W" case_end_unacked
+run_case "1000 sequential requests: 1000 R, task_seq 1..1000" case_sequential_1000
+run_case "50 connections x 100 requests: 5000 R, consecutive task_seq" case_parallel_50x100
+run_case "lports changed at run time applies to new connections only" case_runtime_ports
+run_case "IPv6 addresses printed in brackets" case_ipv6
+run_case "v4-mapped addresses printed as IPv4" case_v4_mapped
+run_case "logs are read once" case_read_once
+run_case "log_buf_num=1 overwrites the oldest, whole lines, counted" case_overwrite
 done_testing

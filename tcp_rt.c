@@ -265,6 +265,21 @@ static int tcp_rt_ports_get(char *buffer, const struct kernel_param *kp)
 	return len;
 }
 
+/* Stats keys of the listed lports then pports, in the order given. */
+unsigned int tcp_rt_listed_ports(u32 *keys, unsigned int max)
+{
+	unsigned int i, n = 0;
+
+	mutex_lock(&tcp_rt_cfg_mutex);
+	for (i = 0; i < tcp_rt_lports.n && n < max; i++)
+		keys[n++] = TCP_RT_KEY_VALID | tcp_rt_lports.port[i];
+	for (i = 0; i < tcp_rt_pports.n && n < max; i++)
+		keys[n++] = TCP_RT_KEY_VALID | TCP_RT_KEY_PEER |
+			    tcp_rt_pports.port[i];
+	mutex_unlock(&tcp_rt_cfg_mutex);
+	return n;
+}
+
 static const struct kernel_param_ops tcp_rt_ports_ops = {
 	.set = tcp_rt_ports_set,
 	.get = tcp_rt_ports_get,
@@ -390,6 +405,7 @@ struct tcp_rt_conn {
 	u32 retrans_base;	/* tp->total_retrans when established */
 	u32 task_retrans;
 	u32 task_ooo;		/* tp->rcv_ooopack at the task's start */
+	u32 task_segs;		/* tp->data_segs_out at the task's start */
 	u32 task_min_rtt;
 	u32 conn_min_rtt;
 	u32 task_seq;
@@ -455,36 +471,55 @@ static void tcp_rt_task_start(struct tcp_rt_conn *c,
 	c->task_snd = c->snd_data;
 	c->task_retrans = tp->total_retrans;
 	c->task_ooo = tp->rcv_ooopack;
+	c->task_segs = tp->data_segs_out;
 	c->task_min_rtt = U32_MAX;
 	c->phase = TCP_RT_REQUEST;
 }
 
-/* R and P share their layout; only the meaning of the times differs. */
+/* The port a connection is accounted under in the stats. */
+static u32 tcp_rt_stats_key(const struct tcp_rt_conn *c, const struct sock *sk)
+{
+	const struct inet_sock *inet = inet_sk(sk);
+
+	if (c->role == TCP_RT_CLIENT)
+		return TCP_RT_KEY_VALID | TCP_RT_KEY_PEER | ntohs(inet->inet_dport);
+	return TCP_RT_KEY_VALID | ntohs(inet->inet_sport);
+}
+
+/*
+ * A task completed: R for a server, P for a client.  The two records share
+ * their layout; only the meaning of the times differs (see struct
+ * tcp_rt_conn).
+ */
 static void tcp_rt_emit_done(const struct tcp_rt_conn *c,
 			     const struct sock *sk, enum tcp_rt_rec type)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
+	struct tcp_rt_task_sample t;
 	u64 f[10];
 
-	f[0] = c->snd_data - c->task_snd;
-	f[2] = tcp_rt_min_rtt(tp, c->task_min_rtt);
-	f[3] = tp->total_retrans - c->task_retrans;
+	t.sent = c->snd_data - c->task_snd;
+	t.recv = c->rcv_data - c->task_rcv;
+	t.rtt = tcp_rt_min_rtt(tp, c->task_min_rtt);
+	t.retrans = tp->total_retrans - c->task_retrans;
+	t.segs = tp->data_segs_out - c->task_segs;
+	t.process = c->t2 - c->t1;
+	t.upload = c->t1;
+	/* a server's task ends at the last ACK of its response */
+	t.duration = type == TCP_RT_REC_R ? max(c->t3, c->t2) : c->t3;
+
+	f[0] = t.sent;
+	f[1] = t.duration;
+	f[2] = t.rtt;
+	f[3] = t.retrans;
 	f[4] = c->task_seq;
-	f[7] = c->rcv_data - c->task_rcv;
+	f[5] = t.process;
+	f[6] = type == TCP_RT_REC_R ? c->t1 : c->t3 - c->t2;
+	f[7] = t.recv;
 	f[8] = tp->rcv_ooopack != c->task_ooo;
 	f[9] = tp->mss_cache;
-	if (type == TCP_RT_REC_R) {
-		/* duration ends at the last ACK of the response */
-		f[1] = max(c->t3, c->t2);
-		f[5] = c->t2 - c->t1;
-		f[6] = c->t1;
-	} else {
-		/* request data is what was sent; response what came in */
-		f[1] = c->t3;
-		f[5] = c->t2 - c->t1;
-		f[6] = c->t3 - c->t2;
-	}
 	tcp_rt_log_record(sk, type, c->t0, f, 10);
+	tcp_rt_stats_add(tcp_rt_stats_key(c, sk), &t);
 }
 
 static void tcp_rt_emit_w(const struct tcp_rt_conn *c, const struct sock *sk,
@@ -503,6 +538,7 @@ static void tcp_rt_emit_w(const struct tcp_rt_conn *c, const struct sock *sk,
 	f[7] = tcp_rt_unacked(c, tp);
 	f[8] = tp->mss_cache;
 	tcp_rt_log_record(sk, TCP_RT_REC_W, c->t0, f, 9);
+	tcp_rt_stats_add(tcp_rt_stats_key(c, sk), NULL);
 }
 
 static void tcp_rt_emit_n(const struct tcp_rt_conn *c, const struct sock *sk,
@@ -920,6 +956,7 @@ static int tcp_rt_status_show(struct seq_file *m, void *v)
 	seq_printf(m, "stats_lines %lu\n", tcp_rt_stats_lines());
 	seq_printf(m, "stats_subbufs_overwritten %lu\n",
 		   tcp_rt_stats_overwritten());
+	seq_printf(m, "stats_dropped %lu\n", tcp_rt_stats_dropped());
 	seq_printf(m, "alloc_failed %ld\n",
 		   atomic_long_read(&tcp_rt_alloc_failed));
 	seq_printf(m, "probe_missed %lu\n", tcp_rt_probe_missed());

@@ -9,6 +9,7 @@
 #ifndef _TCP_RT_H
 #define _TCP_RT_H
 
+#include <linux/bits.h>
 #include <linux/types.h>
 #include <linux/percpu.h>
 
@@ -37,9 +38,27 @@ DECLARE_PER_CPU(struct tcp_rt_pcpu_counters, tcp_rt_counters);
 /* Longest record: header with two bracketed IPv6 addresses and ten u64s. */
 #define TCP_RT_REC_FIELDS_MAX	10
 
+/* What the stats need of a completed task (R or P). */
+struct tcp_rt_task_sample {
+	u32 duration;
+	u32 process;		/* server: T2 - T1; client: service time */
+	u32 upload;		/* server: T1 - T0; client: S1 - S0 */
+	u32 rtt;
+	u64 sent;
+	u64 recv;
+	u32 retrans;
+	u32 segs;		/* data segments sent */
+};
+
+/* Stats key: the port, and whether it is a peer port. */
+#define TCP_RT_KEY_PEER		BIT(16)
+#define TCP_RT_KEY_VALID	BIT(17)
+#define TCP_RT_STATS_LISTED_MAX	12	/* lports + pports */
+
 /* tcp_rt.c: parameters read by the stats worker */
 extern unsigned int tcp_rt_stats_off;
 extern unsigned int tcp_rt_stats_interval;
+unsigned int tcp_rt_listed_ports(u32 *keys, unsigned int max);
 
 /* tcp_rt_log.c */
 int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs);
@@ -53,5 +72,7 @@ int tcp_rt_stats_init(struct dentry *dir, unsigned int n_subbufs);
 void tcp_rt_stats_exit(void);
 unsigned long tcp_rt_stats_lines(void);
 unsigned long tcp_rt_stats_overwritten(void);
+unsigned long tcp_rt_stats_dropped(void);
+void tcp_rt_stats_add(u32 key, const struct tcp_rt_task_sample *t);
 
 #endif /* _TCP_RT_H */

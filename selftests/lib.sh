@@ -213,3 +213,40 @@ kmsg_mark() {
 kmsg_since() {	# mark
 	dmesg | tail -n +"$(($1 + 1))" | grep 'tcp_rt:'
 }
+
+# ---- redis ------------------------------------------------------------------------
+
+redis_start() {
+	redis-server --port 6379 --save '' --appendonly no --daemonize no \
+		> /tmp/redis.log 2>&1 &
+	wait_until "redis" redis-cli -p 6379 ping > /dev/null || fail "redis-server"
+}
+
+# Calls of one command (or of all: "") redis-server has executed.
+redis_calls() {	# [command]
+	redis-cli -p 6379 info commandstats |
+		awk -F'[_=,:]' -v c="$1" '/^cmdstat_/ && (c == "" || $2 == c) { s += $4 } END { print s + 0 }'
+}
+
+# Snapshot of the per-command call counts, "command calls" per line.
+redis_snapshot() {	# file
+	redis-cli -p 6379 info commandstats |
+		awk -F'[_=,:]' '/^cmdstat_/ { print $2, $4 }' > "$1"
+}
+
+# Request/response round trips clients made since a snapshot, from what
+# the server counted: every command is one, but for INFO (the snapshots'
+# own, on connections of their own) and for the "CONFIG GET save" +
+# "CONFIG GET appendonly" that redis-benchmark pipelines into one.
+redis_round_trips() {	# snapshot
+	local after
+	after=$(mktemp)
+	redis_snapshot "$after"
+	awk 'NR == FNR { before[$1] = $2; next }
+	     $1 == "info" { next }
+	     { d = $2 - before[$1] }
+	     $1 == "config|get" && d > 0 { d = 1 }
+	     { n += d }
+	     END { print n + 0 }' "$1" "$after"
+	rm -f "$after"
+}

@@ -34,7 +34,6 @@
 #include <unistd.h>
 
 #define IO_CHUNK	65536
-#define DRAIN_MAX_MS	2000
 
 enum mode { MODE_SERVER = 1, MODE_CLIENT = 2, MODE_BOTH = 3 };
 
@@ -61,7 +60,7 @@ static struct {
 	const char *addr, *bind_addr, *ready_file, *gate;
 	unsigned long long port, req_bytes, resp_bytes, partial_bytes;
 	unsigned long long delay_ms, resp_writes, write_gap_ms;
-	unsigned long long req_parts, part_gap_ms, think_ms, hold_ms;
+	unsigned long long req_parts, part_gap_ms, think_ms, hold_ms, ack_wait_ms;
 	unsigned long long conns, requests, sndbuf, rcvbuf, timeout_s;
 	bool requests_set, partial_set, dual, no_read, nodelay, verbose;
 	enum end_mode end;
@@ -258,16 +257,17 @@ static void set_common_opts(int fd)
 }
 
 /*
- * Close with SO_LINGER {1, 0} so that an RST is sent.  First wait (bounded)
- * until everything we sent has been acknowledged, so the RST deterministically
- * follows the fully delivered data instead of racing it.
+ * Close with SO_LINGER {1, 0} so that an RST is sent.  With --ack-wait-ms,
+ * first wait (bounded) until everything sent has been acknowledged, so the
+ * RST follows fully delivered data instead of racing it.
  */
 static void close_rst(int fd)
 {
 	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
-	int i, outq;
+	unsigned long long i;
+	int outq;
 
-	for (i = 0; i < DRAIN_MAX_MS; i++) {
+	for (i = 0; i < o.ack_wait_ms; i++) {
 		if (ioctl(fd, SIOCOUTQ, &outq) || outq == 0)
 			break;
 		sleep_ms(1);
@@ -432,12 +432,15 @@ static int accept_one(int lfd)
 
 /* ---- client ------------------------------------------------------------ */
 
+/*
+ * No signal handler ever returns (SIGALRM exits, SIGPIPE is ignored), so a
+ * blocking connect() cannot fail with EINTR.
+ */
 static int client_connect(struct conn *c)
 {
 	struct sockaddr_storage ss, local;
-	socklen_t len, llen, elen;
-	struct pollfd pfd;
-	int fd, err;
+	socklen_t len, llen;
+	int fd;
 
 	parse_addr(o.addr, o.port, &ss, &len);
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
@@ -449,22 +452,8 @@ static int client_connect(struct conn *c)
 		if (bind(fd, (struct sockaddr *)&local, llen))
 			die("conn %llu: bind %s", c->idx, o.bind_addr);
 	}
-	if (!connect(fd, (struct sockaddr *)&ss, len))
-		return fd;
-	if (errno != EINTR)
+	if (connect(fd, (struct sockaddr *)&ss, len))
 		die("conn %llu: connect %s port %llu", c->idx, o.addr, o.port);
-	/* Interrupted: the connect continues asynchronously; wait for it. */
-	pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
-	while (poll(&pfd, 1, -1) < 0)
-		if (errno != EINTR)
-			die("conn %llu: poll", c->idx);
-	elen = sizeof(err);
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen))
-		die("conn %llu: getsockopt SO_ERROR", c->idx);
-	if (err) {
-		errno = err;
-		die("conn %llu: connect %s port %llu", c->idx, o.addr, o.port);
-	}
 	return fd;
 }
 
@@ -559,14 +548,12 @@ static void start_conn(struct conn *c, void *(*fn)(void *))
 	}
 }
 
-static int run_server(void)
+/* Gate, listening socket, ready file and "ready PORT"; returns the listener. */
+static int server_setup(void)
 {
-	struct conn *conns = calloc(o.conns, sizeof(*conns));
-	unsigned long long i;
+	unsigned int port;
 	int lfd;
 
-	if (!conns)
-		die("calloc");
 	if (o.gate) {
 		/* O_RDWR: never blocks in open() and never sees EOF. */
 		gate_fd = open(o.gate, O_RDWR | O_CLOEXEC);
@@ -574,104 +561,100 @@ static int run_server(void)
 			die("open gate %s", o.gate);
 	}
 	lfd = server_listen();
+	port = sock_port(lfd);
 	if (o.ready_file)
-		write_ready_file(sock_port(lfd));
-	printf("ready %u\n", sock_port(lfd));
+		write_ready_file(port);
+	printf("ready %u\n", port);
 	fflush(stdout);
-
-	for (i = 0; i < o.conns; i++) {
-		conns[i].idx = i;
-		conns[i].fd = accept_one(lfd);
-		start_conn(&conns[i], server_conn);
-	}
-	close(lfd);
-	for (i = 0; i < o.conns; i++)
-		pthread_join(conns[i].thr, NULL);
-	summarize("server", conns, o.conns);
-	return 0;
+	return lfd;
 }
 
-static int run_client(void)
+/* One thread per connection; the server accepts them one by one. */
+static int run(void)
 {
+	bool server = o.mode == MODE_SERVER;
 	struct conn *conns = calloc(o.conns, sizeof(*conns));
 	unsigned long long i;
+	int lfd = -1;
 
 	if (!conns)
 		die("calloc");
+	if (server)
+		lfd = server_setup();
 	for (i = 0; i < o.conns; i++) {
 		conns[i].idx = i;
-		start_conn(&conns[i], client_conn);
+		if (server)
+			conns[i].fd = accept_one(lfd);
+		start_conn(&conns[i], server ? server_conn : client_conn);
 	}
+	if (server)
+		close(lfd);
 	for (i = 0; i < o.conns; i++)
 		pthread_join(conns[i].thr, NULL);
-	summarize("client", conns, o.conns);
+	summarize(server ? "server" : "client", conns, o.conns);
 	return 0;
 }
 
 static const char usage_text[] =
-"usage: rt_peer server [options]\n"
-"       rt_peer client [options]\n"
-"       rt_peer --help\n"
-"\n"
-"Per request the client writes exactly REQ bytes, the server reads them,\n"
-"waits DELAY ms (then --gate), writes exactly RESP bytes, the client reads them.\n"
-"\n"
-"common options:\n"
-"  --addr A          server address, IPv4/IPv6 literal (default 127.0.0.1);\n"
-"                    a client may use v4-mapped ::ffff:a.b.c.d (AF_INET6 socket)\n"
-"  --port P          server port (server: 0 = ephemeral, the default)\n"
-"  --req-bytes N     request size, >= 1 (default 100)\n"
-"  --resp-bytes N    response size, >= 1 (default 1000)\n"
-"  --conns C         server: connections to accept and serve concurrently, then\n"
-"                    exit; client: parallel connections (default 1)\n"
-"  --requests R      requests per connection (client default 1; server default:\n"
-"                    until the client closes; after R responses see --end)\n"
-"  --end MODE        what to do after the last request (see below)\n"
-"  --sndbuf N        SO_SNDBUF (default: system)\n"
-"  --rcvbuf N        SO_RCVBUF (default: system)\n"
-"  --nodelay         set TCP_NODELAY (the default)\n"
-"  --no-nodelay      do not set TCP_NODELAY\n"
-"  --timeout S       fail (exit 1) if not finished after S seconds (default: none)\n"
-"  --verbose         also print one line per connection before the summary\n"
-"  --help            print this text and exit 0\n"
-"\n"
-"server options:\n"
-"  --dual            IPv6 listener accepts v4-mapped clients (IPV6_V6ONLY=0);\n"
-"                    without it IPv6 listeners set IPV6_V6ONLY=1\n"
-"  --ready-file F    after listen(), write \"PORT\\n\" to F (via F.tmp + rename);\n"
-"                    \"ready PORT\" is always printed on stdout\n"
-"  --delay-ms D      think time before each response (default 0)\n"
-"  --resp-writes K   split each response into K writes, 1..RESP (default 1)\n"
-"  --write-gap-ms G  pause between those writes (default 0)\n"
-"  --gate FIFO       before each response (after --delay-ms) read one byte from\n"
-"                    FIFO; write one byte per response to release it\n"
-"  --no-read         accept and never read; close when the client hangs up\n"
-"  --end wait        (default) after R responses read until the client closes\n"
-"  --end close       close right after the last response\n"
-"  --end linger0     after the last response is acked (max 2 s), SO_LINGER\n"
-"                    {1,0} and close -> RST\n"
-"\n"
-"client options:\n"
-"  --bind A          local address to bind (port 0)\n"
-"  --req-parts K     split each request into K writes, 1..REQ (default 1)\n"
-"  --part-gap-ms G   pause between those writes (default 0)\n"
-"  --think-ms T      pause between requests on a connection (default 0)\n"
-"  --hold-ms H       pause before the final close (default 0)\n"
-"  --partial-bytes N bytes sent by --end mid-request, 0..REQ-1 (default REQ/2)\n"
-"  --end close       (default) close after the last response\n"
-"  --end mid-request after R requests write part of one more request, close\n"
-"  --end rst         after the last response (once acked), SO_LINGER {1,0},\n"
-"                    close -> RST\n"
-"  --end stop-reading after R requests send one more and never read it\n"
-"  --end wait-server after the last response read until the server closes\n"
-"\n"
+"usage: rt_peer server|client [options]    (rt_peer --help: this text)\n"
+"Per request the client writes exactly REQ bytes; the server reads them, waits\n"
+"DELAY ms, then (with --gate) one gate byte, and writes exactly RESP bytes,\n"
+"which the client reads.  Sizes are given to both sides; no payload parsing.\n"
+"both:\n"
+"  --addr A         server address, IPv4/IPv6 literal (default 127.0.0.1); the\n"
+"                   client may use v4-mapped ::ffff:a.b.c.d (AF_INET6 socket)\n"
+"  --port P         server port (server: 0 = ephemeral, the default)\n"
+"  --req-bytes N    request size, >= 1 (default 100)\n"
+"  --resp-bytes N   response size, >= 1 (default 1000)\n"
+"  --conns C        server: connections to accept and serve concurrently, then\n"
+"                   exit; client: parallel connections (default 1)\n"
+"  --requests R     requests per connection (client default 1; server default:\n"
+"                   until the client closes, else --end applies after R)\n"
+"  --end MODE       what to do after the last request, see below\n"
+"  --sndbuf N, --rcvbuf N   SO_SNDBUF / SO_RCVBUF (default: system)\n"
+"  --nodelay        set TCP_NODELAY (default); --no-nodelay: do not\n"
+"  --ack-wait-ms W  before an RST close (--end linger0/rst) wait up to W ms\n"
+"                   until all sent data is acked (SIOCOUTQ 0); default 0\n"
+"  --timeout S      exit 1 if still running after S seconds (default: never)\n"
+"  --verbose        also print one line per connection before the summary\n"
+"server:\n"
+"  --dual           IPv6 listener also accepts v4-mapped clients\n"
+"                   (IPV6_V6ONLY=0; without --dual it is set to 1)\n"
+"  --ready-file F   after listen() write \"PORT\\n\" to F.tmp, rename to F;\n"
+"                   \"ready PORT\" is always printed on stdout\n"
+"  --delay-ms D     think time before each response (default 0)\n"
+"  --resp-writes K  split each response into K writes, 1..RESP (default 1)\n"
+"  --write-gap-ms G pause between those writes (default 0)\n"
+"  --gate FIFO      before each response (after the delay) read one byte from\n"
+"                   FIFO; each byte written releases one response (any conn)\n"
+"  --no-read        never read; close when the client closes or resets\n"
+"  --end wait       (default) read until the client closes, then close\n"
+"  --end close      close right after the last response\n"
+"  --end linger0    right after the last response SO_LINGER {1,0} and close\n"
+"                   -> RST (see --ack-wait-ms)\n"
+"client:\n"
+"  --bind A         local address to bind (port 0), same family as --addr\n"
+"  --req-parts K    split each request into K writes, 1..REQ (default 1);\n"
+"                   the last one takes the remainder\n"
+"  --part-gap-ms G  pause between those writes (default 0)\n"
+"  --think-ms T     pause between requests, also before the --end extra\n"
+"                   (partial/unanswered) request (default 0)\n"
+"  --hold-ms H      pause before the final close (default 0)\n"
+"  --partial-bytes N  bytes sent by --end mid-request, 0..REQ-1 (default REQ/2)\n"
+"  --end close      (default) close after the last response\n"
+"  --end mid-request  then write only part of one more request and close\n"
+"  --end rst        after the last response SO_LINGER {1,0} and close -> RST\n"
+"  --end stop-reading  send one more request, never read, close after hold\n"
+"  --end wait-server  read until the server closes or resets, then close\n"
 "Exit 0 on success (client: every connection completed every request with\n"
-"exact byte counts), 1 on error (one \"rt_peer: what: why\" line on stderr),\n"
-"2 on bad usage.  Last stdout line:\n"
+"exact byte counts; the server treats EOF/ECONNRESET/EPIPE/ETIMEDOUT from the\n"
+"client as a connection end, not an error), 1 on error (one line\n"
+"\"rt_peer: what: why\" on stderr), 2 on bad usage.  Last stdout line:\n"
 "  client: conns=C requests=N sent=B received=B\n"
 "  server: conns=C requests=N sent=B received=B partial=B aborted=C\n"
-"(server partial = bytes of incomplete requests at client close/reset;\n"
-" aborted = connections ended by ECONNRESET/EPIPE/ETIMEDOUT).\n";
+"sent/received: bytes passed to send()/returned by read(); requests: complete\n"
+"exchanges; partial: bytes of an incomplete last request; aborted: server\n"
+"connections ended by reset/EPIPE/ETIMEDOUT.\n";
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 usage(const char *fmt, ...)
@@ -695,55 +678,60 @@ static void __attribute__((noreturn)) help(void)
 	exit(0);
 }
 
-enum {
-	O_ADDR = 256, O_PORT, O_READY, O_REQ, O_RESP, O_DELAY, O_RWRITES, O_WGAP,
-	O_CONNS, O_REQUESTS, O_END, O_GATE, O_NOREAD, O_SNDBUF, O_RCVBUF, O_DUAL,
-	O_BIND, O_PARTS, O_PGAP, O_THINK, O_HOLD, O_PARTIAL, O_NODELAY,
-	O_NONODELAY, O_TIMEOUT, O_VERBOSE, O_HELP,
+#define BIG	(ULLONG_MAX / 2)
+#define MS	((unsigned long long)INT_MAX)
+
+enum opt_kind { K_NUM, K_STR, K_FLAG, K_END, K_HELP };
+
+#define NUMSEEN(n, m, d, max, seen)	{ n, K_NUM, m, d, max, seen }
+#define NUM(n, m, d, max)		{ n, K_NUM, m, d, max, NULL }
+#define STR(n, m, d)			{ n, K_STR, m, d, 0, NULL }
+#define FLAG(n, m, d, val)		{ n, K_FLAG, m, d, val, NULL }
+
+/* One row per option: modes that accept it, where it goes, limit or value. */
+static const struct opt_desc {
+	const char *name;
+	enum opt_kind kind;
+	enum mode modes;
+	void *dst;
+	unsigned long long max;		/* K_NUM: maximum; K_FLAG: value stored */
+	bool *seen;			/* K_NUM: optionally flag "given" */
+} opt_table[] = {
+	NUM("port",	      MODE_BOTH,   &o.port, 65535),
+	STR("addr",	      MODE_BOTH,   &o.addr),
+	NUM("req-bytes",      MODE_BOTH,   &o.req_bytes, BIG),
+	NUM("resp-bytes",     MODE_BOTH,   &o.resp_bytes, BIG),
+	NUM("conns",	      MODE_BOTH,   &o.conns, 100000),
+	NUMSEEN("requests",   MODE_BOTH,   &o.requests, BIG, &o.requests_set),
+	{ "end", K_END,	      MODE_BOTH,   &o.end, 0, NULL },
+	NUM("sndbuf",	      MODE_BOTH,   &o.sndbuf, INT_MAX),
+	NUM("rcvbuf",	      MODE_BOTH,   &o.rcvbuf, INT_MAX),
+	FLAG("nodelay",	      MODE_BOTH,   &o.nodelay, true),
+	FLAG("no-nodelay",    MODE_BOTH,   &o.nodelay, false),
+	NUM("ack-wait-ms",    MODE_BOTH,   &o.ack_wait_ms, MS),
+	NUM("timeout",	      MODE_BOTH,   &o.timeout_s, 86400),
+	FLAG("verbose",	      MODE_BOTH,   &o.verbose, true),
+	{ "help", K_HELP,     MODE_BOTH,   NULL, 0, NULL },
+	FLAG("dual",	      MODE_SERVER, &o.dual, true),
+	STR("ready-file",     MODE_SERVER, &o.ready_file),
+	NUM("delay-ms",	      MODE_SERVER, &o.delay_ms, MS),
+	NUM("resp-writes",    MODE_SERVER, &o.resp_writes, BIG),
+	NUM("write-gap-ms",   MODE_SERVER, &o.write_gap_ms, MS),
+	STR("gate",	      MODE_SERVER, &o.gate),
+	FLAG("no-read",	      MODE_SERVER, &o.no_read, true),
+	STR("bind",	      MODE_CLIENT, &o.bind_addr),
+	NUM("req-parts",      MODE_CLIENT, &o.req_parts, BIG),
+	NUM("part-gap-ms",    MODE_CLIENT, &o.part_gap_ms, MS),
+	NUM("think-ms",	      MODE_CLIENT, &o.think_ms, MS),
+	NUM("hold-ms",	      MODE_CLIENT, &o.hold_ms, MS),
+	NUMSEEN("partial-bytes", MODE_CLIENT, &o.partial_bytes, BIG, &o.partial_set),
 };
 
-static const struct option long_opts[] = {
-	{ "addr",		required_argument, NULL, O_ADDR },
-	{ "port",		required_argument, NULL, O_PORT },
-	{ "ready-file",		required_argument, NULL, O_READY },
-	{ "req-bytes",		required_argument, NULL, O_REQ },
-	{ "resp-bytes",		required_argument, NULL, O_RESP },
-	{ "delay-ms",		required_argument, NULL, O_DELAY },
-	{ "resp-writes",	required_argument, NULL, O_RWRITES },
-	{ "write-gap-ms",	required_argument, NULL, O_WGAP },
-	{ "conns",		required_argument, NULL, O_CONNS },
-	{ "requests",		required_argument, NULL, O_REQUESTS },
-	{ "end",		required_argument, NULL, O_END },
-	{ "gate",		required_argument, NULL, O_GATE },
-	{ "no-read",		no_argument,	   NULL, O_NOREAD },
-	{ "sndbuf",		required_argument, NULL, O_SNDBUF },
-	{ "rcvbuf",		required_argument, NULL, O_RCVBUF },
-	{ "dual",		no_argument,	   NULL, O_DUAL },
-	{ "bind",		required_argument, NULL, O_BIND },
-	{ "req-parts",		required_argument, NULL, O_PARTS },
-	{ "part-gap-ms",	required_argument, NULL, O_PGAP },
-	{ "think-ms",		required_argument, NULL, O_THINK },
-	{ "hold-ms",		required_argument, NULL, O_HOLD },
-	{ "partial-bytes",	required_argument, NULL, O_PARTIAL },
-	{ "nodelay",		no_argument,	   NULL, O_NODELAY },
-	{ "no-nodelay",		no_argument,	   NULL, O_NONODELAY },
-	{ "timeout",		required_argument, NULL, O_TIMEOUT },
-	{ "verbose",		no_argument,	   NULL, O_VERBOSE },
-	{ "help",		no_argument,	   NULL, O_HELP },
-	{ NULL, 0, NULL, 0 }
-};
-
-/* Which mode(s) accept each option (indexed by option value - O_ADDR). */
-static const unsigned char opt_modes[] = {
-	[O_READY - O_ADDR] = MODE_SERVER, [O_DELAY - O_ADDR] = MODE_SERVER,
-	[O_RWRITES - O_ADDR] = MODE_SERVER, [O_WGAP - O_ADDR] = MODE_SERVER,
-	[O_GATE - O_ADDR] = MODE_SERVER, [O_NOREAD - O_ADDR] = MODE_SERVER,
-	[O_DUAL - O_ADDR] = MODE_SERVER,
-	[O_BIND - O_ADDR] = MODE_CLIENT, [O_PARTS - O_ADDR] = MODE_CLIENT,
-	[O_PGAP - O_ADDR] = MODE_CLIENT, [O_THINK - O_ADDR] = MODE_CLIENT,
-	[O_HOLD - O_ADDR] = MODE_CLIENT, [O_PARTIAL - O_ADDR] = MODE_CLIENT,
-	[O_HELP - O_ADDR] = 0,	/* all others: 0 = both modes */
-};
+#undef NUM
+#undef NUMSEEN
+#undef STR
+#undef FLAG
+#define N_OPTS	(sizeof(opt_table) / sizeof(opt_table[0]))
 
 static unsigned long long num(const char *name, const char *s, unsigned long long max)
 {
@@ -768,10 +756,35 @@ static enum end_mode parse_end(const char *s)
 	      o.mode == MODE_SERVER ? "server" : "client");
 }
 
+static void apply_opt(const struct opt_desc *d, const char *arg, const char *mode)
+{
+	if (!(d->modes & o.mode))
+		usage("--%s is not valid for %s", d->name, mode);
+	switch (d->kind) {
+	case K_NUM:
+		*(unsigned long long *)d->dst = num(d->name, arg, d->max);
+		if (d->seen)
+			*d->seen = true;
+		break;
+	case K_STR:
+		*(const char **)d->dst = arg;
+		break;
+	case K_FLAG:
+		*(bool *)d->dst = d->max;
+		break;
+	case K_END:
+		o.end = parse_end(arg);
+		break;
+	case K_HELP:
+		help();
+	}
+}
+
 static void parse_args(int argc, char **argv)
 {
-	const unsigned long long imax = INT_MAX, big = ULLONG_MAX / 2;
-	int c, idx;
+	struct option long_opts[N_OPTS + 1] = { { NULL, 0, NULL, 0 } };
+	size_t i;
+	int c;
 
 	if (argc >= 2 && !strcmp(argv[1], "server"))
 		o.mode = MODE_SERVER;
@@ -784,44 +797,20 @@ static void parse_args(int argc, char **argv)
 	o.end = o.mode == MODE_SERVER ? END_WAIT : END_CLOSE;
 	o.requests = o.mode == MODE_CLIENT;
 
-	opterr = 0;	/* getopt would report as "server:"; we report ourselves */
-	while ((c = getopt_long(argc - 1, argv + 1, "h", long_opts, &idx)) != -1) {
-		if (c == 'h' || c == O_HELP)
+	for (i = 0; i < N_OPTS; i++) {
+		long_opts[i].name = opt_table[i].name;
+		long_opts[i].has_arg = opt_table[i].kind == K_FLAG ||
+				       opt_table[i].kind == K_HELP ? no_argument : required_argument;
+		long_opts[i].val = i;
+	}
+	/* Parse after the mode word; getopt would say "server:", so be quiet. */
+	opterr = 0;
+	while ((c = getopt_long(argc - 1, argv + 1, "h", long_opts, NULL)) != -1) {
+		if (c == 'h')
 			help();
 		if (c == '?' || c == ':')
 			usage("unknown option or missing argument: '%s'", argv[optind]);
-		if (opt_modes[c - O_ADDR] && !(opt_modes[c - O_ADDR] & o.mode))
-			usage("--%s is not valid for %s", long_opts[idx].name, argv[1]);
-		switch (c) {
-		case O_ADDR:	 o.addr = optarg; break;
-		case O_PORT:	 o.port = num("port", optarg, 65535); break;
-		case O_READY:	 o.ready_file = optarg; break;
-		case O_REQ:	 o.req_bytes = num("req-bytes", optarg, big); break;
-		case O_RESP:	 o.resp_bytes = num("resp-bytes", optarg, big); break;
-		case O_DELAY:	 o.delay_ms = num("delay-ms", optarg, imax); break;
-		case O_RWRITES:	 o.resp_writes = num("resp-writes", optarg, big); break;
-		case O_WGAP:	 o.write_gap_ms = num("write-gap-ms", optarg, imax); break;
-		case O_CONNS:	 o.conns = num("conns", optarg, 100000); break;
-		case O_REQUESTS: o.requests = num("requests", optarg, big);
-				 o.requests_set = true; break;
-		case O_END:	 o.end = parse_end(optarg); break;
-		case O_GATE:	 o.gate = optarg; break;
-		case O_NOREAD:	 o.no_read = true; break;
-		case O_SNDBUF:	 o.sndbuf = num("sndbuf", optarg, imax); break;
-		case O_RCVBUF:	 o.rcvbuf = num("rcvbuf", optarg, imax); break;
-		case O_DUAL:	 o.dual = true; break;
-		case O_BIND:	 o.bind_addr = optarg; break;
-		case O_PARTS:	 o.req_parts = num("req-parts", optarg, big); break;
-		case O_PGAP:	 o.part_gap_ms = num("part-gap-ms", optarg, imax); break;
-		case O_THINK:	 o.think_ms = num("think-ms", optarg, imax); break;
-		case O_HOLD:	 o.hold_ms = num("hold-ms", optarg, imax); break;
-		case O_PARTIAL:	 o.partial_bytes = num("partial-bytes", optarg, big);
-				 o.partial_set = true; break;
-		case O_NODELAY:	 o.nodelay = true; break;
-		case O_NONODELAY: o.nodelay = false; break;
-		case O_TIMEOUT:	 o.timeout_s = num("timeout", optarg, 86400); break;
-		case O_VERBOSE:	 o.verbose = true; break;
-		}
+		apply_opt(&opt_table[c], optarg, argv[1]);
 	}
 	if (optind + 1 < argc)
 		usage("unexpected argument '%s'", argv[optind + 1]);
@@ -849,5 +838,5 @@ int main(int argc, char **argv)
 		signal(SIGALRM, on_alarm);
 		alarm(o.timeout_s);
 	}
-	return o.mode == MODE_SERVER ? run_server() : run_client();
+	return run();
 }

@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # Loading and unloading while the tracked port carries traffic.
 #
-# Registering a kprobe patches the text of a function other CPUs are running.
-# Under QEMU's multi-threaded TCG that cross-modifying code is not always
-# seen coherently by the other vCPU, and the guest can jump to address 0 in
-# the patched call (reproduced in a few cycles without tcp_rt's handlers
-# ever running; never with one TCG thread).  scripts/check therefore runs
-# this file in a VM with single-threaded TCG.
+# Registering a kprobe makes ftrace patch the text of a function that other
+# CPUs are running.  Under QEMU's multi-threaded TCG the guest sometimes
+# jumps to address 0 from the call site being patched (__tcp_transmit_skb
+# calling tcp_rate_skb_sent, no tcp_rt frame on the stack), within a few
+# cycles; with one TCG thread, 40 cycles never did.  We take it for TCG's
+# handling of cross-modifying code, so scripts/check runs this file in a VM
+# with single-threaded TCG.
 . "$(dirname "$0")/lib.sh"
 
 PORT=7300

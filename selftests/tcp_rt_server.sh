@@ -307,6 +307,51 @@ case_overwrite() {
 }
 
 
+case_redis_cli() {
+	local k=300 i
+	rm -f $LOG
+	mod_load lports=6379
+	redis_start
+	redis_snapshot /tmp/redis.before
+	wait_untracked
+	drain_logs /dev/null
+	for i in $(seq $k); do
+		echo "SET key$i value$i"
+	done > /tmp/redis.cmds
+	redis-cli -p 6379 < /tmp/redis.cmds > /tmp/redis.out || fail "redis-cli"
+	expect_eq "$(grep -c OK /tmp/redis.out)" $k "replies"
+	wait_untracked
+	drain_logs $LOG
+	# redis-cli reading commands from stdin asks COMMAND DOCS first: the
+	# server's own count says how many round trips there were
+	local trips
+	trips=$(redis_round_trips /tmp/redis.before)
+	diag "redis-server: $trips round trips for $k commands"
+	expect_ge "$trips" $k "round trips counted by redis-server"
+	expect_eq "$(count_records $LOG R)" "$trips" "R records"
+	expect_eq "$(field $LOG R 11 | sort -n | tr '\n' ' ')" "$(seq "$trips" | tr '\n' ' ')" "task_seq 1..$trips"
+	expect_eq "$(records $LOG R | awk '{print $6}' | sort -u)" "127.0.0.1:6379" "local port"
+}
+
+case_redis_benchmark() {
+	local tasks
+	rm -f $LOG
+	mod_load lports=6379
+	redis_start
+	redis_snapshot /tmp/redis.before
+	wait_untracked
+	drain_logs /dev/null
+	redis-benchmark -p 6379 -n 2000 -c 4 -t ping_inline,set,get -q > /dev/null ||
+		fail "redis-benchmark"
+	wait_untracked
+	drain_logs $LOG
+	tasks=$(redis_round_trips /tmp/redis.before)
+	diag "redis-server: $tasks round trips; R records: $(count_records $LOG R)"
+	expect_ge "$tasks" 6000 "round trips"
+	expect_eq "$(count_records $LOG R)" "$tasks" "R records"
+	consecutive_per_conn $LOG || fail "task_seq not consecutive per connection"
+}
+
 run_case "one request: R with exact sizes and process time, then E" case_one_request
 run_case "request in two parts 150 ms apart: upload time" case_upload_time
 run_case "netem 20 ms each way: min_rtt, duration covers the download" case_rtt_and_download
@@ -321,4 +366,6 @@ run_case "IPv6 addresses printed in brackets" case_ipv6
 run_case "v4-mapped addresses printed as IPv4" case_v4_mapped
 run_case "logs are read once" case_read_once
 run_case "log_buf_num=1 overwrites the oldest, whole lines, counted" case_overwrite
+run_case "redis-cli, one connection, K commands: K R records" case_redis_cli
+run_case "redis-benchmark: R records match the server's round trips" case_redis_benchmark
 done_testing

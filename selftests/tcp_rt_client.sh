@@ -1,0 +1,150 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Client-side tasks: P and E records for connections to pports.
+#   P: 7 sent 8 duration 9 min_rtt 10 retrans 11 task_seq 12 service_time
+#      13 response_time 14 recv 15 ooo 16 mss
+#   E: 7 last_task_seq 8 sent 9 unacked 10 recv 11 retrans 12 min_rtt
+. "$(dirname "$0")/lib.sh"
+
+LOG=/tmp/client.log
+PORT=7600
+
+setup() {	# module params...
+	rm -f $LOG
+	mod_load pports=$PORT "$@"
+}
+
+case_one_request() {
+	setup
+	start_server -- --port $PORT --req-bytes 300 --resp-bytes 4000 \
+		--delay-ms 200 > /dev/null
+	"$PEER" client --port $PORT --req-bytes 300 --resp-bytes 4000 \
+		> /dev/null || fail "client"
+	wait_untracked
+	drain_logs $LOG
+	sed 's/^/# /' $LOG
+	expect_eq "$(count_records $LOG P)" 1 "P records"
+	expect_eq "$(count_records $LOG R)" 0 "R records"
+	expect_eq "$(count_records $LOG E)" 1 "E records"
+	expect_within "$(field $LOG P 12)" 200000 40000 "service_time (us)"
+	expect_eq "$(field $LOG P 7)" 300 "sent_bytes"
+	expect_eq "$(field $LOG P 14)" 4000 "recv_bytes"
+	expect_eq "$(field $LOG P 11)" 1 "task_seq"
+	expect_eq "$(field $LOG E 7)" 1 "E last_task_seq"
+	expect_eq "$(field $LOG E 8)" 300 "E total_sent"
+	expect_eq "$(field $LOG E 10)" 4000 "E total_recv"
+	# the client's view: the peer is the server port
+	records $LOG P | grep -qE "^V6 P [0-9]+ [0-9]+ 127\.0\.0\.1:$PORT 127\.0\.0\.1:[0-9]+ " ||
+		fail "P header"
+}
+
+case_response_time() {
+	setup
+	start_server -- --port $PORT --req-bytes 100 --resp-bytes 1000000 \
+		--resp-writes 4 --write-gap-ms 100 > /dev/null
+	"$PEER" client --port $PORT --req-bytes 100 --resp-bytes 1000000 \
+		> /dev/null || fail "client"
+	wait_untracked
+	drain_logs $LOG
+	sed 's/^/# /' $LOG
+	expect_within "$(field $LOG P 13)" 300000 60000 "response_time (us)"
+	expect_eq "$(field $LOG P 14)" 1000000 "recv_bytes"
+}
+
+case_rtt_and_retrans() {
+	setup
+	make_netns_pair delay 20ms
+	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 100 \
+		--resp-bytes 100 > /dev/null
+	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT \
+		--req-bytes 100 --resp-bytes 100 --requests 3 > /dev/null || fail "client 1"
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG P)" 3 "P records"
+	expect_within "$(field $LOG P 9 | sort -n | head -n 1)" 40000 15000 "min_rtt (us)"
+
+	# loss on the request direction (client to server)
+	rm -f $LOG
+	ip netns exec rtcli tc qdisc change dev rtv1 root netem loss 5%
+	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 2000000 \
+		--resp-bytes 100 > /dev/null
+	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT \
+		--req-bytes 2000000 --resp-bytes 100 > /dev/null || fail "client 2"
+	wait_untracked
+	drain_logs $LOG
+	sed 's/^/# /' $LOG
+	expect_ge "$(field $LOG P 10)" 1 "retrans"
+	expect_eq "$(field $LOG P 7)" 2000000 "sent_bytes"
+}
+
+case_sequential_1000() {
+	setup
+	start_server -- --port $PORT --req-bytes 64 --resp-bytes 256 > /dev/null
+	"$PEER" client --port $PORT --req-bytes 64 --resp-bytes 256 \
+		--requests 1000 > /dev/null || fail "client"
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG P)" 1000 "P records"
+	expect_eq "$(field $LOG P 11 | sort -n | tr '\n' ' ')" "$(seq 1000 | tr '\n' ' ')" "task_seq 1..1000"
+	expect_eq "$(field $LOG E 7)" 1000 "E last_task_seq"
+	expect_eq "$(status probe_missed)" 0 "probe misses"
+}
+
+case_close_before_response() {
+	setup
+	start_server -- --port $PORT --req-bytes 1000 --resp-bytes 100 > /dev/null
+	"$PEER" client --port $PORT --req-bytes 1000 --resp-bytes 100 \
+		--requests 0 --end mid-request --partial-bytes 500 > /dev/null ||
+		fail "client"
+	wait_untracked
+	drain_logs $LOG
+	sed 's/^/# /' $LOG
+	expect_eq "$(count_records $LOG P)" 0 "P records"
+	expect_eq "$(count_records $LOG E)" 1 "E records"
+	expect_eq "$(field $LOG E 8)" 500 "E total_sent"
+}
+
+case_both_ends() {
+	setup lports=$PORT
+	start_server -- --port $PORT --req-bytes 100 --resp-bytes 200 > /dev/null
+	"$PEER" client --port $PORT --req-bytes 100 --resp-bytes 200 \
+		--requests 5 > /dev/null || fail "client"
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" 5 "R records (accepted socket)"
+	expect_eq "$(count_records $LOG P)" 5 "P records (connecting socket)"
+	expect_eq "$(count_records $LOG E)" 2 "E records"
+	# R records are the server's view: local port is the listed one
+	expect_eq "$(records $LOG R | awk '{print $6}' | sort -u)" "127.0.0.1:$PORT" "R local"
+	expect_eq "$(records $LOG P | awk '{print $5}' | sort -u)" "127.0.0.1:$PORT" "P peer"
+}
+
+case_redis_benchmark() {
+	setup
+	echo 6379 > $PARAMS/pports
+	redis_start
+	wait_untracked
+	drain_logs $LOG
+	rm -f $LOG
+	redis_snapshot /tmp/redis.before
+	wait_untracked
+	drain_logs /dev/null
+	redis-benchmark -p 6379 -n 2000 -c 4 -t ping_inline -q > /dev/null ||
+		fail "redis-benchmark"
+	wait_untracked
+	drain_logs $LOG
+	local tasks
+	tasks=$(redis_round_trips /tmp/redis.before)
+	diag "redis-server: $tasks round trips; P records: $(count_records $LOG P)"
+	expect_ge "$tasks" 2000 "round trips"
+	expect_eq "$(count_records $LOG P)" "$tasks" "P records"
+}
+
+run_case "one request, 200 ms server delay: P with service time, then E" case_one_request
+run_case "1 MB response in 4 writes 100 ms apart: response time" case_response_time
+run_case "netem 20 ms each way: min_rtt; loss on the request: retrans" case_rtt_and_retrans
+run_case "1000 sequential requests: 1000 P, task_seq 1..1000" case_sequential_1000
+run_case "closing before any response: no P, one E" case_close_before_response
+run_case "a port in lports and pports: R for the server, P for the client" case_both_ends
+run_case "redis-benchmark against redis-server with pports=6379" case_redis_benchmark
+done_testing

@@ -1,0 +1,181 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Per-port stats lines in rt-network-stats:
+#   1 sec 2 "all" 3 port 4 avg_duration 5 avg_process 6 drop_per_1000
+#   7 avg_rtt 8 fail_per_1000 9 avg_sent 10 avg_upload 11 avg_recv 12 tasks
+. "$(dirname "$0")/lib.sh"
+
+LOG=/tmp/stats.log
+STATS=/tmp/stats.lines
+PORT=7400
+
+setup() {	# module params...
+	rm -f $LOG $STATS
+	mod_load "$@"
+}
+
+# Append what the stats file holds (reading consumes it).
+drain_stats() {
+	cat "$DBG/rt-network-stats" >> $STATS
+}
+
+# Sum of the tasks column over the lines of a port read so far.
+stats_tasks() {	# port
+	drain_stats
+	awk -v p="$1" '$3 == p { s += $12 } END { print s + 0 }' $STATS
+}
+
+tasks_reach() {	# port n
+	[ "$(stats_tasks "$1")" -ge "$2" ]
+}
+
+case_listed_port() {
+	setup lports=$PORT stats_interval=2
+	start_server -- --port $PORT --req-bytes 100 --resp-bytes 1000 \
+		--delay-ms 20 > /dev/null
+	"$PEER" client --port $PORT --req-bytes 100 --resp-bytes 1000 \
+		--requests 100 > /dev/null || fail "client"
+	wait_untracked
+	wait_until "100 tasks in the stats" tasks_reach $PORT 100 ||
+		fail "tasks in stats: $(stats_tasks $PORT)"
+	sed 's/^/# /' $STATS
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" 100 "R records"
+	expect_eq "$(stats_tasks $PORT)" 100 "sum of tasks over the lines"
+	grep -qvE "^[0-9]+ all $PORT( [0-9]+){9}$" $STATS && fail "malformed line"
+	# Every task is in exactly one line: the averages weighted by the task
+	# counts give back the sums over the R records, up to the truncation
+	# of each average (less than one unit per task).
+	local wproc rproc
+	wproc=$(awk -v p=$PORT '$3 == p { s += $5 * $12 } END { print s + 0 }' $STATS)
+	rproc=$(field $LOG R 12 | awk '{ s += $1 } END { print s + 0 }')
+	expect_le "$wproc" "$rproc" "weighted avg_process_time vs R records"
+	expect_ge "$wproc" $((rproc - 100)) "weighted avg_process_time vs R records"
+	# the server sleeps 20 ms; the emulated guest adds its own delay
+	expect_within $((rproc / 100)) 30000 11000 "mean process_time"
+	awk -v p=$PORT '$3 == p && $12 > 0 { print $9, $11 }' $STATS | sort -u > /tmp/busy
+	expect_eq "$(cat /tmp/busy)" "1000 100" "avg_sent avg_recv"
+	awk -v p=$PORT '$3 == p && $12 > 0 && ($4 < $5 || $10 > $4)' $STATS > /tmp/odd
+	expect_eq "$(wc -l < /tmp/odd)" 0 "lines with duration < process or upload"
+}
+
+stats_lines_reach() {	# n
+	[ "$(status stats_lines)" -ge "$1" ]
+}
+
+case_idle_ports() {
+	setup lports=$PORT lports_range=7500,7600 stats_interval=1
+	wait_until "3 stats lines" stats_lines_reach 3 || fail "no stats lines"
+	drain_stats
+	sed 's/^/# /' $STATS
+	expect_ge "$(wc -l < $STATS)" 3 "lines"
+	grep -vqE "^[0-9]+ all $PORT 0 0 0 0 0 0 0 0 0$" $STATS &&
+		fail "a line other than the idle listed port's"
+	return 0
+}
+
+case_peer_port() {
+	local sp=$((PORT + 50))
+	setup pports=$sp stats_interval=1
+	start_server -- --port $sp --req-bytes 50 --resp-bytes 700 --delay-ms 30 > /dev/null
+	"$PEER" client --port $sp --req-bytes 50 --resp-bytes 700 \
+		--requests 10 > /dev/null || fail "client"
+	wait_untracked
+	wait_until "10 peer tasks" tasks_reach "P$sp" 10 ||
+		fail "tasks in stats: $(stats_tasks "P$sp")"
+	sed 's/^/# /' $STATS
+	expect_eq "$(stats_tasks "P$sp")" 10 "P$sp tasks"
+	awk -v p="P$sp" '$3 == p && $12 > 0 { print $9, $11, $8 }' $STATS | sort -u > /tmp/peer
+	expect_eq "$(cat /tmp/peer)" "50 700 0" "avg_sent avg_recv fail_per_1000"
+}
+
+# The line timestamps of a port, one per line.
+stamps() {	# port
+	awk -v p="$1" '$3 == p { print $1 }' $STATS
+}
+
+case_toggle_and_interval() {
+	local n
+	setup lports=$PORT stats_interval=1
+	wait_until "a line" stats_lines_reach 1 || fail "no line"
+	echo 1 > $PARAMS/stats
+	# let the interval in progress end, then nothing more may come
+	n=$(($(status stats_lines) + 1))
+	sleep 3
+	expect_le "$(status stats_lines)" "$n" "lines while stats=1"
+	n=$(status stats_lines)
+	sleep 2
+	expect_eq "$(status stats_lines)" "$n" "lines while stats=1"
+	echo 0 > $PARAMS/stats
+	wait_until "lines again" stats_lines_reach $((n + 1)) || fail "stats=0 did not restart"
+	echo 3 > $PARAMS/stats_interval
+	n=$(status stats_lines)
+	WAIT_S=20 wait_until "3 more lines" stats_lines_reach $((n + 3)) || fail "no lines"
+	drain_stats
+	# the last two lines came from the 3 s interval
+	local a b
+	a=$(stamps $PORT | tail -n 2 | head -n 1)
+	b=$(stamps $PORT | tail -n 1)
+	expect_within $((b - a)) 3 1 "seconds between lines"
+}
+
+case_read_once() {
+	setup lports=$PORT stats_interval=1
+	wait_until "2 lines" stats_lines_reach 2 || fail "no line"
+	drain_stats
+	expect_ge "$(wc -l < $STATS)" 2 "first read"
+	# a read right after a read finds only what came since
+	local again
+	again=$(cat "$DBG/rt-network-stats" | wc -l)
+	expect_le "$again" 1 "second read"
+}
+
+# Tasks on 100 different ports of a range, every interval, until the 16 KiB
+# buffer has wrapped.
+many_ports() {	# first_port count rounds
+	python3 - "$@" <<'PY'
+import socket, sys
+first, count, rounds = map(int, sys.argv[1:])
+ls = []
+for p in range(first, first + count):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", p))
+    s.listen(4)
+    ls.append(s)
+for _ in range(rounds):
+    for l in ls:
+        c = socket.create_connection(l.getsockname())
+        a, _ = l.accept()
+        c.sendall(b"q" * 10)
+        a.recv(10)
+        a.sendall(b"r" * 20)
+        c.recv(20)
+        c.close()
+        a.close()
+PY
+}
+
+overwritten() {
+	[ "$(status stats_subbufs_overwritten)" -ge 1 ]
+}
+
+case_overwrite() {
+	setup lports_range=20000,20199 stats_interval=1 stats_buf_num=1
+	many_ports 20000 100 3 || fail "traffic"
+	WAIT_S=120 wait_until "an overwrite" eval 'many_ports 20000 100 1; overwritten' ||
+		fail "no overwrite"
+	drain_stats
+	expect_le "$(wc -c < $STATS)" 16384 "what is left fits one sub-buffer"
+	grep -qvE '^[0-9]+ all 20[01][0-9][0-9]( [0-9]+){9}$' $STATS &&
+		fail "a partial line survived"
+	expect_ge "$(wc -l < $STATS)" 1 "lines left"
+}
+
+run_case "a listed port: averages, and the tasks add up to the R records" case_listed_port
+run_case "an idle listed port prints zeros, an idle range port nothing" case_idle_ports
+run_case "a peer port prints as P<port>" case_peer_port
+run_case "stats=1 stops the lines, stats=0 restarts, a new interval is honoured" case_toggle_and_interval
+run_case "the stats file is read once" case_read_once
+run_case "stats_buf_num=1 overwrites the oldest, whole lines, counted" case_overwrite
+done_testing

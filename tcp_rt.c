@@ -637,17 +637,36 @@ static void tcp_rt_on_data_out(struct tcp_rt_conn *c, const struct sock *sk,
 }
 
 /*
- * Catch up with what the socket processed.  A FIN occupies one sequence
- * number and sets SOCK_DONE in the same step, so it is taken out of rcv_nxt.
+ * End of the data sent: snd_nxt, less the FIN once it went out.  Without a
+ * FIN queued (a reset), SEND_SHUTDOWN with nothing unsent also takes one
+ * off, which only ever makes the result smaller: it is used to catch up,
+ * never to go back.
  */
-static void tcp_rt_sync_rcv(struct tcp_rt_conn *c, const struct sock *sk,
-			    u64 now)
+static u32 tcp_rt_snd_end(const struct sock *sk)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
-	u32 end = tp->rcv_nxt - sock_flag(sk, SOCK_DONE);
 
+	return tp->snd_nxt - ((sk->sk_shutdown & SEND_SHUTDOWN) &&
+			      tp->snd_nxt == tp->write_seq);
+}
+
+/*
+ * Catch up with what the socket processed.  A FIN occupies one sequence
+ * number and sets SOCK_DONE in the same step, so it is taken out of
+ * rcv_nxt.  New data sent that the transmit kprobe missed (counted in
+ * probe_missed) is taken in first, so that a missed response still ends
+ * its task when the next request comes.
+ */
+static void tcp_rt_sync(struct tcp_rt_conn *c, const struct sock *sk, u64 now)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u32 end = tcp_rt_snd_end(sk);
+
+	if (after(end, c->snd_data))
+		tcp_rt_on_data_out(c, sk, end - c->snd_data, now);
 	if (tp->snd_una != c->snd_una)
 		tcp_rt_on_ack(c, tp, now);
+	end = tp->rcv_nxt - sock_flag(sk, SOCK_DONE);
 	if (after(end, c->rcv_data))
 		tcp_rt_on_data_in(c, sk, end, now);
 }
@@ -749,7 +768,7 @@ static void tcp_rt_conn_close(const struct sock *sk)
 	}
 
 	now = tcp_clock_us();
-	tcp_rt_sync_rcv(c, sk, now);
+	tcp_rt_sync(c, sk, now);
 	tcp_rt_emit_last(c, sk, now);
 	if (c->task_seq)
 		tcp_rt_emit_e(c, sk);
@@ -799,7 +818,7 @@ static int tcp_rt_rcv_return(struct kretprobe_instance *ri,
 	rcu_read_lock();
 	c = tcp_rt_conn_find(sk);
 	if (c)
-		tcp_rt_sync_rcv(c, sk, tcp_sk(sk)->tcp_mstamp);
+		tcp_rt_sync(c, sk, tcp_sk(sk)->tcp_mstamp);
 	rcu_read_unlock();
 	return 0;
 }
@@ -873,6 +892,22 @@ static unsigned long tcp_rt_probe_missed(void)
 	return n;
 }
 
+/* Misses per hook: a kretprobe's instance pool ran dry, or a kprobe fired
+ * while another kprobe handler ran on that CPU.
+ */
+static void tcp_rt_status_misses(struct seq_file *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_kretprobes); i++)
+		seq_printf(m, "probe_missed_%s %lu\n",
+			   tcp_rt_kretprobes[i]->kp.symbol_name,
+			   tcp_rt_kretprobes[i]->nmissed +
+			   tcp_rt_kretprobes[i]->kp.nmissed);
+	seq_printf(m, "probe_missed_%s %lu\n", tcp_rt_xmit_probe.symbol_name,
+		   tcp_rt_xmit_probe.nmissed);
+}
+
 static int tcp_rt_hooks_register(void)
 {
 	unsigned int i;
@@ -884,9 +919,14 @@ static int tcp_rt_hooks_register(void)
 		return -ENOENT;
 	}
 
+	/*
+	 * An instance is held from entry to return, and a task can be
+	 * preempted in between, or interrupted by softirq processing of
+	 * another socket; a pool too small shows as misses.
+	 */
 	for (i = 0; i < ARRAY_SIZE(tcp_rt_kretprobes); i++)
 		tcp_rt_kretprobes[i]->maxactive =
-			max_t(int, 16, 4 * num_possible_cpus());
+			max_t(int, 64, 16 * num_possible_cpus());
 	err = register_kretprobes(tcp_rt_kretprobes,
 				  ARRAY_SIZE(tcp_rt_kretprobes));
 	if (err) {
@@ -960,6 +1000,7 @@ static int tcp_rt_status_show(struct seq_file *m, void *v)
 	seq_printf(m, "alloc_failed %ld\n",
 		   atomic_long_read(&tcp_rt_alloc_failed));
 	seq_printf(m, "probe_missed %lu\n", tcp_rt_probe_missed());
+	tcp_rt_status_misses(m);
 	seq_printf(m, "conn_state_bytes %u\n",
 		   kmem_cache_size(tcp_rt_conn_cache));
 	return 0;

@@ -6,7 +6,7 @@
 KDIR ?= $(shell scripts/kdir)
 PWD  := $(CURDIR)
 
-.PHONY: all modules install clean check demo sparse checkpatch selftests deps
+.PHONY: all modules install clean check demo bench sparse checkpatch selftests deps
 
 all: modules
 
@@ -35,6 +35,10 @@ check:
 demo:
 	@scripts/demo
 
+bench:
+	@scripts/bench
+
 clean:
 	$(MAKE) -C $(KDIR) M=$(PWD) clean
 	$(MAKE) -C selftests clean
+	$(MAKE) -C tools/bench clean

@@ -6,9 +6,12 @@
 KDIR ?= $(shell scripts/kdir)
 PWD  := $(CURDIR)
 
-.PHONY: all modules install clean check demo bench sparse checkpatch selftests deps
+.PHONY: all modules install clean check demo bench sparse checkpatch selftests deps tcprt
 
-all: modules
+all: modules tcprt
+
+tcprt:
+	$(MAKE) -C tools/tcprt
 
 deps:
 	@scripts/install-deps
@@ -19,7 +22,10 @@ modules:
 sparse:
 	$(MAKE) -C $(KDIR) M=$(PWD) W=1 C=2 CHECK="sparse -Wno-decl" modules
 
-install: modules
+install: modules tcprt
+
+tcprt:
+	$(MAKE) -C tools/tcprt
 	$(MAKE) -C $(KDIR) M=$(PWD) modules_install
 	depmod -a $(shell cat $(KDIR)/include/config/kernel.release)
 
@@ -42,3 +48,4 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(PWD) clean
 	$(MAKE) -C selftests clean
 	$(MAKE) -C tools/bench clean
+	$(MAKE) -C tools/tcprt clean

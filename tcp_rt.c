@@ -39,6 +39,7 @@
 #include <linux/atomic.h>
 #include <linux/bitmap.h>
 #include <linux/debugfs.h>
+#include <linux/error-injection.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -671,6 +672,17 @@ static void tcp_rt_sync(struct tcp_rt_conn *c, const struct sock *sk, u64 now)
 		tcp_rt_on_data_in(c, sk, end, now);
 }
 
+/*
+ * Kept out of line and open to error injection (fail_function), so tests
+ * can make it fail under traffic.
+ */
+static noinline struct tcp_rt_conn *tcp_rt_conn_alloc(void)
+{
+	return kmem_cache_zalloc(tcp_rt_conn_cache, GFP_ATOMIC);
+}
+
+ALLOW_ERROR_INJECTION(tcp_rt_conn_alloc, NULL);
+
 static void tcp_rt_conn_free_rcu(struct rcu_head *head)
 {
 	kmem_cache_free(tcp_rt_conn_cache,
@@ -704,7 +716,7 @@ static void tcp_rt_conn_open(const struct sock *sk)
 		goto fail_count;
 	if (!try_module_get(THIS_MODULE))
 		goto fail_count;
-	c = kmem_cache_zalloc(tcp_rt_conn_cache, GFP_ATOMIC);
+	c = tcp_rt_conn_alloc();
 	if (!c)
 		goto fail_module;
 

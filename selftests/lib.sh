@@ -66,10 +66,18 @@ expect_fail() {	# what cmd...: the command must fail
 
 # ---- cases ------------------------------------------------------------------
 
+# Background jobs a case started die with it, even when it fails half way.
+_kill_jobs() {
+	local pids
+	pids=$(jobs -p)
+	[ -n "$pids" ] && kill $pids 2>/dev/null
+	return 0
+}
+
 run_case() {	# description function
 	local desc=$1 fn=$2 rc
 	_tap_n=$((_tap_n + 1))
-	( set -eE; "$fn" )
+	( set -eE; trap _kill_jobs EXIT; "$fn" )
 	rc=$?
 	cleanup_case
 	if [ "$rc" -eq 0 ]; then
@@ -93,6 +101,7 @@ cleanup_case() {
 	pids=$(jobs -p 2>/dev/null)
 	[ -n "$pids" ] && kill $pids 2>/dev/null
 	pkill -f "$PEER" 2>/dev/null
+	pkill -f "$TOP/tools/bench/rt_load" 2>/dev/null
 	pkill -x redis-server 2>/dev/null
 	for ns in $(ip netns list 2>/dev/null | awk '/^rt/ {print $1}'); do
 		ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null

@@ -1,0 +1,133 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Hostile input and injected faults: nothing crashes, nothing is half
+# applied, nothing is lost without a counter saying so.
+. "$(dirname "$0")/lib.sh"
+
+PORT=7700
+FF=/sys/kernel/debug/fail_function
+
+# Writers race each other with good and bad values; a reader checks that
+# every value it sees is one of the good ones, whole.
+race_param() {	# param good1 good2 good3 -- bad...
+	local param=$1 good=() bad=() w r v seen
+	shift
+	while [ "$1" != -- ]; do
+		good+=("$1")
+		shift
+	done
+	shift
+	bad=("$@")
+	echo "${good[0]}" > "$PARAMS/$param" || fail "$param: first good value"
+	for w in 1 2 3 4; do
+		(
+			for r in $(seq 150); do
+				if ((RANDOM % 2)); then
+					echo "${good[RANDOM % ${#good[@]}]}" > "$PARAMS/$param"
+				else
+					echo "${bad[RANDOM % ${#bad[@]}]}" > "$PARAMS/$param" 2>/dev/null &&
+						echo "accepted a bad value" > /tmp/race.bad
+				fi
+			done
+		) &
+	done
+	seen=0
+	for r in $(seq 300); do
+		v=$(cat "$PARAMS/$param")
+		case " ${good[*]} " in
+		*" $v "*) seen=$((seen + 1)) ;;
+		*) fail "$param read back '$v', not one of the values written" ;;
+		esac
+	done
+	wait
+	[ -e /tmp/race.bad ] && fail "$param: $(cat /tmp/race.bad)"
+	diag "$param: $seen consistent reads under 4 racing writers"
+}
+
+case_concurrent_writers() {
+	rm -f /tmp/race.bad
+	mod_load
+	race_param lports 1000 80,81,82,83,84,85 9000,9001 -- \
+		0 -1 65536 x " 80" 80,x 1,2,3,4,5,6,7 99999999999999999999 ,
+	race_param lports_range 10,20 1,65535 100,200,300,400,500,600 -- \
+		1 20,10 1,2,3 1,2,3,4,5,6,7,8 a,b 0,10
+	race_param pports 6379 443,8443 -- 70000 6379,, abc
+	race_param stats_interval 1 60 86400 -- 0 86401 -5 1.5 "" 0x10
+	race_param max_tracked 1 1000 16777216 -- 0 16777217 -1
+	# the configuration took the last value in force: a port of it tracks
+	echo 7701 > "$PARAMS/lports"
+	echo 100 > "$PARAMS/max_tracked"
+	start_server -- --port 7701 > /dev/null
+	"$PEER" client --port 7701 > /dev/null || fail "client"
+	wait_untracked
+	expect_eq "$(status records_E)" 1 "E records on the port set last"
+}
+
+case_files_refuse_cleanly() {
+	mod_load lports=$PORT
+	expect_fail "read deactivate" cat "$DBG/deactivate"
+	expect_fail "write status" sh -c "echo 1 > $DBG/status"
+	expect_fail "write a log" sh -c "echo x > $DBG/rt-network-log0"
+	expect_fail "write the stats" sh -c "echo x > $DBG/rt-network-stats"
+	expect_fail "write log_buf_num" sh -c "echo 2 > $PARAMS/log_buf_num"
+	expect_fail "write stats_buf_num" sh -c "echo 2 > $PARAMS/stats_buf_num"
+	# files are root's only
+	expect_fail "nobody reads status" setpriv --reuid=65534 --regid=65534 \
+		--clear-groups cat "$DBG/status"
+	expect_fail "nobody reads a log" setpriv --reuid=65534 --regid=65534 \
+		--clear-groups cat "$DBG/rt-network-log0"
+	expect_fail "nobody writes lports" setpriv --reuid=65534 --regid=65534 \
+		--clear-groups sh -c "echo 1 > $PARAMS/lports"
+	expect_eq "$(status active)" 1 "still active"
+}
+
+case_alloc_failures() {
+	local n=40 req=10 failed tracked log=/tmp/faults.log
+	if [ ! -d $FF ]; then
+		diag "this kernel has no fail_function (CONFIG_FAIL_FUNCTION)"
+		exit 4
+	fi
+	rm -f $log
+	mod_load lports=$PORT
+	echo tcp_rt_conn_alloc > $FF/inject || fail "tcp_rt_conn_alloc is not injectable"
+	echo 0 > $FF/tcp_rt_conn_alloc/retval
+	echo 50 > $FF/probability
+	echo 1 > $FF/interval
+	echo -1 > $FF/times
+	echo 0 > $FF/verbose
+	start_server -- --port $PORT --conns $n --req-bytes 50 --resp-bytes 500 > /dev/null
+	"$PEER" client --port $PORT --conns $n --requests $req --req-bytes 50 \
+		--resp-bytes 500 > /dev/null || fail "client"
+	echo > $FF/inject
+	wait_untracked
+	drain_logs $log
+	failed=$(status alloc_failed)
+	tracked=$(count_records $log E)
+	diag "$n connections: $failed left untracked by injected failures, $tracked tracked"
+	expect_ge "$failed" 1 "alloc_failed"
+	expect_ge "$tracked" 1 "tracked connections"
+	expect_eq $((failed + tracked)) $n "untracked + tracked"
+	expect_eq "$(count_records $log R)" $((tracked * req)) "R records of the tracked"
+	records $log R | awk '{ print $5, $11 }' | sort -k1,1 -k2,2n |
+		awk '{ if ($2 != ++seq[$1]) bad++ } END { exit bad > 0 }' ||
+		fail "task_seq not consecutive"
+}
+
+case_max_tracked() {
+	local log=/tmp/max.log
+	rm -f $log
+	mod_load lports=$PORT max_tracked=5
+	start_server -- --port $PORT --conns 12 > /dev/null
+	"$PEER" client --port $PORT --conns 12 --requests 3 > /dev/null || fail "client"
+	wait_untracked
+	drain_logs $log
+	# connections are parallel: at most 5 at once were tracked
+	expect_ge "$(count_records $log E)" 1 "tracked connections"
+	expect_eq $(($(count_records $log E) + $(status alloc_failed))) 12 "E + alloc_failed"
+}
+
+run_case "parameters written by racing writers: never half applied" case_concurrent_writers
+run_case "read-only and write-only files refuse cleanly; root only" case_files_refuse_cleanly
+run_case "injected allocation failures: counted, the rest exact" case_alloc_failures
+run_case "max_tracked: refused connections counted in alloc_failed" case_max_tracked
+done_testing

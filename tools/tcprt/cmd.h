@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The commands, and the option helpers they share. */
+#ifndef TCPRT_CMD_H
+#define TCPRT_CMD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "record.h"
+
+#define TCPRT_VERSION	"1.0"
+
+/* Defaults, documented in README and --help. */
+#define DEFAULT_REORDER_US	(5 * 1000000ULL)	/* merge window */
+#define DEFAULT_POLL_US		200000ULL		/* --follow polling */
+#define DEFAULT_MAX_HELD	262144			/* records in the merge */
+#define DEFAULT_MAX_PORTS	64
+
+int cmd_read(int argc, char **argv);
+int cmd_summary(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+
+/* "tcprt: CMD: message" + "try tcprt CMD --help", exit 2. */
+void usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
+/* getopt_long returned ':' or '?': a usage error naming the option. */
+void bad_option(const char *cmd, int o, char **argv)
+	__attribute__((noreturn));
+
+/* Option values; each exits with a usage error when the value is bad. */
+uint16_t opt_port(const char *cmd, const char *arg);
+uint64_t opt_seconds(const char *cmd, const char *opt, const char *arg,
+		     bool zero_ok);
+/* "R,W,N,P,E" -> a bit mask of 1 << REC_x. */
+unsigned int opt_types(const char *cmd, const char *arg);
+
+#endif

@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tcprt export: Prometheus metrics for node_exporter's textfile collector.
+ *
+ * Every interval: drain the logs, add the records to counters and
+ * histograms kept since start, and rewrite the whole text file - written
+ * to a temporary file in the same directory (a name node_exporter ignores:
+ * it does not end in .prom), synced, then renamed over PATH, so a scrape
+ * sees the old file or the new one, never half of one.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "input.h"
+#include "prom.h"
+#include "series.h"
+#include "util.h"
+
+static const char help[] =
+"usage: tcprt export --textfile PATH [--interval SECONDS] [--once]\n"
+"                    [--buckets r5|r10|r20] [--port P] [--max-ports N]\n"
+"                    [--archive FILE] [--dir DIR]\n"
+"\n"
+"Drain the tcp_rt logs every SECONDS (default 15) and write Prometheus\n"
+"metrics to PATH for node_exporter's textfile collector (point its\n"
+"--collector.textfile.directory at PATH's folder; PATH must end in .prom).\n"
+"The file is written to a temporary file and renamed: a scrape never sees\n"
+"half a file.  Counters count from tcprt's start.  Labels: port, role\n"
+"(server/client), type (R W N P); no addresses.\n"
+"\n"
+"  -t, --textfile PATH  the .prom file to write\n"
+"  -i, --interval S     seconds between updates (default 15)\n"
+"  -1, --once           read once, write once, exit\n"
+"  -b, --buckets B      histogram bounds per decade, 10 us .. 100 s: r5, r10\n"
+"                       (default) or r20, the Renard series; histogram_quantile\n"
+"                       is then within 60 %, 28 % or 13 % of the exact value\n"
+"  -p, --port P         only service port P\n"
+"  -m, --max-ports N    at most N ports get series of their own (default 64);\n"
+"                       records of further ports are counted as port=\"other\"\n"
+"  -a, --archive FILE   also append every valid record line read to FILE\n"
+"                       (reading consumes the logs: this keeps a copy)\n"
+"  -d, --dir DIR        read recorded rt-network-log* files of DIR instead\n"
+"  -h, --help           this text\n"
+"\n"
+"Metrics (all with labels port, role, type unless said otherwise):\n"
+"  tcprt_tasks_total                 tasks (R W N P records)\n"
+"  tcprt_failed_tasks_total          W and N records\n"
+"  tcprt_connections_total           closed connections (E), port and role\n"
+"  tcprt_sent_bytes_total            bytes sent by the tasks (R W P)\n"
+"  tcprt_received_bytes_total        bytes received by the tasks (R N P)\n"
+"  tcprt_retransmissions_total       retransmitted segments (R W P)\n"
+"  tcprt_duration_seconds            histogram: duration (R W N P)\n"
+"  tcprt_process_seconds             histogram: process time (R W),\n"
+"                                    service time (P)\n"
+"  tcprt_upload_seconds              histogram: upload time (R W P)\n"
+"  tcprt_download_seconds            histogram: download time (R W P)\n"
+"  tcprt_records_read_total          valid lines read (no labels)\n"
+"  tcprt_malformed_lines_total       malformed lines skipped (no labels)\n"
+"  tcprt_module_status{key}          every numeric line of tcp_rt's status\n";
+
+enum { H_DURATION, H_PROCESS, H_UPLOAD, H_DOWNLOAD, NHIST };
+
+static const enum metric hist_metric[NHIST] = {
+	M_DURATION, M_PROCESS, M_UPLOAD, M_DOWNLOAD,
+};
+
+struct exp_val {
+	uint64_t records;	/* tasks, or connections for E */
+	uint64_t sent, recv, retrans;
+	struct prom_hist h[NHIST];
+};
+
+#define T(x) (1u << REC_##x)
+
+enum value { V_RECORDS, V_SENT, V_RECV, V_RETRANS };
+
+static const struct counter {
+	const char *name, *help;
+	unsigned int types;
+	enum value value;
+} counters[] = {
+	{ "tcprt_tasks_total", "Tasks: R, W, N and P records of tcp_rt.",
+	  T(R) | T(W) | T(N) | T(P), V_RECORDS },
+	{ "tcprt_failed_tasks_total",
+	  "Failed tasks: W (closed with the response unacknowledged) and N (closed during the request).",
+	  T(W) | T(N), V_RECORDS },
+	{ "tcprt_connections_total", "Tracked connections closed (E records).",
+	  T(E), V_RECORDS },
+	{ "tcprt_sent_bytes_total", "Bytes sent by the tasks.",
+	  T(R) | T(W) | T(P), V_SENT },
+	{ "tcprt_received_bytes_total", "Bytes received by the tasks.",
+	  T(R) | T(N) | T(P), V_RECV },
+	{ "tcprt_retransmissions_total", "Segments retransmitted during the tasks.",
+	  T(R) | T(W) | T(P), V_RETRANS },
+};
+
+static const struct histogram {
+	const char *name, *help;
+	unsigned int types;
+} histograms[NHIST] = {
+	[H_DURATION] = { "tcprt_duration_seconds",
+		"Task duration: first request byte to last response byte acknowledged (P: received).",
+		T(R) | T(W) | T(N) | T(P) },
+	[H_PROCESS] = { "tcprt_process_seconds",
+		"Process time: last request byte to first response byte (P: service time).",
+		T(R) | T(W) | T(P) },
+	[H_UPLOAD] = { "tcprt_upload_seconds",
+		"Upload time: first to last request byte.",
+		T(R) | T(W) | T(P) },
+	[H_DOWNLOAD] = { "tcprt_download_seconds",
+		"Download time: duration - upload - process (P: response time).",
+		T(R) | T(W) | T(P) },
+};
+
+#define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
+#define MAX_STATUS 64
+
+struct exporter {
+	const struct prom_buckets *b;
+	int port;
+	struct series_table t;
+	struct input in;
+	struct {
+		char key[64];
+		uint64_t value;
+	} status[MAX_STATUS];
+	unsigned int nstatus;
+};
+
+static void add(const struct record *r, void *arg)
+{
+	struct exporter *x = arg;
+	struct exp_val *v;
+	uint64_t val;
+	unsigned int i;
+
+	if (r->type == REC_STATS)
+		return;
+	if (x->port >= 0 && r->port != x->port)
+		return;
+	v = series_get(&x->t, r->port, r->role, r->type);
+	v->records++;
+	v->sent += rec_sent_bytes(r);
+	v->recv += rec_recv_bytes(r);
+	v->retrans += rec_retrans(r);
+	if (r->type == REC_E)
+		return;
+	for (i = 0; i < NHIST; i++)
+		if (rec_metric(r, hist_metric[i], &val))
+			prom_hist_add(&v->h[i], x->b, val);
+}
+
+static void free_val(void *arg)
+{
+	struct exp_val *v = arg;
+	unsigned int i;
+
+	for (i = 0; i < NHIST; i++)
+		prom_hist_free(&v->h[i]);
+}
+
+static void status_line(const char *key, uint64_t value, void *arg)
+{
+	struct exporter *x = arg;
+
+	if (x->nstatus == MAX_STATUS || strlen(key) >= sizeof(x->status[0].key))
+		return;
+	/* keys are [a-z_A-Z0-9]; anything else would need escaping */
+	if (key[strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")])
+		return;
+	snprintf(x->status[x->nstatus].key, sizeof(x->status[0].key), "%s", key);
+	x->status[x->nstatus++].value = value;
+}
+
+static void labels(char *buf, size_t len, const struct series *s)
+{
+	char port[8];
+
+	if (s->port == SERIES_OTHER)
+		snprintf(port, sizeof(port), "other");
+	else
+		snprintf(port, sizeof(port), "%u", s->port);
+	if (s->type == REC_E)
+		snprintf(buf, len, "port=\"%s\",role=\"%s\"", port,
+			 role_name(s->role));
+	else
+		snprintf(buf, len, "port=\"%s\",role=\"%s\",type=\"%s\"", port,
+			 role_name(s->role), rec_desc[s->type].name);
+}
+
+static bool any_series(const struct exporter *x, unsigned int types)
+{
+	size_t i;
+
+	for (i = 0; i < x->t.n; i++)
+		if (types & (1u << x->t.s[i].type))
+			return true;
+	return false;
+}
+
+static void write_metrics(FILE *out, const struct exporter *x)
+{
+	char lab[96];
+	unsigned int c, h;
+	size_t i;
+
+	for (c = 0; c < NCOUNTERS; c++) {
+		const struct counter *k = &counters[c];
+
+		if (!any_series(x, k->types))
+			continue;
+		fprintf(out, "# HELP %s %s\n# TYPE %s counter\n", k->name,
+			k->help, k->name);
+		for (i = 0; i < x->t.n; i++) {
+			const struct series *s = &x->t.s[i];
+			const struct exp_val *v = s->val;
+			uint64_t val[] = { v->records, v->sent, v->recv, v->retrans };
+
+			if (!(k->types & (1u << s->type)))
+				continue;
+			labels(lab, sizeof(lab), s);
+			fprintf(out, "%s{%s} %llu\n", k->name, lab,
+				(unsigned long long)val[k->value]);
+		}
+	}
+	for (h = 0; h < NHIST; h++) {
+		const struct histogram *k = &histograms[h];
+
+		if (!any_series(x, k->types))
+			continue;
+		fprintf(out, "# HELP %s %s\n# TYPE %s histogram\n", k->name,
+			k->help, k->name);
+		for (i = 0; i < x->t.n; i++) {
+			const struct series *s = &x->t.s[i];
+			const struct exp_val *v = s->val;
+
+			if (!(k->types & (1u << s->type)))
+				continue;
+			labels(lab, sizeof(lab), s);
+			prom_hist_write(out, k->name, lab, &v->h[h], x->b);
+		}
+	}
+	fprintf(out, "# HELP tcprt_records_read_total Valid lines tcprt read.\n"
+		"# TYPE tcprt_records_read_total counter\n"
+		"tcprt_records_read_total %llu\n",
+		(unsigned long long)x->in.records);
+	fprintf(out, "# HELP tcprt_malformed_lines_total Malformed lines tcprt skipped.\n"
+		"# TYPE tcprt_malformed_lines_total counter\n"
+		"tcprt_malformed_lines_total %llu\n",
+		(unsigned long long)x->in.bad);
+	if (x->nstatus) {
+		fprintf(out, "# HELP tcprt_module_status The numeric lines of /sys/kernel/debug/tcp-rt/status.\n"
+			"# TYPE tcprt_module_status gauge\n");
+		for (c = 0; c < x->nstatus; c++)
+			fprintf(out, "tcprt_module_status{key=\"%s\"} %llu\n",
+				x->status[c].key,
+				(unsigned long long)x->status[c].value);
+	}
+}
+
+/* Write to PATH's folder under a name node_exporter ignores, then rename. */
+static int write_textfile(const char *path, const struct exporter *x)
+{
+	const char *slash = strrchr(path, '/');
+	int dlen = slash ? (int)(slash - path + 1) : 0;
+	char tmp[4096];
+	FILE *f;
+	int err = 0;
+
+	/* "dir/name.prom" -> "dir/.name.prom.tmp.PID" */
+	if (snprintf(tmp, sizeof(tmp), "%.*s.%s.tmp.%ld", dlen, path,
+		     path + dlen, (long)getpid()) >= (int)sizeof(tmp)) {
+		warnx_("%s: path too long", path);
+		return -1;
+	}
+	f = fopen(tmp, "w");
+	if (!f) {
+		warnx_("%s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	write_metrics(f, x);
+	if (fflush(f) || ferror(f) || fsync(fileno(f)))
+		err = errno ? errno : EIO;
+	if (fclose(f) && !err)
+		err = errno;
+	if (!err && chmod(tmp, 0644))
+		err = errno;
+	if (!err && rename(tmp, path))
+		err = errno;
+	if (err) {
+		warnx_("writing %s: %s", path, strerror(err));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static void update(struct exporter *x)
+{
+	input_read(&x->in);
+	x->nstatus = 0;
+	input_status(&x->in, status_line, x);
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "textfile", required_argument, NULL, 't' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "once", no_argument, NULL, '1' },
+		{ "buckets", required_argument, NULL, 'b' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "max-ports", required_argument, NULL, 'm' },
+		{ "archive", required_argument, NULL, 'a' },
+		{ "dir", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct exporter *x = xcalloc(1, sizeof(*x));
+	uint64_t interval = 15 * USEC_PER_SEC, next, max_ports = DEFAULT_MAX_PORTS;
+	const char *path = NULL, *dir = NULL, *archive = NULL;
+	bool once = false;
+	unsigned int tick = 0;
+	int o, st = EXIT_OK;
+	size_t plen;
+
+	x->b = prom_buckets_of("r10");
+	x->port = -1;
+	optind = 1;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":t:i:1b:p:m:a:d:h", opts, NULL)) != -1) {
+		switch (o) {
+		case 't': path = optarg; break;
+		case 'i': interval = opt_seconds("export", "--interval", optarg, false); break;
+		case '1': once = true; break;
+		case 'b':
+			x->b = prom_buckets_of(optarg);
+			if (!x->b)
+				usage_error("export", "--buckets: '%s' is not r5, r10 or r20",
+					    optarg);
+			break;
+		case 'p': x->port = opt_port("export", optarg); break;
+		case 'm':
+			if (!parse_u64(optarg, strlen(optarg), &max_ports) ||
+			    max_ports < 1 || max_ports > 65535)
+				usage_error("export", "--max-ports: '%s' is not 1..65535",
+					    optarg);
+			break;
+		case 'a': archive = optarg; break;
+		case 'd': dir = optarg; break;
+		case 'h': fputs(help, stdout); free(x); return EXIT_OK;
+		default: bad_option("export", o, argv);
+		}
+	}
+	if (optind < argc)
+		usage_error("export", "unexpected argument '%s'", argv[optind]);
+	if (!path)
+		usage_error("export", "--textfile PATH is required");
+	plen = strlen(path);
+	if (plen < 6 || strcmp(path + plen - 5, ".prom"))
+		usage_error("export", "--textfile: '%s' does not end in .prom (node_exporter reads only *.prom)",
+			    path);
+
+	signals_init();
+	series_init(&x->t, sizeof(struct exp_val), (unsigned int)max_ports);
+	st = input_open(&x->in, dir, false, add, x);
+	if (st == EXIT_OK && archive) {
+		x->in.archive = fopen(archive, "a");
+		if (!x->in.archive) {
+			warnx_("%s: %s", archive, strerror(errno));
+			st = EXIT_RUNTIME;
+		}
+	}
+	if (st != EXIT_OK)
+		goto out;
+
+	update(x);
+	if (once)
+		input_finish(&x->in);
+	if (write_textfile(path, x) < 0) {
+		st = EXIT_RUNTIME;
+		goto out;
+	}
+	next = now_us() + interval;
+	while (!once && !stop_requested) {
+		uint64_t now = now_us();
+
+		if (now < next) {
+			sleep_us(next - now < DEFAULT_POLL_US ? next - now : DEFAULT_POLL_US);
+			continue;
+		}
+		next += interval;
+		if (next <= now)	/* fell behind (suspend?): no burst */
+			next = now + interval;
+		if (++tick % 4 == 0 || x->in.gone)
+			input_rescan(&x->in);
+		update(x);
+		write_textfile(path, x);	/* a failure is retried next time */
+	}
+	if (!once) {
+		update(x);
+		input_finish(&x->in);
+		write_textfile(path, x);
+	}
+	input_report(&x->in);
+out:
+	if (x->in.archive)
+		fclose(x->in.archive);
+	input_close(&x->in);
+	series_free(&x->t, free_val);
+	free(x);
+	return st;
+}

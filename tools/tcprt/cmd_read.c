@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/* tcprt read: print the records, merged into start-time order. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "input.h"
+#include "merge.h"
+#include "output.h"
+#include "util.h"
+
+static const char help[] =
+"usage: tcprt read [--follow] [--format text|json|csv] [--type R,W,N,P,E]\n"
+"                  [--port P] [--stats] [--dir DIR] [--reorder SECONDS]\n"
+"\n"
+"Drain every rt-network-log<cpu> of /sys/kernel/debug/tcp-rt (reading\n"
+"consumes them) and print the records, merged into start-time order.\n"
+"\n"
+"  -f, --follow        keep reading as records arrive, until SIGINT/SIGTERM\n"
+"  -o, --format F      text (default): time, type, role, port, cpu, then\n"
+"                      name=value for every field; json: one object per line\n"
+"                      with the field names of docs/records.md; csv: a header\n"
+"                      line, then one row per record (empty cells for the\n"
+"                      fields a type does not have)\n"
+"  -t, --type LIST     only these record types, e.g. R,W\n"
+"  -p, --port P        only records of service port P (the local port of\n"
+"                      R/W/N, the peer port of P, that of the connection\n"
+"                      for E)\n"
+"  -s, --stats         also the lines of rt-network-stats (type \"stats\")\n"
+"  -d, --dir DIR       read the rt-network-log* (and rt-network-stats) files\n"
+"                      of DIR instead: recorded logs; nothing is consumed\n"
+"  -r, --reorder S     the reordering window, seconds (default 5): a record\n"
+"                      is printed once a record that started S seconds later\n"
+"                      has been read (with --follow: once the clock is S\n"
+"                      past its start).  A record arriving later than that\n"
+"                      is printed at once, out of order, and counted.  An E\n"
+"                      record carries its connection's start: the E of a\n"
+"                      connection that lasted longer than S always comes\n"
+"                      out of order (without a warning)\n"
+"  -h, --help          this text\n"
+"\n"
+"Every line is validated; a malformed or truncated one is skipped and\n"
+"reported on stderr with its file, line number and reason.\n";
+
+struct read_ctx {
+	enum format fmt;
+	unsigned int types;	/* mask of 1 << REC_x; 0: all */
+	int port;		/* -1: all */
+	struct merge merge;
+	int write_errno;
+};
+
+/* input -> filter -> merge -> print */
+static void filter(const struct record *r, void *arg)
+{
+	struct read_ctx *c = arg;
+
+	if (r->type != REC_STATS && c->types && !(c->types & (1u << r->type)))
+		return;
+	if (c->port >= 0 && r->port != c->port)
+		return;
+	merge_push(r, &c->merge);
+}
+
+static void print(const struct record *r, void *arg)
+{
+	struct read_ctx *c = arg;
+
+	if (c->write_errno)
+		return;
+	output_record(stdout, c->fmt, r);
+	if (ferror(stdout))
+		c->write_errno = errno ? errno : EIO;
+}
+
+int cmd_read(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "follow", no_argument, NULL, 'f' },
+		{ "format", required_argument, NULL, 'o' },
+		{ "type", required_argument, NULL, 't' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "stats", no_argument, NULL, 's' },
+		{ "dir", required_argument, NULL, 'd' },
+		{ "reorder", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct read_ctx c = { .fmt = FMT_TEXT, .port = -1 };
+	uint64_t reorder = DEFAULT_REORDER_US;
+	const char *dir = NULL;
+	bool follow = false, stats = false;
+	struct input in;
+	unsigned int tick = 0;
+	int o, st;
+
+	optind = 1;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":fo:t:p:sd:r:h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'f': follow = true; break;
+		case 'o':
+			if (format_of(optarg) < 0)
+				usage_error("read", "--format: '%s' is not text, json or csv",
+					    optarg);
+			c.fmt = (enum format)format_of(optarg);
+			break;
+		case 't': c.types = opt_types("read", optarg); break;
+		case 'p': c.port = opt_port("read", optarg); break;
+		case 's': stats = true; break;
+		case 'd': dir = optarg; break;
+		case 'r': reorder = opt_seconds("read", "--reorder", optarg, true); break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: bad_option("read", o, argv);
+		}
+	}
+	if (optind < argc)
+		usage_error("read", "unexpected argument '%s'", argv[optind]);
+
+	signals_init();
+	merge_init(&c.merge, reorder, DEFAULT_MAX_HELD, print, &c);
+	st = input_open(&in, dir, stats, filter, &c);
+	if (st != EXIT_OK) {
+		input_close(&in);
+		return st;
+	}
+	output_header(stdout, c.fmt);
+	input_read(&in);
+	while (follow && !stop_requested && !c.write_errno) {
+		merge_advance(&c.merge, now_us());
+		fflush(stdout);
+		sleep_us(DEFAULT_POLL_US);
+		if (++tick % 5 == 0)
+			input_rescan(&in);
+		input_read(&in);
+	}
+	input_finish(&in);
+	merge_flush(&c.merge);
+	fflush(stdout);
+	if (ferror(stdout) && !c.write_errno)
+		c.write_errno = errno ? errno : EIO;
+
+	input_report(&in);
+	if (c.merge.late > c.merge.late_e)
+		warnx_("%llu task record%s printed out of start-time order: they came more than the reordering window (%llu.%06llu s) after a later one",
+		       (unsigned long long)(c.merge.late - c.merge.late_e),
+		       c.merge.late - c.merge.late_e == 1 ? "" : "s",
+		       (unsigned long long)(reorder / USEC_PER_SEC),
+		       (unsigned long long)(reorder % USEC_PER_SEC));
+	if (c.merge.forced)
+		warnx_("%llu record%s released early: more than %d held for reordering",
+		       (unsigned long long)c.merge.forced,
+		       c.merge.forced == 1 ? "" : "s", DEFAULT_MAX_HELD);
+	input_close(&in);
+	merge_free(&c.merge);
+	if (c.write_errno && c.write_errno != EPIPE) {
+		warnx_("writing the output: %s", strerror(c.write_errno));
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}

@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Reading, line splitting and validation of the log and stats files. */
+#include "input.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <mntent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define LOG_PREFIX	"rt-network-log"
+#define STATS_NAME	"rt-network-stats"
+#define DEBUGFS_MOUNT	"/sys/kernel/debug"
+#define MODULE_DIR	"/sys/module/tcp_rt"
+#define READ_CHUNK	16384
+#define SHOW_MAX	100	/* bad lines shown per file; all are counted */
+#define EXCERPT_MAX	60
+
+struct input_file {
+	char *path;
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	bool is_stats;
+	int cpu;
+	char chunk[READ_CHUNK];	/* read, not yet cut into lines */
+	size_t clen, cpos;
+	bool idle;		/* nothing more to read for now */
+	uint64_t pos_us;	/* start time of the last record read */
+	char line[PARSE_LINE_MAX + 1];
+	size_t len;
+	bool overlong;		/* skipping the rest of a too long line */
+	uint64_t lineno;
+	uint64_t bad, shown;
+	/* the last task record, whose connection an E record may close */
+	bool have_last;
+	struct record last;
+};
+
+/* ---- bad lines ---------------------------------------------------------- */
+
+static void excerpt(char *out, size_t outlen, const char *s, size_t len)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < len && o + 5 < outlen && i < EXCERPT_MAX; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c >= 0x20 && c <= 0x7e && c != '"' && c != '\\')
+			out[o++] = (char)c;
+		else
+			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
+	}
+	if (i < len && o + 4 < outlen)
+		o += (size_t)snprintf(out + o, outlen - o, "...");
+	out[o] = '\0';
+}
+
+static void bad_line(struct input *in, struct input_file *f, const char *why,
+		     const char *s, size_t len)
+{
+	char ex[EXCERPT_MAX * 4 + 8];
+
+	f->bad++;
+	in->bad++;
+	if (in->quiet || f->shown > SHOW_MAX)
+		return;
+	if (++f->shown > SHOW_MAX) {
+		warnx_("%s: more than %d malformed lines: the rest are counted, not shown",
+		       f->path, SHOW_MAX);
+		return;
+	}
+	excerpt(ex, sizeof(ex), s, len);
+	warnx_("%s:%llu: %s: \"%s\"", f->path, (unsigned long long)f->lineno,
+	       why, ex);
+}
+
+/* ---- one line ------------------------------------------------------------- */
+
+static bool same_conn(const struct record *a, const struct record *b)
+{
+	return a->peer_port == b->peer_port && a->local_port == b->local_port &&
+	       !strcmp(a->peer_addr, b->peer_addr) &&
+	       !strcmp(a->local_addr, b->local_addr);
+}
+
+/*
+ * An E record is written right after the last R/W/N/P of its connection,
+ * by the same hook, in the same file (docs/records.md, "Order across
+ * CPUs"): it takes that record's role.  Without one (it was overwritten, or
+ * the connection had no task in this file) parse's guess stands.
+ */
+static void set_e_role(struct input_file *f, struct record *r)
+{
+	if (r->type == REC_E) {
+		if (f->have_last && same_conn(&f->last, r)) {
+			r->role = f->last.role;
+			r->port = f->last.port;
+		}
+		f->have_last = false;
+	} else if (rec_is_task(r->type)) {
+		f->last = *r;
+		f->have_last = true;
+	}
+}
+
+static void do_line(struct input *in, struct input_file *f, const char *s,
+		    size_t len)
+{
+	char why[PARSE_WHY_MAX];
+	struct record r;
+	bool ok;
+
+	f->lineno++;
+	if (f->is_stats)
+		ok = parse_stats_line(s, len, &r, why);
+	else
+		ok = parse_log_line(s, len, &r, why);
+	if (!ok) {
+		bad_line(in, f, why, s, len);
+		return;
+	}
+	in->records++;
+	f->pos_us = rec_time_us(&r);
+	if (!f->is_stats) {
+		r.cpu = f->cpu;
+		set_e_role(f, &r);
+		if (in->archive) {
+			fwrite(s, 1, len, in->archive);
+			fputc('\n', in->archive);
+		}
+	}
+	in->fn(&r, in->ctx);
+}
+
+/* Add @len bytes to the line being assembled. */
+static void append(struct input_file *f, const char *p, size_t len)
+{
+	if (f->overlong)
+		return;
+	if (f->len + len > PARSE_LINE_MAX) {
+		/* keep the start, for the message */
+		len = PARSE_LINE_MAX - f->len;
+		f->overlong = true;
+	}
+	memcpy(f->line + f->len, p, len);
+	f->len += len;
+}
+
+static void end_line(struct input *in, struct input_file *f)
+{
+	if (f->overlong) {
+		f->lineno++;
+		bad_line(in, f, "line longer than 511 bytes", f->line, f->len);
+	} else {
+		do_line(in, f, f->line, f->len);
+	}
+	f->len = 0;
+	f->overlong = false;
+}
+
+/* Cut the next line out of what was read; false: no complete line left. */
+static bool take_line(struct input *in, struct input_file *f)
+{
+	while (f->cpos < f->clen) {
+		const char *p = f->chunk + f->cpos;
+		size_t avail = f->clen - f->cpos;
+		const char *nl = memchr(p, '\n', avail);
+		size_t seg = nl ? (size_t)(nl - p) : avail;
+
+		append(f, p, seg);
+		f->cpos += seg;
+		if (nl) {
+			f->cpos++;
+			end_line(in, f);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A last line without its newline: report it, as truncated. */
+static void finish_file(struct input *in, struct input_file *f)
+{
+	if (f->len || f->overlong) {
+		f->lineno++;
+		bad_line(in, f, "truncated line (no newline at end of file)",
+			 f->line, f->len);
+	}
+	f->len = 0;
+	f->overlong = false;
+}
+
+/* Read the next chunk; false at the current end of the file. */
+static bool fill(struct input *in, struct input_file *f)
+{
+	ssize_t n;
+
+	if (f->fd < 0)
+		return false;
+	do {
+		n = read(f->fd, f->chunk, sizeof(f->chunk));
+	} while (n < 0 && errno == EINTR);
+	if (n > 0) {
+		f->clen = (size_t)n;
+		f->cpos = 0;
+		return true;
+	}
+	if (n < 0 && errno != EAGAIN) {
+		/* EIO once the module is unloaded: the rescan notices */
+		if (!in->debugfs || errno != EIO)
+			warnx_("%s: read: %s", f->path, strerror(errno));
+		finish_file(in, f);
+		close(f->fd);
+		f->fd = -1;
+	}
+	return false;
+}
+
+/* Process the next line of @f; false when it has none for now. */
+static bool next_line(struct input *in, struct input_file *f)
+{
+	do {
+		if (take_line(in, f))
+			return true;
+	} while (fill(in, f));
+	return false;
+}
+
+/* Read everything @f holds now (and nothing of the other files). */
+static void drain_file(struct input *in, struct input_file *f)
+{
+	while (next_line(in, f))
+		;
+}
+
+/* ---- the set of files ------------------------------------------------------- */
+
+/* rt-network-log<N>: N; any other rt-network-log* name: -1. */
+static int cpu_of(const char *name)
+{
+	const char *p = name + strlen(LOG_PREFIX);
+	uint64_t v;
+
+	if (!parse_u64(p, strlen(p), &v) || v > 1000000)
+		return -1;
+	return (int)v;
+}
+
+static bool wanted(const struct input *in, const char *name)
+{
+	if (!strncmp(name, LOG_PREFIX, strlen(LOG_PREFIX)))
+		return true;
+	return in->stats && !strcmp(name, STATS_NAME);
+}
+
+static struct input_file *find_file(const struct input *in, const char *name)
+{
+	size_t i, dlen = strlen(in->dir);
+
+	for (i = 0; i < in->nfiles; i++)
+		if (!strcmp(in->files[i]->path + dlen + 1, name))
+			return in->files[i];
+	return NULL;
+}
+
+static int open_file(struct input *in, const char *name)
+{
+	struct input_file *f = xcalloc(1, sizeof(*f));
+	size_t plen = strlen(in->dir) + strlen(name) + 2;
+	struct stat st;
+
+	f->path = xcalloc(1, plen);
+	snprintf(f->path, plen, "%s/%s", in->dir, name);
+	f->fd = open(f->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (f->fd < 0 || fstat(f->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int err = f->fd < 0 ? errno : EINVAL;
+
+		if (f->fd >= 0)
+			close(f->fd);
+		if (err == EACCES && geteuid() != 0)
+			warnx_("%s: permission denied: run tcprt as root", f->path);
+		else
+			warnx_("%s: %s", f->path, err == EINVAL ?
+			       "not a regular file" : strerror(err));
+		free(f->path);
+		free(f);
+		return -1;
+	}
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->is_stats = !strcmp(name, STATS_NAME);
+	f->cpu = f->is_stats ? -1 : cpu_of(name);
+	in->files = xrealloc(in->files, in->nfiles + 1, sizeof(*in->files));
+	in->files[in->nfiles++] = f;
+	return 0;
+}
+
+static void free_file(struct input_file *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f->path);
+	free(f);
+}
+
+/* Files in CPU order, the stats file last. */
+static int file_cmp(const void *a, const void *b)
+{
+	const struct input_file *x = *(struct input_file *const *)a;
+	const struct input_file *y = *(struct input_file *const *)b;
+
+	if (x->is_stats != y->is_stats)
+		return x->is_stats ? 1 : -1;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* Open every wanted file of the directory not open yet; -1: no directory. */
+static int scan_dir(struct input *in, bool report)
+{
+	struct dirent *de;
+	DIR *d;
+
+	d = opendir(in->dir);
+	if (!d) {
+		if (report) {
+			if (errno == EACCES && geteuid() != 0)
+				warnx_("%s: permission denied: run tcprt as root",
+				       in->dir);
+			else
+				warnx_("%s: %s", in->dir, strerror(errno));
+		}
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		if (wanted(in, de->d_name) && !find_file(in, de->d_name))
+			open_file(in, de->d_name);
+	}
+	closedir(d);
+	qsort(in->files, in->nfiles, sizeof(*in->files), file_cmp);
+	return 0;
+}
+
+static bool debugfs_mounted(void)
+{
+	struct mntent *m;
+	bool found = false;
+	FILE *mt;
+
+	mt = setmntent("/proc/self/mounts", "r");
+	if (!mt)
+		return true;	/* cannot tell: let opening the files decide */
+	while ((m = getmntent(mt)))
+		if (!strcmp(m->mnt_type, "debugfs") &&
+		    !strcmp(m->mnt_dir, DEBUGFS_MOUNT))
+			found = true;
+	endmntent(mt);
+	return found;
+}
+
+/* The three usual reasons the module's files cannot be read, in order. */
+static int check_debugfs(void)
+{
+	struct stat st;
+
+	if (!debugfs_mounted()) {
+		warnx_("debugfs is not mounted on %s (mount -t debugfs none %s)",
+		       DEBUGFS_MOUNT, DEBUGFS_MOUNT);
+		return -1;
+	}
+	if (stat(MODULE_DIR, &st) < 0) {
+		warnx_("the tcp_rt module is not loaded (no %s): load it first, e.g. modprobe tcp_rt lports=80",
+		       MODULE_DIR);
+		return -1;
+	}
+	if (stat(DEBUGFS_DIR, &st) < 0) {
+		if (errno == EACCES)
+			warnx_("%s: permission denied: tcprt must run as root to read the tcp_rt files",
+			       DEBUGFS_DIR);
+		else
+			warnx_("%s: %s (is tcp_rt loaded?)", DEBUGFS_DIR,
+			       strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int input_open(struct input *in, const char *dir, bool stats, record_fn fn,
+	       void *ctx)
+{
+	size_t i, logs = 0;
+
+	memset(in, 0, sizeof(*in));
+	in->debugfs = !dir;
+	in->stats = stats;
+	in->fn = fn;
+	in->ctx = ctx;
+	in->dir = strdup(dir ? dir : DEBUGFS_DIR);
+	if (!in->dir)
+		die(EXIT_RUNTIME, "out of memory");
+	/* no trailing slash: paths are dir + "/" + name */
+	for (i = strlen(in->dir); i > 1 && in->dir[i - 1] == '/'; i--)
+		in->dir[i - 1] = '\0';
+	if ((in->debugfs && check_debugfs() < 0) || scan_dir(in, true) < 0)
+		goto fail;
+	for (i = 0; i < in->nfiles; i++)
+		logs += !in->files[i]->is_stats;
+	if (!logs) {
+		warnx_("%s: no readable %s* file", in->dir, LOG_PREFIX);
+		goto fail;
+	}
+	return EXIT_OK;
+fail:
+	input_close(in);
+	return EXIT_RUNTIME;
+}
+
+uint64_t input_read(struct input *in)
+{
+	uint64_t before = in->records + in->bad;
+	size_t i;
+
+	for (i = 0; i < in->nfiles; i++)
+		in->files[i]->idle = false;
+	for (;;) {
+		struct input_file *next = NULL;
+
+		for (i = 0; i < in->nfiles; i++) {
+			struct input_file *f = in->files[i];
+
+			if (!f->idle && (!next || f->pos_us < next->pos_us))
+				next = f;
+		}
+		if (!next)
+			break;
+		if (!next_line(in, next))
+			next->idle = true;
+	}
+	if (in->archive)
+		fflush(in->archive);
+	return in->records + in->bad - before;
+}
+
+void input_rescan(struct input *in)
+{
+	size_t i, kept = 0, dropped;
+	struct stat st;
+
+	for (i = 0; i < in->nfiles; i++) {
+		struct input_file *f = in->files[i];
+
+		if (f->fd >= 0 && stat(f->path, &st) == 0 &&
+		    st.st_dev == f->dev && st.st_ino == f->ino) {
+			in->files[kept++] = f;
+			continue;
+		}
+		/* gone or replaced (module reloaded): drain, then drop */
+		drain_file(in, f);
+		finish_file(in, f);
+		free_file(f);
+	}
+	dropped = in->nfiles - kept;
+	in->nfiles = kept;
+	if (scan_dir(in, false) < 0) {
+		if (!in->gone)
+			warnx_("%s is gone%s; waiting for it", in->dir,
+			       in->debugfs ? " (tcp_rt unloaded?)" : "");
+		in->gone = true;
+		return;
+	}
+	if (in->gone)
+		warnx_("%s is back", in->dir);
+	else if (dropped)
+		warnx_("%s: %zu file%s gone or replaced%s", in->dir, dropped,
+		       dropped == 1 ? "" : "s",
+		       in->debugfs ? " (tcp_rt reloaded?)" : "");
+	in->gone = false;
+}
+
+void input_finish(struct input *in)
+{
+	size_t i;
+
+	for (i = 0; i < in->nfiles; i++)
+		finish_file(in, in->files[i]);
+}
+
+void input_report(const struct input *in)
+{
+	size_t i;
+
+	if (!in->bad)
+		return;
+	for (i = 0; i < in->nfiles; i++)
+		if (in->files[i]->bad)
+			warnx_("%s: %llu malformed line%s skipped",
+			       in->files[i]->path,
+			       (unsigned long long)in->files[i]->bad,
+			       in->files[i]->bad == 1 ? "" : "s");
+	warnx_("%llu malformed line%s in all, %llu valid",
+	       (unsigned long long)in->bad, in->bad == 1 ? "" : "s",
+	       (unsigned long long)in->records);
+}
+
+void input_close(struct input *in)
+{
+	size_t i;
+
+	for (i = 0; i < in->nfiles; i++)
+		free_file(in->files[i]);
+	free(in->files);
+	free(in->dir);
+	in->files = NULL;
+	in->nfiles = 0;
+	in->dir = NULL;
+}
+
+void input_status(const struct input *in,
+		  void (*fn)(const char *key, uint64_t value, void *ctx),
+		  void *ctx)
+{
+	char path[4096], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/status", in->dir);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *sp = strchr(line, ' ');
+		char *end;
+		uint64_t v;
+
+		if (!sp)
+			continue;
+		*sp++ = '\0';
+		end = sp + strcspn(sp, "\n");
+		*end = '\0';
+		if (parse_u64(sp, strlen(sp), &v))
+			fn(line, v, ctx);
+	}
+	fclose(f);
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The files tcprt reads: every rt-network-log* of a directory (and
+ * rt-network-stats when asked), read to their current end, cut into lines,
+ * validated and turned into records.  A bad line is counted and reported on
+ * stderr with its file, line number and reason; it never stops the stream.
+ */
+#ifndef TCPRT_INPUT_H
+#define TCPRT_INPUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "parse.h"
+#include "record.h"
+
+#define DEBUGFS_DIR	"/sys/kernel/debug/tcp-rt"
+
+struct input_file;
+
+struct input {
+	char *dir;
+	bool debugfs;		/* the module's own directory: reading consumes */
+	bool stats;		/* also read rt-network-stats */
+	bool quiet;		/* do not report bad lines one by one */
+	bool gone;		/* the directory vanished (follow mode) */
+	struct input_file **files;
+	size_t nfiles;
+	FILE *archive;		/* if set, every valid log line is appended */
+	record_fn fn;
+	void *ctx;
+	uint64_t records;	/* valid lines */
+	uint64_t bad;		/* malformed lines */
+};
+
+/*
+ * Open the files of @dir, or of the debugfs directory when @dir is NULL
+ * (after checking, with a clear message for each, that debugfs is mounted,
+ * the module loaded and the files readable).  Records are passed to @fn.
+ * Returns EXIT_OK, or EXIT_RUNTIME after printing why (nothing left open;
+ * input_close() may still be called).
+ */
+int input_open(struct input *in, const char *dir, bool stats, record_fn fn,
+	       void *ctx);
+
+/* Read what every file holds now; returns the number of lines read. */
+uint64_t input_read(struct input *in);
+
+/* Follow mode: open files that appeared, close those that vanished. */
+void input_rescan(struct input *in);
+
+/* End of input: a last line without its '\n' is reported as truncated. */
+void input_finish(struct input *in);
+
+/* One stderr line with the malformed-line count per file, if any. */
+void input_report(const struct input *in);
+
+void input_close(struct input *in);
+
+/* Read DIR/status ("key value" lines); calls @fn per numeric line. */
+void input_status(const struct input *in,
+		  void (*fn)(const char *key, uint64_t value, void *ctx),
+		  void *ctx);
+
+#endif

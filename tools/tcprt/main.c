@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tcprt - the user-space companion of the tcp_rt kernel module: reads the
+ * per-CPU record files, merges them into start-time order, summarises them
+ * with percentiles and exports Prometheus metrics.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "util.h"
+
+static const char usage[] =
+"usage: tcprt COMMAND [OPTIONS]\n"
+"\n"
+"The companion tool of the tcp_rt kernel module: reads the records in\n"
+"/sys/kernel/debug/tcp-rt (reading consumes them) or in a directory of\n"
+"recorded files, and prints, summarises or exports them.\n"
+"\n"
+"commands:\n"
+"  read      print the records merged in start-time order (text, JSON, CSV)\n"
+"  summary   per port and type: count, rate, p50/p90/p99/max per window\n"
+"  export    Prometheus metrics for node_exporter's textfile collector\n"
+"  help CMD  the help of a command (same as tcprt CMD --help)\n"
+"\n"
+"tcprt --version prints the version.  Exit status: 0 ok, 1 runtime error\n"
+"(no debugfs, module not loaded, not root, I/O error), 2 usage error.\n";
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} commands[] = {
+	{ "read", cmd_read },
+	{ "summary", cmd_summary },
+	{ "export", cmd_export },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+void usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "tcprt: %s%s", cmd ? cmd : "", cmd ? ": " : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\ntry 'tcprt %s%s--help'\n", cmd ? cmd : "",
+		cmd ? " " : "");
+	exit(EXIT_USAGE);
+}
+
+void bad_option(const char *cmd, int o, char **argv)
+{
+	char opt[3] = { '-', (char)optopt, '\0' };
+	const char *last = argv[optind - 1];
+	const char *name = !strncmp(last, "--", 2) || !optopt ? last : opt;
+
+	if (o == ':')
+		usage_error(cmd, "option %s needs a value", name);
+	usage_error(cmd, "unknown option %s", name);
+}
+
+uint16_t opt_port(const char *cmd, const char *arg)
+{
+	uint16_t port;
+
+	if (!parse_port(arg, &port))
+		usage_error(cmd, "--port: '%s' is not a port (1..65535)", arg);
+	return port;
+}
+
+uint64_t opt_seconds(const char *cmd, const char *opt, const char *arg,
+		     bool zero_ok)
+{
+	uint64_t us;
+
+	if (!parse_seconds(arg, &us) || (!zero_ok && us == 0) ||
+	    us > 86400 * 365 * USEC_PER_SEC)
+		usage_error(cmd, "%s: '%s' is not a number of seconds%s", opt,
+			    arg, zero_ok ? "" : " > 0");
+	return us;
+}
+
+unsigned int opt_types(const char *cmd, const char *arg)
+{
+	unsigned int mask = 0;
+	const char *p = arg;
+
+	for (;;) {
+		int t = p[0] ? rec_type_of(p[0]) : -1;
+
+		if (t < 0 || (p[1] != ',' && p[1] != '\0'))
+			usage_error(cmd, "--type: '%s' is not a list of R,W,N,P,E",
+				    arg);
+		mask |= 1u << t;
+		if (p[1] == '\0')
+			return mask;
+		p += 2;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+	size_t i;
+
+	if (!cmd) {
+		fputs(usage, stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+		fputs(usage, stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(cmd, "--version")) {
+		printf("tcprt %s\n", TCPRT_VERSION);
+		return EXIT_OK;
+	}
+	if (!strcmp(cmd, "help")) {
+		char help[] = "--help";
+		char *args[] = { argv[2], help, NULL };
+
+		if (argc < 3) {
+			fputs(usage, stdout);
+			return EXIT_OK;
+		}
+		for (i = 0; i < NCOMMANDS; i++)
+			if (!strcmp(argv[2], commands[i].name))
+				return commands[i].fn(2, args);
+		usage_error(NULL, "no command '%s'", argv[2]);
+	}
+	for (i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(cmd, commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	usage_error(NULL, "no command '%s'", cmd);
+}

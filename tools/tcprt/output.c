@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Printing records.  Field names are those of docs/records.md; the header
+ * fields are type, sec, usec, peer_addr, peer_port, local_addr, local_port.
+ * tcprt adds role (server/client), port (the service port) and cpu (the
+ * log file's number).  Stats lines print as type "stats" with unix_sec.
+ */
+#include "output.h"
+
+#include <string.h>
+
+#include "util.h"
+
+#define CSV_MAX_COLS	64
+
+int format_of(const char *s)
+{
+	if (!strcmp(s, "text"))
+		return FMT_TEXT;
+	if (!strcmp(s, "json"))
+		return FMT_JSON;
+	if (!strcmp(s, "csv"))
+		return FMT_CSV;
+	return -1;
+}
+
+static void endpoint(FILE *out, const char *addr, unsigned int port)
+{
+	if (strchr(addr, ':'))
+		fprintf(out, "[%s]:%u", addr, port);
+	else
+		fprintf(out, "%s:%u", addr, port);
+}
+
+static void print_text(FILE *out, const struct record *r)
+{
+	const struct rec_desc *d = &rec_desc[r->type];
+	char when[40];
+	unsigned int i;
+
+	fmt_time(when, sizeof(when), rec_time_us(r), r->type != REC_STATS);
+	fprintf(out, "%s %s %s port=%u", when, d->name, role_name(r->role),
+		r->port);
+	if (r->type != REC_STATS) {
+		fprintf(out, " cpu=%d peer=", r->cpu);
+		endpoint(out, r->peer_addr, r->peer_port);
+		fputs(" local=", out);
+		endpoint(out, r->local_addr, r->local_port);
+	}
+	for (i = 0; i < r->nfields; i++)
+		fprintf(out, " %s=%llu", d->fields[i],
+			(unsigned long long)r->f[i]);
+	fputc('\n', out);
+}
+
+static void print_json(FILE *out, const struct record *r)
+{
+	const struct rec_desc *d = &rec_desc[r->type];
+	unsigned int i;
+
+	if (r->type == REC_STATS) {
+		fprintf(out, "{\"type\":\"stats\",\"unix_sec\":%llu,\"port\":%u,\"role\":\"%s\"",
+			(unsigned long long)r->sec, r->port, role_name(r->role));
+	} else {
+		fprintf(out, "{\"type\":\"%s\",\"sec\":%llu,\"usec\":%llu,"
+			"\"peer_addr\":\"%s\",\"peer_port\":%u,"
+			"\"local_addr\":\"%s\",\"local_port\":%u,"
+			"\"role\":\"%s\",\"port\":%u,\"cpu\":%d",
+			d->name, (unsigned long long)r->sec,
+			(unsigned long long)r->usec, r->peer_addr, r->peer_port,
+			r->local_addr, r->local_port, role_name(r->role),
+			r->port, r->cpu);
+	}
+	for (i = 0; i < r->nfields; i++)
+		fprintf(out, ",\"%s\":%llu", d->fields[i],
+			(unsigned long long)r->f[i]);
+	fputs("}\n", out);
+}
+
+/* ---- CSV: fixed columns, then every field name once, in type order ---- */
+
+static const char *const csv_fixed[] = {
+	"type", "sec", "usec", "role", "port", "peer_addr", "peer_port",
+	"local_addr", "local_port", "cpu",
+};
+#define CSV_FIXED	(sizeof(csv_fixed) / sizeof(csv_fixed[0]))
+
+static const char *csv_cols[CSV_MAX_COLS];
+static unsigned int csv_ncols;
+/* csv_col[type][i]: the column of field i of that type */
+static unsigned int csv_col[REC_NTYPES][REC_FIELDS_MAX];
+
+static void csv_init(void)
+{
+	unsigned int t, i, c;
+
+	if (csv_ncols)
+		return;
+	for (i = 0; i < CSV_FIXED; i++)
+		csv_cols[csv_ncols++] = csv_fixed[i];
+	for (t = 0; t < REC_NTYPES; t++) {
+		for (i = 0; i < rec_desc[t].nfields; i++) {
+			const char *name = rec_desc[t].fields[i];
+
+			for (c = CSV_FIXED; c < csv_ncols; c++)
+				if (!strcmp(csv_cols[c], name))
+					break;
+			if (c == csv_ncols)
+				csv_cols[csv_ncols++] = name;
+			csv_col[t][i] = c;
+		}
+	}
+}
+
+static void print_csv(FILE *out, const struct record *r)
+{
+	const uint64_t *col_val[CSV_MAX_COLS] = { 0 };
+	unsigned int i;
+
+	csv_init();
+	for (i = 0; i < r->nfields; i++)
+		col_val[csv_col[r->type][i]] = &r->f[i];
+	if (r->type == REC_STATS)
+		fprintf(out, "stats,%llu,0,%s,%u,,,,,", (unsigned long long)r->sec,
+			role_name(r->role), r->port);
+	else
+		fprintf(out, "%s,%llu,%llu,%s,%u,%s,%u,%s,%u,%d",
+			rec_desc[r->type].name, (unsigned long long)r->sec,
+			(unsigned long long)r->usec, role_name(r->role), r->port,
+			r->peer_addr, r->peer_port, r->local_addr, r->local_port,
+			r->cpu);
+	for (i = CSV_FIXED; i < csv_ncols; i++) {
+		if (col_val[i])
+			fprintf(out, ",%llu", (unsigned long long)*col_val[i]);
+		else
+			fputc(',', out);
+	}
+	fputc('\n', out);
+}
+
+void output_header(FILE *out, enum format fmt)
+{
+	unsigned int i;
+
+	if (fmt != FMT_CSV)
+		return;
+	csv_init();
+	for (i = 0; i < csv_ncols; i++)
+		fprintf(out, "%s%s", i ? "," : "", csv_cols[i]);
+	fputc('\n', out);
+}
+
+void output_record(FILE *out, enum format fmt, const struct record *r)
+{
+	switch (fmt) {
+	case FMT_JSON:
+		print_json(out, r);
+		break;
+	case FMT_CSV:
+		print_csv(out, r);
+		break;
+	default:
+		print_text(out, r);
+		break;
+	}
+}

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Record types, field names and derived quantities. */
+#include "record.h"
+
+static const char *const fields_r[] = {
+	"sent_bytes", "duration", "min_rtt", "retrans", "task_seq",
+	"process_time", "upload_time", "recv_bytes", "out_of_order", "mss",
+};
+static const char *const fields_w[] = {
+	"sent_bytes", "duration", "min_rtt", "retrans", "task_seq",
+	"process_time", "upload_time", "unacked_bytes", "mss",
+};
+static const char *const fields_n[] = {
+	"task_seq", "duration", "recv_bytes", "out_of_order", "mss",
+};
+static const char *const fields_p[] = {
+	"sent_bytes", "duration", "min_rtt", "retrans", "task_seq",
+	"service_time", "response_time", "recv_bytes", "out_of_order", "mss",
+};
+static const char *const fields_e[] = {
+	"last_task_seq", "total_sent_bytes", "unacked_bytes",
+	"total_recv_bytes", "total_retrans", "min_rtt",
+};
+static const char *const fields_stats[] = {
+	"avg_duration", "avg_process_time", "drop_per_1000", "avg_rtt",
+	"fail_per_1000", "avg_sent", "avg_upload_time", "avg_recv", "tasks",
+};
+
+#define DESC(l, n, f) { l, n, sizeof(f) / sizeof((f)[0]), f }
+
+const struct rec_desc rec_desc[REC_NTYPES] = {
+	[REC_R] = DESC('R', "R", fields_r),
+	[REC_W] = DESC('W', "W", fields_w),
+	[REC_N] = DESC('N', "N", fields_n),
+	[REC_P] = DESC('P', "P", fields_p),
+	[REC_E] = DESC('E', "E", fields_e),
+	[REC_STATS] = DESC(0, "stats", fields_stats),
+};
+
+const char *const metric_name[M_NMETRICS] = {
+	[M_DURATION] = "duration",
+	[M_PROCESS] = "process",
+	[M_UPLOAD] = "upload",
+	[M_DOWNLOAD] = "download",
+	[M_MIN_RTT] = "min_rtt",
+};
+
+/* Indexes into record.f; R, W and P share their first five fields. */
+enum {
+	F_SENT = 0, F_DURATION = 1, F_MIN_RTT = 2, F_RETRANS = 3,
+	F_PROCESS = 5, F_UPLOAD = 6,		/* R W */
+	F_SERVICE = 5, F_RESPONSE = 6,		/* P */
+	F_RECV = 7,				/* R P */
+	N_DURATION = 1, N_RECV = 2,
+	E_SENT = 1, E_RECV = 3, E_RETRANS = 4, E_MIN_RTT = 5,
+};
+
+int rec_type_of(char letter)
+{
+	int t;
+
+	for (t = 0; t < REC_NTYPES; t++)
+		if (rec_desc[t].letter && rec_desc[t].letter == letter)
+			return t;
+	return -1;
+}
+
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+bool rec_metric(const struct record *r, enum metric m, uint64_t *v)
+{
+	const uint64_t *f = r->f;
+
+	switch (r->type) {
+	case REC_R:
+	case REC_W:
+		switch (m) {
+		case M_DURATION: *v = f[F_DURATION]; return true;
+		case M_PROCESS: *v = f[F_PROCESS]; return true;
+		case M_UPLOAD: *v = f[F_UPLOAD]; return true;
+		case M_DOWNLOAD:
+			*v = sub0(f[F_DURATION], f[F_UPLOAD] + f[F_PROCESS]);
+			return true;
+		case M_MIN_RTT: *v = f[F_MIN_RTT]; return true;
+		default: return false;
+		}
+	case REC_P:
+		switch (m) {
+		case M_DURATION: *v = f[F_DURATION]; return true;
+		case M_PROCESS: *v = f[F_SERVICE]; return true;
+		case M_UPLOAD:
+			*v = sub0(f[F_DURATION], f[F_SERVICE] + f[F_RESPONSE]);
+			return true;
+		case M_DOWNLOAD: *v = f[F_RESPONSE]; return true;
+		case M_MIN_RTT: *v = f[F_MIN_RTT]; return true;
+		default: return false;
+		}
+	case REC_N:
+		if (m != M_DURATION)
+			return false;
+		*v = f[N_DURATION];
+		return true;
+	case REC_E:
+		if (m != M_MIN_RTT)
+			return false;
+		*v = f[E_MIN_RTT];
+		return true;
+	default:
+		return false;
+	}
+}
+
+uint64_t rec_sent_bytes(const struct record *r)
+{
+	switch (r->type) {
+	case REC_R: case REC_W: case REC_P: return r->f[F_SENT];
+	case REC_E: return r->f[E_SENT];
+	default: return 0;
+	}
+}
+
+uint64_t rec_recv_bytes(const struct record *r)
+{
+	switch (r->type) {
+	case REC_R: case REC_P: return r->f[F_RECV];
+	case REC_N: return r->f[N_RECV];
+	case REC_E: return r->f[E_RECV];
+	default: return 0;
+	}
+}
+
+uint64_t rec_retrans(const struct record *r)
+{
+	switch (r->type) {
+	case REC_R: case REC_W: case REC_P: return r->f[F_RETRANS];
+	case REC_E: return r->f[E_RETRANS];
+	default: return 0;
+	}
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One tcp_rt record (a task record of rt-network-log<cpu> or a line of
+ * rt-network-stats), its field names as docs/records.md gives them, and the
+ * derived quantities tcprt reports (download time, role, service port).
+ */
+#ifndef TCPRT_RECORD_H
+#define TCPRT_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum rec_type { REC_R, REC_W, REC_N, REC_P, REC_E, REC_STATS, REC_NTYPES };
+
+/* server: a connection accepted on a local port; client: opened to a peer port */
+enum role { ROLE_SERVER, ROLE_CLIENT };
+
+/* The times tcprt aggregates; see rec_metric() for their definitions. */
+enum metric { M_DURATION, M_PROCESS, M_UPLOAD, M_DOWNLOAD, M_MIN_RTT, M_NMETRICS };
+
+#define REC_ADDR_MAX	48	/* an IPv6 address in text, without brackets */
+#define REC_FIELDS_MAX	10
+
+struct record {
+	enum rec_type type;
+	enum role role;
+	uint64_t sec, usec;	/* task start (E: connection start; stats: line time) */
+	uint16_t port;		/* the service port: local for server, peer for client */
+	uint16_t peer_port, local_port;
+	int cpu;		/* from the file name; -1 for stats lines */
+	char peer_addr[REC_ADDR_MAX], local_addr[REC_ADDR_MAX];
+	unsigned int nfields;
+	uint64_t f[REC_FIELDS_MAX];	/* the fields after the header, in order */
+};
+
+/* Where records go: the next stage of a pipeline. */
+typedef void (*record_fn)(const struct record *r, void *ctx);
+
+struct rec_desc {
+	char letter;		/* R W N P E; 0 for stats */
+	const char *name;	/* "R" ... "E", "stats" */
+	unsigned int nfields;
+	const char *const *fields;
+};
+
+extern const struct rec_desc rec_desc[REC_NTYPES];
+extern const char *const metric_name[M_NMETRICS];
+
+static inline const char *role_name(enum role r)
+{
+	return r == ROLE_CLIENT ? "client" : "server";
+}
+
+/* The record type of a letter (R W N P E), or -1. */
+int rec_type_of(char letter);
+
+/* Start time in microseconds since the epoch: the merge order. */
+static inline uint64_t rec_time_us(const struct record *r)
+{
+	return r->sec * 1000000ULL + r->usec;
+}
+
+/* True for the types that are tasks: R W N P. */
+static inline bool rec_is_task(enum rec_type t)
+{
+	return t <= REC_P;
+}
+
+/*
+ * A time of the record, in microseconds, when the type has it:
+ *   duration  R W N P
+ *   process   R W: process_time;  P: service_time
+ *   upload    R W: upload_time;   P: duration - service - response (S1 - S0)
+ *   download  R W: duration - upload - process;  P: response_time
+ *   min_rtt   R W P E
+ * Differences are clamped at 0.
+ */
+bool rec_metric(const struct record *r, enum metric m, uint64_t *v);
+
+/* Bytes and retransmissions of a task record (0 where the type has none). */
+uint64_t rec_sent_bytes(const struct record *r);
+uint64_t rec_recv_bytes(const struct record *r);
+uint64_t rec_retrans(const struct record *r);
+
+#endif

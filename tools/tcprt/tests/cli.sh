@@ -1,0 +1,400 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# tcprt's command line on this host, against files written by the test:
+# help and exit statuses, the output formats, hostile input, the merge
+# order, summary windows, and export (atomic file, valid exposition format
+# checked by promtool when it is installed).  Prints TAP.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+TCPRT=$PWD/tcprt
+T=$(mktemp -d "${TMPDIR:-/tmp}/tcprt-cli.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+
+n=0
+failed=0
+
+fail() {
+	echo "# FAIL: $*"
+	exit 1
+}
+
+run_case() {	# description function
+	local rc
+	n=$((n + 1))
+	( set -eE; "$2" )
+	rc=$?
+	if [ $rc = 0 ]; then
+		echo "ok $n - $1"
+	elif [ $rc = 4 ]; then
+		echo "ok $n - $1 # SKIP"
+	else
+		echo "not ok $n - $1"
+		failed=$((failed + 1))
+	fi
+}
+
+expect_eq() {	# actual expected what
+	[ "$1" = "$2" ] || fail "$3: got '$1', expected '$2'"
+}
+
+# Exit status of a command, its stdout in $T/out, stderr in $T/err.
+status_of() {
+	"$@" > "$T/out" 2> "$T/err"
+	echo $?
+}
+
+BASE=1795218000		# a multiple of 10 s
+
+# A record line: type start_us [peer_port [local_port [duration]]]
+rec() {
+	local t=$1 us=$2 pp=${3:-40000} lp=${4:-7100} d=${5:-1000}
+	local sec=$((us / 1000000)) usec
+	usec=$(printf %06d $((us % 1000000)))
+	case $t in
+	R) echo "V6 R $sec $usec 10.0.0.2:$pp 10.0.0.1:$lp 5000 $d 300 1 1 $((d / 2)) $((d / 10)) 300 0 1448" ;;
+	W) echo "V6 W $sec $usec 10.0.0.2:$pp 10.0.0.1:$lp 5000 $d 300 0 2 $((d / 2)) 0 1000 1448" ;;
+	N) echo "V6 N $sec $usec 10.0.0.2:$pp 10.0.0.1:$lp 3 $d 400 0 1448" ;;
+	P) echo "V6 P $sec $usec 10.0.0.1:$lp 10.0.0.2:$pp 300 $d 200 0 1 $((d / 2)) $((d / 4)) 4000 0 1448" ;;
+	E) echo "V6 E $sec $usec 10.0.0.2:$pp 10.0.0.1:$lp 3 10000 1000 700 1 300" ;;
+	esac
+}
+
+# ---- help, usage, exit statuses -------------------------------------------------
+
+case_help() {
+	local c
+	expect_eq "$(status_of "$TCPRT" --help)" 0 "tcprt --help"
+	grep -q '^usage: tcprt COMMAND' "$T/out" || fail "tcprt --help text"
+	for c in read summary export; do
+		expect_eq "$(status_of "$TCPRT" "$c" --help)" 0 "tcprt $c --help"
+		grep -q "^usage: tcprt $c" "$T/out" || fail "tcprt $c --help text"
+		cp "$T/out" "$T/help1"
+		expect_eq "$(status_of "$TCPRT" help "$c")" 0 "tcprt help $c"
+		cmp -s "$T/out" "$T/help1" || fail "tcprt help $c differs from --help"
+	done
+	expect_eq "$(status_of "$TCPRT" --version)" 0 "--version"
+}
+
+case_usage_errors() {
+	local args
+	while IFS= read -r args; do
+		# shellcheck disable=SC2086
+		expect_eq "$(status_of "$TCPRT" $args)" 2 "tcprt $args"
+		grep -q '^tcprt: ' "$T/err" || fail "tcprt $args: no message"
+	done <<-'LIST'
+		frob
+		read --format xml
+		read --type R,X
+		read --type RW
+		read --port 0
+		read --port 65536
+		read --bogus
+		read -x
+		read --port
+		read extra
+		read --reorder -1
+		summary --window 0
+		summary --window abc
+		export
+		export --textfile /tmp/x.txt
+		export --textfile /tmp/x.prom --buckets r7
+		export --textfile /tmp/x.prom --interval 0
+	LIST
+	expect_eq "$(status_of "$TCPRT")" 2 "tcprt without a command"
+	grep -q "needs a value" <(status_of "$TCPRT" read --port; cat "$T/err") ||
+		fail "missing value message"
+}
+
+case_runtime_errors() {
+	mkdir -p "$T/empty"
+	expect_eq "$(status_of "$TCPRT" read --dir "$T/nonexistent")" 1 "--dir missing"
+	grep -q "nonexistent: No such file" "$T/err" || fail "message: $(cat "$T/err")"
+	expect_eq "$(status_of "$TCPRT" read --dir "$T/empty")" 1 "--dir empty"
+	grep -q "no readable rt-network-log" "$T/err" || fail "message: $(cat "$T/err")"
+	mkdir -p "$T/one"
+	rec R $((BASE * 1000000)) > "$T/one/rt-network-log0"
+	expect_eq "$(status_of "$TCPRT" export --once --dir "$T/one" --textfile "$T/no/such/dir/x.prom")" 1 \
+		"export into a missing folder"
+}
+
+# ---- formats ---------------------------------------------------------------------
+
+make_all_types() {
+	local d=$T/types b=$((BASE * 1000000))
+	mkdir -p "$d"
+	{
+		rec R $((b + 1000)) 40001
+		rec E $((b + 500)) 40001
+		rec W $((b + 2000)) 40002
+		rec N $((b + 3000)) 40003
+		rec P $((b + 4000)) 50004 6379
+		rec E $((b + 3500)) 50004 6379 | awk '{ t = $5; $5 = $6; $6 = t; print }'
+		echo "V6 R $BASE 005000 [2001:db8::2]:40005 [2001:db8::1]:443 100 2000 50 0 1 1000 100 10 1 1448"
+	} > "$d/rt-network-log0"
+	echo "$BASE all 7100 1000 500 0 300 0 5000 100 300 1" > "$d/rt-network-stats"
+	echo "$d"
+}
+
+case_json() {
+	local d
+	d=$(make_all_types)
+	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format json --stats)" 0 "read json"
+	expect_eq "$(wc -l < "$T/out")" 8 "json lines"
+	[ ! -s "$T/err" ] || fail "stderr: $(cat "$T/err")"
+	command -v python3 > /dev/null || return 4
+	python3 - "$T/out" <<-'PY' || fail "json check"
+		import json, sys
+		spec = {
+		 "R": "sent_bytes duration min_rtt retrans task_seq process_time upload_time recv_bytes out_of_order mss",
+		 "W": "sent_bytes duration min_rtt retrans task_seq process_time upload_time unacked_bytes mss",
+		 "N": "task_seq duration recv_bytes out_of_order mss",
+		 "P": "sent_bytes duration min_rtt retrans task_seq service_time response_time recv_bytes out_of_order mss",
+		 "E": "last_task_seq total_sent_bytes unacked_bytes total_recv_bytes total_retrans min_rtt",
+		 "stats": "avg_duration avg_process_time drop_per_1000 avg_rtt fail_per_1000 avg_sent avg_upload_time avg_recv tasks",
+		}
+		head = "type sec usec peer_addr peer_port local_addr local_port role port cpu".split()
+		seen = {}
+		for line in open(sys.argv[1]):
+		    o = json.loads(line)
+		    t = o["type"]
+		    seen[t] = seen.get(t, 0) + 1
+		    want = (["type", "unix_sec", "port", "role"] if t == "stats" else head) + spec[t].split()
+		    assert list(o) == want, (t, list(o))
+		assert seen == {"R": 2, "W": 1, "N": 1, "P": 1, "E": 2, "stats": 1}, seen
+		roles = [(o["type"], o["role"], o["port"]) for o in map(json.loads, open(sys.argv[1])) if o["type"] == "E"]
+		assert sorted(roles) == [("E", "client", 6379), ("E", "server", 7100)], roles
+		v6 = [json.loads(l) for l in open(sys.argv[1]) if "2001" in l][0]
+		assert v6["peer_addr"] == "2001:db8::2" and v6["local_port"] == 443, v6
+	PY
+}
+
+case_csv_text() {
+	local d cols
+	d=$(make_all_types)
+	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format csv --stats)" 0 "read csv"
+	expect_eq "$(wc -l < "$T/out")" 9 "csv: header + 8 rows"
+	head -n 1 "$T/out" | grep -q '^type,sec,usec,role,port,peer_addr,peer_port,local_addr,local_port,cpu,sent_bytes,duration,' ||
+		fail "csv header: $(head -n 1 "$T/out")"
+	cols=$(awk -F, '{ print NF }' "$T/out" | sort -u)
+	expect_eq "$cols" "$(head -n 1 "$T/out" | awk -F, '{ print NF }')" "csv: every row has every column"
+	expect_eq "$(status_of "$TCPRT" read --dir "$d")" 0 "read text"
+	grep -q '^2026-.*Z R server port=443 cpu=0 peer=\[2001:db8::2\]:40005 local=\[2001:db8::1\]:443 sent_bytes=100 duration=2000 ' "$T/out" ||
+		fail "text IPv6 line: $(cat "$T/out")"
+}
+
+case_filters() {
+	local d
+	d=$(make_all_types)
+	"$TCPRT" read --dir "$d" --type R,W --format csv | tail -n +2 | cut -d, -f1 | sort | uniq -c |
+		awk '{ printf "%s%s ", $2, $1 }' > "$T/f"
+	expect_eq "$(cat "$T/f")" "R2 W1 " "--type R,W"
+	expect_eq "$("$TCPRT" read --dir "$d" --port 6379 --format csv | tail -n +2 | cut -d, -f1 | tr '\n' ' ')" \
+		"E P " "--port 6379: the P record and its E"
+	expect_eq "$("$TCPRT" read --dir "$d" --port 443 --format csv | tail -n +2 | wc -l)" 1 "--port 443"
+}
+
+# ---- hostile input -------------------------------------------------------------------
+
+case_hostile() {
+	local d=$T/hostile b=$((BASE * 1000000))
+	mkdir -p "$d"
+	{
+		rec R $((b + 1))
+		echo "V6 R 1 2"
+		rec R $((b + 2)) | sed 's/$/ 77/'
+		echo "V6 R $BASE 000003 10.0.0.2:1 10.0.0.1:2 x 1 1 1 1 1 1 1 0 1"
+		head -c 3000 /dev/zero | tr '\0' 7; echo
+		printf 'V6 R \001\002\377\376 binary\n'
+		rec R $((b + 4))
+		printf 'V6 R %s 000005 10.0.0.2:1 10.0.0.1:2 1' "$BASE"
+	} > "$d/rt-network-log0"
+	head -c 100000 /dev/urandom > "$d/rt-network-log1"
+	echo >> "$d/rt-network-log1"
+	rec R $((b + 6)) >> "$d/rt-network-log1"
+	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format csv)" 0 "exit status"
+	expect_eq "$(tail -n +2 "$T/out" | wc -l)" 3 "the 3 valid records printed"
+	grep -q "rt-network-log0:2: truncated header" "$T/err" || fail "too few fields"
+	grep -q "rt-network-log0:3: too many fields for R" "$T/err" || fail "too many fields"
+	grep -q "rt-network-log0:4: R sent_bytes is not a decimal number" "$T/err" || fail "non-numeric"
+	grep -q "rt-network-log0:5: line longer than 511 bytes" "$T/err" || fail "overlong"
+	grep -q "rt-network-log0:6: binary data: byte 0x01" "$T/err" || fail "binary"
+	grep -q "rt-network-log0:8: truncated line (no newline at end of file)" "$T/err" || fail "missing newline"
+	grep -q "rt-network-log1: [0-9]* malformed lines skipped" "$T/err" || fail "random bytes counted"
+	grep -q "malformed lines in all, 3 valid" "$T/err" || fail "total: $(tail -n 3 "$T/err")"
+	sed 's/^/# /' "$T/err" | head -n 8
+}
+
+# ---- merge order ------------------------------------------------------------------------
+
+case_merge_order() {
+	local d=$T/merge b=$((BASE * 1000000)) i
+	mkdir -p "$d"
+	# three CPUs; each file in reverse start order, interleaved across files
+	for i in $(seq 299 -1 0); do
+		rec R $((b + i * 10000)) $((20000 + i)) >> "$d/rt-network-log$((i % 3))"
+	done
+	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format csv)" 0 "exit status"
+	expect_eq "$(tail -n +2 "$T/out" | wc -l)" 300 "records"
+	tail -n +2 "$T/out" | awk -F, '{ print $2 * 1000000 + $3 }' > "$T/t"
+	sort -n -c "$T/t" || fail "not in start order"
+	[ ! -s "$T/err" ] || fail "stderr: $(cat "$T/err")"
+	# a 0.5 s window cannot reorder 3 s of reversed records: late, counted
+	expect_eq "$(status_of "$TCPRT" read --dir "$d" --reorder 0.5 --format csv)" 0 "exit status"
+	expect_eq "$(tail -n +2 "$T/out" | wc -l)" 300 "records with a small window"
+	grep -q "printed out of start-time order" "$T/err" || fail "late records not reported"
+}
+
+case_follow() {
+	local d=$T/follow b=$((BASE * 1000000)) pid i
+	mkdir -p "$d"
+	: > "$d/rt-network-log0"
+	: > "$d/rt-network-log1"
+	"$TCPRT" read --follow --dir "$d" --reorder 0 --format csv > "$T/fout" 2> "$T/ferr" &
+	pid=$!
+	rec R $((b + 1)) >> "$d/rt-network-log0"
+	rec R $((b + 2)) | head -c 30 >> "$d/rt-network-log1"	# half a line...
+	sleep 0.5
+	rec R $((b + 2)) | tail -c +31 >> "$d/rt-network-log1"	# ...completed
+	rec R $((b + 3)) >> "$d/rt-network-log0"
+	for i in $(seq 50); do
+		[ "$(wc -l < "$T/fout")" -ge 4 ] && break
+		sleep 0.1
+	done
+	kill -TERM "$pid"
+	wait "$pid" || fail "exit status $?"
+	expect_eq "$(tail -n +2 "$T/fout" | wc -l)" 3 "records followed"
+	[ ! -s "$T/ferr" ] || fail "stderr: $(cat "$T/ferr")"
+}
+
+# ---- summary ------------------------------------------------------------------------------
+
+case_summary() {
+	local d=$T/sum b=$((BASE * 1000000)) i us
+	mkdir -p "$d"
+	# one R every 0.1 s from BASE - 3 s to BASE + 25 s; durations 1000..
+	for i in $(seq 0 280); do
+		us=$((b - 3000000 + i * 100000))
+		rec R "$us" $((30000 + i)) 7100 $((1000 + (i * 7919) % 100000)) >> "$d/rt-network-log$((i % 2))"
+		[ "$i" = 80 ] && rec N $((b + 5000000)) 40000 7100 777 >> "$d/rt-network-log0"
+	done
+	# and one record too late to be counted: 20 s behind the others
+	rec N $((b + 6000000)) 40001 7100 888 >> "$d/rt-network-log1"
+	expect_eq "$(status_of "$TCPRT" summary --dir "$d" --window 10)" 0 "summary"
+	cat "$T/out" "$T/err" | sed 's/^/# /'
+	# windows [BASE, +10) and [+10, +20): complete; [+20, +30): not (the
+	# records end at +25); the 30 records before BASE are the warm-up
+	expect_eq "$(grep -c '^# window' "$T/out")" 2 "complete windows"
+	expect_eq "$(awk '$3 == "R" && $6 == "duration" { print $4, $5 }' "$T/out" | tr '\n' ' ')" \
+		"100 10.000 100 10.000 " "counts and rates = count / window"
+	expect_eq "$(awk '$3 == "N" { print $4, $5, $6, $10 }' "$T/out")" "1 0.100 duration 777" "the N record"
+	grep -q "30 records before the first complete window not reported" "$T/err" || fail "warm-up"
+	grep -q "51 records of the window starting .* not reported: the window is not complete" "$T/err" ||
+		fail "incomplete window"
+	grep -q "1 record arrived after its window had been reported: not counted" "$T/err" ||
+		fail "late record"
+	# p50/p90/p99/max of the first window against the exact values
+	"$TCPRT" read --dir "$d" --type R --format csv | awk -F, -v b="$BASE" \
+		'NR > 1 && $2 >= b && $2 < b + 10 { print $12 }' | sort -n > "$T/d"
+	expect_eq "$(wc -l < "$T/d")" 100 "records of the first window"
+	for q in 500:7 900:8 990:9 1000:10; do
+		local pm=${q%:*} col=${q#*:} rank exact est
+		rank=$(((100 * pm + 999) / 1000))
+		exact=$(sed -n "${rank}p" "$T/d")
+		est=$(awk -v c="$col" '$3 == "R" && $6 == "duration" { print $c; exit }' "$T/out")
+		if [ $(((est - exact) * 128)) -gt "$exact" ] ||
+		   [ $(((exact - est) * 128)) -gt "$exact" ]; then
+			fail "p$pm: $est, exact $exact"
+		fi
+	done
+}
+
+case_summary_short() {
+	local d=$T/short b=$((BASE * 1000000))
+	mkdir -p "$d"
+	rec R $((b + 1000000)) > "$d/rt-network-log0"
+	rec R $((b + 2000000)) >> "$d/rt-network-log0"
+	expect_eq "$(status_of "$TCPRT" summary --dir "$d" --window 60)" 0 "summary"
+	expect_eq "$(wc -c < "$T/out")" 0 "no window reported"
+	grep -q "2 records before the first complete window not reported" "$T/err" ||
+		fail "stderr: $(cat "$T/err")"
+}
+
+# ---- export ----------------------------------------------------------------------------------
+
+case_export() {
+	local d b=$((BASE * 1000000)) f=$T/prom/tcprt.prom
+	d=$(make_all_types)
+	mkdir -p "$T/prom"
+	expect_eq "$(status_of "$TCPRT" export --once --dir "$d" --textfile "$f")" 0 "export --once"
+	[ -f "$f" ] || fail "no $f"
+	expect_eq "$(stat -c %a "$f")" 644 "mode"
+	expect_eq "$(ls -A "$T/prom")" tcprt.prom "no temporary file left"
+	grep -q '^tcprt_tasks_total{port="7100",role="server",type="R"} 1$' "$f" || fail "tasks R"
+	grep -q '^tcprt_tasks_total{port="6379",role="client",type="P"} 1$' "$f" || fail "tasks P"
+	grep -q '^tcprt_failed_tasks_total{port="7100",role="server",type="W"} 1$' "$f" || fail "failed W"
+	grep -q '^tcprt_failed_tasks_total{port="7100",role="server",type="N"} 1$' "$f" || fail "failed N"
+	grep -q '^tcprt_connections_total{port="7100",role="server"} 1$' "$f" || fail "connections"
+	grep -q '^tcprt_retransmissions_total{port="7100",role="server",type="R"} 1$' "$f" || fail "retrans"
+	grep -q '^tcprt_duration_seconds_bucket{port="443",role="server",type="R",le="0.002"} 1$' "$f" ||
+		fail "duration 2000 us in le=0.002"
+	grep -q '^tcprt_duration_seconds_bucket{port="443",role="server",type="R",le="0.0016"} 0$' "$f" ||
+		fail "not in le=0.0016"
+	grep -q '^tcprt_duration_seconds_sum{port="443",role="server",type="R"} 0.002000$' "$f" || fail "sum"
+	grep -q '^tcprt_duration_seconds_bucket{port="7100",role="server",type="R",le="0.00001"} 0$' "$f" ||
+		fail "first bound 10 us"
+	grep -q '^tcprt_duration_seconds_bucket{port="7100",role="server",type="R",le="0.0000125"} 0$' "$f" ||
+		fail "bound 12.5 us"
+	grep -q '^tcprt_duration_seconds_bucket{port="7100",role="server",type="R",le="100"} 1$' "$f" ||
+		fail "last bound 100 s"
+	expect_eq "$(grep -c '^tcprt_duration_seconds_bucket{port="7100",role="server",type="R"' "$f")" 72 \
+		"r10: 71 bounds + Inf"
+	if grep -E 'addr|10\.0\.0' "$f"; then fail "addresses in the labels"; fi
+	if command -v promtool > /dev/null; then
+		promtool check metrics < "$f" > "$T/pt" 2>&1 || fail "promtool: $(cat "$T/pt")"
+		echo "# promtool check metrics: OK"
+	else
+		echo "# promtool not installed: exposition format not checked"
+	fi
+}
+
+case_export_atomic() {
+	local d=$T/atomic f=$T/prom2/tcprt.prom b=$((BASE * 1000000)) pid i bad=0
+	mkdir -p "$d" "$T/prom2"
+	for i in $(seq 0 2000); do rec R $((b + i * 1000)) $((20000 + i)) $((1000 + i % 50)); done \
+		> "$d/rt-network-log0"
+	"$TCPRT" export --dir "$d" --textfile "$f" --interval 0.01 2> "$T/aerr" &
+	pid=$!
+	for i in $(seq 100); do [ -s "$f" ] && break; sleep 0.05; done
+	for i in $(seq 300); do
+		tail -n 1 "$f" | grep -q '^tcprt_malformed_lines_total 0$' || bad=$((bad + 1))
+	done
+	kill -TERM "$pid"
+	wait "$pid" || fail "exit status $?"
+	expect_eq "$bad" 0 "reads of a partial file (300 reads while rewritten every 10 ms)"
+	expect_eq "$(ls -A "$T/prom2")" tcprt.prom "no temporary file left"
+}
+
+case_install() {
+	local dest=$T/dest
+	make -s install DESTDIR="$dest" PREFIX=/usr/local > "$T/inst" 2>&1 || fail "$(cat "$T/inst")"
+	[ -x "$dest/usr/local/bin/tcprt" ] || fail "binary"
+	grep -q '^ExecStart=/usr/local/bin/tcprt export ' "$dest/usr/local/lib/systemd/system/tcprt-export.service" ||
+		fail "unit ExecStart"
+}
+
+run_case "--help of every command, exit 0" case_help
+run_case "usage errors exit 2 with a message" case_usage_errors
+run_case "runtime errors exit 1 with a message" case_runtime_errors
+run_case "read --format json: spec field names, every type, IPv6, E roles" case_json
+run_case "read --format csv and text" case_csv_text
+run_case "read --type and --port" case_filters
+run_case "hostile lines: reported with file, line and reason; the stream goes on" case_hostile
+run_case "per-CPU files out of order: merged in start order" case_merge_order
+run_case "read --follow: records appended later, a line completed later" case_follow
+run_case "summary: full windows only, rate = count / window, percentiles within 1/128" case_summary
+run_case "summary: less than one window observed: nothing reported" case_summary_short
+run_case "export --once: counters, histograms, labels, exposition format" case_export
+run_case "export: a reader never sees half a file" case_export_atomic
+run_case "make install DESTDIR= PREFIX=: binary and systemd unit" case_install
+echo "1..$n"
+exit $((failed > 0))

@@ -1,0 +1,356 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# tcprt end to end, inside the VM (scripts/vm-run, as root): the module
+# under a workload of rt_peer, then
+#   - tcprt read --format json has exactly the records the workload implies,
+#     in start-time order; --follow streams them, also across an unload and
+#     a reload of the module; --stats adds the stats lines;
+#   - tcprt summary of a live run reports full windows only;
+#   - tcprt export feeds a real node_exporter (textfile collector) scraped
+#     by a real Prometheus, both on 127.0.0.1 only, started and stopped here:
+#     the PromQL task count is exact and histogram_quantile's p99 is within
+#     the bucket of the exact p99 (R10 bounds: < 28 %);
+#   - the messages for a missing debugfs, a module not loaded, a non-root user.
+# Run: scripts/vm-run -- selftests/run tools/tcprt/tests/e2e.sh
+# (tcp_rt.ko, selftests/ and tools/tcprt built first).
+. "$(dirname "$0")/../../../selftests/lib.sh"
+
+TCPRT=$TOP/tools/tcprt/tcprt
+W=/tmp/tcprt-e2e
+PROM_PORT=19090
+NODE_PORT=19100
+
+[ -x "$TCPRT" ] || { echo "not ok 1 - $TCPRT not built (make -C tools/tcprt)"; exit 1; }
+command -v python3 > /dev/null || { echo "not ok 1 - python3 missing"; exit 1; }
+
+fresh() {
+	rm -rf $W
+	mkdir -p $W
+}
+
+# Python checks of a JSON-lines file; the script is on stdin.
+py() {
+	python3 - "$@"
+}
+
+# ---- read ------------------------------------------------------------------------
+
+case_read_json() {
+	local srv cli
+	fresh
+	mod_load lports=7300 pports=7301
+	srv=$(start_server -- --port 7300 --req-bytes 200 --resp-bytes 3000 \
+		--delay-ms 20 --conns 5)
+	cli=$(start_server -- --port 7301 --req-bytes 100 --resp-bytes 500 \
+		--delay-ms 10)
+	diag "servers on $srv and $cli"
+	# 4 connections x 25 requests; 1 connection: 2 requests, then half a request
+	"$PEER" client --port 7300 --req-bytes 200 --resp-bytes 3000 \
+		--requests 25 --conns 4 > /dev/null || fail "client 1"
+	"$PEER" client --port 7300 --req-bytes 200 --resp-bytes 3000 \
+		--requests 2 --end mid-request --partial-bytes 50 > /dev/null || fail "client 2"
+	# client side: 5 requests to port 7301 (P records)
+	"$PEER" client --port 7301 --req-bytes 100 --resp-bytes 500 \
+		--requests 5 > /dev/null || fail "client 3"
+	wait_untracked
+	"$TCPRT" read --format json > $W/recs.json 2> $W/err || fail "tcprt read: $(cat $W/err)"
+	[ ! -s $W/err ] || fail "stderr: $(cat $W/err)"
+	diag "$(wc -l < $W/recs.json) records; status: $(grep records_ "$DBG/status" | tr '\n' ' ')"
+	py $W/recs.json "$(status records_R)" "$(status records_E)" <<-'PY' || fail "records"
+		import json, sys
+		recs = [json.loads(l) for l in open(sys.argv[1])]
+		def n(t, **kw):
+		    return sum(1 for r in recs if r["type"] == t and all(r[k] == v for k, v in kw.items()))
+		counts = {t: n(t) for t in "RWNPE"}
+		assert counts == {"R": 102, "W": 0, "N": 1, "P": 5, "E": 6}, counts
+		assert counts["R"] == int(sys.argv[2]) and counts["E"] == int(sys.argv[3]), "status counters"
+		# server side: every R of port 7300, exact bytes, 20 ms of think time
+		for r in recs:
+		    if r["type"] == "R":
+		        assert (r["role"], r["port"], r["local_port"]) == ("server", 7300, 7300), r
+		        assert r["recv_bytes"] == 200 and r["sent_bytes"] == 3000, r
+		        assert 15000 <= r["process_time"] <= r["duration"], r
+		    if r["type"] == "P":
+		        assert (r["role"], r["port"], r["peer_port"]) == ("client", 7301, 7301), r
+		        assert r["sent_bytes"] == 100 and r["recv_bytes"] == 500, r
+		        assert r["service_time"] >= 5000, r
+		assert n("N", recv_bytes=50, task_seq=3, port=7300) == 1, "the N record"
+		assert n("E", role="server", port=7300) == 5 and n("E", role="client", port=7301) == 1, "E roles"
+		# per connection: tasks numbered 1..n, the E closes with n
+		tasks, last = {}, {}
+		for r in recs:
+		    key = (r["peer_addr"], r["peer_port"], r["local_port"])
+		    if r["type"] == "E":
+		        last[key] = r["last_task_seq"]
+		    else:
+		        tasks.setdefault(key, []).append(r["task_seq"])
+		assert sorted(len(v) for v in tasks.values()) == [2 + 1, 5, 25, 25, 25, 25], tasks
+		for key, seqs in tasks.items():
+		    assert sorted(seqs) == list(range(1, len(seqs) + 1)), (key, seqs)
+		    assert last[key] == len(seqs), (key, last.get(key))
+		# merged into start-time order
+		starts = [r["sec"] * 1000000 + r["usec"] for r in recs]
+		assert starts == sorted(starts), "not in start-time order"
+		cpus = sorted({r["cpu"] for r in recs})
+		print("# cpus:", cpus, "records per type:", counts)
+	PY
+	# reading consumed them
+	expect_eq "$("$TCPRT" read --format json | wc -l)" 0 "a second read"
+}
+
+followed_11() {
+	[ "$(grep -c '^[RE],' $W/follow.csv)" = 11 ]
+}
+
+case_follow() {
+	local pid
+	fresh
+	mod_load lports=7300
+	start_server -- --port 7300 --req-bytes 100 --resp-bytes 1000 > /dev/null
+	"$TCPRT" read --follow --format csv --reorder 1 > $W/follow.csv 2> $W/err &
+	pid=$!
+	# a reader left running would consume the next cases' records
+	trap 'kill $pid 2> /dev/null' EXIT
+	"$PEER" client --port 7300 --req-bytes 100 --resp-bytes 1000 \
+		--requests 10 > /dev/null || fail "client"
+	wait_untracked
+	wait_until "11 records followed" followed_11 ||
+		fail "followed: $(cat $W/follow.csv)"
+	kill -TERM $pid
+	wait $pid || fail "tcprt read --follow exited with $?"
+	trap - EXIT
+	[ ! -s $W/err ] || fail "stderr: $(cat $W/err)"
+	expect_eq "$(grep -c '^R,' $W/follow.csv)" 10 "R records"
+	head -n 1 $W/follow.csv | grep -q '^type,sec,usec,' || fail "csv header"
+}
+
+followed_r() {	# count
+	[ "$(grep -c '^R,' $W/follow.csv)" = "$1" ]
+}
+
+# The reader holds the relay files open: that must not pin the module, and
+# after a reload it must find the new files by itself.
+case_follow_reload() {
+	local pid
+	fresh
+	mod_load lports=7300
+	"$TCPRT" read --follow --format csv --reorder 0.5 > $W/follow.csv 2> $W/err &
+	pid=$!
+	trap 'kill $pid 2> /dev/null' EXIT
+	start_server -- --port 7300 --req-bytes 100 --resp-bytes 1000 > /dev/null
+	"$PEER" client --port 7300 --req-bytes 100 --resp-bytes 1000 \
+		--requests 5 > /dev/null || fail "client 1"
+	wait_untracked
+	wait_until "5 records" followed_r 5 || fail "followed: $(cat $W/follow.csv)"
+	mod_unload
+	mod_load lports=7300
+	start_server -- --port 7300 --req-bytes 100 --resp-bytes 1000 > /dev/null
+	"$PEER" client --port 7300 --req-bytes 100 --resp-bytes 1000 \
+		--requests 7 > /dev/null || fail "client 2"
+	wait_untracked
+	wait_until "5 + 7 records" followed_r 12 || fail "followed: $(cat $W/follow.csv)"
+	kill -TERM $pid
+	wait $pid || fail "tcprt read --follow exited with $?"
+	trap - EXIT
+	sed 's/^/# /' $W/err
+	# depending on when the reader looked: the folder gone, or new files
+	grep -qE "is back|files gone or replaced \(tcp_rt reloaded\?\)" $W/err ||
+		fail "the reload is not reported"
+}
+
+stats_tasks_7302() {
+	"$TCPRT" read --stats --type E --port 7302 --format csv >> $W/stats.csv
+	[ "$(awk -F, '$1 == "stats" { s += $NF } END { print s + 0 }' $W/stats.csv)" = 20 ]
+}
+
+case_stats() {
+	fresh
+	mod_load lports=7302 stats_interval=1
+	start_server -- --port 7302 --req-bytes 100 --resp-bytes 1000 > /dev/null
+	"$PEER" client --port 7302 --req-bytes 100 --resp-bytes 1000 \
+		--requests 20 > /dev/null || fail "client"
+	wait_untracked
+	wait_until "stats lines counting 20 tasks" stats_tasks_7302 ||
+		fail "stats: $(cat $W/stats.csv)"
+	grep -q '^stats,[0-9]*,0,server,7302,' $W/stats.csv || fail "stats row"
+}
+
+# ---- summary -----------------------------------------------------------------------
+
+case_summary() {
+	local srv
+	fresh
+	mod_load lports=7303
+	srv=$(start_server -- --port 7303 --req-bytes 300 --resp-bytes 5000 \
+		--delay-ms 10 --conns 3)
+	# about 8 s of steady traffic from 3 clients
+	"$PEER" client --port 7303 --req-bytes 300 --resp-bytes 5000 \
+		--requests 60 --think-ms 100 --conns 3 > /dev/null || fail "client"
+	wait_untracked
+	sleep 1		# the reordering window: the horizon is the clock - 1 s
+	"$TCPRT" summary --window 2 --reorder 1 > $W/summary 2> $W/err || fail "summary"
+	sed 's/^/# /' $W/summary $W/err
+	expect_ge "$(grep -c '^# window .* (2 s)' $W/summary)" 2 "windows reported"
+	# every R row: rate = count / 2 s
+	awk '$3 == "R" && $6 == "duration" { if ($5 != sprintf("%.3f", $4 / 2)) bad++; n++ }
+	     END { exit !(n >= 2 && !bad) }' $W/summary || fail "rates"
+	# 180 R records in all, most of them in full windows
+	local shown
+	shown=$(awk '$3 == "R" && $6 == "duration" { s += $4 } END { print s + 0 }' $W/summary)
+	expect_ge "$shown" 60 "R records in full windows"
+	expect_le "$shown" 180 "R records in full windows"
+}
+
+# ---- export, node_exporter, Prometheus ----------------------------------------------
+
+# The value of an instant PromQL query, or nothing.
+promq() {	# query
+	python3 - "$1" "$PROM_PORT" <<-'PY'
+		import json, sys, urllib.parse, urllib.request
+		url = "http://127.0.0.1:%s/api/v1/query?query=%s" % (sys.argv[2], urllib.parse.quote(sys.argv[1]))
+		try:
+		    d = json.load(urllib.request.urlopen(url, timeout=10))
+		except Exception:
+		    sys.exit(1)
+		res = d.get("data", {}).get("result", [])
+		if d.get("status") != "success" or len(res) != 1:
+		    sys.exit(1)
+		print(res[0]["value"][1])
+	PY
+}
+
+prom_ready() {
+	python3 -c "import urllib.request, sys; urllib.request.urlopen('http://127.0.0.1:$PROM_PORT/-/ready', timeout=5)" \
+		2> /dev/null
+}
+
+prom_says() {	# query expected
+	[ "$(promq "$1")" = "$2" ]
+}
+
+grep_q() {	# pattern file
+	grep -q "$1" "$2" 2> /dev/null
+}
+
+case_prometheus() {
+	local pids=() p99 q="tcprt_duration_seconds_bucket{port=\"7310\",role=\"server\",type=\"R\"}"
+	fresh
+	if ! command -v prometheus > /dev/null ||
+	   ! command -v prometheus-node-exporter > /dev/null; then
+		fail "prometheus and prometheus-node-exporter are not installed"
+	fi
+	# shellcheck disable=SC2317
+	stop_all() { kill "${pids[@]}" 2> /dev/null; wait "${pids[@]}" 2> /dev/null; }
+	trap stop_all EXIT
+	mkdir -p $W/textfile $W/archive $W/prom
+	mod_load lports=7310
+	"$TCPRT" export --textfile $W/textfile/tcprt.prom --interval 1 \
+		--archive $W/archive/rt-network-log0 2> $W/export.err &
+	pids+=($!)
+	prometheus-node-exporter --web.listen-address=127.0.0.1:$NODE_PORT \
+		--collector.disable-defaults --collector.textfile \
+		--collector.textfile.directory=$W/textfile > $W/node.log 2>&1 &
+	pids+=($!)
+	cat > $W/prom/prometheus.yml <<-YML
+		global:
+		  scrape_interval: 1s
+		  evaluation_interval: 1s
+		scrape_configs:
+		  - job_name: node
+		    static_configs:
+		      - targets: ['127.0.0.1:$NODE_PORT']
+	YML
+	prometheus --config.file=$W/prom/prometheus.yml --storage.tsdb.path=$W/prom/data \
+		--web.listen-address=127.0.0.1:$PROM_PORT > $W/prom.log 2>&1 &
+	pids+=($!)
+
+	# 80 requests with 5 ms of think time, then 20 with 60 ms: the p99 is
+	# among the slow ones
+	start_server -- --port 7310 --req-bytes 200 --resp-bytes 2000 --delay-ms 5 \
+		--conns 1 > /dev/null
+	"$PEER" client --port 7310 --req-bytes 200 --resp-bytes 2000 \
+		--requests 80 > /dev/null || fail "client 1"
+	start_server -- --port 7310 --req-bytes 200 --resp-bytes 2000 --delay-ms 60 \
+		--conns 1 > /dev/null
+	"$PEER" client --port 7310 --req-bytes 200 --resp-bytes 2000 \
+		--requests 20 > /dev/null || fail "client 2"
+	wait_untracked
+
+	wait_until "the textfile counts 100 tasks" grep_q \
+		'^tcprt_tasks_total{port="7310",role="server",type="R"} 100$' $W/textfile/tcprt.prom ||
+		fail "textfile: $(grep tasks_total $W/textfile/tcprt.prom)"
+	WAIT_S=300 wait_until "Prometheus ready" prom_ready ||
+		fail "prometheus: $(tail -n 5 $W/prom.log)"
+	WAIT_S=120 wait_until "Prometheus counts 100 tasks" prom_says \
+		'tcprt_tasks_total{port="7310",role="server",type="R"}' 100 ||
+		fail "PromQL task count: '$(promq 'tcprt_tasks_total{port="7310",type="R"}')'"
+	expect_eq "$(promq 'node_textfile_scrape_error')" 0 "node_textfile_scrape_error"
+	expect_eq "$(promq 'tcprt_connections_total{port="7310",role="server"}')" 2 "connections"
+	expect_eq "$(promq 'tcprt_received_bytes_total{port="7310",type="R"}')" 20000 "received bytes"
+	p99=$(promq "histogram_quantile(0.99, sum by (le) ($q))")
+	[ -n "$p99" ] || fail "no p99 from Prometheus"
+
+	# the exact p99 from the very records, kept by --archive
+	"$TCPRT" read --dir $W/archive --type R --format json > $W/archived.json 2> $W/err ||
+		fail "read the archive: $(cat $W/err)"
+	expect_eq "$(wc -l < $W/archived.json)" 100 "archived R records"
+	py $W/archived.json "$p99" <<-'PY' || fail "p99"
+		import json, math, sys
+		d = sorted(json.loads(l)["duration"] for l in open(sys.argv[1]))
+		exact = d[math.ceil(0.99 * len(d)) - 1] / 1e6          # nearest rank, seconds
+		prom = float(sys.argv[2])
+		# tcprt's R10 bounds: 1, 1.25, 1.6, 2, 2.5, 3.15, 4, 5, 6.3, 8 x 10^k, 10 us .. 100 s
+		r10 = [100, 125, 160, 200, 250, 315, 400, 500, 630, 800]
+		bounds = [m * 10 ** k / 1e9 for k in range(7) for m in r10] + [100.0]
+		hi = next(b for b in bounds if b >= exact - 1e-12)
+		lo = max([0.0] + [b for b in bounds if b < hi])
+		err = abs(prom - exact) / exact
+		print("# exact p99 %.6f s, Prometheus histogram_quantile %.6f s, bucket (%g, %g], error %.1f %%"
+		      % (exact, prom, lo, hi, 100 * err))
+		assert lo <= prom <= hi + 1e-12, "not in the bucket of the exact value"
+		assert err < 0.28, "error above the R10 bound"
+	PY
+	stop_all
+	trap - EXIT
+	[ ! -s $W/export.err ] || fail "export stderr: $(cat $W/export.err)"
+}
+
+# ---- error messages ------------------------------------------------------------------
+
+case_messages() {
+	local st
+	fresh
+	# module not loaded
+	st=0
+	"$TCPRT" read > /dev/null 2> $W/err || st=$?
+	expect_eq "$st" 1 "exit status, module not loaded"
+	grep -q "tcp_rt module is not loaded" $W/err || fail "message: $(cat $W/err)"
+	# not root
+	mod_load lports=7300
+	st=0
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TCPRT" read > /dev/null 2> $W/err || st=$?
+	expect_eq "$st" 1 "exit status, not root"
+	grep -q "must run as root" $W/err || fail "message: $(cat $W/err)"
+	st=0
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TCPRT" export --once \
+		--textfile /tmp/x.prom > /dev/null 2> $W/err || st=$?
+	expect_eq "$st" 1 "export: exit status, not root"
+	mod_unload
+	# debugfs not mounted
+	umount /sys/kernel/debug || fail "umount debugfs"
+	st=0
+	"$TCPRT" summary > /dev/null 2> $W/err || st=$?
+	mount -t debugfs debugfs /sys/kernel/debug || fail "mount debugfs"
+	expect_eq "$st" 1 "exit status, debugfs not mounted"
+	grep -q "debugfs is not mounted on /sys/kernel/debug" $W/err || fail "message: $(cat $W/err)"
+	sed 's/^/# /' $W/err
+}
+
+run_case "read --format json: exactly the workload's records, in start-time order" case_read_json
+run_case "read --follow streams the records as they come" case_follow
+run_case "read --follow goes on across an unload and a reload of the module" case_follow_reload
+run_case "read --stats: stats lines counting the tasks" case_stats
+run_case "summary of a live run: full windows only, rate = count / window" case_summary
+run_case "export -> node_exporter -> Prometheus: task count exact, p99 in its bucket" case_prometheus
+run_case "clear messages: module not loaded, not root, debugfs not mounted" case_messages
+done_testing

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Small helpers shared by every part of tcprt. */
+#include "util.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+volatile int stop_requested;
+
+static void vmsg(const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fputs("tcprt: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void warnx_(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+}
+
+void die(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+	exit(status);
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		die(EXIT_RUNTIME, "out of memory");
+	return p;
+}
+
+void *xrealloc(void *p, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		die(EXIT_RUNTIME, "out of memory");
+	p = realloc(p, n && size ? n * size : 1);
+	if (!p)
+		die(EXIT_RUNTIME, "out of memory");
+	return p;
+}
+
+bool parse_u64(const char *s, size_t len, uint64_t *v)
+{
+	uint64_t x = 0;
+	size_t i;
+
+	if (len == 0)
+		return false;
+	for (i = 0; i < len; i++) {
+		unsigned int d;
+
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		d = (unsigned int)(s[i] - '0');
+		if (x > (UINT64_MAX - d) / 10)
+			return false;
+		x = x * 10 + d;
+	}
+	*v = x;
+	return true;
+}
+
+bool parse_port(const char *s, uint16_t *port)
+{
+	uint64_t v;
+
+	if (!parse_u64(s, strlen(s), &v) || v < 1 || v > 65535)
+		return false;
+	*port = (uint16_t)v;
+	return true;
+}
+
+bool parse_seconds(const char *s, uint64_t *us)
+{
+	const char *dot = strchr(s, '.');
+	size_t ilen = dot ? (size_t)(dot - s) : strlen(s);
+	uint64_t whole = 0, frac = 0, scale = USEC_PER_SEC;
+
+	if (ilen == 0 && !dot)
+		return false;
+	if (ilen && !parse_u64(s, ilen, &whole))
+		return false;
+	if (dot) {
+		const char *f = dot + 1;
+
+		if (!*f && !ilen)
+			return false;
+		for (; *f; f++) {
+			if (*f < '0' || *f > '9')
+				return false;
+			scale /= 10;
+			frac += (uint64_t)(*f - '0') * scale;
+		}
+	}
+	if (whole > UINT64_MAX / USEC_PER_SEC - 1)
+		return false;
+	*us = whole * USEC_PER_SEC + frac;
+	return true;
+}
+
+uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
+}
+
+void sleep_us(uint64_t us)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(us / USEC_PER_SEC),
+		.tv_nsec = (long)(us % USEC_PER_SEC) * 1000,
+	};
+
+	nanosleep(&ts, NULL);	/* EINTR: the caller checks stop_requested */
+}
+
+void fmt_time(char *buf, size_t len, uint64_t t_us, bool frac)
+{
+	time_t sec = (time_t)(t_us / USEC_PER_SEC);
+	struct tm tm;
+
+	if (!gmtime_r(&sec, &tm)) {
+		snprintf(buf, len, "@%llu", (unsigned long long)sec);
+		return;
+	}
+	if (frac)
+		snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%06lluZ",
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+			 tm.tm_hour, tm.tm_min, tm.tm_sec,
+			 (unsigned long long)(t_us % USEC_PER_SEC));
+	else
+		snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02dZ",
+			 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+			 tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+void signals_init(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}

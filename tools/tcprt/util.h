@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Small helpers shared by every part of tcprt. */
+#ifndef TCPRT_UTIL_H
+#define TCPRT_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit statuses of every command. */
+#define EXIT_OK		0
+#define EXIT_RUNTIME	1
+#define EXIT_USAGE	2
+
+#define USEC_PER_SEC	1000000ULL
+
+/* "tcprt: message" on stderr. */
+void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "tcprt: message" on stderr, then exit with @status. */
+void die(int status, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n, size_t size);
+
+/* Strict decimal parsers: digits only, no sign, no overflow. */
+bool parse_u64(const char *s, size_t len, uint64_t *v);
+/* A port 1..65535. */
+bool parse_port(const char *s, uint16_t *port);
+/* Seconds, decimal with an optional fraction ("2", "0.5"), into microseconds. */
+bool parse_seconds(const char *s, uint64_t *us);
+
+/* Wall-clock time in microseconds since the epoch. */
+uint64_t now_us(void);
+/* Sleep @us microseconds, or less when a signal arrives. */
+void sleep_us(uint64_t us);
+
+/* "2026-11-21T10:04:05.123456Z" (@frac: with microseconds). */
+void fmt_time(char *buf, size_t len, uint64_t t_us, bool frac);
+
+/* Install handlers: SIGINT/SIGTERM set the stop flag; SIGPIPE ignored. */
+void signals_init(void);
+extern volatile int stop_requested;
+
+#endif

@@ -1,0 +1,109 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Stress, bounded in time: many tracked connections, churn, parameters
+# changed under traffic, readers racing the writers, a CPU going offline
+# and back.  A deterministic workload runs beside it, and its records must
+# all be there: nothing vanishes without a counter saying so.
+. "$(dirname "$0")/lib.sh"
+
+PORT=7800	# the deterministic workload
+CHURN=7801	# connection churn
+IDLE=7802	# many idle tracked connections
+: "${STRESS_IDLE:=${TCP_RT_STRESS_IDLE:-1000}}"
+LOAD=$TOP/tools/bench/rt_load
+LOG=/tmp/stress.log
+
+# Readers racing the writers: drain every log file continuously.
+readers_start() {
+	( while :; do cat "$DBG"/rt-network-log* >> $LOG; sleep 0.05; done ) &
+	READER1=$!
+	( while :; do cat "$DBG"/rt-network-stats > /dev/null; sleep 0.2; done ) &
+	READER2=$!
+}
+
+readers_stop() {
+	kill "$READER1" "$READER2" 2>/dev/null || true
+	wait "$READER1" "$READER2" 2>/dev/null || true
+	drain_logs $LOG
+}
+
+# Change parameters every second while the traffic runs.
+twiddler_start() {
+	(
+		i=0
+		while :; do
+			i=$((i + 1))
+			echo "$PORT,$CHURN,$IDLE,$((8000 + i % 100))" > "$PARAMS/lports"
+			echo "$((9000 + i % 50)),$((9100 + i % 50))" > "$PARAMS/lports_range"
+			echo $((1 + i % 3)) > "$PARAMS/stats_interval"
+			echo $((i % 2)) > "$PARAMS/stats"
+			sleep 1
+		done
+	) &
+	TWIDDLER=$!
+}
+
+churn_start() {
+	start_server -- --port $CHURN --conns 100000 > /dev/null
+	(
+		while :; do
+			"$PEER" client --port $CHURN --conns 10 --requests 3 > /dev/null 2>&1
+		done
+	) &
+	CHURNER=$!
+}
+
+cpu_flap() {
+	[ -e /sys/devices/system/cpu/cpu1/online ] || return 0
+	echo 0 > /sys/devices/system/cpu/cpu1/online || fail "cpu1 offline"
+	sleep 1
+	echo 1 > /sys/devices/system/cpu/cpu1/online || fail "cpu1 online"
+}
+
+case_stress() {
+	local conns=20 req=200 r
+	rm -f $LOG
+	mod_load lports=$PORT,$CHURN,$IDLE log_buf_num=64
+	readers_start
+
+	# idle tracked connections, one task each (epoll, not a thread each)
+	rm -f /tmp/idle_srv.ready /tmp/idle.ready
+	$LOAD server --port $IDLE --ready-file /tmp/idle_srv.ready > /dev/null &
+	IDLE_SRV=$!
+	wait_until "idle server" test -s /tmp/idle_srv.ready || fail "idle server"
+	$LOAD idle --port $IDLE --conns "$STRESS_IDLE" --ready-file /tmp/idle.ready > /dev/null &
+	IDLERS=$!
+	WAIT_S=300 wait_until "$STRESS_IDLE idle connections" test -s /tmp/idle.ready ||
+		fail "idle connections: tracked $(status tracked)"
+	expect_ge "$(status tracked)" "$STRESS_IDLE" "tracked idle connections"
+
+	churn_start
+	twiddler_start
+	start_server -- --port $PORT --conns $conns --req-bytes 100 --resp-bytes 300 > /dev/null
+	"$PEER" client --port $PORT --conns $conns --requests $req \
+		--req-bytes 100 --resp-bytes 300 > /tmp/stress.client &
+	r=$!
+	cpu_flap
+	wait $r || fail "deterministic client"
+	cat /tmp/stress.client
+
+	kill "$TWIDDLER" "$CHURNER" "$IDLERS" "$IDLE_SRV" 2>/dev/null || true
+	wait "$TWIDDLER" "$CHURNER" "$IDLERS" "$IDLE_SRV" 2>/dev/null || true
+	pkill -f "$PEER" || true
+	wait_untracked
+	readers_stop
+
+	diag "$(grep -E '^(records_|alloc|probe_missed |log_sub)' "$DBG/status" | tr '\n' ' ')"
+	local got lost
+	got=$(records $LOG R | awk -v p=":$PORT" '$6 ~ p"$"' | wc -l)
+	lost=$(status log_subbufs_overwritten)
+	expect_eq "$lost" 0 "log sub-buffers overwritten"
+	expect_eq "$(status alloc_failed)" 0 "alloc_failed"
+	expect_eq "$got" $((conns * req)) "R records of the deterministic workload"
+	expect_eq "$(records $LOG E | awk -v p=":$PORT" '$6 ~ p"$"' | wc -l)" $conns "its E records"
+	expect_ge "$(count_records $LOG E)" "$((STRESS_IDLE + conns))" "E records in all"
+	expect_eq "$(status probe_missed)" 0 "probe misses"
+}
+
+run_case "stress: idle, churn, parameter changes, racing readers, CPU offline" case_stress
+done_testing

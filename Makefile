@@ -20,14 +20,12 @@ modules:
 	$(MAKE) -C $(KDIR) M=$(PWD) W=1 modules
 
 sparse:
-	$(MAKE) -C $(KDIR) M=$(PWD) W=1 C=2 CHECK="sparse -Wno-decl" modules
+	$(MAKE) -C $(KDIR) M=$(PWD) W=1 C=2 modules
 
 install: modules tcprt
-
-tcprt:
-	$(MAKE) -C tools/tcprt
 	$(MAKE) -C $(KDIR) M=$(PWD) modules_install
 	depmod -a $(shell cat $(KDIR)/include/config/kernel.release)
+	$(MAKE) -C tools/tcprt install
 
 selftests:
 	$(MAKE) -C selftests KDIR=$(KDIR)

@@ -982,6 +982,17 @@ static void tcp_rt_hooks_unregister(void)
 
 static struct dentry *tcp_rt_dir;
 
+/* Size of the hash table's bucket array now (it grows and shrinks). */
+static unsigned int tcp_rt_table_buckets(void)
+{
+	unsigned int n;
+
+	rcu_read_lock();
+	n = rht_dereference_rcu(tcp_rt_conns.tbl, &tcp_rt_conns)->size;
+	rcu_read_unlock();
+	return n;
+}
+
 static u64 tcp_rt_records(enum tcp_rt_rec type)
 {
 	u64 sum = 0;
@@ -1015,6 +1026,7 @@ static int tcp_rt_status_show(struct seq_file *m, void *v)
 	tcp_rt_status_misses(m);
 	seq_printf(m, "conn_state_bytes %u\n",
 		   kmem_cache_size(tcp_rt_conn_cache));
+	seq_printf(m, "conn_table_buckets %u\n", tcp_rt_table_buckets());
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(tcp_rt_status);

@@ -70,8 +70,9 @@ expect_fail() {	# what cmd...: the command must fail
 _kill_jobs() {
 	local pids
 	pids=$(jobs -p)
-	[ -n "$pids" ] && kill $pids 2>/dev/null
-	return 0
+	if [ -n "$pids" ]; then
+		kill $pids 2>/dev/null || true
+	fi
 }
 
 run_case() {	# description function

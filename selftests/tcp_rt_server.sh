@@ -216,6 +216,10 @@ one_exchange() {	# port [client args]
 	"$PEER" client --port "$port" --req-bytes 10 --resp-bytes 10 "$@" > /dev/null
 }
 
+held_open() {	# port: one established connection to it
+	[ "$(ss -Htn state established "( dport = :$1 )" | wc -l)" = 1 ]
+}
+
 case_runtime_ports() {
 	local p2=$((PORT + 1)) held
 	setup
@@ -225,7 +229,7 @@ case_runtime_ports() {
 	"$PEER" client --port $p2 --req-bytes 10 --resp-bytes 10 \
 		--requests 1 --end wait-server > /dev/null 2>&1 &
 	held=$!
-	wait_until "held connection" test "$(ss -Htn state established "( dport = :$p2 )" | wc -l)" = 1
+	wait_until "held connection" held_open $p2 || fail "no held connection"
 	echo "$PORT,$p2" > $PARAMS/lports
 	one_exchange $p2 || fail "client 2"
 	kill $held

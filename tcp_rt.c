@@ -854,6 +854,8 @@ static int tcp_rt_xmit_pre(struct kprobe *p, struct pt_regs *regs)
 	rcu_read_lock();
 	c = tcp_rt_conn_find(sk);
 	if (c) {
+		/* a receive whose probe was missed comes first */
+		tcp_rt_sync(c, sk, tp->tcp_mstamp);
 		c->snd_data = scb->seq;
 		tcp_rt_on_data_out(c, sk, len, tp->tcp_mstamp);
 	}

@@ -55,6 +55,9 @@ case_concurrent_writers() {
 	race_param stats_interval 1 60 86400 -- 0 86401 -5 1.5 "" 0x10
 	race_param max_tracked 1 1000 16777216 -- 0 16777217 -1
 	# the configuration took the last value in force: a port of it tracks
+	# (the ranges raced too, and 1,65535 would take in the client's end)
+	echo > "$PARAMS/lports_range"
+	echo > "$PARAMS/pports"
 	echo 7701 > "$PARAMS/lports"
 	echo 100 > "$PARAMS/max_tracked"
 	start_server -- --port 7701 > /dev/null

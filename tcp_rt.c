@@ -389,6 +389,12 @@ enum tcp_rt_phase {
  * Times are tcp_clock_us(); t1..t3 are offsets from t0, saturated at
  * about 71 minutes.  Server: T0..T3 of the spec.  Client: t0 = S0,
  * t1 = S1, t2 = F, t3 = L.  Sequence numbers exclude SYN and FIN.
+ *
+ * Out-of-order arrival is judged on rcv_ooopack from ooo_mark, the moment
+ * the task's input could begin: a server's next request may arrive as
+ * soon as its response starts, so segments of it can be queued out of
+ * order before its first in-order byte opens the task.  A client's input
+ * (the response) can only follow its request.
  */
 struct tcp_rt_conn {
 	struct rhash_head node;
@@ -405,13 +411,14 @@ struct tcp_rt_conn {
 	u32 task_snd;		/* snd_data at the task's request/response */
 	u32 retrans_base;	/* tp->total_retrans when established */
 	u32 task_retrans;
-	u32 task_ooo;		/* tp->rcv_ooopack at the task's start */
+	u32 ooo_mark;		/* tp->rcv_ooopack when the task's input began */
 	u32 task_segs;		/* tp->data_segs_out at the task's start */
 	u32 task_min_rtt;
 	u32 conn_min_rtt;
 	u32 task_seq;
 	u8 role;
 	u8 phase;
+	u8 req_ooo;		/* a server's request came out of order */
 	struct rcu_head rcu;
 };
 
@@ -460,6 +467,15 @@ static u32 tcp_rt_unacked(const struct tcp_rt_conn *c,
 	return d > 0 ? d : 0;
 }
 
+/* Did the task's input (request or response) arrive out of order? */
+static bool tcp_rt_ooo(const struct tcp_rt_conn *c, const struct tcp_sock *tp)
+{
+	/* a server's request ended where its response began */
+	if (c->role == TCP_RT_SERVER && c->phase == TCP_RT_RESPONSE)
+		return c->req_ooo;
+	return tp->rcv_ooopack != c->ooo_mark;
+}
+
 static void tcp_rt_task_start(struct tcp_rt_conn *c,
 			      const struct tcp_sock *tp, u64 now)
 {
@@ -471,7 +487,6 @@ static void tcp_rt_task_start(struct tcp_rt_conn *c,
 	c->task_rcv = c->rcv_data;
 	c->task_snd = c->snd_data;
 	c->task_retrans = tp->total_retrans;
-	c->task_ooo = tp->rcv_ooopack;
 	c->task_segs = tp->data_segs_out;
 	c->task_min_rtt = U32_MAX;
 	c->phase = TCP_RT_REQUEST;
@@ -517,7 +532,7 @@ static void tcp_rt_emit_done(const struct tcp_rt_conn *c,
 	f[5] = t.process;
 	f[6] = type == TCP_RT_REC_R ? c->t1 : c->t3 - c->t2;
 	f[7] = t.recv;
-	f[8] = tp->rcv_ooopack != c->task_ooo;
+	f[8] = tcp_rt_ooo(c, tp);
 	f[9] = tp->mss_cache;
 	tcp_rt_log_record(sk, type, c->t0, f, 10);
 	tcp_rt_stats_add(tcp_rt_stats_key(c, sk), &t);
@@ -551,7 +566,7 @@ static void tcp_rt_emit_n(const struct tcp_rt_conn *c, const struct sock *sk,
 	f[0] = c->task_seq;
 	f[1] = tcp_rt_since(c, now);
 	f[2] = c->rcv_data - c->task_rcv;
-	f[3] = tp->rcv_ooopack != c->task_ooo;
+	f[3] = tcp_rt_ooo(c, tp);
 	f[4] = tp->mss_cache;
 	tcp_rt_log_record(sk, TCP_RT_REC_N, c->t0, f, 5);
 }
@@ -621,8 +636,10 @@ static void tcp_rt_on_data_out(struct tcp_rt_conn *c, const struct sock *sk,
 	if (c->role == TCP_RT_CLIENT) {
 		if (c->phase == TCP_RT_RESPONSE)
 			tcp_rt_emit_done(c, sk, TCP_RT_REC_P);
-		if (c->phase != TCP_RT_REQUEST)
+		if (c->phase != TCP_RT_REQUEST) {
 			tcp_rt_task_start(c, tp, now);
+			c->ooo_mark = tp->rcv_ooopack;
+		}
 		c->snd_data += len;
 		c->t1 = tcp_rt_since(c, now);
 		return;
@@ -631,6 +648,8 @@ static void tcp_rt_on_data_out(struct tcp_rt_conn *c, const struct sock *sk,
 	/* Server: data sent while no request is open (a greeting) is no task. */
 	if (c->phase == TCP_RT_REQUEST) {
 		c->phase = TCP_RT_RESPONSE;
+		c->req_ooo = tp->rcv_ooopack != c->ooo_mark;
+		c->ooo_mark = tp->rcv_ooopack;
 		c->task_snd = c->snd_data;
 		c->t2 = tcp_rt_since(c, now);
 	}
@@ -729,6 +748,7 @@ static void tcp_rt_conn_open(const struct sock *sk)
 	c->snd_data = tp->snd_nxt;
 	c->snd_una = tp->snd_una;
 	c->retrans_base = tp->total_retrans;
+	c->ooo_mark = tp->rcv_ooopack;
 	c->task_min_rtt = U32_MAX;
 	c->conn_min_rtt = U32_MAX;
 

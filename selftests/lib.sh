@@ -75,8 +75,11 @@ _kill_jobs() {
 	fi
 }
 
+# $TCP_RT_CASES, when set, is a regular expression: only the cases whose
+# description matches it run (for working on one case).
 run_case() {	# description function
 	local desc=$1 fn=$2 rc
+	[[ -z ${TCP_RT_CASES:-} || $desc =~ $TCP_RT_CASES ]] || return 0
 	_tap_n=$((_tap_n + 1))
 	( set -eE; trap _kill_jobs EXIT; "$fn" )
 	rc=$?

@@ -129,7 +129,10 @@ case_out_of_order() {
 	wait_untracked
 	drain_logs $LOG
 	expect_eq "$(count_records $LOG R)" 5 "R records"
-	expect_ge "$(field $LOG R 15 | sort -n | tail -n 1)" 1 "out_of_order"
+	records $LOG R | sed 's/^/# /'
+	# each request is ~42 segments, about half of them held back: one
+	# left in order by chance is possible, most are not
+	expect_ge "$(field $LOG R 15 | grep -c '^1$')" 3 "requests out of order"
 	expect_eq "$(field $LOG R 14 | sort -u)" 60000 "recv_bytes"
 }
 

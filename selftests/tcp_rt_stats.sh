@@ -90,6 +90,54 @@ case_peer_port() {
 	expect_eq "$(cat /tmp/peer)" "50 700 0" "avg_sent avg_recv fail_per_1000"
 }
 
+# One connection of 10 requests of 200 KB responses over a lossy path; the
+# server resets right after the last response, which is still unacknowledged
+# (5 ms away): 9 R and a W per connection.
+lossy_connection() {
+	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 100 \
+		--resp-bytes 200000 --requests 10 --end linger0 > /dev/null
+	# the client fails on the reset of its last response, by design
+	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT \
+		--req-bytes 100 --resp-bytes 200000 --requests 10 --timeout 60 \
+		> /dev/null 2>&1 || true
+	wait_untracked
+}
+
+case_fail_drop() {
+	local r w retrans segs drop fail
+	# the first interval starts at the load and all of this fits in it
+	setup lports=$PORT stats_interval=30
+	make_netns_pair
+	# one segment per packet, so that data_segs_out and the records agree
+	ip netns exec rtsrv ethtool -K rtv0 tso off gso off > /dev/null
+	ip netns exec rtsrv tc qdisc add dev rtv0 root netem delay 5ms loss 3%
+	lossy_connection
+	lossy_connection
+	expect_eq "$(status stats_lines)" 0 "lines before the traffic ended"
+	WAIT_S=40 wait_until "the interval's line" stats_lines_reach 1 ||
+		fail "no stats line"
+	drain_stats
+	drain_logs $LOG
+	sed 's/^/# /' $STATS
+	r=$(count_records $LOG R)
+	w=$(count_records $LOG W)
+	expect_eq "$r" 18 "R records"
+	expect_eq "$w" 2 "W records"
+	expect_eq "$(awk -v p=$PORT '$3 == p { print $12 }' $STATS)" "$r" "tasks"
+	fail=$(awk -v p=$PORT '$3 == p { print $8 }' $STATS)
+	expect_eq "$fail" $((w * 1000 / r)) "fail_per_1000 = W * 1000 / R"
+	# Data segments of the R tasks: their new data in MSS-sized segments,
+	# plus the retransmissions.
+	retrans=$(field $LOG R 10 | awk '{ s += $1 } END { print s + 0 }')
+	segs=$(records $LOG R | awk '{ s += int(($7 + $16 - 1) / $16) + $10 }
+		END { print s + 0 }')
+	expect_ge "$retrans" 1 "retransmissions in the R records"
+	drop=$(awk -v p=$PORT '$3 == p { print $6 }' $STATS)
+	diag "R retrans $retrans of about $segs segments; drop_per_1000 $drop"
+	expect_within "$drop" $((retrans * 1000 / segs)) \
+		$((retrans * 1000 / segs / 10 + 2)) "drop_per_1000 vs the R records"
+}
+
 # The line timestamps of a port, one per line.
 stamps() {	# port
 	awk -v p="$1" '$3 == p { print $1 }' $STATS
@@ -177,6 +225,7 @@ run_case "a listed port: averages, and the tasks add up to the R records" case_l
 run_case "an idle listed port prints zeros, an idle range port nothing" case_idle_ports
 run_case "a peer port prints as P<port>" case_peer_port
 run_case "stats=1 stops the lines, stats=0 restarts, a new interval is honoured" case_toggle_and_interval
+run_case "fail_per_1000 and drop_per_1000 match the R and W records" case_fail_drop
 run_case "the stats file is read once" case_read_once
 run_case "stats_buf_num=1 overwrites the oldest, whole lines, counted" case_overwrite
 done_testing

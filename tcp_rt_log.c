@@ -22,7 +22,9 @@
 #include <linux/ipv6.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
+#include <linux/math64.h>
 #include <linux/relay.h>
+#include <linux/timekeeping.h>
 #include <net/inet_sock.h>
 #include <net/ipv6.h>
 #include <net/sock.h>
@@ -30,9 +32,6 @@
 #include "include/tcp_rt.h"
 
 #define TCP_RT_LOG_SUBBUF_SIZE	(256 * 1024)
-
-/* "[xxxx:...:xxxx]:65535" is at most 48 bytes; twice, plus the rest. */
-#define TCP_RT_REC_LEN		256
 
 static struct rchan *tcp_rt_log_chan;
 static atomic_long_t tcp_rt_log_overwrites = ATOMIC_LONG_INIT(0);
@@ -81,58 +80,135 @@ static const struct rchan_callbacks tcp_rt_log_callbacks = {
 };
 
 /*
- * Print "addr:port".  A v4-mapped IPv6 socket prints as IPv4, as the TCP-RT
- * tools expect; its inet_daddr/inet_rcv_saddr hold the IPv4 addresses.
+ * Records are formatted by hand: they are written on the packet path, and
+ * vsnprintf() costs several times what these few conversions do.  The
+ * buffer holds the longest record possible (checked at build time), so
+ * the writers below need no bounds checks.
  */
-static int tcp_rt_fmt_endpoint(char *p, size_t len, const struct sock *sk,
-			       bool peer)
+#define TCP_RT_U64_LEN		20	/* digits of U64_MAX */
+#define TCP_RT_EP_LEN		(sizeof("[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535") - 1)
+
+static char *tcp_rt_put_u64(char *p, u64 v)
+{
+	char tmp[TCP_RT_U64_LEN];
+	unsigned int n = 0;
+
+	do {
+		tmp[n++] = '0' + do_div(v, 10);
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/* @v < 10^@width, zero-padded to @width digits */
+static char *tcp_rt_put_padded(char *p, u32 v, unsigned int width)
+{
+	unsigned int i;
+
+	for (i = width; i--; v /= 10)
+		p[i] = '0' + v % 10;
+	return p + width;
+}
+
+static char *tcp_rt_put_ipv4(char *p, __be32 addr)
+{
+	const u8 *b = (const u8 *)&addr;
+	unsigned int i;
+
+	for (i = 0; i < 4; i++) {
+		if (i)
+			*p++ = '.';
+		p = tcp_rt_put_u64(p, b[i]);
+	}
+	return p;
+}
+
+#if IS_ENABLED(CONFIG_IPV6)
+/* Printed as IPv6: not a v4-mapped address (the TCP-RT tools expect IPv4). */
+static bool tcp_rt_is_ipv6(const struct sock *sk)
+{
+	return sk->sk_family == AF_INET6 &&
+	       !ipv6_addr_v4mapped(&sk->sk_v6_daddr);
+}
+
+/* The compressed form ("::1") is left to %pI6c. */
+static char *tcp_rt_put_ipv6(char *p, const struct sock *sk, bool peer)
+{
+	return p + sprintf(p, "[%pI6c]", peer ? &sk->sk_v6_daddr :
+						&sk->sk_v6_rcv_saddr);
+}
+#else
+static bool tcp_rt_is_ipv6(const struct sock *sk)
+{
+	return false;
+}
+
+static char *tcp_rt_put_ipv6(char *p, const struct sock *sk, bool peer)
+{
+	return p;
+}
+#endif
+
+/*
+ * "addr:port".  A v4-mapped IPv6 socket's inet_daddr/inet_rcv_saddr hold
+ * its IPv4 addresses.
+ */
+static char *tcp_rt_put_endpoint(char *p, const struct sock *sk, bool peer)
 {
 	const struct inet_sock *inet = inet_sk(sk);
 	u16 port = ntohs(peer ? inet->inet_dport : inet->inet_sport);
 
-#if IS_ENABLED(CONFIG_IPV6)
-	if (sk->sk_family == AF_INET6 &&
-	    !ipv6_addr_v4mapped(&sk->sk_v6_daddr))
-		return scnprintf(p, len, "[%pI6c]:%u",
-				 peer ? &sk->sk_v6_daddr : &sk->sk_v6_rcv_saddr,
-				 port);
-#endif
-	return scnprintf(p, len, "%pI4:%u",
-			 peer ? &inet->inet_daddr : &inet->inet_rcv_saddr,
-			 port);
+	if (tcp_rt_is_ipv6(sk))
+		p = tcp_rt_put_ipv6(p, sk, peer);
+	else
+		p = tcp_rt_put_ipv4(p, peer ? inet->inet_daddr :
+					      inet->inet_rcv_saddr);
+	*p++ = ':';
+	return tcp_rt_put_u64(p, port);
 }
+
+#define TCP_RT_REC_LEN	(sizeof("V6 R ") - 1 + TCP_RT_U64_LEN + sizeof(" 000000 ") - 1 + \
+			 2 * TCP_RT_EP_LEN + 1 +					\
+			 TCP_RT_REC_FIELDS_MAX * (1 + TCP_RT_U64_LEN) + 1)
 
 /*
  * Write one record.  @start_us is a tcp_clock_us() time; records carry the
- * wall-clock time of that instant, derived from the current offset between
- * the two clocks so that only the cheap monotonic clock is read per packet.
+ * wall-clock time of that instant, from the current offset between the
+ * two clocks: reading a clock can cost microseconds (an emulated HPET).
  */
 void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
 		       u64 start_us, const u64 *fields, unsigned int n)
 {
+	ktime_t start = ns_to_ktime(start_us * NSEC_PER_USEC);
 	char rec[TCP_RT_REC_LEN];
-	u64 mono_ns = ktime_get_ns();
-	u64 real_ns = ktime_get_real_ns();
-	u64 start_ns = start_us * NSEC_PER_USEC;
 	struct timespec64 ts;
 	unsigned int i;
-	int len;
+	char *p = rec;
 
-	real_ns -= min(real_ns, mono_ns - min(mono_ns, start_ns));
-	ts = ns_to_timespec64(real_ns);
+	if (WARN_ON_ONCE(n > TCP_RT_REC_FIELDS_MAX))
+		n = TCP_RT_REC_FIELDS_MAX;
+	ts = ktime_to_timespec64(ktime_mono_to_real(start));
 
-	len = scnprintf(rec, sizeof(rec), "V6 %c %lld %06ld ",
-			tcp_rt_rec_letter[type], (long long)ts.tv_sec,
-			ts.tv_nsec / NSEC_PER_USEC);
-	len += tcp_rt_fmt_endpoint(rec + len, sizeof(rec) - len, sk, true);
-	rec[len++] = ' ';
-	len += tcp_rt_fmt_endpoint(rec + len, sizeof(rec) - len, sk, false);
-	for (i = 0; i < n; i++)
-		len += scnprintf(rec + len, sizeof(rec) - len, " %llu",
-				 fields[i]);
-	len += scnprintf(rec + len, sizeof(rec) - len, "\n");
+	*p++ = 'V';
+	*p++ = '6';
+	*p++ = ' ';
+	*p++ = tcp_rt_rec_letter[type];
+	*p++ = ' ';
+	p = tcp_rt_put_u64(p, ts.tv_sec);
+	*p++ = ' ';
+	p = tcp_rt_put_padded(p, ts.tv_nsec / NSEC_PER_USEC, 6);
+	*p++ = ' ';
+	p = tcp_rt_put_endpoint(p, sk, true);
+	*p++ = ' ';
+	p = tcp_rt_put_endpoint(p, sk, false);
+	for (i = 0; i < n; i++) {
+		*p++ = ' ';
+		p = tcp_rt_put_u64(p, fields[i]);
+	}
+	*p++ = '\n';
 
-	relay_write(tcp_rt_log_chan, rec, len);
+	relay_write(tcp_rt_log_chan, rec, p - rec);
 	this_cpu_inc(tcp_rt_counters.records[type]);
 }
 

@@ -6,7 +6,7 @@
 KDIR ?= $(shell scripts/kdir)
 PWD  := $(CURDIR)
 
-.PHONY: all modules install clean check demo bench sparse checkpatch selftests deps tcprt
+.PHONY: all modules install clean check check-debug demo bench sparse checkpatch selftests deps tcprt
 
 all: modules tcprt
 
@@ -35,6 +35,11 @@ checkpatch:
 
 check:
 	@scripts/check
+
+# The selftests on a debug kernel (KASAN, kmemleak, lockdep, fault injection),
+# built once from linux-source-6.1 and cached: scripts/check-debug.
+check-debug:
+	@scripts/check-debug
 
 demo:
 	@scripts/demo

@@ -26,7 +26,7 @@ case_one_request() {
 	expect_eq "$(count_records $LOG P)" 1 "P records"
 	expect_eq "$(count_records $LOG R)" 0 "R records"
 	expect_eq "$(count_records $LOG E)" 1 "E records"
-	expect_within "$(field $LOG P 12)" 200000 40000 "service_time (us)"
+	expect_time "$(field $LOG P 12)" 200000 40000 "service_time (us)"
 	expect_eq "$(field $LOG P 7)" 300 "sent_bytes"
 	expect_eq "$(field $LOG P 14)" 4000 "recv_bytes"
 	expect_eq "$(field $LOG P 11)" 1 "task_seq"
@@ -47,7 +47,7 @@ case_response_time() {
 	wait_untracked
 	drain_logs $LOG
 	sed 's/^/# /' $LOG
-	expect_within "$(field $LOG P 13)" 300000 60000 "response_time (us)"
+	expect_time "$(field $LOG P 13)" 300000 60000 "response_time (us)"
 	expect_eq "$(field $LOG P 14)" 1000000 "recv_bytes"
 }
 
@@ -61,7 +61,7 @@ case_rtt_and_retrans() {
 	wait_untracked
 	drain_logs $LOG
 	expect_eq "$(count_records $LOG P)" 3 "P records"
-	expect_within "$(field $LOG P 9 | sort -n | head -n 1)" 40000 15000 "min_rtt (us)"
+	expect_time "$(field $LOG P 9 | sort -n | head -n 1)" 40000 15000 "min_rtt (us)"
 
 	# loss on the request direction (client to server)
 	rm -f $LOG

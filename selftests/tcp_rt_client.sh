@@ -26,7 +26,12 @@ case_one_request() {
 	expect_eq "$(count_records $LOG P)" 1 "P records"
 	expect_eq "$(count_records $LOG R)" 0 "R records"
 	expect_eq "$(count_records $LOG E)" 1 "E records"
-	expect_time "$(field $LOG P 12)" 200000 40000 "service_time (us)"
+	# The server answers 200 ms after the request arrived, which is after
+	# it left: no less.  The client sees the answer after scheduling and
+	# first-touch faults of the emulated guest (+30 ms idle, +111 ms seen
+	# right after boot): the upper slack is wide.
+	expect_ge "$(field $LOG P 12)" 195000 "service_time (us)"
+	expect_time "$(field $LOG P 12)" 200000 200000 "service_time (us)"
 	expect_eq "$(field $LOG P 7)" 300 "sent_bytes"
 	expect_eq "$(field $LOG P 14)" 4000 "recv_bytes"
 	expect_eq "$(field $LOG P 11)" 1 "task_seq"
@@ -47,7 +52,10 @@ case_response_time() {
 	wait_untracked
 	drain_logs $LOG
 	sed 's/^/# /' $LOG
-	expect_time "$(field $LOG P 13)" 300000 60000 "response_time (us)"
+	# from the first response byte to the last: three 100 ms gaps at least
+	# (less the first write's own time), more in a slow guest (+139 ms seen)
+	expect_ge "$(field $LOG P 13)" 280000 "response_time (us)"
+	expect_time "$(field $LOG P 13)" 300000 250000 "response_time (us)"
 	expect_eq "$(field $LOG P 14)" 1000000 "recv_bytes"
 }
 

@@ -95,10 +95,7 @@ case_sequential_1000() {
 	expect_eq "$(count_records $LOG P)" 1000 "P records"
 	expect_eq "$(field $LOG P 11 | sort -n | tr '\n' ' ')" "$(seq 1000 | tr '\n' ' ')" "task_seq 1..1000"
 	expect_eq "$(field $LOG E 7)" 1000 "E last_task_seq"
-	# A kprobe that fires while another kprobe handler runs on that CPU
-	# (a softirq on top of a handler) is skipped by the kernel: counted,
-	# and the records above stay exact because the next event catches up.
-	diag "probe misses: $(grep '^probe_missed' "$DBG/status" | tr '\n' ' ')"
+	diag_probe_misses
 }
 
 case_close_before_response() {

@@ -102,10 +102,7 @@ case_stress() {
 	expect_eq "$got" $((conns * req)) "R records of the deterministic workload"
 	expect_eq "$(records $LOG E | awk -v p=":$PORT" '$6 ~ p"$"' | wc -l)" $conns "its E records"
 	expect_ge "$(count_records $LOG E)" "$((STRESS_IDLE + conns))" "E records in all"
-	# A kprobe that fires while another kprobe handler runs on that CPU
-	# (a softirq on top of a handler) is skipped by the kernel: counted,
-	# and the records above stay exact because the next event catches up.
-	diag "probe misses: $(grep '^probe_missed' "$DBG/status" | tr '\n' ' ')"
+	diag_probe_misses
 }
 
 run_case "stress: idle, churn, parameter changes, racing readers, CPU offline" case_stress

@@ -11,11 +11,9 @@
  * Hooks (no kernel patch):
  *   - tracepoint sock:inet_sock_set_state: ESTABLISHED starts tracking,
  *     CLOSE writes the last records and stops it;
- *   - kretprobes on tcp_rcv_established() and tcp_rcv_state_process(): at
- *     their return, new in-order data (rcv_nxt) and new ACKs (snd_una) of
- *     the segment just processed are visible;
- *   - kprobe on tcp_rate_skb_sent(): every data transmission; new data has
- *     TCP_SKB_CB(skb)->seq == tp->snd_nxt.
+ *   - ftrace callbacks at the entry of tcp_rate_skb_sent() (data sent),
+ *     tcp_rate_gen() (ACK processed), tcp_send_ack() and
+ *     tcp_send_delayed_ack() (data received); see "Hooks" below.
  *
  * Concurrency and what protects what:
  *   - Per-connection state (struct tcp_rt_conn) is only touched from those
@@ -40,7 +38,7 @@
 #include <linux/bitmap.h>
 #include <linux/debugfs.h>
 #include <linux/error-injection.h>
-#include <linux/kprobes.h>
+#include <linux/ftrace.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
@@ -53,6 +51,11 @@
 #include <net/tcp.h>
 
 #include "include/tcp_rt.h"
+
+/* The hooks read function arguments from what ftrace saved at entry. */
+#if !defined(CONFIG_X86_64) || !defined(CONFIG_DYNAMIC_FTRACE_WITH_ARGS)
+#error "tcp_rt needs x86-64 with CONFIG_DYNAMIC_FTRACE_WITH_ARGS"
+#endif
 
 #define TCP_RT_NR_PORTS		65536
 #define TCP_RT_MAX_PORTS	6	/* entries in a port list, as TCP-RT */
@@ -673,7 +676,7 @@ static u32 tcp_rt_snd_end(const struct sock *sk)
 /*
  * Catch up with what the socket processed.  A FIN occupies one sequence
  * number and sets SOCK_DONE in the same step, so it is taken out of
- * rcv_nxt.  New data sent that the transmit kprobe missed (counted in
+ * rcv_nxt.  New data sent that the transmit hook missed (counted in
  * probe_missed) is taken in first, so that a missed response still ends
  * its task when the next request comes.
  */
@@ -827,24 +830,45 @@ static void tcp_rt_set_state_probe(void *data, const struct sock *sk,
 }
 
 /*
- * Entry of tcp_rcv_established() / tcp_rcv_state_process(): keep the socket
- * for the return handler, or skip the return probe for unwatched ones.
+ * The function hooks are ftrace callbacks at function entry, not kprobes:
+ * the kprobe core runs one kprobe handler per CPU at a time and skips (and
+ * counts) a kprobe that fires while another one's handler runs, which
+ * happens whenever a softirq receive interrupts a hook running in process
+ * context.  ftrace's recursion guard is per context (task, softirq,
+ * hardirq, NMI), so such a nested hook runs; it only refuses recursion
+ * within one context, which none of our handlers can cause, and we count
+ * that too.
+ *
+ * The hooked functions are called from other files than their own, so no
+ * call that matters is inlined, and each runs once the state it reports is
+ * in the socket:
+ *   tcp_rate_skb_sent()    a data segment leaves; new data has
+ *                          TCP_SKB_CB(skb)->seq == tp->snd_nxt;
+ *   tcp_rate_gen()         near the end of tcp_ack(), for every ACK that
+ *                          found data in flight: snd_una and the RTT sample
+ *                          are updated;
+ *   tcp_send_ack(),
+ *   tcp_send_delayed_ack() in-order data was queued (rcv_nxt moved) and the
+ *                          ACK for it is due; when data is sent first and
+ *                          carries that ACK, tcp_rate_skb_sent() catches up.
+ * All of them run with the socket lock held.
  */
-static int tcp_rt_rcv_entry(struct kretprobe_instance *ri,
-			    struct pt_regs *regs)
-{
-	struct sock *sk = (struct sock *)regs_get_kernel_argument(regs, 0);
+struct tcp_rt_hook {
+	struct ftrace_ops ops;
+	void (*handler)(struct sock *sk, struct ftrace_regs *fregs);
+	atomic_long_t missed;
+	char func[24];		/* writable: ftrace_set_filter() takes a buffer */
+};
 
-	if (!tcp_rt_watched(sk) || sk->sk_state == TCP_LISTEN)
-		return 1;
-	*(struct sock **)ri->data = sk;
-	return 0;
+static unsigned long tcp_rt_arg(struct ftrace_regs *fregs, unsigned int n)
+{
+	/* x86-64 ftrace saves the argument registers even without SAVE_REGS. */
+	return regs_get_kernel_argument(&fregs->regs, n);
 }
 
-static int tcp_rt_rcv_return(struct kretprobe_instance *ri,
-			     struct pt_regs *regs)
+/* ACK processed or in-order data received: catch up with the socket. */
+static void tcp_rt_hook_sync(struct sock *sk, struct ftrace_regs *fregs)
 {
-	const struct sock *sk = *(struct sock **)ri->data;
 	struct tcp_rt_conn *c;
 
 	rcu_read_lock();
@@ -852,59 +876,71 @@ static int tcp_rt_rcv_return(struct kretprobe_instance *ri,
 	if (c)
 		tcp_rt_sync(c, sk, tcp_sk(sk)->tcp_mstamp);
 	rcu_read_unlock();
-	return 0;
 }
 
-static int tcp_rt_xmit_pre(struct kprobe *p, struct pt_regs *regs)
+static void tcp_rt_hook_xmit(struct sock *sk, struct ftrace_regs *fregs)
 {
-	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
-	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
+	const struct sk_buff *skb = (void *)tcp_rt_arg(fregs, 1);
 	const struct tcp_skb_cb *scb = TCP_SKB_CB(skb);
 	const struct tcp_sock *tp = tcp_sk(sk);
 	struct tcp_rt_conn *c;
-	u32 len;
+	u32 len = 0;
 
 	/* Retransmissions start below snd_nxt. */
-	if (!tcp_rt_watched(sk) || scb->seq != tp->snd_nxt)
-		return 0;
-	len = scb->end_seq - scb->seq - !!(scb->tcp_flags & TCPHDR_FIN);
-	if (!len)
-		return 0;
+	if (scb->seq == tp->snd_nxt)
+		len = scb->end_seq - scb->seq - !!(scb->tcp_flags & TCPHDR_FIN);
 
 	rcu_read_lock();
 	c = tcp_rt_conn_find(sk);
 	if (c) {
-		/* a receive whose probe was missed comes first */
+		/*
+		 * A receive whose ACK this segment carries comes first, and
+		 * a retransmission may be carrying it too.
+		 */
 		tcp_rt_sync(c, sk, tp->tcp_mstamp);
-		c->snd_data = scb->seq;
-		tcp_rt_on_data_out(c, sk, len, tp->tcp_mstamp);
+		if (len) {
+			c->snd_data = scb->seq;
+			tcp_rt_on_data_out(c, sk, len, tp->tcp_mstamp);
+		}
 	}
 	rcu_read_unlock();
-	return 0;
 }
 
-static struct kretprobe tcp_rt_rcv_est_probe = {
-	.kp.symbol_name	= "tcp_rcv_established",
-	.entry_handler	= tcp_rt_rcv_entry,
-	.handler	= tcp_rt_rcv_return,
-	.data_size	= sizeof(struct sock *),
-};
+static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
+				  struct ftrace_ops *ops,
+				  struct ftrace_regs *fregs)
+{
+	struct tcp_rt_hook *hook = container_of(ops, struct tcp_rt_hook, ops);
+	struct sock *sk = (struct sock *)tcp_rt_arg(fregs, 0);
+	int bit;
 
-static struct kretprobe tcp_rt_rcv_state_probe = {
-	.kp.symbol_name	= "tcp_rcv_state_process",
-	.entry_handler	= tcp_rt_rcv_entry,
-	.handler	= tcp_rt_rcv_return,
-	.data_size	= sizeof(struct sock *),
-};
+	if (!tcp_rt_watched(sk))
+		return;
+	/* Also disables preemption: records go to this CPU's buffer. */
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (unlikely(bit < 0)) {
+		atomic_long_inc(&hook->missed);
+		return;
+	}
+	hook->handler(sk, fregs);
+	ftrace_test_recursion_unlock(bit);
+}
 
-static struct kretprobe *tcp_rt_kretprobes[] = {
-	&tcp_rt_rcv_est_probe,
-	&tcp_rt_rcv_state_probe,
-};
+#define TCP_RT_HOOK(fn, h) {						\
+	.ops = {							\
+		.func	= tcp_rt_ftrace,				\
+		.flags	= FTRACE_OPS_FL_RECURSION,			\
+	},								\
+	.handler	= h,						\
+	.missed		= ATOMIC_LONG_INIT(0),				\
+	.func		= fn,						\
+}
 
-static struct kprobe tcp_rt_xmit_probe = {
-	.symbol_name	= "tcp_rate_skb_sent",
-	.pre_handler	= tcp_rt_xmit_pre,
+static struct tcp_rt_hook tcp_rt_hooks[] = {
+	TCP_RT_HOOK("tcp_rate_skb_sent", tcp_rt_hook_xmit),
+	TCP_RT_HOOK("tcp_rate_gen", tcp_rt_hook_sync),
+	TCP_RT_HOOK("tcp_send_ack", tcp_rt_hook_sync),
+	TCP_RT_HOOK("tcp_send_delayed_ack", tcp_rt_hook_sync),
 };
 
 static struct tracepoint *tcp_rt_set_state_tp;
@@ -917,29 +953,46 @@ static void tcp_rt_find_tp(struct tracepoint *tp, void *priv)
 
 static unsigned long tcp_rt_probe_missed(void)
 {
-	unsigned long n = tcp_rt_xmit_probe.nmissed;
+	unsigned long n = 0;
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(tcp_rt_kretprobes); i++)
-		n += tcp_rt_kretprobes[i]->nmissed +
-		     tcp_rt_kretprobes[i]->kp.nmissed;
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks); i++)
+		n += atomic_long_read(&tcp_rt_hooks[i].missed);
 	return n;
 }
 
-/* Misses per hook: a kretprobe's instance pool ran dry, or a kprobe fired
- * while another kprobe handler ran on that CPU.
- */
 static void tcp_rt_status_misses(struct seq_file *m)
 {
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(tcp_rt_kretprobes); i++)
-		seq_printf(m, "probe_missed_%s %lu\n",
-			   tcp_rt_kretprobes[i]->kp.symbol_name,
-			   tcp_rt_kretprobes[i]->nmissed +
-			   tcp_rt_kretprobes[i]->kp.nmissed);
-	seq_printf(m, "probe_missed_%s %lu\n", tcp_rt_xmit_probe.symbol_name,
-		   tcp_rt_xmit_probe.nmissed);
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks); i++)
+		seq_printf(m, "probe_missed_%s %ld\n", tcp_rt_hooks[i].func,
+			   atomic_long_read(&tcp_rt_hooks[i].missed));
+}
+
+static int tcp_rt_hook_attach(struct tcp_rt_hook *hook)
+{
+	int err;
+
+	err = ftrace_set_filter(&hook->ops, hook->func, strlen(hook->func), 1);
+	if (err) {
+		pr_err("cannot hook %s: not a traceable function here (%d)\n",
+		       hook->func, err);
+		return err;
+	}
+	err = register_ftrace_function(&hook->ops);
+	if (err) {
+		pr_err("cannot hook %s: %d\n", hook->func, err);
+		ftrace_free_filter(&hook->ops);
+	}
+	return err;
+}
+
+static void tcp_rt_hook_detach(struct tcp_rt_hook *hook)
+{
+	/* Returns once no CPU can still be in the callback. */
+	unregister_ftrace_function(&hook->ops);
+	ftrace_free_filter(&hook->ops);
 }
 
 static int tcp_rt_hooks_register(void)
@@ -953,48 +1006,34 @@ static int tcp_rt_hooks_register(void)
 		return -ENOENT;
 	}
 
-	/*
-	 * An instance is held from entry to return, and a task can be
-	 * preempted in between, or interrupted by softirq processing of
-	 * another socket; a pool too small shows as misses.
-	 */
-	for (i = 0; i < ARRAY_SIZE(tcp_rt_kretprobes); i++)
-		tcp_rt_kretprobes[i]->maxactive =
-			max_t(int, 64, 16 * num_possible_cpus());
-	err = register_kretprobes(tcp_rt_kretprobes,
-				  ARRAY_SIZE(tcp_rt_kretprobes));
-	if (err) {
-		pr_err("cannot attach kretprobes to tcp_rcv_established/tcp_rcv_state_process: %d\n",
-		       err);
-		return err;
-	}
-	err = register_kprobe(&tcp_rt_xmit_probe);
-	if (err) {
-		pr_err("cannot attach a kprobe to tcp_rate_skb_sent: %d\n", err);
-		goto err_kret;
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks); i++) {
+		err = tcp_rt_hook_attach(&tcp_rt_hooks[i]);
+		if (err)
+			goto err_hooks;
 	}
 	err = tracepoint_probe_register(tcp_rt_set_state_tp,
 					tcp_rt_set_state_probe, NULL);
 	if (err) {
 		pr_err("cannot attach to tracepoint inet_sock_set_state: %d\n",
 		       err);
-		goto err_kprobe;
+		goto err_hooks;
 	}
 	return 0;
 
-err_kprobe:
-	unregister_kprobe(&tcp_rt_xmit_probe);
-err_kret:
-	unregister_kretprobes(tcp_rt_kretprobes, ARRAY_SIZE(tcp_rt_kretprobes));
+err_hooks:
+	while (i--)
+		tcp_rt_hook_detach(&tcp_rt_hooks[i]);
 	return err;
 }
 
 static void tcp_rt_hooks_unregister(void)
 {
+	unsigned int i;
+
 	tracepoint_probe_unregister(tcp_rt_set_state_tp, tcp_rt_set_state_probe,
 				    NULL);
-	unregister_kprobe(&tcp_rt_xmit_probe);
-	unregister_kretprobes(tcp_rt_kretprobes, ARRAY_SIZE(tcp_rt_kretprobes));
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks); i++)
+		tcp_rt_hook_detach(&tcp_rt_hooks[i]);
 	tracepoint_synchronize_unregister();
 }
 

@@ -95,7 +95,7 @@ case_sequential_1000() {
 	expect_eq "$(count_records $LOG P)" 1000 "P records"
 	expect_eq "$(field $LOG P 11 | sort -n | tr '\n' ' ')" "$(seq 1000 | tr '\n' ' ')" "task_seq 1..1000"
 	expect_eq "$(field $LOG E 7)" 1000 "E last_task_seq"
-	diag_probe_misses
+	expect_no_probe_miss
 }
 
 case_close_before_response() {

@@ -194,7 +194,7 @@ case_sequential_1000() {
 	expect_eq "$(field $LOG R 11 | sort -n | tr '\n' ' ')" "$(seq 1000 | tr '\n' ' ')" "task_seq 1..1000"
 	expect_eq "$(field $LOG E 7)" 1000 "E last_task_seq"
 	expect_eq "$(status log_subbufs_overwritten)" 0 "overwritten"
-	diag_probe_misses
+	expect_no_probe_miss
 }
 
 case_parallel_50x100() {
@@ -209,7 +209,7 @@ case_parallel_50x100() {
 	consecutive_per_conn $LOG || fail "task_seq not consecutive per connection"
 	expect_eq "$(field $LOG E 7 | sort -u)" 100 "E last_task_seq"
 	expect_eq "$(status log_subbufs_overwritten)" 0 "overwritten"
-	diag_probe_misses
+	expect_no_probe_miss
 	expect_eq "$(status alloc_failed)" 0 "alloc_failed"
 }
 

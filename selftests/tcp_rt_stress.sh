@@ -102,7 +102,7 @@ case_stress() {
 	expect_eq "$got" $((conns * req)) "R records of the deterministic workload"
 	expect_eq "$(records $LOG E | awk -v p=":$PORT" '$6 ~ p"$"' | wc -l)" $conns "its E records"
 	expect_ge "$(count_records $LOG E)" "$((STRESS_IDLE + conns))" "E records in all"
-	diag_probe_misses
+	expect_no_probe_miss
 }
 
 run_case "stress: idle, churn, parameter changes, racing readers, CPU offline" case_stress

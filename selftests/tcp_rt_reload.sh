@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Loading and unloading while the tracked port carries traffic.
 #
-# Registering a kprobe makes ftrace patch the text of a function that other
+# Registering a hook makes ftrace patch the text of a function that other
 # CPUs are running.  Under QEMU's multi-threaded TCG the guest sometimes
 # jumps to address 0 from the call site being patched (__tcp_transmit_skb
 # calling tcp_rate_skb_sent, no tcp_rt frame on the stack), within a few

@@ -75,6 +75,15 @@ expect_time() {	# actual target tolerance what
 		fail "$4: got '$1', expected $2 - $3 .. $2 + $3 x $TCP_RT_SLOW"
 }
 
+# A duration with an exact lower bound (what the test imposes: a server's
+# delay, gaps between writes) and an upper slack for the guest's scheduling
+# and the kernel's own work, which TCP_RT_SLOW scales.
+expect_time_min() {	# actual min slack what
+	local hi=$(($2 + $3 * TCP_RT_SLOW))
+	[ "$1" -ge "$2" ] 2>/dev/null && [ "$1" -le "$hi" ] ||
+		fail "$4: got '$1', expected $2 .. $hi"
+}
+
 expect_fail() {	# what cmd...: the command must fail
 	local what=$1
 	shift

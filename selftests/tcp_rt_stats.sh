@@ -19,10 +19,19 @@ drain_stats() {
 	cat "$DBG/rt-network-stats" >> $STATS
 }
 
+# One column of a port's lines read so far, a value per line.
+stats_col() {	# port column
+	awk -v p="$1" -v c="$2" '$3 == p { print $c }' $STATS
+}
+
+sum() {	# of the numbers on stdin, one per line
+	awk '{ s += $1 } END { print s + 0 }'
+}
+
 # Sum of the tasks column over the lines of a port read so far.
 stats_tasks() {	# port
 	drain_stats
-	awk -v p="$1" '$3 == p { s += $12 } END { print s + 0 }' $STATS
+	stats_col "$1" 12 | sum
 }
 
 tasks_reach() {	# port n
@@ -48,7 +57,7 @@ case_listed_port() {
 	# of each average (less than one unit per task).
 	local wproc rproc
 	wproc=$(awk -v p=$PORT '$3 == p { s += $5 * $12 } END { print s + 0 }' $STATS)
-	rproc=$(field $LOG R 12 | awk '{ s += $1 } END { print s + 0 }')
+	rproc=$(field $LOG R 12 | sum)
 	expect_le "$wproc" "$rproc" "weighted avg_process_time vs R records"
 	expect_ge "$wproc" $((rproc - 100)) "weighted avg_process_time vs R records"
 	# the server sleeps 20 ms; the emulated guest adds its own delay, more
@@ -125,16 +134,16 @@ case_fail_drop() {
 	w=$(count_records $LOG W)
 	expect_eq "$r" 18 "R records"
 	expect_eq "$w" 2 "W records"
-	expect_eq "$(awk -v p=$PORT '$3 == p { print $12 }' $STATS)" "$r" "tasks"
-	fail=$(awk -v p=$PORT '$3 == p { print $8 }' $STATS)
+	expect_eq "$(stats_col $PORT 12)" "$r" "tasks"
+	fail=$(stats_col $PORT 8)
 	expect_eq "$fail" $((w * 1000 / r)) "fail_per_1000 = W * 1000 / R"
 	# Data segments of the R tasks: their new data in MSS-sized segments,
 	# plus the retransmissions.
-	retrans=$(field $LOG R 10 | awk '{ s += $1 } END { print s + 0 }')
+	retrans=$(field $LOG R 10 | sum)
 	segs=$(records $LOG R | awk '{ s += int(($7 + $16 - 1) / $16) + $10 }
 		END { print s + 0 }')
 	expect_ge "$retrans" 1 "retransmissions in the R records"
-	drop=$(awk -v p=$PORT '$3 == p { print $6 }' $STATS)
+	drop=$(stats_col $PORT 6)
 	diag "R retrans $retrans of about $segs segments; drop_per_1000 $drop"
 	expect_within "$drop" $((retrans * 1000 / segs)) \
 		$((retrans * 1000 / segs / 10 + 2)) "drop_per_1000 vs the R records"
@@ -142,7 +151,7 @@ case_fail_drop() {
 
 # The line timestamps of a port, one per line.
 stamps() {	# port
-	awk -v p="$1" '$3 == p { print $1 }' $STATS
+	stats_col "$1" 1
 }
 
 case_toggle_and_interval() {

@@ -54,10 +54,13 @@ expect_le() {	# actual max what
 	[ "$1" -le "$2" ] 2>/dev/null || fail "$3: got '$1', expected <= $2"
 }
 
+expect_range() {	# actual lo hi what
+	[ "$1" -ge "$2" ] 2>/dev/null && [ "$1" -le "$3" ] ||
+		fail "$4: got '$1', expected $2 .. $3"
+}
+
 expect_within() {	# actual target tolerance what
-	local lo=$(($2 - $3)) hi=$(($2 + $3))
-	[ "$1" -ge "$lo" ] 2>/dev/null && [ "$1" -le "$hi" ] ||
-		fail "$4: got '$1', expected $2 +- $3"
+	expect_range "$1" $(($2 - $3)) $(($2 + $3)) "$4"
 }
 
 # A duration made of a delay the test imposes (a sleep, netem) plus the
@@ -66,22 +69,18 @@ expect_within() {	# actual target tolerance what
 # bound - the imposed delay was measured - stays as on Debian's kernel.
 # Unset, it is expect_within.
 expect_time() {	# actual target tolerance what
-	if [ "$TCP_RT_SLOW" = 1 ]; then
-		expect_within "$@"
-		return
-	fi
-	local lo=$(($2 - $3)) hi=$(($2 + $3 * TCP_RT_SLOW))
-	[ "$1" -ge "$lo" ] 2>/dev/null && [ "$1" -le "$hi" ] ||
-		fail "$4: got '$1', expected $2 - $3 .. $2 + $3 x $TCP_RT_SLOW"
+	expect_range "$1" $(($2 - $3)) $(($2 + $3 * TCP_RT_SLOW)) "$4"
 }
 
 # A duration with an exact lower bound (what the test imposes: a server's
 # delay, gaps between writes) and an upper slack for the guest's scheduling
 # and the kernel's own work, which TCP_RT_SLOW scales.
 expect_time_min() {	# actual min slack what
-	local hi=$(($2 + $3 * TCP_RT_SLOW))
-	[ "$1" -ge "$2" ] 2>/dev/null && [ "$1" -le "$hi" ] ||
-		fail "$4: got '$1', expected $2 .. $hi"
+	expect_range "$1" "$2" $(($2 + $3 * TCP_RT_SLOW)) "$4"
+}
+
+sum() {	# of the numbers on stdin, one per line
+	awk '{ s += $1 } END { print s + 0 }'
 }
 
 expect_fail() {	# what cmd...: the command must fail

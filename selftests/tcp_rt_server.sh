@@ -108,10 +108,10 @@ case_retransmissions() {
 	drain_logs $LOG
 	records $LOG R | sed 's/^/# /'
 	expect_eq "$(count_records $LOG R)" 3 "R records"
-	local sum
-	sum=$(field $LOG R 10 | awk '{ s += $1 } END { print s }')
-	expect_ge "$sum" 1 "retransmissions over the R records"
-	expect_eq "$(field $LOG E 11)" "$sum" "E total_retrans = sum of the tasks'"
+	local retrans
+	retrans=$(field $LOG R 10 | sum)
+	expect_ge "$retrans" 1 "retransmissions over the R records"
+	expect_eq "$(field $LOG E 11)" "$retrans" "E total_retrans = sum of the tasks'"
 	expect_eq "$(field $LOG E 8)" 6000000 "E total_sent"
 }
 

@@ -24,10 +24,6 @@ stats_col() {	# port column
 	awk -v p="$1" -v c="$2" '$3 == p { print $c }' $STATS
 }
 
-sum() {	# of the numbers on stdin, one per line
-	awk '{ s += $1 } END { print s + 0 }'
-}
-
 # Sum of the tasks column over the lines of a port read so far.
 stats_tasks() {	# port
 	drain_stats

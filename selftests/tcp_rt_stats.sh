@@ -175,28 +175,30 @@ case_toggle_and_interval() {
 	expect_within $((b - a)) 3 1 "seconds between lines"
 }
 
-# How many lines of a stats file are stamped before second $1.  (Not "at or
-# before": two ticks a jiffy short of a second apart may share a second.)
-lines_before() {	# seconds file
-	awk -v t="$1" '$1 < t { n++ } END { print n + 0 }' "$2"
+# The stamps of the lines a read after the first $1 lines returned.
+stamps_after() {	# n
+	tail -n +$(($1 + 1)) $STATS | cut -d' ' -f1
 }
 
 case_read_once() {
-	local last seen
+	local first last seen
 	setup lports=$PORT stats_interval=1
 	wait_until "2 lines" stats_lines_reach 2 || fail "no line"
 	drain_stats
-	expect_ge "$(wc -l < $STATS)" 2 "first read"
-	last=$(tail -n 1 $STATS | cut -d' ' -f1)
+	first=$(wc -l < $STATS)
+	expect_ge "$first" 2 "first read"
+	last=$(stamps $PORT | tail -n 1)
 	seen=$(status stats_lines)
 	# The interval goes on ticking (a debug kernel may tick again between
-	# two reads), so a later read holds new lines, never older ones.
+	# two reads), so a later read holds new lines, never older ones.  (Not
+	# "stamped at or before": two ticks a jiffy short of a second apart may
+	# share a second.)
 	wait_until "a new line" stats_lines_reach $((seen + 1)) ||
 		fail "no new line"
-	cat "$DBG/rt-network-stats" > /tmp/stats.again
-	expect_ge "$(wc -l < /tmp/stats.again)" 1 "second read: the new lines"
-	expect_eq "$(lines_before "$last" /tmp/stats.again)" 0 \
-		"second read: lines from the first read"
+	drain_stats
+	expect_ge "$(stamps_after "$first" | wc -l)" 1 "second read: the new lines"
+	expect_eq "$(stamps_after "$first" | awk -v t="$last" '$1 < t' | wc -l)" 0 \
+		"second read: lines stamped before the first read's last"
 }
 
 # Tasks on 100 different ports of a range, every interval, until the 16 KiB

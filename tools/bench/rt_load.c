@@ -9,8 +9,8 @@
  * The server answers every REQ bytes read with RESP bytes; the client keeps
  * C connections each with one request outstanding for S seconds and prints
  * "requests N seconds S rps R".  "idle" opens C connections, exchanges one
- * request on each (so they are tracked tasks), writes F and sleeps until
- * killed.  One thread each, epoll, no delay: the worst case for tcp_rt,
+ * request on each (so they are tracked tasks), writes F and waits for
+ * SIGTERM, then closes them a batch at a time and exits.  One thread each, epoll, no delay: the worst case for tcp_rt,
  * whose cost is per request while the kernel's work per request is least.
  */
 #define _GNU_SOURCE
@@ -31,6 +31,7 @@
 
 #define MAX_EVENTS	256
 #define BUF_SIZE	65536
+#define CLOSE_BATCH	100
 
 struct conn {
 	int fd;
@@ -41,6 +42,7 @@ static unsigned int opt_port, opt_conns = 16, opt_seconds = 10;
 static size_t opt_req = 64, opt_resp = 256;
 static const char *opt_ready;
 static char buf[BUF_SIZE];
+static volatile sig_atomic_t terminated;
 
 static void die(const char *what)
 {
@@ -252,20 +254,75 @@ static int client(void)
 	return 0;
 }
 
-static __attribute__((noreturn)) int idle(void)
+static void on_term(int sig __attribute__((unused)))
 {
+	terminated = 1;
+}
+
+/* Block in read() until the peer has closed its side. */
+static void wait_eof(int fd)
+{
+	for (;;) {
+		ssize_t n = read(fd, buf, BUF_SIZE);
+
+		if (n == 0)
+			return;
+		if (n < 0 && errno != EINTR)
+			die("read for the server's close");
+	}
+}
+
+/*
+ * Close a batch at a time, each batch only once the server has closed its
+ * side of it, so that at most CLOSE_BATCH connections are closing at once.
+ * Ten thousand closed together (all a process's sockets at its exit) leave
+ * more orphans than tcp_max_orphans allows, and their ten thousand
+ * retransmission timers then expire in one timer softirq: on an emulated
+ * debug kernel that held both CPUs long enough for an RCU stall.
+ */
+static void close_paced(const int *fds, unsigned int n)
+{
+	unsigned int i, j, end;
+
+	for (i = 0; i < n; i = end) {
+		end = n - i > CLOSE_BATCH ? i + CLOSE_BATCH : n;
+		for (j = i; j < end; j++)
+			if (shutdown(fds[j], SHUT_WR))
+				die("shutdown");
+		for (j = i; j < end; j++) {
+			wait_eof(fds[j]);
+			close(fds[j]);
+		}
+	}
+}
+
+static int idle(void)
+{
+	struct sigaction sa = { .sa_handler = on_term };
+	int *fds = calloc(opt_conns, sizeof(*fds));
+	sigset_t term, old;
 	unsigned int i;
 
+	if (!fds)
+		die("calloc");
+	/* SIGTERM blocked until sigsuspend(), so none comes unseen */
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &term, &old) || sigaction(SIGTERM, &sa, NULL))
+		die("SIGTERM handler");
 	for (i = 0; i < opt_conns; i++) {
 		struct conn c = { .fd = connect_to(opt_port), .need = opt_resp };
 
 		write_all(c.fd, opt_req);
 		while (read_some(&c, opt_resp) == 0)
 			;
+		fds[i] = c.fd;
 	}
 	ready();
-	for (;;)
-		pause();
+	while (!terminated)
+		sigsuspend(&old);
+	close_paced(fds, opt_conns);
+	return 0;
 }
 
 static void usage(int status)

@@ -10,8 +10,9 @@
  * C connections each with one request outstanding for S seconds and prints
  * "requests N seconds S rps R".  "idle" opens C connections, exchanges one
  * request on each (so they are tracked tasks), writes F and waits for
- * SIGTERM, then closes them a batch at a time and exits.  One thread each, epoll, no delay: the worst case for tcp_rt,
- * whose cost is per request while the kernel's work per request is least.
+ * SIGTERM, then closes them a batch at a time and exits.  One thread each,
+ * epoll, no delay: the worst case for tcp_rt, whose cost is per request
+ * while the kernel's work per request is least.
  */
 #define _GNU_SOURCE
 #include <errno.h>

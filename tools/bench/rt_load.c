@@ -43,7 +43,6 @@ static unsigned int opt_port, opt_conns = 16, opt_seconds = 10;
 static size_t opt_req = 64, opt_resp = 256;
 static const char *opt_ready;
 static char buf[BUF_SIZE];
-static volatile sig_atomic_t terminated;
 
 static void die(const char *what)
 {
@@ -255,11 +254,6 @@ static int client(void)
 	return 0;
 }
 
-static void on_term(int sig __attribute__((unused)))
-{
-	terminated = 1;
-}
-
 /* Block in read() until the peer has closed its side. */
 static void wait_eof(int fd)
 {
@@ -299,18 +293,18 @@ static void close_paced(const int *fds, unsigned int n)
 
 static int idle(void)
 {
-	struct sigaction sa = { .sa_handler = on_term };
 	int *fds = calloc(opt_conns, sizeof(*fds));
-	sigset_t term, old;
 	unsigned int i;
+	sigset_t term;
+	int sig;
 
 	if (!fds)
 		die("calloc");
-	/* SIGTERM blocked until sigsuspend(), so none comes unseen */
+	/* blocked from the start, so a SIGTERM before sigwait() waits for it */
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
-	if (sigprocmask(SIG_BLOCK, &term, &old) || sigaction(SIGTERM, &sa, NULL))
-		die("SIGTERM handler");
+	if (sigprocmask(SIG_BLOCK, &term, NULL))
+		die("sigprocmask");
 	for (i = 0; i < opt_conns; i++) {
 		struct conn c = { .fd = connect_to(opt_port), .need = opt_resp };
 
@@ -320,8 +314,9 @@ static int idle(void)
 		fds[i] = c.fd;
 	}
 	ready();
-	while (!terminated)
-		sigsuspend(&old);
+	errno = sigwait(&term, &sig);
+	if (errno)
+		die("sigwait");
 	close_paced(fds, opt_conns);
 	return 0;
 }

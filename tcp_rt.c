@@ -13,7 +13,8 @@
  *     CLOSE writes the last records and stops it;
  *   - ftrace callbacks at the entry of tcp_rate_skb_sent() (data sent),
  *     tcp_rate_gen() (ACK processed), tcp_send_ack() and
- *     tcp_send_delayed_ack() (data received); see "Hooks" below.
+ *     tcp_send_delayed_ack() (data received), or their equivalents where
+ *     a kernel inlines one (include/tcp_rt_compat.h); see "Hooks" below.
  *
  * Concurrency and what protects what:
  *   - Per-connection state (struct tcp_rt_conn) is only touched from those
@@ -51,16 +52,15 @@
 #include <net/tcp.h>
 
 #include "include/tcp_rt.h"
-
-/* The hooks read function arguments from what ftrace saved at entry. */
-#if !defined(CONFIG_X86_64) || !defined(CONFIG_DYNAMIC_FTRACE_WITH_ARGS)
-#error "tcp_rt needs x86-64 with CONFIG_DYNAMIC_FTRACE_WITH_ARGS"
-#endif
+#include "include/tcp_rt_compat.h"
 
 #define TCP_RT_NR_PORTS		65536
 #define TCP_RT_MAX_PORTS	6	/* entries in a port list, as TCP-RT */
 
 DEFINE_PER_CPU(struct tcp_rt_pcpu_counters, tcp_rt_counters);
+#ifdef TCP_RT_NEED_RECURSION_GUARD
+DEFINE_PER_CPU(unsigned int, tcp_rt_in_hook);
+#endif
 
 /* ------------------------------------------------------------------------
  * Parameters
@@ -841,7 +841,9 @@ static void tcp_rt_set_state_probe(void *data, const struct sock *sk,
  *
  * The hooked functions are called from other files than their own, so no
  * call that matters is inlined, and each runs once the state it reports is
- * in the socket:
+ * in the socket (kernels that inline the first two get the points beside
+ * them instead: TCP_RT_HOOK_XMIT and TCP_RT_HOOK_ACK, in
+ * include/tcp_rt_compat.h):
  *   tcp_rate_skb_sent()    a data segment leaves; new data has
  *                          TCP_SKB_CB(skb)->seq == tp->snd_nxt;
  *   tcp_rate_gen()         near the end of tcp_ack(), for every ACK that
@@ -850,24 +852,20 @@ static void tcp_rt_set_state_probe(void *data, const struct sock *sk,
  *   tcp_send_ack(),
  *   tcp_send_delayed_ack() in-order data was queued (rcv_nxt moved) and the
  *                          ACK for it is due; when data is sent first and
- *                          carries that ACK, tcp_rate_skb_sent() catches up.
+ *                          carries that ACK, tcp_rate_skb_sent() catches up;
+ *   __tcp_ack_snd_check()  the same, on kernels that may defer that ACK
+ *                          (TCP_RT_HOOK_ACK_DUE).
  * All of them run with the socket lock held.
  */
 struct tcp_rt_hook {
 	struct ftrace_ops ops;
-	void (*handler)(struct sock *sk, struct ftrace_regs *fregs);
+	void (*handler)(struct sock *sk, unsigned long arg1);
 	atomic_long_t missed;
-	char func[24];		/* writable: ftrace_set_filter() takes a buffer */
+	char func[32];		/* writable: ftrace_set_filter() takes a buffer */
 };
 
-static unsigned long tcp_rt_arg(struct ftrace_regs *fregs, unsigned int n)
-{
-	/* x86-64 ftrace saves the argument registers even without SAVE_REGS. */
-	return regs_get_kernel_argument(&fregs->regs, n);
-}
-
 /* ACK processed or in-order data received: catch up with the socket. */
-static void tcp_rt_hook_sync(struct sock *sk, struct ftrace_regs *fregs)
+static void tcp_rt_hook_sync(struct sock *sk, unsigned long arg1)
 {
 	struct tcp_rt_conn *c;
 
@@ -878,9 +876,9 @@ static void tcp_rt_hook_sync(struct sock *sk, struct ftrace_regs *fregs)
 	rcu_read_unlock();
 }
 
-static void tcp_rt_hook_xmit(struct sock *sk, struct ftrace_regs *fregs)
+static void tcp_rt_hook_xmit(struct sock *sk, unsigned long arg1)
 {
-	const struct sk_buff *skb = (void *)tcp_rt_arg(fregs, 1);
+	const struct sk_buff *skb = (const void *)arg1;
 	const struct tcp_skb_cb *scb = TCP_SKB_CB(skb);
 	const struct tcp_sock *tp = tcp_sk(sk);
 	struct tcp_rt_conn *c;
@@ -908,28 +906,28 @@ static void tcp_rt_hook_xmit(struct sock *sk, struct ftrace_regs *fregs)
 
 static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
 				  struct ftrace_ops *ops,
-				  struct ftrace_regs *fregs)
+				  struct tcp_rt_ftrace_regs *fregs)
 {
 	struct tcp_rt_hook *hook = container_of(ops, struct tcp_rt_hook, ops);
-	struct sock *sk = (struct sock *)tcp_rt_arg(fregs, 0);
+	struct sock *sk = (struct sock *)tcp_rt_ftrace_arg(fregs, 0);
 	int bit;
 
 	if (!tcp_rt_watched(sk))
 		return;
 	/* Also disables preemption: records go to this CPU's buffer. */
-	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	bit = tcp_rt_recursion_trylock(ip, parent_ip);
 	if (unlikely(bit < 0)) {
 		atomic_long_inc(&hook->missed);
 		return;
 	}
-	hook->handler(sk, fregs);
-	ftrace_test_recursion_unlock(bit);
+	hook->handler(sk, tcp_rt_ftrace_arg(fregs, 1));
+	tcp_rt_recursion_unlock(bit);
 }
 
 #define TCP_RT_HOOK(fn, h) {						\
 	.ops = {							\
 		.func	= tcp_rt_ftrace,				\
-		.flags	= FTRACE_OPS_FL_RECURSION,			\
+		.flags	= TCP_RT_FTRACE_FLAGS,				\
 	},								\
 	.handler	= h,						\
 	.missed		= ATOMIC_LONG_INIT(0),				\
@@ -937,10 +935,13 @@ static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
 }
 
 static struct tcp_rt_hook tcp_rt_hooks[] = {
-	TCP_RT_HOOK("tcp_rate_skb_sent", tcp_rt_hook_xmit),
-	TCP_RT_HOOK("tcp_rate_gen", tcp_rt_hook_sync),
+	TCP_RT_HOOK(TCP_RT_HOOK_XMIT, tcp_rt_hook_xmit),
+	TCP_RT_HOOK(TCP_RT_HOOK_ACK, tcp_rt_hook_sync),
 	TCP_RT_HOOK("tcp_send_ack", tcp_rt_hook_sync),
 	TCP_RT_HOOK("tcp_send_delayed_ack", tcp_rt_hook_sync),
+#ifdef TCP_RT_HOOK_ACK_DUE
+	TCP_RT_HOOK(TCP_RT_HOOK_ACK_DUE, tcp_rt_hook_sync),
+#endif
 };
 
 static struct tracepoint *tcp_rt_set_state_tp;
@@ -983,7 +984,7 @@ static int tcp_rt_hook_attach(struct tcp_rt_hook *hook)
 	err = register_ftrace_function(&hook->ops);
 	if (err) {
 		pr_err("cannot hook %s: %d\n", hook->func, err);
-		ftrace_free_filter(&hook->ops);
+		tcp_rt_ftrace_free_filter(&hook->ops);
 	}
 	return err;
 }
@@ -992,7 +993,7 @@ static void tcp_rt_hook_detach(struct tcp_rt_hook *hook)
 {
 	/* Returns once no CPU can still be in the callback. */
 	unregister_ftrace_function(&hook->ops);
-	ftrace_free_filter(&hook->ops);
+	tcp_rt_ftrace_free_filter(&hook->ops);
 }
 
 static int tcp_rt_hooks_register(void)

@@ -30,6 +30,7 @@
 #include <net/sock.h>
 
 #include "include/tcp_rt.h"
+#include "include/tcp_rt_compat.h"
 
 #define TCP_RT_LOG_SUBBUF_SIZE	(256 * 1024)
 
@@ -49,8 +50,7 @@ static const char tcp_rt_rec_letter[TCP_RT_REC_MAX] = {
  * is what makes the channel a flight recorder; a full buffer at that point
  * means the sub-buffer about to be reused was never read.
  */
-static int tcp_rt_log_subbuf_start(struct rchan_buf *buf, void *subbuf,
-				   void *prev_subbuf, size_t prev_padding)
+static int tcp_rt_log_subbuf_start(TCP_RT_SUBBUF_START_ARGS)
 {
 	if (prev_subbuf && relay_buf_full(buf))
 		atomic_long_inc(&tcp_rt_log_overwrites);
@@ -73,7 +73,7 @@ static int tcp_rt_log_remove_file(struct dentry *dentry)
 	return 0;
 }
 
-static const struct rchan_callbacks tcp_rt_log_callbacks = {
+static tcp_rt_relay_cb_const struct rchan_callbacks tcp_rt_log_callbacks = {
 	.subbuf_start		= tcp_rt_log_subbuf_start,
 	.create_buf_file	= tcp_rt_log_create_file,
 	.remove_buf_file	= tcp_rt_log_remove_file,

@@ -23,6 +23,7 @@
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
 #include <linux/hash.h>
+#include <linux/mm.h>
 #include <linux/relay.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -30,6 +31,7 @@
 #include <linux/workqueue.h>
 
 #include "include/tcp_rt.h"
+#include "include/tcp_rt_compat.h"
 
 #define TCP_RT_STATS_SUBBUF_SIZE	(16 * 1024)
 #define TCP_RT_STATS_SLOTS_BITS		7
@@ -246,8 +248,7 @@ static void tcp_rt_stats_worker(struct work_struct *work)
 			      READ_ONCE(tcp_rt_stats_interval) * HZ);
 }
 
-static int tcp_rt_stats_subbuf_start(struct rchan_buf *buf, void *subbuf,
-				     void *prev_subbuf, size_t prev_padding)
+static int tcp_rt_stats_subbuf_start(TCP_RT_SUBBUF_START_ARGS)
 {
 	if (prev_subbuf && relay_buf_full(buf))
 		atomic_long_inc(&tcp_rt_stats_overwrites);
@@ -274,7 +275,7 @@ static int tcp_rt_stats_remove_file(struct dentry *dentry)
 	return 0;
 }
 
-static const struct rchan_callbacks tcp_rt_stats_callbacks = {
+static tcp_rt_relay_cb_const struct rchan_callbacks tcp_rt_stats_callbacks = {
 	.subbuf_start		= tcp_rt_stats_subbuf_start,
 	.create_buf_file	= tcp_rt_stats_create_file,
 	.remove_buf_file	= tcp_rt_stats_remove_file,

@@ -1,0 +1,63 @@
+# shellcheck shell=bash
+# TAP helpers shared by scripts/check, check-debug and check-kernels: one
+# numbered stream, a skip never counted as a pass, and the closing line
+# "N passed, N failed, N skipped".  Sourced; uses $log, a scratch folder.
+
+n=0
+passed=0
+failed=0
+skipped=0
+log=$(mktemp -d "${TMPDIR:-/tmp}/tcp_rt-check.XXXXXX")
+on_finish=""	# extra clean-up command, run by finish
+
+tap() {	# status description [log]
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		passed=$((passed + 1))
+		echo "ok $n - $2"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $2"
+		[ -n "${3:-}" ] && sed 's/^/# /' "$3" | tail -n 40
+	fi
+}
+
+finish() {
+	echo "1..$n"
+	echo "$passed passed, $failed failed, $skipped skipped"
+	rm -rf "$log"
+	[ -n "$on_finish" ] && eval "$on_finish"
+	exit $((failed > 0))
+}
+
+# Run selftests/run (or $VM_GUEST_RUNNER) in a VM; the guest continues the
+# TAP numbering.  A guest kernel problem, a crash or a timeout fails the
+# run even when every test passed.
+run_vm() {	# description [vm-run options] -- tests...
+	local what=$1 out="$log/vm.out" err="$log/vm.err" st t opts=()
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		opts+=("$1")
+		shift
+	done
+	shift
+	t=$(date +%s)
+	TCP_RT_TAP_START=$((n + 1)) scripts/vm-run "${opts[@]}" -- \
+		"${VM_GUEST_RUNNER:-selftests/run}" "$@" 2> "$err" | tee "$out"
+	st=${PIPESTATUS[0]}
+	n=$((n + $(grep -cE '^(not )?ok ' "$out")))
+	failed=$((failed + $(grep -cE '^not ok ' "$out")))
+	skipped=$((skipped + $(grep -cE '^ok .*# SKIP' "$out")))
+	passed=$((passed + $(grep -E '^ok ' "$out" | grep -cv '# SKIP')))
+	grep -v '^$' "$err" | sed 's/^/# /'
+	echo "# $what: VM ran $(($(date +%s) - t)) s"
+	if grep -q '^vm-run:' "$err"; then
+		tap 1 "$what: guest kernel log clean, VM ended normally"
+	else
+		tap 0 "$what: guest kernel log clean, VM ended normally"
+	fi
+	if [ "$st" != 0 ] && ! grep -qE '^not ok ' "$out" &&
+	   ! grep -q '^vm-run:' "$err"; then
+		tap 1 "$what: selftests exited with status $st"
+	fi
+}

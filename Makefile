@@ -3,10 +3,17 @@
 # tcp_rt: build the module against KDIR, test it in a VM that boots the
 # matching Debian kernel.  `make check` is the one test command.
 
+# KERNEL=<name> builds for a kernel of the matrix (scripts/kernels list),
+# with that kernel's own compiler (in its chroot where it needs one).
+ifdef KERNEL
+KDIR := $(shell scripts/kernels kdir $(KERNEL))
+KRUN := scripts/kernels run $(KERNEL)
+endif
 KDIR ?= $(shell scripts/kdir)
 PWD  := $(CURDIR)
 
-.PHONY: all modules install clean check check-debug demo bench sparse checkpatch selftests deps tcprt
+.PHONY: all modules install clean check check-debug check-kernels dist demo bench sparse \
+	checkpatch selftests deps tcprt
 
 all: modules tcprt
 
@@ -17,7 +24,7 @@ deps:
 	@scripts/install-deps
 
 modules:
-	$(MAKE) -C $(KDIR) M=$(PWD) W=1 modules
+	$(KRUN) $(MAKE) -C $(KDIR) M=$(PWD) W=1 modules
 
 sparse:
 	$(MAKE) -C $(KDIR) M=$(PWD) W=1 C=2 modules
@@ -41,6 +48,19 @@ check:
 check-debug:
 	@scripts/check-debug
 
+# The core selftests on every kernel of the matrix (or those in KERNELS),
+# each built through DKMS: scripts/check-kernels.
+check-kernels:
+	@scripts/check-kernels $(KERNELS)
+
+# A source tarball for DKMS (dkms add/ldtarball): tcp_rt-<version>.tar.gz.
+VERSION := $(shell sed -n 's/^\#define TCP_RT_VERSION[[:space:]]*"\(.*\)"/\1/p' include/tcp_rt.h)
+dist:
+	@grep -qx 'PACKAGE_VERSION="$(VERSION)"' dkms.conf || \
+		{ echo "dkms.conf's PACKAGE_VERSION is not $(VERSION)" >&2; exit 1; }
+	git archive --prefix=tcp_rt-$(VERSION)/ -o tcp_rt-$(VERSION).tar.gz HEAD
+	@echo tcp_rt-$(VERSION).tar.gz
+
 demo:
 	@scripts/demo
 
@@ -48,7 +68,7 @@ bench:
 	@scripts/bench
 
 clean:
-	$(MAKE) -C $(KDIR) M=$(PWD) clean
+	$(KRUN) $(MAKE) -C $(KDIR) M=$(PWD) clean
 	$(MAKE) -C selftests clean
 	$(MAKE) -C tools/bench clean
 	$(MAKE) -C tools/tcprt clean

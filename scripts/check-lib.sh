@@ -22,6 +22,12 @@ tap() {	# status description [log]
 	fi
 }
 
+skip() {	# description reason
+	n=$((n + 1))
+	skipped=$((skipped + 1))
+	echo "ok $n - $1 # SKIP $2"
+}
+
 finish() {
 	echo "1..$n"
 	echo "$passed passed, $failed failed, $skipped skipped"

@@ -48,11 +48,12 @@
 #endif
 
 /*
- * Since 6.8 an ACK due while the socket is owned by a process (the segment
- * was processed from the backlog) is deferred to tcp_release_cb(), which
- * sends it with tcp_send_ack() inlined: neither ACK hook sees that data
- * arrive.  __tcp_ack_snd_check(), where the ACK is decided, sees all of it
- * (in 7.3 every call of it is a real call: scripts/hook-audit).
+ * Newer kernels (6.12 and 7.x, not 6.1) defer an ACK that is due while
+ * the socket is owned by a process (the segment came from the backlog) to
+ * tcp_release_cb(), which sends it with tcp_send_ack() inlined: neither ACK
+ * hook sees that data arrive.  __tcp_ack_snd_check(), where the ACK is
+ * decided, sees all of it
+ * (in 6.12 and 7.3 every call of it is a real call: scripts/hook-audit).
  */
 #ifdef TCP_RT_HAVE_ACK_DEFERRED
 #define TCP_RT_HOOK_ACK_DUE	"__tcp_ack_snd_check"

@@ -52,8 +52,8 @@
  * the socket is owned by a process (the segment came from the backlog) to
  * tcp_release_cb(), which sends it with tcp_send_ack() inlined: neither ACK
  * hook sees that data arrive.  __tcp_ack_snd_check(), where the ACK is
- * decided, sees all of it
- * (in 6.12 and 7.3 every call of it is a real call: scripts/hook-audit).
+ * decided, sees all of it (in 6.12 and 7.3 every call of it is a real
+ * call: scripts/hook-audit).
  */
 #ifdef TCP_RT_HAVE_ACK_DEFERRED
 #define TCP_RT_HOOK_ACK_DUE	"__tcp_ack_snd_check"

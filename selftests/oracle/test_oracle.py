@@ -1,0 +1,478 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Tests of tcp_rt_oracle.py on crafted captures.
+
+Each test writes a pcap of one connection with chosen times, sequence
+numbers and flags, and checks the oracle's records against values worked
+out by hand from those packets (in the comments), never against the
+oracle's own output.  Client 10.0.0.2:40000, server 10.0.0.1:7100; the
+client's data starts at sequence 1001, the server's at 5001.  Times are
+microseconds after BASE.
+
+    python3 selftests/oracle/test_oracle.py [-v]
+"""
+
+import decimal
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.dont_write_bytecode = True          # no __pycache__ in the checkout
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import tcp_rt_oracle as oracle          # noqa: E402  (also finds dpkt)
+dpkt = oracle.dpkt
+
+ORACLE = os.path.join(HERE, "tcp_rt_oracle.py")
+BASE = 1700000000                       # capture epoch, seconds
+C, S = "client", "server"
+C_ISN, S_ISN = 1000, 5000
+PORT = 7100
+ADDRS = {False: {C: "10.0.0.2", S: "10.0.0.1"},
+         True: {C: "2001:db8::2", S: "2001:db8::1"}}
+LINKTYPES = {"eth": 1, "null": 0, "raw": 101, "sll": 113, "sll2": 276}
+FLAGS = {"S": dpkt.tcp.TH_SYN, "A": dpkt.tcp.TH_ACK, "F": dpkt.tcp.TH_FIN,
+         "R": dpkt.tcp.TH_RST, "P": dpkt.tcp.TH_PUSH}
+
+
+def us(t):
+    """Absolute capture time (microseconds) of t microseconds after BASE."""
+    return BASE * 1000000 + t
+
+
+def tcp_options(mss, ts):
+    """SYN options: MSS, and NOP NOP timestamps."""
+    opts = b""
+    if mss:
+        opts += b"\x02\x04" + mss.to_bytes(2, "big")
+    if ts:
+        opts += b"\x01\x01\x08\x0a" + bytes(8)
+    return opts
+
+
+class Capture:
+    """A crafted capture of one connection, client port 40000 to 7100."""
+
+    def __init__(self, v6=False, s_isn=S_ISN):
+        self.v6 = v6
+        self.s_isn = s_isn
+        self.packets = []               # (time, ip packet)
+
+    def add(self, t, frm, flags, seq, ack=0, length=0, mss=None, ts=False):
+        """One segment from frm (C or S) at t; seq/ack wrap at 2^32."""
+        ports = (40000, PORT) if frm == C else (PORT, 40000)
+        opts = tcp_options(mss, ts)
+        tcp = dpkt.tcp.TCP(sport=ports[0], dport=ports[1],
+                           seq=seq % 2**32, ack=ack % 2**32,
+                           flags=sum(FLAGS[f] for f in flags),
+                           off=5 + len(opts) // 4, opts=opts,
+                           data=b"x" * length)
+        src, dst = ADDRS[self.v6][frm], ADDRS[self.v6][C if frm == S else S]
+        if self.v6:
+            ip = dpkt.ip6.IP6(src=oracle.ipaddress.ip_address(src).packed,
+                              dst=oracle.ipaddress.ip_address(dst).packed,
+                              nxt=6, hlim=64, plen=len(bytes(tcp)), data=tcp)
+        else:
+            ip = dpkt.ip.IP(src=oracle.ipaddress.ip_address(src).packed,
+                            dst=oracle.ipaddress.ip_address(dst).packed,
+                            p=6, ttl=64, data=tcp)
+        self.packets.append((t, ip))
+
+    def handshake(self, mss=None, ts=False):
+        """SYN at 0, SYN-ACK at 100, ACK at 200 (the server's ESTABLISHED;
+        the client's is at 100)."""
+        self.add(0, C, "S", C_ISN, mss=mss, ts=ts)
+        self.add(100, S, "SA", self.s_isn, C_ISN + 1, mss=mss, ts=ts)
+        self.add(200, C, "A", C_ISN + 1, self.s_isn + 1)
+
+    def client_close(self, t, cseq, sseq):
+        """The client closes first.  The server's socket closes at t + 200
+        (the ACK of its FIN), the client's at t + 100 (the server's FIN,
+        which also acknowledges the client's)."""
+        self.add(t, C, "FA", cseq, sseq)
+        self.add(t + 100, S, "FA", sseq, cseq + 1)
+        self.add(t + 200, C, "A", cseq + 1, sseq + 1)
+
+    def frame(self, link, ip, ifindex):
+        """The link-layer frame of an IP packet."""
+        etype = 0x86DD if self.v6 else 0x0800
+        if link == "eth":
+            return bytes(dpkt.ethernet.Ethernet(src=bytes(6), dst=bytes(6),
+                                                type=etype, data=ip))
+        if link == "sll":
+            return bytes(dpkt.sll.SLL(type=0, hrd=772, hlen=6, ethtype=etype,
+                                      data=ip))
+        if link == "sll2":
+            return bytes(dpkt.sll2.SLL2(ethtype=etype, intindex=ifindex,
+                                        hrd=772, type=0, data=ip))
+        if link == "null":
+            family = 30 if self.v6 else 2
+            return family.to_bytes(4, sys.byteorder) + bytes(ip)
+        return bytes(ip)
+
+    def write(self, path, link="eth", ifindexes=(1,)):
+        """A pcap file; with several ifindexes (sll2), each packet is
+        captured once on each interface, as tcpdump -i any may."""
+        with open(path, "wb") as f:
+            writer = dpkt.pcap.Writer(f, snaplen=262144,
+                                      linktype=LINKTYPES[link])
+            for t, ip in self.packets:
+                ts = BASE + decimal.Decimal(t) / 1000000
+                for ifindex in ifindexes:
+                    writer.writepkt_time(self.frame(link, ip, ifindex), ts)
+        return path
+
+
+class OracleTest(unittest.TestCase):
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="tcp_rt_oracle.")
+        self.addCleanup(shutil.rmtree, self.tmp)
+
+    def pcap(self, cap, **kw):
+        return cap.write(os.path.join(self.tmp, "c.pcap"), **kw)
+
+    def conn(self, cap, server=True, **kw):
+        """The only connection the oracle finds in the capture."""
+        path = self.pcap(cap, **kw)
+        conns = oracle.expected(path, lports={PORT}) if server else \
+            oracle.expected(path, pports={PORT})
+        self.assertEqual(len(conns), 1, "connections")
+        return conns[0]
+
+    def records(self, cap, types, server=True, **kw):
+        """The connection's records, checked to be of these types."""
+        recs = self.conn(cap, server, **kw)["records"]
+        self.assertEqual([r["type"] for r in recs], list(types))
+        return recs
+
+    def check(self, rec, **want):
+        self.assertEqual({k: rec[k] for k in want}, want)
+
+    # -- server side
+
+    def one_request(self, v6=False):
+        """300-byte request at 1000; 200 ms later a 2000-byte response in
+        two segments (201000, 201010), acked at 201300 and 201400; the
+        client closes at 300000."""
+        cap = Capture(v6)
+        cap.handshake()
+        cap.add(1000, C, "PA", 1001, 5001, 300)
+        cap.add(1100, S, "A", 5001, 1301)
+        cap.add(201000, S, "PA", 5001, 1301, 1000)
+        cap.add(201010, S, "PA", 6001, 1301, 1000)
+        cap.add(201300, C, "A", 1301, 6001)
+        cap.add(201400, C, "A", 1301, 7001)
+        cap.client_close(300000, 1301, 7001)
+        return cap
+
+    # T3 is the ACK at 201400, not the ACK of the FIN at 300200.
+    # rtt_est: ACK 201300 covers byte 6000 sent at 201000: 300; ACK 201400
+    # covers byte 7000 sent at 201010: 390.
+    ONE_REQUEST_LINES = [
+        "V6 R 1700000000 001000 10.0.0.2:40000 10.0.0.1:7100"
+        " 2000 200400 300 0 1 200000 0 300 0 -",
+        "V6 E 1700000000 000200 10.0.0.2:40000 10.0.0.1:7100"
+        " 1 2000 0 300 0 300",
+    ]
+
+    def test_one_request(self):
+        conn = self.conn(self.one_request())
+        self.assertEqual((conn["peer"], conn["local"]),
+                         ("10.0.0.2:40000", "10.0.0.1:7100"))
+        self.assertEqual((conn["established"], conn["close"],
+                          conn["close_reason"]), (us(200), us(300200), "fin"))
+        r, e = conn["records"]
+        self.check(r, type="R", task_seq=1, T0=us(1000), T1=us(1000),
+                   T2=us(201000), T3=us(201400), sec=BASE, usec=1000,
+                   sent_bytes=2000, recv_bytes=300, duration=200400,
+                   process_time=200000, upload_time=0, retrans=0,
+                   out_of_order=0, rtt_est=300, mss=None)
+        self.check(e, type="E", start=us(200), last_task_seq=1,
+                   total_sent_bytes=2000, unacked_bytes=0,
+                   total_recv_bytes=300, total_retrans=0, rtt_est=300)
+
+    def test_request_in_two_segments(self):
+        cap = Capture()
+        cap.handshake()
+        cap.add(1000, C, "PA", 1001, 5001, 1000)        # T0
+        cap.add(151000, C, "PA", 2001, 5001, 1000)      # T1
+        cap.add(160000, S, "PA", 5001, 3001, 100)       # T2
+        cap.add(160500, C, "A", 3001, 5101)             # T3
+        cap.client_close(200000, 3001, 5101)
+        r, _ = self.records(cap, "RE")
+        self.check(r, T0=us(1000), T1=us(151000), T2=us(160000),
+                   T3=us(160500), upload_time=150000, process_time=9000,
+                   duration=159500, recv_bytes=2000, sent_bytes=100,
+                   rtt_est=500)
+
+    def test_retransmitted_response_segment(self):
+        cap = Capture()
+        cap.handshake(mss=1460)
+        cap.add(1000, C, "PA", 1001, 5001, 100)
+        cap.add(2000, S, "PA", 5001, 1101, 1000)
+        cap.add(2010, S, "PA", 6001, 1101, 1000)        # lost
+        cap.add(2300, C, "A", 1101, 6001)               # rtt 2300 - 2000
+        cap.add(2400, C, "A", 1101, 6001)               # duplicate ACKs
+        cap.add(2500, C, "A", 1101, 6001)
+        cap.add(210000, S, "PA", 6001, 1101, 1000)      # sent again
+        cap.add(210300, C, "A", 1101, 7001)             # no sample (Karn)
+        cap.client_close(300000, 1101, 7001)
+        r, e = self.records(cap, "RE")
+        self.check(r, sent_bytes=2000, retrans=1, rtt_est=300,
+                   T3=us(210300), duration=209300, recv_bytes=100)
+        self.check(e, total_sent_bytes=2000, total_retrans=1, rtt_est=300)
+
+    def test_retransmitted_gso_packet_counts_segments(self):
+        # MSS 1460 less 12 for timestamps: 1448; 2900 bytes are 3 segments
+        # (2 had the timestamps been left out)
+        cap = Capture()
+        cap.handshake(mss=1460, ts=True)
+        cap.add(1000, C, "PA", 1001, 5001, 100)
+        cap.add(2000, S, "PA", 5001, 1101, 2900)
+        cap.add(210000, S, "PA", 5001, 1101, 2900)
+        cap.add(210300, C, "A", 1101, 7901)
+        cap.client_close(300000, 1101, 7901)
+        conn = self.conn(cap)
+        self.assertEqual(conn["mss_est"], 1448)
+        r, e = conn["records"]
+        self.check(r, sent_bytes=2900, retrans=3, rtt_est=None)
+        self.check(e, total_sent_bytes=2900, total_retrans=3, rtt_est=None)
+
+    def test_server_closes_fin_retransmitted(self):
+        cap = Capture()
+        cap.handshake()
+        cap.add(1000, C, "PA", 1001, 5001, 100)
+        cap.add(2000, S, "PA", 5001, 1101, 200)
+        cap.add(2300, C, "A", 1101, 5201)
+        cap.add(3000, S, "FA", 5201, 1101)              # lost
+        cap.add(203000, S, "FA", 5201, 1101)            # sent again
+        cap.add(203100, C, "A", 1101, 5202)             # FIN acked
+        cap.add(203200, C, "FA", 1101, 5202)            # server closes here
+        cap.add(203210, S, "A", 5202, 1102)
+        conn = self.conn(cap)
+        self.assertEqual(conn["close"], us(203200))
+        r, e = conn["records"]
+        self.check(r, T3=us(2300), duration=1300, retrans=1, sent_bytes=200)
+        self.check(e, total_retrans=1, total_sent_bytes=200, unacked_bytes=0)
+
+    def test_out_of_order_request_segment(self):
+        cap = Capture()
+        cap.handshake()
+        cap.add(1000, C, "PA", 2001, 5001, 1000)        # ahead: queued
+        cap.add(1200, C, "PA", 1001, 5001, 1000)        # T0, in order to 3001
+        cap.add(5000, S, "PA", 5001, 3001, 100)
+        cap.add(5300, C, "A", 3001, 5101)
+        cap.add(10000, C, "PA", 3001, 5101, 500)        # task 2, in order
+        cap.add(11000, S, "PA", 5101, 3501, 100)
+        cap.add(11300, C, "A", 3501, 5201)
+        cap.client_close(20000, 3501, 5201)
+        r1, r2, e = self.records(cap, "RRE")
+        self.check(r1, task_seq=1, out_of_order=1, recv_bytes=2000,
+                   T0=us(1200), T1=us(1200), upload_time=0,
+                   process_time=3800, duration=4100)
+        self.check(r2, task_seq=2, out_of_order=0, recv_bytes=500,
+                   T0=us(10000), duration=1300)
+        self.check(e, last_task_seq=2, total_recv_bytes=2500,
+                   total_sent_bytes=200)
+
+    def test_close_with_unacked_response(self):
+        cap = Capture()
+        cap.handshake()
+        cap.add(1000, C, "PA", 1001, 5001, 100)
+        cap.add(2000, S, "PA", 5001, 1101, 1000)
+        cap.add(2010, S, "PA", 6001, 1101, 1000)
+        cap.add(2020, S, "PA", 7001, 1101, 1000)
+        cap.add(2300, C, "A", 1101, 6001)               # 1000 of 3000 acked
+        cap.add(500000, S, "RA", 8001, 1101)            # the server resets
+        conn = self.conn(cap)
+        self.assertEqual((conn["close"], conn["close_reason"]),
+                         (us(500000), "rst sent"))
+        w, e = conn["records"]
+        self.check(w, type="W", task_seq=1, sent_bytes=3000,
+                   unacked_bytes=2000, duration=499000, T3=us(2300),
+                   process_time=1000, upload_time=0, retrans=0, rtt_est=300,
+                   close=us(500000))
+        self.check(e, last_task_seq=1, total_sent_bytes=3000,
+                   unacked_bytes=2000, total_recv_bytes=100)
+
+    def test_close_mid_request(self):
+        cap = Capture()
+        cap.handshake()
+        cap.add(1000, C, "PA", 1001, 5001, 100)
+        cap.add(2000, S, "PA", 5001, 1101, 200)
+        cap.add(2300, C, "A", 1101, 5201)
+        cap.add(10000, C, "PA", 1101, 5201, 400)        # task 2: 400 bytes
+        cap.client_close(20000, 1501, 5201)             # server closes 20200
+        r, n, e = self.records(cap, "RNE")
+        self.check(r, task_seq=1, sent_bytes=200, recv_bytes=100,
+                   duration=1300)
+        self.check(n, task_seq=2, T0=us(10000), duration=10200,
+                   recv_bytes=400, out_of_order=0, close=us(20200))
+        self.check(e, last_task_seq=2, total_recv_bytes=500,
+                   total_sent_bytes=200, unacked_bytes=0)
+
+    def two_tasks(self):
+        """Request 1 (100 bytes) at 1000, response (200) at 2000, acked
+        2300; request 2 (50) at 50000, acked at 50100, response (300) at
+        60000, acked at 60300; the client closes at 70000."""
+        cap = Capture()
+        cap.handshake()
+        cap.add(1000, C, "PA", 1001, 5001, 100)
+        cap.add(2000, S, "PA", 5001, 1101, 200)
+        cap.add(2300, C, "A", 1101, 5201)
+        cap.add(50000, C, "PA", 1101, 5201, 50)
+        cap.add(50100, S, "A", 5201, 1151)
+        cap.add(60000, S, "PA", 5201, 1151, 300)
+        cap.add(60300, C, "A", 1151, 5501)
+        cap.client_close(70000, 1151, 5501)
+        return cap
+
+    def test_two_tasks(self):
+        r1, r2, e = self.records(self.two_tasks(), "RRE")
+        self.check(r1, task_seq=1, T0=us(1000), T1=us(1000), T2=us(2000),
+                   T3=us(2300), duration=1300, sent_bytes=200,
+                   recv_bytes=100, rtt_est=300)
+        self.check(r2, task_seq=2, T0=us(50000), T1=us(50000),
+                   T2=us(60000), T3=us(60300), duration=10300,
+                   process_time=10000, upload_time=0, sent_bytes=300,
+                   recv_bytes=50, rtt_est=300)
+        self.check(e, last_task_seq=2, total_sent_bytes=500,
+                   total_recv_bytes=150)
+
+    def test_greeting_opens_no_task(self):
+        cap = Capture()
+        cap.handshake()
+        cap.add(500, S, "PA", 5001, 1001, 50)           # greeting
+        cap.add(800, C, "A", 1001, 5051)                # rtt 300
+        cap.add(1000, C, "PA", 1001, 5051, 100)
+        cap.add(2000, S, "PA", 5051, 1101, 200)
+        cap.add(2200, C, "A", 1101, 5251)               # rtt 200
+        cap.client_close(3000, 1101, 5251)
+        r, e = self.records(cap, "RE")
+        self.check(r, task_seq=1, sent_bytes=200, recv_bytes=100,
+                   duration=1200, rtt_est=200)
+        self.check(e, last_task_seq=1, total_sent_bytes=250,
+                   total_recv_bytes=100, rtt_est=200)
+
+    def test_sequence_numbers_wrap(self):
+        s_isn = 2**32 - 256            # the response crosses 2^32
+        cap = Capture(s_isn=s_isn)
+        cap.handshake()
+        cap.add(1000, C, "PA", 1001, s_isn + 1, 100)
+        cap.add(2000, S, "PA", s_isn + 1, 1101, 1000)
+        cap.add(2300, C, "A", 1101, s_isn + 1001)
+        cap.client_close(3000, 1101, s_isn + 1001)
+        r, e = self.records(cap, "RE")
+        self.check(r, sent_bytes=1000, T3=us(2300), duration=1300)
+        self.check(e, total_sent_bytes=1000, unacked_bytes=0)
+
+    def test_ipv6(self):
+        cap = Capture(v6=True)
+        cap.handshake()
+        cap.add(1000, C, "PA", 1001, 5001, 10)
+        cap.add(2000, S, "PA", 5001, 1011, 20)
+        cap.add(2300, C, "A", 1011, 5021)
+        cap.client_close(5000, 1011, 5021)
+        path = self.pcap(cap)
+        self.assertEqual(self.cli("--lport", "7100", path), [
+            "V6 R 1700000000 001000 [2001:db8::2]:40000 [2001:db8::1]:7100"
+            " 20 1300 300 0 1 1000 0 10 0 -",
+            "V6 E 1700000000 000200 [2001:db8::2]:40000 [2001:db8::1]:7100"
+            " 1 20 0 10 0 300"])
+
+    def test_link_types(self):
+        for link in ("sll2", "sll", "null", "raw"):
+            for v6 in (False, True):
+                with self.subTest(link=link, v6=v6):
+                    cap = self.one_request(v6)
+                    recs = self.records(cap, "RE", link=link)
+                    self.check(recs[0], T0=us(1000), T3=us(201400),
+                               sent_bytes=2000, recv_bytes=300)
+
+    def test_packet_on_two_interfaces_counts_once(self):
+        path = self.pcap(self.one_request(), link="sll2", ifindexes=(2, 3))
+        self.assertEqual(self.cli("--lport", "7100", path),
+                         self.ONE_REQUEST_LINES)
+
+    # -- client side
+
+    def test_client_exchange(self):
+        cap = Capture()
+        cap.handshake()
+        cap.add(1000, C, "PA", 1001, 5001, 300)         # S0
+        cap.add(1010, C, "PA", 1301, 5001, 200)         # S1
+        cap.add(1300, S, "A", 5001, 1501)               # rtt 1300 - 1010
+        cap.add(201000, S, "PA", 5001, 1501, 1000)      # F
+        cap.add(201050, S, "PA", 6001, 1501, 1000)      # L
+        cap.add(201100, C, "A", 1501, 7001)
+        cap.client_close(300000, 1501, 7001)            # client closes 300100
+        conn = self.conn(cap, server=False)
+        self.assertEqual((conn["peer"], conn["local"], conn["established"],
+                          conn["close"]),
+                         ("10.0.0.1:7100", "10.0.0.2:40000", us(100),
+                          us(300100)))
+        p, e = conn["records"]
+        self.check(p, type="P", task_seq=1, S0=us(1000), S1=us(1010),
+                   F=us(201000), L=us(201050), sent_bytes=500,
+                   recv_bytes=2000, duration=200050, service_time=199990,
+                   response_time=50, retrans=0, out_of_order=0, rtt_est=290)
+        self.check(e, start=us(100), last_task_seq=1, total_sent_bytes=500,
+                   unacked_bytes=0, total_recv_bytes=2000, total_retrans=0,
+                   rtt_est=290)
+        self.assertEqual(self.cli("--pport", "7100", self.pcap(cap))[0],
+                         "V6 P 1700000000 001000 10.0.0.1:7100 10.0.0.2:40000"
+                         " 500 200050 290 0 1 199990 50 2000 0 -")
+
+    def test_client_two_tasks(self):
+        # the client's view of two_tasks: request 2 ends task 1; rtt_est
+        # 2000 - 1000 (the response carries the ACK of request 1), then
+        # 50100 - 50000
+        p1, p2, e = self.records(self.two_tasks(), "PPE", server=False)
+        self.check(p1, task_seq=1, S0=us(1000), S1=us(1000), F=us(2000),
+                   L=us(2000), duration=1000, service_time=1000,
+                   response_time=0, sent_bytes=100, recv_bytes=200,
+                   rtt_est=1000)
+        self.check(p2, task_seq=2, S0=us(50000), F=us(60000), L=us(60000),
+                   duration=10000, sent_bytes=50, recv_bytes=300, rtt_est=100)
+        self.check(e, last_task_seq=2, total_sent_bytes=150,
+                   total_recv_bytes=500, rtt_est=100)
+
+    def test_client_closes_before_response(self):
+        cap = Capture()
+        cap.handshake()
+        cap.add(1000, C, "PA", 1001, 5001, 500)
+        cap.add(1300, S, "A", 5001, 1501)
+        cap.add(2000, C, "FA", 1501, 5001)
+        cap.add(2100, S, "FA", 5001, 1502)              # client closes here
+        (e,) = self.records(cap, "E", server=False)
+        self.check(e, last_task_seq=1, total_sent_bytes=500,
+                   total_recv_bytes=0, unacked_bytes=0, rtt_est=300,
+                   close=us(2100))
+
+    # -- command line
+
+    def cli(self, *args):
+        out = subprocess.run([sys.executable, ORACLE] + list(args),
+                             capture_output=True, text=True, check=True)
+        return out.stdout.splitlines()
+
+    def test_cli_text_and_json(self):
+        path = self.pcap(self.one_request())
+        self.assertEqual(self.cli("--lport", "7100", path),
+                         self.ONE_REQUEST_LINES)
+        (conn,) = json.loads("\n".join(self.cli("--lport", "7100", "--json",
+                                                path)))
+        self.assertEqual([(r["type"], r["T0"] if "T0" in r else r["start"])
+                          for r in conn["records"]],
+                         [("R", us(1000)), ("E", us(200))])
+        # 40000 is the client's port, not a server's: no connection
+        self.assertEqual(self.cli("--lport", "40000", path), [])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -592,14 +592,17 @@ static void tcp_rt_emit_e(const struct tcp_rt_conn *c, const struct sock *sk)
 static void tcp_rt_on_ack(struct tcp_rt_conn *c, const struct tcp_sock *tp,
 			  u64 now)
 {
+	/* Data acknowledged: the ACK of our FIN is one sequence number past. */
+	u32 una = before(tp->snd_una, c->snd_data) ? tp->snd_una : c->snd_data;
 	u32 rtt = tp->rack.rtt_us;
 
 	if (rtt) {
 		c->task_min_rtt = min(c->task_min_rtt, rtt);
 		c->conn_min_rtt = min(c->conn_min_rtt, rtt);
 	}
+	/* T3 is the last ACK that covered more of the response's data. */
 	if (c->role == TCP_RT_SERVER && c->phase == TCP_RT_RESPONSE &&
-	    after(tp->snd_una, c->task_snd))
+	    after(una, c->task_snd) && after(una, c->snd_una))
 		c->t3 = tcp_rt_since(c, now);
 	c->snd_una = tp->snd_una;
 }

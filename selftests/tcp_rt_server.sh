@@ -24,10 +24,13 @@ case_one_request() {
 	setup
 	start_server -- --port $PORT --req-bytes 300 --resp-bytes 5000 \
 		--delay-ms 200 > /dev/null
+	capture_start $PORT
 	"$PEER" client --port $PORT --req-bytes 300 --resp-bytes 5000 \
 		> /dev/null || fail "client"
 	wait_untracked
+	capture_stop
 	drain_logs $LOG
+	oracle_check $LOG --lport $PORT
 	cat $LOG | sed 's/^/# /'
 	expect_eq "$(count_records $LOG R)" 1 "R records"
 	expect_eq "$(count_records $LOG E)" 1 "E records"
@@ -46,6 +49,22 @@ case_one_request() {
 	# header: addresses and ports of this loopback connection
 	records $LOG R | grep -qE "^V6 R [0-9]+ [0-9]{6} 127\.0\.0\.1:[0-9]+ 127\.0\.0\.1:$PORT " ||
 		fail "R header"
+}
+
+# The last ACK of the response ends the task, not the ACK of the FIN that
+# the server sends once the client, idle 500 ms, has closed.
+case_idle_before_close() {
+	setup
+	start_server -- --port $PORT --req-bytes 100 --resp-bytes 1000 \
+		--delay-ms 100 > /dev/null
+	"$PEER" client --port $PORT --req-bytes 100 --resp-bytes 1000 \
+		--hold-ms 500 > /dev/null || fail "client"
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" 1 "R records"
+	expect_time_min "$(field $LOG R 12)" 100000 40000 "process_time (us)"
+	expect_time_min "$(field $LOG R 8)" 100000 100000 \
+		"duration (us), not up to the close 500 ms later"
 }
 
 case_upload_time() {
@@ -363,6 +382,8 @@ case_redis_benchmark() {
 }
 
 run_case "one request: R with exact sizes and process time, then E" case_one_request
+run_case "client idle 500 ms before closing: R duration ends at the response's ACK" \
+	case_idle_before_close
 run_case "request in two parts 150 ms apart: upload time" case_upload_time
 run_case "netem 20 ms each way: min_rtt, duration covers the download" case_rtt_and_download
 run_case "netem loss 5% on 2 MB responses: retrans counted, E sums them" case_retransmissions

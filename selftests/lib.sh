@@ -220,6 +220,58 @@ field() {	# file type n
 
 # Start an rt_peer server in the background (optionally in a netns); print
 # its port once it listens.
+# ---- the packet-capture oracle (selftests/oracle) ----------------------------
+#
+# The tracked socket's traffic is captured on its own side (tcpdump -i any in
+# its namespace), and every record is held to what the packets say: counts
+# and bytes exactly, times within ORACLE_TOL_US.  The module stamps a
+# segment when TCP handles it, the capture when it crosses the device: on
+# loopback, in the same softirq, microseconds apart on real hardware.  The
+# emulated guest's vCPU stalls for milliseconds when the host is busy: with
+# the host fully loaded (load 5.8 on 2 cores) a request's capture and TCP's
+# stamp of it were 6.7 ms apart, a response's 7.4 ms the other way, so a
+# duration can be off by both: 20 ms, TCP_RT_SLOW times that on a debug
+# kernel.  A backlogged socket adds the time its owner holds the lock.
+
+capture_start() {	# port [netns]
+	CAPTURE_NS=()
+	[ -n "${2:-}" ] && CAPTURE_NS=(ip netns exec "$2")
+	CAPTURE=/tmp/capture.$1.pcap
+	rm -f "$CAPTURE" /tmp/capture.err
+	# --immediate-mode: each packet is handed over as it comes, not when a
+	# ring block fills or times out; udp port 9 is capture_stop's marker.
+	"${CAPTURE_NS[@]}" tcpdump -i any --immediate-mode -U -n -s 200 \
+		-w "$CAPTURE" "tcp port $1 or (udp and dst port 9)" 2> /tmp/capture.err &
+	CAPTURE_PID=$!
+	wait_until "tcpdump to listen" grep -q "listening on" /tmp/capture.err ||
+		fail "tcpdump: $(cat /tmp/capture.err)"
+}
+
+capture_has_marker() {
+	tcpdump -r "$CAPTURE" -n "udp and dst port 9" 2> /dev/null | grep -q .
+}
+
+# Everything captured before the marker is in the file once the marker is:
+# only then is tcpdump stopped (SIGINT drops what it has not written yet).
+capture_stop() {
+	"${CAPTURE_NS[@]}" bash -c 'echo > /dev/udp/127.0.0.1/9' 2> /dev/null
+	wait_until "the capture's marker" capture_has_marker ||
+		fail "tcpdump did not capture its marker"
+	kill -INT "$CAPTURE_PID"
+	wait "$CAPTURE_PID" || true
+	grep -q "^0 packets dropped by kernel" /tmp/capture.err ||
+		fail "tcpdump: $(tr '\n' ' ' < /tmp/capture.err)"
+}
+
+# Every record in LOG against the capture; --lport or --pport PORT.
+oracle_check() {	# log --lport|--pport port
+	local out
+	out=$(/usr/bin/python3 "$SELFTESTS/oracle/tcp_rt_oracle.py" "$2" "$3" \
+		--tolerance-us $((${ORACLE_TOL_US:-20000} * TCP_RT_SLOW)) \
+		--compare "$1" "$CAPTURE") || { echo "$out" | sed 's/^/# /'; fail "records differ from the wire"; }
+	diag "$out"
+}
+
 start_server() {	# [ns] -- rt_peer server args...
 	local ns=() ready
 	if [ "$1" != "--" ]; then

@@ -79,9 +79,17 @@ class Segment:
         self.dst = endpoint(ip.dst, tcp.dport)
         self.sport, self.dport = tcp.sport, tcp.dport
         self.seq, self.ack, self.flags = tcp.seq, tcp.ack, tcp.flags
-        self.length = len(tcp.data)     # payload bytes, never read
+        self.length = payload_length(ip, tcp)
         self.mss, self.timestamps = syn_options(tcp)
         self.ifindex = ifindex
+
+
+def payload_length(ip, tcp):
+    """Payload bytes from the IP header's length, not from what was
+    captured: the tests capture headers only (tcpdump -s)."""
+    if isinstance(ip, dpkt.ip6.IP6):
+        return ip.plen - tcp.off * 4    # the tests' IPv6 has no extensions
+    return ip.len - ip.hl * 4 - tcp.off * 4
 
 
 def endpoint(addr, port):
@@ -591,6 +599,62 @@ def record_line(conn, rec):
                      conn["peer"], conn["local"]] + values)
 
 
+# How each field of a record is held to the oracle's (--compare).
+EXACT = {"sent_bytes", "recv_bytes", "task_seq", "retrans", "out_of_order",
+         "unacked_bytes", "last_task_seq", "total_sent_bytes",
+         "total_recv_bytes", "total_retrans"}
+TIMES = {"duration", "process_time", "upload_time", "service_time",
+         "response_time"}
+
+
+def parse_record(line):
+    """A module record line -> (peer, local, type, {field: int})."""
+    words = line.split()
+    kind = words[1]
+    names = ["min_rtt" if n == "rtt_est" else n for n in FIELDS[kind]]
+    values = dict(zip(names, (int(w) for w in words[6:])))
+    values["start"] = int(words[2]) * 1000000 + int(words[3])
+    return words[4], words[5], kind, values
+
+
+def compare(conns, lines, tolerance):
+    """Every module record against the oracle's: counts and bytes exactly,
+    times within tolerance (us), min_rtt no more than rtt_est + tolerance.
+    Returns (mismatches, records matched, largest time deviation)."""
+    want = {}
+    for conn in conns:
+        for rec in conn["records"]:
+            key = (conn["peer"], conn["local"], rec["type"],
+                   rec.get("task_seq", rec.get("last_task_seq")))
+            want[key] = rec
+    bad, matched, worst = [], 0, 0
+    for line in lines:
+        peer, local, kind, got = parse_record(line)
+        key = (peer, local, kind, got.get("task_seq", got.get("last_task_seq")))
+        rec = want.pop(key, None)
+        if rec is None:
+            bad.append(f"not in the capture: {line}")
+            continue
+        matched += 1
+        for name, value in got.items():
+            exp = rec.get("rtt_est" if name == "min_rtt" else name)
+            if exp is None or name == "mss":
+                continue
+            if name in EXACT and value != exp:
+                bad.append(f"{name} {value}, wire says {exp}: {line}")
+            elif name in TIMES or name == "start":
+                worst = max(worst, abs(value - exp))
+                if abs(value - exp) > tolerance:
+                    bad.append(f"{name} {value}, wire says {exp} "
+                               f"(+-{tolerance}): {line}")
+            elif name == "min_rtt" and value > exp + tolerance:
+                bad.append(f"min_rtt {value} above the wire's {exp} "
+                           f"(+{tolerance}): {line}")
+    for (peer, local, kind, seq), rec in want.items():
+        bad.append(f"missing: {kind} task {seq} of {peer} {local}")
+    return bad, matched, worst
+
+
 def port_list(text):
     """'7100,7101' -> {7100, 7101}"""
     return {int(p) for p in text.split(",")}
@@ -606,10 +670,23 @@ def main(argv=None):
                       help="server port(s), capture seen from the client")
     parser.add_argument("--json", action="store_true",
                         help="JSON: connections with times and fields")
+    parser.add_argument("--compare", metavar="LOG",
+                        help="hold the module's records in LOG to the capture")
+    parser.add_argument("--tolerance-us", type=int, default=2000,
+                        help="--compare: how far a time may be off")
     parser.add_argument("pcap")
     args = parser.parse_args(argv)
     conns = expected(args.pcap, lports=args.lport or (),
                      pports=args.pport or ())
+    if args.compare:
+        with open(args.compare, encoding="ascii") as f:
+            lines = [ln for ln in f if ln.startswith("V6 ")]
+        bad, matched, worst = compare(conns, lines, args.tolerance_us)
+        for msg in bad:
+            print(f"oracle: {msg.rstrip()}")
+        print(f"oracle: {matched} records held to the capture, times off by "
+              f"at most {worst} us, {len(bad)} mismatches")
+        return 1 if bad else 0
     if args.json:
         json.dump(conns, sys.stdout, indent=1)
         print()

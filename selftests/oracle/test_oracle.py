@@ -114,16 +114,18 @@ class Capture:
             return family.to_bytes(4, sys.byteorder) + bytes(ip)
         return bytes(ip)
 
-    def write(self, path, link="eth", ifindexes=(1,)):
+    def write(self, path, link="eth", ifindexes=(1,), snaplen=262144):
         """A pcap file; with several ifindexes (sll2), each packet is
-        captured once on each interface, as tcpdump -i any may."""
+        captured once on each interface, as tcpdump -i any may; frames cut
+        at snaplen bytes, as tcpdump -s does."""
         with open(path, "wb") as f:
-            writer = dpkt.pcap.Writer(f, snaplen=262144,
+            writer = dpkt.pcap.Writer(f, snaplen=snaplen,
                                       linktype=LINKTYPES[link])
             for t, ip in self.packets:
                 ts = BASE + decimal.Decimal(t) / 1000000
                 for ifindex in ifindexes:
-                    writer.writepkt_time(self.frame(link, ip, ifindex), ts)
+                    frame = self.frame(link, ip, ifindex)[:snaplen]
+                    writer.writepkt_time(frame, ts)
         return path
 
 
@@ -472,6 +474,41 @@ class OracleTest(unittest.TestCase):
                          [("R", us(1000)), ("E", us(200))])
         # 40000 is the client's port, not a server's: no connection
         self.assertEqual(self.cli("--lport", "40000", path), [])
+
+    def test_headers_only_capture(self):
+        """tcpdump -s 200, as the selftests capture: payload cut off, the
+        lengths come from the IP headers (IPv4 and IPv6)."""
+        for v6 in (False, True):
+            conn = self.conn(self.one_request(v6=v6), link="sll2", snaplen=90)
+            r, e = conn["records"]
+            self.check(r, sent_bytes=2000, recv_bytes=300, duration=200400)
+            self.check(e, total_sent_bytes=2000, total_recv_bytes=300)
+
+    def test_compare_catches_each_kind_of_error(self):
+        """--compare: the module's lines against the one-request capture
+        (R: T0 us(1000), sent 2000, duration 200400, rtt_est 300)."""
+        path = self.pcap(self.one_request())
+        head = "V6 R 1700000000 001000 10.0.0.2:40000 10.0.0.1:7100 "
+        e_line = ("V6 E 1700000000 000200 10.0.0.2:40000 10.0.0.1:7100"
+                  " 1 2000 0 300 0 250\n")
+        cases = [  # module's R fields, mismatches expected
+            ("2000 200400 280 0 1 200000 0 300 0 65483", 0),
+            ("2000 201400 280 0 1 200000 0 300 0 65483", 0),  # 1000 off: in
+            ("2000 203401 280 0 1 200000 0 300 0 65483", 1),  # 3001 off
+            ("2001 200400 280 0 1 200000 0 300 0 65483", 1),  # a byte more
+            ("2000 200400 280 1 1 200000 0 300 0 65483", 1),  # retrans
+            ("2000 200400 2301 0 1 200000 0 300 0 65483", 1),  # rtt > wire
+            ("2000 200400 280 0 2 200000 0 300 0 65483", 2),  # wrong task
+        ]
+        for fields, n_bad in cases:
+            log = os.path.join(self.tmp, "log")
+            with open(log, "w", encoding="ascii") as f:
+                f.write(head + fields + "\n" + e_line)
+            out = subprocess.run([sys.executable, ORACLE, "--lport", "7100",
+                                  "--compare", log, path],
+                                 capture_output=True, text=True, check=False)
+            self.assertEqual(out.returncode, 1 if n_bad else 0, out.stdout)
+            self.assertIn(f"{n_bad} mismatches", out.stdout, fields)
 
 
 if __name__ == "__main__":

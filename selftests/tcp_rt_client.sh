@@ -18,10 +18,13 @@ case_one_request() {
 	setup
 	start_server -- --port $PORT --req-bytes 300 --resp-bytes 4000 \
 		--delay-ms 200 > /dev/null
+	capture_start $PORT
 	"$PEER" client --port $PORT --req-bytes 300 --resp-bytes 4000 \
 		> /dev/null || fail "client"
 	wait_untracked
+	capture_stop
 	drain_logs $LOG
+	oracle_check $LOG --pport $PORT
 	sed 's/^/# /' $LOG
 	expect_eq "$(count_records $LOG P)" 1 "P records"
 	expect_eq "$(count_records $LOG R)" 0 "R records"

@@ -70,10 +70,13 @@ case_idle_before_close() {
 case_upload_time() {
 	setup
 	start_server -- --port $PORT --req-bytes 2000 --resp-bytes 100 > /dev/null
+	capture_start $PORT
 	"$PEER" client --port $PORT --req-bytes 2000 --req-parts 2 \
 		--part-gap-ms 150 --resp-bytes 100 > /dev/null || fail "client"
 	wait_untracked
+	capture_stop
 	drain_logs $LOG
+	oracle_check $LOG --lport $PORT
 	expect_eq "$(count_records $LOG R)" 1 "R records"
 	expect_time "$(field $LOG R 13)" 150000 40000 "upload_time (us)"
 	expect_eq "$(field $LOG R 14)" 2000 "recv_bytes"
@@ -160,11 +163,14 @@ case_out_of_order() {
 case_end_mid_request() {
 	setup
 	start_server -- --port $PORT --req-bytes 1000 --resp-bytes 100 > /dev/null
+	capture_start $PORT
 	"$PEER" client --port $PORT --req-bytes 1000 --resp-bytes 100 \
 		--requests 1 --end mid-request --partial-bytes 400 > /dev/null ||
 		fail "client"
 	wait_untracked
+	capture_stop
 	drain_logs $LOG
+	oracle_check $LOG --lport $PORT
 	cat $LOG | sed 's/^/# /'
 	expect_eq "$(count_records $LOG R)" 1 "R records"
 	expect_eq "$(before_e $LOG)" N "record before E"
@@ -207,10 +213,13 @@ tracked_with_task() {
 case_sequential_1000() {
 	setup
 	start_server -- --port $PORT --req-bytes 64 --resp-bytes 256 > /dev/null
+	capture_start $PORT
 	"$PEER" client --port $PORT --req-bytes 64 --resp-bytes 256 \
 		--requests 1000 > /dev/null || fail "client"
 	wait_untracked
+	capture_stop
 	drain_logs $LOG
+	oracle_check $LOG --lport $PORT
 	expect_eq "$(count_records $LOG R)" 1000 "R records"
 	expect_eq "$(field $LOG R 11 | sort -n | tr '\n' ' ')" "$(seq 1000 | tr '\n' ' ')" "task_seq 1..1000"
 	expect_eq "$(field $LOG E 7)" 1000 "E last_task_seq"

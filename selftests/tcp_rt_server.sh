@@ -149,14 +149,20 @@ case_out_of_order() {
 	ip netns exec rtcli tc qdisc add dev rtv1 root netem delay 10ms reorder 100% gap 5
 	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 60000 \
 		--resp-bytes 100 > /dev/null
+	capture_start $PORT rtsrv
 	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT \
 		--req-bytes 60000 --resp-bytes 100 --requests 5 > /dev/null || fail "client"
 	wait_untracked
+	capture_stop
 	drain_logs $LOG
-	expect_eq "$(count_records $LOG R)" 5 "R records"
 	records $LOG R | sed 's/^/# /'
-	# each request is ~42 segments, every 5th overtaking: all out of order
-	expect_eq "$(field $LOG R 15 | grep -c '^1$')" 5 "requests out of order"
+	expect_eq "$(count_records $LOG R)" 5 "R records"
+	# Which requests the gap reorders depends on where the handshake's and
+	# the ACKs' packets fall in netem's count and on how fast the guest
+	# sends: the capture on the server's side says which ones did, and the
+	# records must say the same (out_of_order is held exactly).
+	oracle_check $LOG --lport $PORT
+	expect_ge "$(field $LOG R 15 | grep -c '^1$')" 1 "requests out of order"
 	expect_eq "$(field $LOG R 14 | sort -u)" 60000 "recv_bytes"
 }
 

@@ -29,6 +29,8 @@
  *     They only gain bits, so the hot path tests them without a lock: a
  *     connection still tracked after its port was removed stays visible.
  *   - Hot counters are per CPU; rare ones (alloc_failed) are atomics.
+ *   - tcp_rt_active only goes from true to false (deactivate), read with
+ *     READ_ONCE(): a connection that raced with it is tracked to its end.
  *   - Each tracked connection holds a module reference, so the module can
  *     only go away once no state is left.
  */
@@ -372,6 +374,50 @@ static struct tcp_rt_uint tcp_rt_max_tracked_arg = {
 module_param_cb(max_tracked, &tcp_rt_uint_ops, &tcp_rt_max_tracked_arg, 0644);
 MODULE_PARM_DESC(max_tracked,
 		 "most connections tracked at once (1..16777216, default 262144)");
+
+/*
+ * Deactivation is one way: connections already tracked are followed to
+ * their end, so that their module references drop and rmmod can succeed.
+ * The parameter is the way that works under kernel lockdown, where debugfs
+ * refuses writes; the debugfs file stays for TCP-RT's tools.
+ */
+static void tcp_rt_deactivate(void)
+{
+	if (READ_ONCE(tcp_rt_active))
+		pr_info("deactivated: no new connection will be tracked\n");
+	WRITE_ONCE(tcp_rt_active, false);
+}
+
+static int tcp_rt_deactivate_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+
+	if (kstrtouint(val, 10, &v) || v > 1) {
+		pr_err("deactivate: '%.*s' is not 0 or 1\n",
+		       tcp_rt_val_len(val), val);
+		return -EINVAL;
+	}
+	if (v) {
+		tcp_rt_deactivate();
+	} else if (!READ_ONCE(tcp_rt_active)) {
+		pr_err("deactivate: cannot be undone; reload the module to track again\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int tcp_rt_deactivate_get(char *buffer, const struct kernel_param *kp)
+{
+	return scnprintf(buffer, PAGE_SIZE, "%d\n", !READ_ONCE(tcp_rt_active));
+}
+
+static const struct kernel_param_ops tcp_rt_deactivate_ops = {
+	.set = tcp_rt_deactivate_set,
+	.get = tcp_rt_deactivate_get,
+};
+module_param_cb(deactivate, &tcp_rt_deactivate_ops, NULL, 0644);
+MODULE_PARM_DESC(deactivate,
+		 "1: track no new connection (cannot be undone), reads 0 or 1");
 
 /* ------------------------------------------------------------------------
  * Per-connection state
@@ -1100,9 +1146,7 @@ static ssize_t tcp_rt_deactivate_write(struct file *file,
 				       const char __user *buf, size_t count,
 				       loff_t *ppos)
 {
-	if (READ_ONCE(tcp_rt_active))
-		pr_info("deactivated: no new connection will be tracked\n");
-	WRITE_ONCE(tcp_rt_active, false);
+	tcp_rt_deactivate();
 	return count;
 }
 
@@ -1156,9 +1200,12 @@ static int __init tcp_rt_init(void)
 		err = PTR_ERR(tcp_rt_dir);
 		goto err_table;
 	}
-	err = tcp_rt_log_init(tcp_rt_dir, tcp_rt_log_buf_num);
+	err = tcp_rt_relay_fops_init();
 	if (err)
 		goto err_dir;
+	err = tcp_rt_log_init(tcp_rt_dir, tcp_rt_log_buf_num);
+	if (err)
+		goto err_fops;
 	err = tcp_rt_stats_init(tcp_rt_dir, tcp_rt_stats_buf_num);
 	if (err)
 		goto err_log;
@@ -1177,6 +1224,8 @@ err_stats:
 	tcp_rt_stats_exit();
 err_log:
 	tcp_rt_log_exit();
+err_fops:
+	tcp_rt_relay_fops_exit();
 err_dir:
 	debugfs_remove_recursive(tcp_rt_dir);
 err_table:
@@ -1193,6 +1242,7 @@ static void __exit tcp_rt_exit(void)
 	tcp_rt_hooks_unregister();
 	tcp_rt_stats_exit();
 	tcp_rt_log_exit();
+	tcp_rt_relay_fops_exit();
 	debugfs_remove_recursive(tcp_rt_dir);
 	/* Every connection held a reference: the table is empty. */
 	rhashtable_destroy(&tcp_rt_conns);

@@ -12,6 +12,13 @@
  * never interleave, and a record is never split across sub-buffers.  The
  * overwrite counter is bumped from relay's sub-buffer switch, which runs
  * inside that same section on any CPU, hence an atomic.
+ *
+ * The relay files (these and rt-network-stats) are opened through
+ * tcp_rt_relay_fops: relay's own operations without mmap, which debugfs
+ * refuses under kernel lockdown (and never forwarded anyway).  It is set up
+ * before the first channel opens and released after the last one closed,
+ * both under the module's init/exit serialisation; tcp_rt_relay_readers is
+ * only touched from relay_close(), in module exit.
  */
 
 #define pr_fmt(fmt) "tcp_rt: " fmt
@@ -23,7 +30,9 @@
 #include <linux/kernel.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
+#include <linux/kmemleak.h>
 #include <linux/relay.h>
+#include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <net/inet_sock.h>
 #include <net/ipv6.h>
@@ -36,6 +45,9 @@
 
 static struct rchan *tcp_rt_log_chan;
 static atomic_long_t tcp_rt_log_overwrites = ATOMIC_LONG_INIT(0);
+
+static const struct file_operations *tcp_rt_relay_fops;
+static unsigned int tcp_rt_relay_readers;
 
 static const char tcp_rt_rec_letter[TCP_RT_REC_MAX] = {
 	[TCP_RT_REC_R] = 'R',
@@ -57,26 +69,81 @@ static int tcp_rt_log_subbuf_start(TCP_RT_SUBBUF_START_ARGS)
 	return 1;
 }
 
+/*
+ * Under kernel lockdown (Secure Boot hosts) debugfs opens a file only if it
+ * is read-only and its operations have no mmap and no ioctl.  relay's have
+ * mmap, which debugfs's proxy never forwarded: a copy of the others reads
+ * the same.  The copy is not owned by this module, so that an open reader
+ * (tcprt read --follow) does not pin it, as relay's own operations did not;
+ * it must then outlive the module while a file is still open, see
+ * tcp_rt_relay_fops_exit().
+ */
+int tcp_rt_relay_fops_init(void)
+{
+	const struct file_operations fops = {
+		.open		= relay_file_operations.open,
+		.read		= relay_file_operations.read,
+		.poll		= relay_file_operations.poll,
+		.llseek		= relay_file_operations.llseek,
+		.release	= relay_file_operations.release,
+	};
+
+	tcp_rt_relay_fops = kmemdup(&fops, sizeof(fops), GFP_KERNEL);
+	return tcp_rt_relay_fops ? 0 : -ENOMEM;
+}
+
+/*
+ * Called after every channel is closed.  A file still open keeps its relay
+ * buffer, and debugfs will call the release in these operations when it is
+ * closed: then they are left allocated, and said so, rather than freed.
+ */
+void tcp_rt_relay_fops_exit(void)
+{
+	if (tcp_rt_relay_readers) {
+		pr_info("%u relay file(s) still open: %zu bytes of file operations kept for them\n",
+			tcp_rt_relay_readers, sizeof(*tcp_rt_relay_fops));
+		kmemleak_not_leak(tcp_rt_relay_fops);
+	} else {
+		kfree(tcp_rt_relay_fops);
+	}
+	tcp_rt_relay_fops = NULL;
+}
+
+struct dentry *tcp_rt_relay_create_file(const char *name,
+					struct dentry *parent, umode_t mode,
+					struct rchan_buf *buf)
+{
+	return debugfs_create_file(name, mode, parent, buf, tcp_rt_relay_fops);
+}
+
+/*
+ * relay_close() calls this before dropping its own reference to @dentry's
+ * buffer; every other reference is a file open on it.  Once
+ * debugfs_remove() returns no open is in flight and none can start.
+ */
+int tcp_rt_relay_remove_file(struct dentry *dentry)
+{
+	struct rchan_buf *buf = d_inode(dentry)->i_private;
+
+	debugfs_remove(dentry);
+	if (kref_read(&buf->kref) > 1)
+		tcp_rt_relay_readers++;
+	return 0;
+}
+
 static struct dentry *tcp_rt_log_create_file(const char *filename,
 					     struct dentry *parent,
 					     umode_t mode,
 					     struct rchan_buf *buf,
 					     int *is_global)
 {
-	return debugfs_create_file(filename, mode, parent, buf,
-				   &relay_file_operations);
-}
-
-static int tcp_rt_log_remove_file(struct dentry *dentry)
-{
-	debugfs_remove(dentry);
-	return 0;
+	return tcp_rt_relay_create_file(filename, parent, mode, buf);
 }
 
 static tcp_rt_relay_cb_const struct rchan_callbacks tcp_rt_log_callbacks = {
 	.subbuf_start		= tcp_rt_log_subbuf_start,
 	.create_buf_file	= tcp_rt_log_create_file,
-	.remove_buf_file	= tcp_rt_log_remove_file,
+	.remove_buf_file	= tcp_rt_relay_remove_file,
 };
 
 /*

@@ -21,7 +21,6 @@
 #define pr_fmt(fmt) "tcp_rt: " fmt
 
 #include <linux/atomic.h>
-#include <linux/debugfs.h>
 #include <linux/hash.h>
 #include <linux/mm.h>
 #include <linux/relay.h>
@@ -265,20 +264,13 @@ static struct dentry *tcp_rt_stats_create_file(const char *filename,
 					       int *is_global)
 {
 	*is_global = 1;
-	return debugfs_create_file("rt-network-stats", mode, parent, buf,
-				   &relay_file_operations);
-}
-
-static int tcp_rt_stats_remove_file(struct dentry *dentry)
-{
-	debugfs_remove(dentry);
-	return 0;
+	return tcp_rt_relay_create_file("rt-network-stats", parent, mode, buf);
 }
 
 static tcp_rt_relay_cb_const struct rchan_callbacks tcp_rt_stats_callbacks = {
 	.subbuf_start		= tcp_rt_stats_subbuf_start,
 	.create_buf_file	= tcp_rt_stats_create_file,
-	.remove_buf_file	= tcp_rt_stats_remove_file,
+	.remove_buf_file	= tcp_rt_relay_remove_file,
 };
 
 unsigned long tcp_rt_stats_lines(void)

@@ -16,7 +16,7 @@
 struct dentry;
 struct sock;
 
-#define TCP_RT_VERSION		"0.1"
+#define TCP_RT_VERSION		"0.2"
 
 /* Record types, in the order of the status file's records_* lines. */
 enum tcp_rt_rec {
@@ -61,6 +61,13 @@ extern unsigned int tcp_rt_stats_interval;
 unsigned int tcp_rt_listed_ports(u32 *keys, unsigned int max);
 
 /* tcp_rt_log.c */
+struct rchan_buf;
+int tcp_rt_relay_fops_init(void);
+void tcp_rt_relay_fops_exit(void);
+struct dentry *tcp_rt_relay_create_file(const char *name,
+					struct dentry *parent, umode_t mode,
+					struct rchan_buf *buf);
+int tcp_rt_relay_remove_file(struct dentry *dentry);
 int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs);
 void tcp_rt_log_exit(void);
 void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,

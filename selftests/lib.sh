@@ -138,8 +138,10 @@ cleanup_case() {
 		ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
 		ip netns del "$ns"
 	done
-	if [ -d /sys/module/tcp_rt ]; then
-		[ -e "$DBG/deactivate" ] && echo 1 > "$DBG/deactivate"
+	# under lockdown an unsigned module cannot be loaded again: a script
+	# that raised it sets KEEP_MODULE and unloads by itself
+	if [ -d /sys/module/tcp_rt ] && [ -z "${KEEP_MODULE:-}" ]; then
+		echo 1 > "$PARAMS/deactivate"
 		wait_until "connections closed" mod_unused || true
 		rmmod tcp_rt 2>/dev/null
 	fi
@@ -171,7 +173,7 @@ mod_unused() {
 }
 
 mod_unload() {
-	echo 1 > "$DBG/deactivate"
+	echo 1 > "$PARAMS/deactivate"
 	wait_until "tcp_rt unused" mod_unused || fail "module still in use"
 	rmmod tcp_rt || fail "rmmod tcp_rt"
 }

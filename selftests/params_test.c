@@ -128,6 +128,7 @@ static const struct param_default defaults[] = {
 	{ "log_buf_num",	"8\n",		0444 },
 	{ "stats_buf_num",	"8\n",		0444 },
 	{ "max_tracked",	"262144\n",	0644 },
+	{ "deactivate",		"0\n",		0644 },
 };
 
 struct bad_value {
@@ -162,6 +163,9 @@ static const struct bad_value bad_values[] = {
 	{ "stats_interval", " 5" },
 	{ "max_tracked", "0" },
 	{ "max_tracked", "16777217" },
+	{ "deactivate", "2" },
+	{ "deactivate", "yes" },
+	{ "deactivate", "-1" },
 };
 
 TEST(load_time_defaults_and_modes)
@@ -217,7 +221,7 @@ TEST(load_time_bad_values_refused)
 		"lports=0", "lports=1,2,3,4,5,6,7", "lports_range=9,8",
 		"pports=65536", "pports_range=1", "stats=3",
 		"stats_interval=0", "log_buf_num=0", "log_buf_num=65",
-		"stats_buf_num=100", "max_tracked=0",
+		"stats_buf_num=100", "max_tracked=0", "deactivate=2",
 		/* a bad value after good ones must not leave anything behind */
 		"lports=80 pports=443 stats_interval=x",
 	};

@@ -269,6 +269,43 @@ static struct input_file *find_file(const struct input *in, const char *name)
 	return NULL;
 }
 
+/*
+ * The kernel's lockdown mode ("integrity", "confidentiality"), or NULL when
+ * it is not locked down or cannot be told (securityfs not mounted).
+ */
+static const char *lockdown_mode(void)
+{
+	static char mode[32];
+	char line[128], *l, *r;
+	FILE *f = fopen("/sys/kernel/security/lockdown", "re");
+
+	if (!f)
+		return NULL;
+	l = fgets(line, sizeof(line), f) ? strchr(line, '[') : NULL;
+	fclose(f);
+	r = l ? strchr(l, ']') : NULL;
+	if (!r || r - l - 1 >= (long)sizeof(mode))
+		return NULL;
+	snprintf(mode, sizeof(mode), "%.*s", (int)(r - l - 1), l + 1);
+	return strcmp(mode, "none") ? mode : NULL;
+}
+
+/* Why opening a file of the module failed, in the words a user needs. */
+static void open_failed(const char *path, int err)
+{
+	const char *lockdown;
+
+	if (err == EACCES && geteuid() != 0) {
+		warnx_("%s: permission denied: run tcprt as root", path);
+	} else if (err == EPERM && (lockdown = lockdown_mode())) {
+		warnx_("%s: the kernel is locked down (%s) and debugfs refuses this file: a tcp_rt older than 0.2 (README, \"Secure Boot hosts\")",
+		       path, lockdown);
+	} else {
+		warnx_("%s: %s", path, err == EINVAL ?
+		       "not a regular file" : strerror(err));
+	}
+}
+
 static int open_file(struct input *in, const char *name)
 {
 	struct input_file *f = xcalloc(1, sizeof(*f));
@@ -283,11 +320,7 @@ static int open_file(struct input *in, const char *name)
 
 		if (f->fd >= 0)
 			close(f->fd);
-		if (err == EACCES && geteuid() != 0)
-			warnx_("%s: permission denied: run tcprt as root", f->path);
-		else
-			warnx_("%s: %s", f->path, err == EINVAL ?
-			       "not a regular file" : strerror(err));
+		open_failed(f->path, err);
 		free(f->path);
 		free(f);
 		return -1;

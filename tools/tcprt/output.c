@@ -4,6 +4,8 @@
  * fields are type, sec, usec, peer_addr, peer_port, local_addr, local_port.
  * tcprt adds role (server/client), port (the service port) and cpu (the
  * log file's number).  Stats lines print as type "stats" with unix_sec.
+ * A field the record's line did not have (see record.h) is left out, as a
+ * type's missing fields are.
  */
 #include "output.h"
 
@@ -47,9 +49,10 @@ static void print_text(FILE *out, const struct record *r)
 		fputs(" local=", out);
 		endpoint(out, r->local_addr, r->local_port);
 	}
-	for (i = 0; i < r->nfields; i++)
-		fprintf(out, " %s=%llu", d->fields[i],
-			(unsigned long long)r->f[i]);
+	for (i = 0; i < d->nfields; i++)
+		if (rec_has(r, i))
+			fprintf(out, " %s=%llu", d->fields[i],
+				(unsigned long long)r->f[i]);
 	fputc('\n', out);
 }
 
@@ -71,9 +74,10 @@ static void print_json(FILE *out, const struct record *r)
 			r->local_addr, r->local_port, role_name(r->role),
 			r->port, r->cpu);
 	}
-	for (i = 0; i < r->nfields; i++)
-		fprintf(out, ",\"%s\":%llu", d->fields[i],
-			(unsigned long long)r->f[i]);
+	for (i = 0; i < d->nfields; i++)
+		if (rec_has(r, i))
+			fprintf(out, ",\"%s\":%llu", d->fields[i],
+				(unsigned long long)r->f[i]);
 	fputs("}\n", out);
 }
 
@@ -118,8 +122,9 @@ static void print_csv(FILE *out, const struct record *r)
 	unsigned int i;
 
 	csv_init();
-	for (i = 0; i < r->nfields; i++)
-		col_val[csv_col[r->type][i]] = &r->f[i];
+	for (i = 0; i < rec_desc[r->type].nfields; i++)
+		if (rec_has(r, i))
+			col_val[csv_col[r->type][i]] = &r->f[i];
 	if (r->type == REC_STATS)
 		fprintf(out, "stats,%llu,0,%s,%u,,,,,", (unsigned long long)r->sec,
 			role_name(r->role), r->port);

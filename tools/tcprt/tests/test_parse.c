@@ -509,7 +509,7 @@ static void put(const char *name, const void *data, size_t len)
 static void clear(void)
 {
 	const char *names[] = { "rt-network-log0", "rt-network-log1",
-				"rt-network-stats" };
+				"rt-network-stats", "rt-network-real0" };
 	char path[128];
 	unsigned int i;
 
@@ -613,7 +613,15 @@ static void test_files(void)
 	   "file: tcp_rt and vendor lines mixed: 4 read, 2 refused (bad %llu, got %u)",
 	   (unsigned long long)bad, got);
 
+	put_str("rt-network-log0", VALID_R);
+	put_str("rt-network-real0", "1795219325 all 8080 1 2 3 4 5 6 7 8 9\n");
+	bad = read_dir(true);
+	ok(bad == 0 && got == 2 && got_stats == 1 && last.type == REC_STATS &&
+	   last.source == SRC_VENDOR,
+	   "file: the vendor's rt-network-real0 read as stats with --stats, source vendor");
+	clear();
 	put_str("rt-network-log0", VALID_R VALID_R);
+
 	put_str("rt-network-stats", "1795219325 all 8080 1 2 3 4 5 6 7 8 9\n1795219325 all 80\n");
 	bad = read_dir(true);
 	ok(bad == 1 && got == 3 && got_stats == 1,

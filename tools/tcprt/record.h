@@ -32,8 +32,10 @@ enum metric { M_DURATION, M_PROCESS, M_UPLOAD, M_DOWNLOAD, M_MIN_RTT, M_NMETRICS
 struct record {
 	enum rec_type type;
 	enum role role;
-	/* task start; E: connection start (tcp_rt) or last task's start
-	 * (vendor); stats: the line's time */
+	/*
+	 * task start; E: connection start (tcp_rt) or last task's start
+	 * (vendor); stats: the line's time
+	 */
 	uint64_t sec, usec;
 	uint16_t port;		/* the service port: local for server, peer for client */
 	uint16_t peer_port, local_port;

@@ -31,7 +31,9 @@ static const char help[] =
 "P): the count, the rate (count / window length) and p50/p90/p99/max of\n"
 "duration, process time (P: service time), upload time, download time\n"
 "(duration - upload - process; P: response time) and min RTT, in\n"
-"microseconds.  E records (connection ends) are not summarised.\n"
+"microseconds.  E records (connection ends) are not summarised.  A record\n"
+"whose line lacks a time (the vendor's older P) is left out of its\n"
+"percentiles, not of the count.\n"
 "\n"
 "Windows are aligned on multiples of SECONDS and hold the tasks that started\n"
 "in them.  A window is reported only when it was observed for its whole\n"
@@ -218,7 +220,8 @@ static void filter(const struct record *r, void *arg)
 	uint64_t end = rec_time_us(r), d;
 
 	/* E records time connections, not tasks: their time is the
-	 * connection's start, and their min RTT is the tasks' */
+	 * connection's start (tcp_rt) or its last task's (vendor), and
+	 * their min RTT is the tasks' */
 	if (!rec_is_task(r->type))
 		return;
 	if (s->port >= 0 && r->port != s->port)

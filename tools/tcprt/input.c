@@ -15,6 +15,8 @@
 
 #define LOG_PREFIX	"rt-network-log"
 #define STATS_NAME	"rt-network-stats"
+/* the vendor's oldest generation: per-CPU stats files, rt-network-real<cpu> */
+#define VENDOR_STATS_PREFIX	"rt-network-real"
 #define DEBUGFS_MOUNT	"/sys/kernel/debug"
 #define MODULE_DIR	"/sys/module/tcp_rt"
 #define READ_CHUNK	16384
@@ -27,6 +29,7 @@ struct input_file {
 	dev_t dev;
 	ino_t ino;
 	bool is_stats;
+	bool vendor_stats;	/* rt-network-real*: only the vendor writes it */
 	int cpu;
 	char chunk[READ_CHUNK];	/* read, not yet cut into lines */
 	size_t clen, cpos;
@@ -127,6 +130,8 @@ static void do_line(struct input *in, struct input_file *f, const char *s,
 	}
 	in->records++;
 	f->pos_us = rec_time_us(&r);
+	if (f->vendor_stats)
+		r.source = SRC_VENDOR;
 	if (!f->is_stats) {
 		r.cpu = f->cpu;
 		set_e_role(f, &r);
@@ -252,11 +257,16 @@ static int cpu_of(const char *name)
 	return (int)v;
 }
 
+static bool is_vendor_stats(const char *name)
+{
+	return !strncmp(name, VENDOR_STATS_PREFIX, strlen(VENDOR_STATS_PREFIX));
+}
+
 static bool wanted(const struct input *in, const char *name)
 {
 	if (!strncmp(name, LOG_PREFIX, strlen(LOG_PREFIX)))
 		return true;
-	return in->stats && !strcmp(name, STATS_NAME);
+	return in->stats && (!strcmp(name, STATS_NAME) || is_vendor_stats(name));
 }
 
 static struct input_file *find_file(const struct input *in, const char *name)
@@ -327,7 +337,8 @@ static int open_file(struct input *in, const char *name)
 	}
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
-	f->is_stats = !strcmp(name, STATS_NAME);
+	f->vendor_stats = is_vendor_stats(name);
+	f->is_stats = f->vendor_stats || !strcmp(name, STATS_NAME);
 	f->cpu = f->is_stats ? -1 : cpu_of(name);
 	in->files = xrealloc(in->files, in->nfiles + 1, sizeof(*in->files));
 	in->files[in->nfiles++] = f;

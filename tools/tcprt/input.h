@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The files tcprt reads: every rt-network-log* of a directory (and
- * rt-network-stats when asked), read to their current end, cut into lines,
+ * rt-network-stats when asked, or the vendor's older rt-network-real<cpu>),
+ * read to their current end, cut into lines,
  * validated and turned into records.  A bad line is counted and reported on
  * stderr with its file, line number and reason; it never stops the stream.
  */

@@ -2,8 +2,10 @@
 /*
  * Printing records.  Field names are those of docs/records.md; the header
  * fields are type, sec, usec, peer_addr, peer_port, local_addr, local_port.
- * tcprt adds role (server/client), port (the service port) and cpu (the
- * log file's number).  Stats lines print as type "stats" with unix_sec.
+ * tcprt adds role (server/client), port (the service port), cpu (the
+ * log file's number) and source (tcp_rt or vendor, when known).  Stats
+ * lines print as type "stats" with unix_sec.  A field the record's line
+ * did not have (see record.h) is left out, as a type's missing fields are.
  */
 #include "output.h"
 
@@ -41,15 +43,20 @@ static void print_text(FILE *out, const struct record *r)
 	fmt_time(when, sizeof(when), rec_time_us(r), r->type != REC_STATS);
 	fprintf(out, "%s %s %s port=%u", when, d->name, role_name(r->role),
 		r->port);
+	if (r->type != REC_STATS)
+		fprintf(out, " cpu=%d", r->cpu);
+	if (source_name(r->source))
+		fprintf(out, " source=%s", source_name(r->source));
 	if (r->type != REC_STATS) {
-		fprintf(out, " cpu=%d peer=", r->cpu);
+		fputs(" peer=", out);
 		endpoint(out, r->peer_addr, r->peer_port);
 		fputs(" local=", out);
 		endpoint(out, r->local_addr, r->local_port);
 	}
-	for (i = 0; i < r->nfields; i++)
-		fprintf(out, " %s=%llu", d->fields[i],
-			(unsigned long long)r->f[i]);
+	for (i = 0; i < d->nfields; i++)
+		if (rec_has(r, i))
+			fprintf(out, " %s=%llu", d->fields[i],
+				(unsigned long long)r->f[i]);
 	fputc('\n', out);
 }
 
@@ -71,13 +78,19 @@ static void print_json(FILE *out, const struct record *r)
 			r->local_addr, r->local_port, role_name(r->role),
 			r->port, r->cpu);
 	}
-	for (i = 0; i < r->nfields; i++)
-		fprintf(out, ",\"%s\":%llu", d->fields[i],
-			(unsigned long long)r->f[i]);
+	if (source_name(r->source))
+		fprintf(out, ",\"source\":\"%s\"", source_name(r->source));
+	for (i = 0; i < d->nfields; i++)
+		if (rec_has(r, i))
+			fprintf(out, ",\"%s\":%llu", d->fields[i],
+				(unsigned long long)r->f[i]);
 	fputs("}\n", out);
 }
 
-/* ---- CSV: fixed columns, then every field name once, in type order ---- */
+/*
+ * CSV: fixed columns, then every field name once, in type order, then
+ * source (last, so that the columns before it keep their places).
+ */
 
 static const char *const csv_fixed[] = {
 	"type", "sec", "usec", "role", "port", "peer_addr", "peer_port",
@@ -110,16 +123,19 @@ static void csv_init(void)
 			csv_col[t][i] = c;
 		}
 	}
+	csv_cols[csv_ncols++] = "source";
 }
 
 static void print_csv(FILE *out, const struct record *r)
 {
 	const uint64_t *col_val[CSV_MAX_COLS] = { 0 };
+	const char *src = source_name(r->source);
 	unsigned int i;
 
 	csv_init();
-	for (i = 0; i < r->nfields; i++)
-		col_val[csv_col[r->type][i]] = &r->f[i];
+	for (i = 0; i < rec_desc[r->type].nfields; i++)
+		if (rec_has(r, i))
+			col_val[csv_col[r->type][i]] = &r->f[i];
 	if (r->type == REC_STATS)
 		fprintf(out, "stats,%llu,0,%s,%u,,,,,", (unsigned long long)r->sec,
 			role_name(r->role), r->port);
@@ -129,13 +145,13 @@ static void print_csv(FILE *out, const struct record *r)
 			(unsigned long long)r->usec, role_name(r->role), r->port,
 			r->peer_addr, r->peer_port, r->local_addr, r->local_port,
 			r->cpu);
-	for (i = CSV_FIXED; i < csv_ncols; i++) {
+	for (i = CSV_FIXED; i < csv_ncols - 1; i++) {
 		if (col_val[i])
 			fprintf(out, ",%llu", (unsigned long long)*col_val[i]);
 		else
 			fputc(',', out);
 	}
-	fputc('\n', out);
+	fprintf(out, ",%s\n", src ? src : "");
 }
 
 void output_header(FILE *out, enum format fmt)

@@ -141,37 +141,205 @@ bad:
 	return false;
 }
 
-/* Fill r->f from tokens; names the first bad one. */
+/*
+ * The fields of a line, in the order its writer prints them, by the names
+ * of rec_desc.  tcp_rt writes the TCP-RT document's fields.  The vendor's
+ * TCP-RT (its published net/ipv4/tcp_rt/output.c) writes R, N and E the
+ * same, a W of 10 with out_of_order before mss, and a P of 10 fields in
+ * its newest generation, 7 or 5 in older ones.
+ */
+struct layout {
+	enum source source;
+	enum rec_type type;
+	const char *const names[REC_FIELDS_MAX + 1];	/* NULL-terminated */
+};
+
+#define ALL_R	{ "sent_bytes", "duration", "min_rtt", "retrans", "task_seq", \
+		  "process_time", "upload_time", "recv_bytes", "out_of_order", \
+		  "mss" }
+#define ALL_N	{ "task_seq", "duration", "recv_bytes", "out_of_order", "mss" }
+#define ALL_P	{ "sent_bytes", "duration", "min_rtt", "retrans", "task_seq", \
+		  "service_time", "response_time", "recv_bytes", \
+		  "out_of_order", "mss" }
+#define ALL_E	{ "last_task_seq", "total_sent_bytes", "unacked_bytes", \
+		  "total_recv_bytes", "total_retrans", "min_rtt" }
+
+static const struct layout layouts[] = {
+	{ SRC_TCP_RT, REC_R, ALL_R },
+	{ SRC_TCP_RT, REC_W, { "sent_bytes", "duration", "min_rtt", "retrans",
+			       "task_seq", "process_time", "upload_time",
+			       "unacked_bytes", "mss" } },
+	{ SRC_TCP_RT, REC_N, ALL_N },
+	{ SRC_TCP_RT, REC_P, ALL_P },
+	{ SRC_TCP_RT, REC_E, ALL_E },
+	{ SRC_VENDOR, REC_R, ALL_R },
+	{ SRC_VENDOR, REC_W, { "sent_bytes", "duration", "min_rtt", "retrans",
+			       "task_seq", "process_time", "upload_time",
+			       "unacked_bytes", "out_of_order", "mss" } },
+	{ SRC_VENDOR, REC_N, ALL_N },
+	{ SRC_VENDOR, REC_P, ALL_P },
+	{ SRC_VENDOR, REC_P, { "sent_bytes", "duration", "retrans", "task_seq",
+			       "min_rtt", "out_of_order", "mss" } },
+	{ SRC_VENDOR, REC_P, { "sent_bytes", "retrans", "task_seq", "min_rtt",
+			       "mss" } },
+	{ SRC_VENDOR, REC_E, ALL_E },
+	{ SRC_UNKNOWN, REC_STATS, { "avg_duration", "avg_process_time",
+				    "drop_per_1000", "avg_rtt", "fail_per_1000",
+				    "avg_sent", "avg_upload_time", "avg_recv",
+				    "tasks" } },
+};
+#define NLAYOUTS	(sizeof(layouts) / sizeof(layouts[0]))
+
+/* Per layout: its field count, and where field i goes in r->f. */
+static struct {
+	unsigned int n;
+	unsigned char at[REC_FIELDS_MAX];
+} maps[NLAYOUTS];
+
+/* Resolve the names of every layout once; a name not in rec_desc aborts. */
+static void layout_init(void)
+{
+	static bool done;
+	unsigned int l, i, j;
+
+	if (done)
+		return;
+	for (l = 0; l < NLAYOUTS; l++) {
+		const struct layout *lay = &layouts[l];
+		const struct rec_desc *d = &rec_desc[lay->type];
+
+		for (i = 0; lay->names[i]; i++) {
+			for (j = 0; j < d->nfields; j++)
+				if (!strcmp(d->fields[j], lay->names[i]))
+					break;
+			if (j == d->nfields)
+				die(EXIT_RUNTIME, "internal error: %s has no field %s",
+				    d->name, lay->names[i]);
+			maps[l].at[i] = (unsigned char)j;
+		}
+		maps[l].n = i;
+	}
+	done = true;
+}
+
+/* The layout of @n fields @src writes for @type, or -1. */
+static int find_layout(enum source src, enum rec_type type, size_t n)
+{
+	unsigned int l;
+
+	for (l = 0; l < NLAYOUTS; l++)
+		if (layouts[l].source == src && layouts[l].type == type &&
+		    maps[l].n == n)
+			return (int)l;
+	return -1;
+}
+
+/* "10", "10 or 7", "10, 7 or 5": the field counts @src writes for @type. */
+static void expected_counts(enum source src, enum rec_type type, char *buf,
+			    size_t len, unsigned int *min, unsigned int *max)
+{
+	unsigned int l, k = 0, total = 0;
+	size_t o = 0;
+
+	*min = ~0u;
+	*max = 0;
+	for (l = 0; l < NLAYOUTS; l++)
+		total += layouts[l].source == src && layouts[l].type == type;
+	buf[0] = '\0';
+	for (l = 0; l < NLAYOUTS && o < len; l++) {
+		unsigned int n = maps[l].n;
+
+		if (layouts[l].source != src || layouts[l].type != type)
+			continue;
+		k++;
+		o += (size_t)snprintf(buf + o, len - o, "%s%u",
+				      k == 1 ? "" : k == total ? " or " : ", ", n);
+		if (n < *min)
+			*min = n;
+		if (n > *max)
+			*max = n;
+	}
+}
+
+/* The field count of @n tokens fits no layout of @src: say so. */
+static void bad_count(enum source src, enum rec_type type, size_t n, char *why)
+{
+	const char *name = rec_desc[type].name;
+	unsigned int min, max;
+	char counts[32];
+	size_t o;
+
+	expected_counts(src, type, counts, sizeof(counts), &min, &max);
+	o = (size_t)snprintf(why, PARSE_WHY_MAX,
+			     "%s %s%s: %zu fields after the header, %s expected",
+			     n < min ? "too few fields for" :
+			     n > max ? "too many fields for" :
+				       "wrong number of fields for",
+			     src == SRC_VENDOR ? "vendor " : "", name, n, counts);
+	if (src == SRC_TCP_RT && find_layout(SRC_VENDOR, type, n) >= 0 &&
+	    o < PARSE_WHY_MAX)
+		snprintf(why + o, PARSE_WHY_MAX - o,
+			 " (the vendor's %s has %zu: its lines end with a space)",
+			 name, n);
+}
+
+/* Fill r->f from tokens laid out as @src writes them; names the first bad one. */
 static bool parse_fields(const struct token *tok, size_t n, struct record *r,
-			 char *why)
+			 enum source src, char *why)
 {
 	const struct rec_desc *d = &rec_desc[r->type];
 	size_t i;
+	int l;
 
-	if (n != d->nfields) {
-		snprintf(why, PARSE_WHY_MAX,
-			 "%s %s: %zu fields after the header, %u expected",
-			 n < d->nfields ? "too few fields for" :
-					  "too many fields for",
-			 d->name, n, d->nfields);
+	layout_init();
+	l = find_layout(src, r->type, n);
+	if (l < 0) {
+		bad_count(src, r->type, n, why);
 		return false;
 	}
 	for (i = 0; i < n; i++) {
-		if (!parse_dec(tok[i].s, tok[i].len, &r->f[i])) {
+		unsigned int at = maps[l].at[i];
+
+		if (!parse_dec(tok[i].s, tok[i].len, &r->f[at])) {
 			snprintf(why, PARSE_WHY_MAX,
 				 "%s %s is not a decimal number (64 bits, no leading zero): " TOK_FMT,
-				 d->name, d->fields[i], TOK_ARG(tok[i]));
+				 d->name, d->fields[at], TOK_ARG(tok[i]));
 			return false;
 		}
-		if (!strcmp(d->fields[i], "out_of_order") && r->f[i] > 1) {
+		if (!strcmp(d->fields[at], "out_of_order") && r->f[at] > 1) {
 			snprintf(why, PARSE_WHY_MAX,
 				 "%s out_of_order is %llu, not 0 or 1", d->name,
-				 (unsigned long long)r->f[i]);
+				 (unsigned long long)r->f[at]);
 			return false;
 		}
+		r->present |= 1u << at;
 	}
-	r->nfields = d->nfields;
+	r->nfields = (unsigned int)n;
+	r->source = src;
 	return true;
+}
+
+/*
+ * usec as @src prints it: tcp_rt pads it to six digits, the vendor prints
+ * it as any other number (no leading zero).
+ */
+static bool parse_usec(const struct token *t, enum source src, uint64_t *usec,
+		       char *why)
+{
+	if (src == SRC_VENDOR) {
+		if (parse_dec(t->s, t->len, usec) && *usec < 1000000)
+			return true;
+		snprintf(why, PARSE_WHY_MAX,
+			 "usec is not a number below 1000000 without leading zero (vendor line): "
+			 TOK_FMT, TOK_ARG(*t));
+		return false;
+	}
+	if (t->len == 6 && parse_u64(t->s, 6, usec))
+		return true;
+	snprintf(why, PARSE_WHY_MAX, "usec is not six digits: " TOK_FMT "%s",
+		 TOK_ARG(*t), parse_dec(t->s, t->len, usec) ?
+		 " (a vendor line would end with a space)" : "");
+	return false;
 }
 
 bool parse_log_line(const char *line, size_t len, struct record *r,
@@ -179,8 +347,14 @@ bool parse_log_line(const char *line, size_t len, struct record *r,
 {
 	struct token tok[MAX_TOKENS];
 	int type, fam_peer, fam_local;
+	enum source src = SRC_TCP_RT;
 	size_t n;
 
+	/* every field of a vendor line is followed by a space, the last too */
+	if (len > 1 && line[len - 1] == ' ') {
+		src = SRC_VENDOR;
+		len--;
+	}
 	n = tokenize(line, len, tok, why);
 	if (n == 0)
 		return false;
@@ -210,11 +384,8 @@ bool parse_log_line(const char *line, size_t len, struct record *r,
 			 TOK_FMT, TOK_ARG(tok[2]));
 		return false;
 	}
-	if (tok[3].len != 6 || !parse_u64(tok[3].s, 6, &r->usec)) {
-		snprintf(why, PARSE_WHY_MAX, "usec is not six digits: "
-			 TOK_FMT, TOK_ARG(tok[3]));
+	if (!parse_usec(&tok[3], src, &r->usec, why))
 		return false;
-	}
 	if (!parse_endpoint(&tok[4], "peer", r->peer_addr, &r->peer_port,
 			    &fam_peer, why) ||
 	    !parse_endpoint(&tok[5], "local", r->local_addr, &r->local_port,
@@ -225,7 +396,7 @@ bool parse_log_line(const char *line, size_t len, struct record *r,
 			 "peer and local addresses of different families");
 		return false;
 	}
-	if (!parse_fields(tok + HEADER_TOKENS, n - HEADER_TOKENS, r, why))
+	if (!parse_fields(tok + HEADER_TOKENS, n - HEADER_TOKENS, r, src, why))
 		return false;
 
 	if (r->type == REC_P ||
@@ -280,7 +451,8 @@ bool parse_stats_line(const char *line, size_t len, struct record *r,
 		r->peer_port = r->port;
 	else
 		r->local_port = r->port;
-	return parse_fields(tok + 3, n - 3, r, why);
+	/* both write stats lines alike: the source stays unknown */
+	return parse_fields(tok + 3, n - 3, r, SRC_UNKNOWN, why);
 bad_port:
 	snprintf(why, PARSE_WHY_MAX, "bad port " TOK_FMT, TOK_ARG(tok[2]));
 	return false;

@@ -18,9 +18,19 @@
  * or, for parse_stats_line(), as a stats line,
  *	<unix_sec> all <port> <9 numbers>
  * The whole line is validated: printable ASCII, single spaces, the number of
- * fields of the type, decimal numbers that fit in 64 bits, six-digit usec,
- * addresses inet_pton() accepts, ports 1..65535.  On failure @why gets the
- * reason and false is returned; @r is then undefined.
+ * fields of the type, decimal numbers that fit in 64 bits, addresses
+ * inet_pton() accepts, ports 1..65535.  On failure @why gets the reason and
+ * false is returned; @r is then undefined.
+ *
+ * A task record is in one of two forms, told apart by its end:
+ *   tcp_rt's  no trailing space; usec of six digits; the fields of the
+ *             TCP-RT document (W: 9)
+ *   vendor's  every field followed by a space, so the line ends with one;
+ *             usec unpadded (no leading zero); W of 10 fields (out_of_order
+ *             before mss); P of 10, 7 or 5 fields (older generations)
+ * and validated against that form alone; r->source says which, and
+ * r->present which fields the line had.  Stats lines are the same in both;
+ * their source stays unknown.
  *
  * A parsed record's role and service port follow from its type (R W N:
  * server, P: client); for E the caller decides (see input.c), parse leaves

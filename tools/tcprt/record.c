@@ -6,9 +6,10 @@ static const char *const fields_r[] = {
 	"sent_bytes", "duration", "min_rtt", "retrans", "task_seq",
 	"process_time", "upload_time", "recv_bytes", "out_of_order", "mss",
 };
+/* out_of_order: the vendor's W only; tcp_rt's W has the document's 9 */
 static const char *const fields_w[] = {
 	"sent_bytes", "duration", "min_rtt", "retrans", "task_seq",
-	"process_time", "upload_time", "unacked_bytes", "mss",
+	"process_time", "upload_time", "unacked_bytes", "out_of_order", "mss",
 };
 static const char *const fields_n[] = {
 	"task_seq", "duration", "recv_bytes", "out_of_order", "mss",
@@ -70,54 +71,69 @@ static uint64_t sub0(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
+/* Field @i of @r, when its line had it. */
+static bool get(const struct record *r, unsigned int i, uint64_t *v)
+{
+	if (!rec_has(r, i))
+		return false;
+	*v = r->f[i];
+	return true;
+}
+
+/* @a - (@b + @c), clamped at 0, when the line had all three. */
+static bool get_rest(const struct record *r, unsigned int a, unsigned int b,
+		     unsigned int c, uint64_t *v)
+{
+	if (!rec_has(r, a) || !rec_has(r, b) || !rec_has(r, c))
+		return false;
+	*v = sub0(r->f[a], r->f[b] + r->f[c]);
+	return true;
+}
+
 bool rec_metric(const struct record *r, enum metric m, uint64_t *v)
 {
-	const uint64_t *f = r->f;
-
 	switch (r->type) {
 	case REC_R:
 	case REC_W:
 		switch (m) {
-		case M_DURATION: *v = f[F_DURATION]; return true;
-		case M_PROCESS: *v = f[F_PROCESS]; return true;
-		case M_UPLOAD: *v = f[F_UPLOAD]; return true;
+		case M_DURATION: return get(r, F_DURATION, v);
+		case M_PROCESS: return get(r, F_PROCESS, v);
+		case M_UPLOAD: return get(r, F_UPLOAD, v);
 		case M_DOWNLOAD:
-			*v = sub0(f[F_DURATION], f[F_UPLOAD] + f[F_PROCESS]);
-			return true;
-		case M_MIN_RTT: *v = f[F_MIN_RTT]; return true;
+			return get_rest(r, F_DURATION, F_UPLOAD, F_PROCESS, v);
+		case M_MIN_RTT: return get(r, F_MIN_RTT, v);
 		default: return false;
 		}
 	case REC_P:
 		switch (m) {
-		case M_DURATION: *v = f[F_DURATION]; return true;
-		case M_PROCESS: *v = f[F_SERVICE]; return true;
+		case M_DURATION: return get(r, F_DURATION, v);
+		case M_PROCESS: return get(r, F_SERVICE, v);
 		case M_UPLOAD:
-			*v = sub0(f[F_DURATION], f[F_SERVICE] + f[F_RESPONSE]);
-			return true;
-		case M_DOWNLOAD: *v = f[F_RESPONSE]; return true;
-		case M_MIN_RTT: *v = f[F_MIN_RTT]; return true;
+			return get_rest(r, F_DURATION, F_SERVICE, F_RESPONSE, v);
+		case M_DOWNLOAD: return get(r, F_RESPONSE, v);
+		case M_MIN_RTT: return get(r, F_MIN_RTT, v);
 		default: return false;
 		}
 	case REC_N:
-		if (m != M_DURATION)
-			return false;
-		*v = f[N_DURATION];
-		return true;
+		return m == M_DURATION && get(r, N_DURATION, v);
 	case REC_E:
-		if (m != M_MIN_RTT)
-			return false;
-		*v = f[E_MIN_RTT];
-		return true;
+		return m == M_MIN_RTT && get(r, E_MIN_RTT, v);
 	default:
 		return false;
 	}
 }
 
+/* Field @i of @r, or 0 when its line had none. */
+static uint64_t get0(const struct record *r, unsigned int i)
+{
+	return rec_has(r, i) ? r->f[i] : 0;
+}
+
 uint64_t rec_sent_bytes(const struct record *r)
 {
 	switch (r->type) {
-	case REC_R: case REC_W: case REC_P: return r->f[F_SENT];
-	case REC_E: return r->f[E_SENT];
+	case REC_R: case REC_W: case REC_P: return get0(r, F_SENT);
+	case REC_E: return get0(r, E_SENT);
 	default: return 0;
 	}
 }
@@ -125,9 +141,9 @@ uint64_t rec_sent_bytes(const struct record *r)
 uint64_t rec_recv_bytes(const struct record *r)
 {
 	switch (r->type) {
-	case REC_R: case REC_P: return r->f[F_RECV];
-	case REC_N: return r->f[N_RECV];
-	case REC_E: return r->f[E_RECV];
+	case REC_R: case REC_P: return get0(r, F_RECV);
+	case REC_N: return get0(r, N_RECV);
+	case REC_E: return get0(r, E_RECV);
 	default: return 0;
 	}
 }
@@ -135,8 +151,8 @@ uint64_t rec_recv_bytes(const struct record *r)
 uint64_t rec_retrans(const struct record *r)
 {
 	switch (r->type) {
-	case REC_R: case REC_W: case REC_P: return r->f[F_RETRANS];
-	case REC_E: return r->f[E_RETRANS];
+	case REC_R: case REC_W: case REC_P: return get0(r, F_RETRANS);
+	case REC_E: return get0(r, E_RETRANS);
 	default: return 0;
 	}
 }

@@ -8,12 +8,20 @@
 #define TCPRT_RECORD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum rec_type { REC_R, REC_W, REC_N, REC_P, REC_E, REC_STATS, REC_NTYPES };
 
 /* server: a connection accepted on a local port; client: opened to a peer port */
 enum role { ROLE_SERVER, ROLE_CLIENT };
+
+/*
+ * Who wrote a line: tcp_rt, or the vendor's TCP-RT (Alibaba Cloud Linux),
+ * told apart by the line's form (see parse.h); unknown for stats lines,
+ * which both write alike.
+ */
+enum source { SRC_UNKNOWN, SRC_TCP_RT, SRC_VENDOR };
 
 /* The times tcprt aggregates; see rec_metric() for their definitions. */
 enum metric { M_DURATION, M_PROCESS, M_UPLOAD, M_DOWNLOAD, M_MIN_RTT, M_NMETRICS };
@@ -24,18 +32,31 @@ enum metric { M_DURATION, M_PROCESS, M_UPLOAD, M_DOWNLOAD, M_MIN_RTT, M_NMETRICS
 struct record {
 	enum rec_type type;
 	enum role role;
-	uint64_t sec, usec;	/* task start (E: connection start; stats: line time) */
+	/*
+	 * task start; E: connection start (tcp_rt) or last task's start
+	 * (vendor); stats: the line's time
+	 */
+	uint64_t sec, usec;
 	uint16_t port;		/* the service port: local for server, peer for client */
 	uint16_t peer_port, local_port;
 	int cpu;		/* from the file name; -1 for stats lines */
+	enum source source;
 	char peer_addr[REC_ADDR_MAX], local_addr[REC_ADDR_MAX];
-	unsigned int nfields;
-	uint64_t f[REC_FIELDS_MAX];	/* the fields after the header, in order */
+	unsigned int nfields;	/* fields after the header on the line */
+	unsigned int present;	/* bit i: f[i] was on the line */
+	uint64_t f[REC_FIELDS_MAX];	/* the type's fields, rec_desc order */
 };
 
 /* Where records go: the next stage of a pipeline. */
 typedef void (*record_fn)(const struct record *r, void *ctx);
 
+/*
+ * A type's fields, in the order tcp_rt writes them.  A line of another
+ * layout (the vendor's W and older P, see parse.c) fills those it has, by
+ * name: W's out_of_order is only on the vendor's lines; the vendor's older
+ * P lack service_time, response_time and recv_bytes, the oldest also
+ * duration and out_of_order.
+ */
 struct rec_desc {
 	char letter;		/* R W N P E; 0 for stats */
 	const char *name;	/* "R" ... "E", "stats" */
@@ -49,6 +70,18 @@ extern const char *const metric_name[M_NMETRICS];
 static inline const char *role_name(enum role r)
 {
 	return r == ROLE_CLIENT ? "client" : "server";
+}
+
+/* "tcp_rt", "vendor", or NULL when unknown. */
+static inline const char *source_name(enum source s)
+{
+	return s == SRC_TCP_RT ? "tcp_rt" : s == SRC_VENDOR ? "vendor" : NULL;
+}
+
+/* True when field @i (rec_desc order) was on the record's line. */
+static inline bool rec_has(const struct record *r, unsigned int i)
+{
+	return i < REC_FIELDS_MAX && (r->present >> i & 1);
 }
 
 /* The record type of a letter (R W N P E), or -1. */
@@ -73,11 +106,12 @@ static inline bool rec_is_task(enum rec_type t)
  *   upload    R W: upload_time;   P: duration - service - response (S1 - S0)
  *   download  R W: duration - upload - process;  P: response_time
  *   min_rtt   R W P E
- * Differences are clamped at 0.
+ * Differences are clamped at 0.  False also when a field it needs was not
+ * on the record's line.
  */
 bool rec_metric(const struct record *r, enum metric m, uint64_t *v);
 
-/* Bytes and retransmissions of a task record (0 where the type has none). */
+/* Bytes and retransmissions of a record (0 where its line has none). */
 uint64_t rec_sent_bytes(const struct record *r);
 uint64_t rec_recv_bytes(const struct record *r);
 uint64_t rec_retrans(const struct record *r);

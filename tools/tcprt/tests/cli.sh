@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 # tcprt's command line on this host, against files written by the test:
 # help and exit statuses, the output formats, hostile input, the merge
-# order, summary windows, and export (atomic file, valid exposition format
-# checked by promtool when it is installed).  Prints TAP.
+# order, summary windows, export (atomic file, valid exposition format
+# checked by promtool when it is installed), and a folder mixing tcp_rt's
+# files with the vendor TCP-RT's.  Prints TAP.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 TCPRT=$PWD/tcprt
@@ -57,6 +58,38 @@ rec() {
 	P) echo "V6 P $sec $usec 10.0.0.1:$lp 10.0.0.2:$pp 300 $d 200 0 1 $((d / 2)) $((d / 4)) 4000 0 1448" ;;
 	E) echo "V6 E $sec $usec 10.0.0.2:$pp 10.0.0.1:$lp 3 10000 1000 700 1 300" ;;
 	esac
+}
+
+# A record as the vendor's TCP-RT writes it (its net/ipv4/tcp_rt/output.c):
+# "V6", the type, then every value followed by one space - the start's
+# seconds, its microseconds unpadded, peer and local address:port, the
+# fields - then the newline.  Its W has out_of_order before mss; its P has
+# 10 fields (newest generation), 7 or 5 (older ones).
+# vrec type start_us [peer_port [local_port [duration [variant]]]]
+# variant: P's field count (10, 7, 5); "client" for the E of a P's connection
+vrec() {
+	local t=$1 us=$2 pp=${3:-40000} lp=${4:-7100} d=${5:-1000} np=${6:-10}
+	local peer=10.0.0.2:$pp local=10.0.0.1:$lp f
+	case $t in
+	R) f="5000 $d 300 1 1 $((d / 2)) $((d / 10)) 300 0 1448" ;;
+	W) f="5000 $d 300 0 2 $((d / 2)) 0 1000 1 1448" ;;
+	N) f="3 $d 400 1 1448" ;;
+	P)
+		peer=10.0.0.1:$lp local=10.0.0.2:$pp
+		case $np in
+		10) f="300 $d 200 0 1 $((d / 2)) $((d / 4)) 4000 0 1448" ;;
+		7) f="300 $d 0 1 200 0 1448" ;;
+		5) f="300 0 1 200 1448" ;;
+		esac
+		;;
+	E)
+		[ "$np" = client ] && peer=10.0.0.1:$lp local=10.0.0.2:$pp
+		f="1 10001 0 4001 9 200"
+		;;
+	esac
+	# shellcheck disable=SC2086
+	printf '%s ' V6 "$t" $((us / 1000000)) $((us % 1000000)) "$peer" "$local" $f
+	echo
 }
 
 # ---- help, usage, exit statuses -------------------------------------------------
@@ -152,7 +185,7 @@ case_json() {
 		 "E": "last_task_seq total_sent_bytes unacked_bytes total_recv_bytes total_retrans min_rtt",
 		 "stats": "avg_duration avg_process_time drop_per_1000 avg_rtt fail_per_1000 avg_sent avg_upload_time avg_recv tasks",
 		}
-		head = "type sec usec peer_addr peer_port local_addr local_port role port cpu".split()
+		head = "type sec usec peer_addr peer_port local_addr local_port role port cpu source".split()
 		seen = {}
 		for line in open(sys.argv[1]):
 		    o = json.loads(line)
@@ -173,12 +206,12 @@ case_csv_text() {
 	d=$(make_all_types)
 	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format csv --stats)" 0 "read csv"
 	expect_eq "$(wc -l < "$T/out")" 9 "csv: header + 8 rows"
-	head -n 1 "$T/out" | grep -q '^type,sec,usec,role,port,peer_addr,peer_port,local_addr,local_port,cpu,sent_bytes,duration,' ||
+	head -n 1 "$T/out" | grep -q '^type,sec,usec,role,port,peer_addr,peer_port,local_addr,local_port,cpu,sent_bytes,duration,.*,tasks,source$' ||
 		fail "csv header: $(head -n 1 "$T/out")"
 	cols=$(awk -F, '{ print NF }' "$T/out" | sort -u)
 	expect_eq "$cols" "$(head -n 1 "$T/out" | awk -F, '{ print NF }')" "csv: every row has every column"
 	expect_eq "$(status_of "$TCPRT" read --dir "$d")" 0 "read text"
-	grep -q '^2026-.*Z R server port=443 cpu=0 peer=\[2001:db8::2\]:40005 local=\[2001:db8::1\]:443 sent_bytes=100 duration=2000 ' "$T/out" ||
+	grep -q '^2026-.*Z R server port=443 cpu=0 source=tcp_rt peer=\[2001:db8::2\]:40005 local=\[2001:db8::1\]:443 sent_bytes=100 duration=2000 ' "$T/out" ||
 		fail "text IPv6 line: $(cat "$T/out")"
 }
 
@@ -319,6 +352,177 @@ case_summary_short() {
 		fail "stderr: $(cat "$T/err")"
 }
 
+# ---- tcp_rt's files and the vendor's, in one folder -----------------------------------------
+
+# Appends to $M (the folder) and counts what it wrote: tcp_rt's and the
+# vendor's valid lines, their task records, their E records, bad lines.
+mix_t() {	# file rec-arguments...
+	local f=$1
+	shift
+	rec "$@" >> "$M/$f"
+	nt=$((nt + 1))
+	if [ "$1" = E ]; then ne=$((ne + 1)); else ntask=$((ntask + 1)); fi
+}
+
+mix_v() {	# file vrec-arguments...
+	local f=$1
+	shift
+	vrec "$@" >> "$M/$f"
+	nv=$((nv + 1))
+	if [ "$1" = E ]; then ne=$((ne + 1)); else ntask=$((ntask + 1)); fi
+}
+
+mix_bad() {	# file line
+	echo "$2" >> "$M/$1"
+	nbad=$((nbad + 1))
+}
+
+# rt-network-log0: a tcp_rt host; log1: a vendor host; log2: both kinds line
+# by line (as an --archive of both would be); one record per 0.25 s from
+# BASE to BASE + 20 s, then one at BASE + 25 s that ends the observation.
+make_mixed() {
+	local b=$((BASE * 1000000)) i us
+	M=$T/mixed nt=0 nv=0 ntask=0 ne=0 nbad=0
+	rm -rf "$M"
+	mkdir -p "$M"
+	for i in $(seq 0 79); do
+		us=$((b + i * 250000))
+		case $((i % 8)) in
+		0) mix_t rt-network-log0 R "$us" $((30000 + i)) 7100 $((1000 + i))
+		   mix_t rt-network-log0 E $((us - 100)) $((30000 + i)) 7100 ;;
+		1) mix_v rt-network-log1 R "$us" $((31000 + i)) 7100 $((2000 + i))
+		   mix_v rt-network-log1 E "$us" $((31000 + i)) 7100 ;;
+		2) mix_t rt-network-log0 W "$us" $((30000 + i))
+		   mix_v rt-network-log1 W "$us" $((31000 + i)) ;;
+		3) mix_t rt-network-log0 N "$us" $((30000 + i))
+		   mix_v rt-network-log1 N "$us" $((31000 + i)) ;;
+		4) mix_t rt-network-log0 P "$us" $((50000 + i)) 6379
+		   mix_v rt-network-log1 P "$us" $((51000 + i)) 6380 3000 10 ;;
+		5) mix_v rt-network-log1 P "$us" $((51000 + i)) 6380 3000 7
+		   mix_v rt-network-log1 P "$us" $((51000 + i)) 6380 3000 5 ;;
+		6) # a client connection from local port 1000 up: the E is
+		   # related to its P by the file, not by the lower port
+		   mix_v rt-network-log1 P "$us" $((1000 + i)) 6380 3000 7
+		   mix_v rt-network-log1 E "$us" $((1000 + i)) 6380 0 client ;;
+		7) mix_t rt-network-log2 R "$us" $((32000 + i)) 7100
+		   mix_v rt-network-log2 R "$us" $((33000 + i)) 7100 ;;
+		esac
+	done
+	mix_t rt-network-log0 R $((b + 25000000)) 39999 7100
+	mix_bad rt-network-log1 "V6 R $BASE 001232 10.0.0.2:1 10.0.0.1:7100 1 2 3 4 5 6 7 8 0 1448 "
+	mix_bad rt-network-log1 "V6 W $BASE 1 10.0.0.2:1 10.0.0.1:7100 1 2 3 4 5 6 7 8 1448 "
+	mix_bad rt-network-log1 "V6 P $BASE 1 10.0.0.1:6380 10.0.0.2:1 1 2 3 4 5 6 "
+	mix_bad rt-network-log2 "V6 W $BASE 000001 10.0.0.2:1 10.0.0.1:7100 1 2 3 4 5 6 7 8 0 1448"
+	mix_bad rt-network-log2 "V6 R $BASE 1232 10.0.0.2:1 10.0.0.1:7100 1 2 3 4 5 6 7 8 0 1448"
+	mix_bad rt-network-log2 "V6 R $BASE 1232 10.0.0.2:1 10.0.0.1:7100 1 2 3 4 5 6 7 8 0 1448  "
+}
+
+case_mixed_read() {
+	make_mixed
+	grep -q ' $' "$M/rt-network-log1" || fail "vendor lines without their trailing space"
+	expect_eq "$(status_of "$TCPRT" read --dir "$M" --format json)" 0 "read json"
+	expect_eq "$(wc -l < "$T/out")" $((nt + nv)) "records printed"
+	grep -q "$nbad malformed lines in all, $((nt + nv)) valid" "$T/err" ||
+		fail "stderr: $(cat "$T/err")"
+	grep -q "rt-network-log1:[0-9]*: usec is not a number below 1000000 without leading zero" "$T/err" ||
+		fail "vendor line with a padded usec"
+	grep -q "too few fields for vendor W: 9 fields after the header, 10 expected" "$T/err" ||
+		fail "vendor W of 9"
+	grep -q "wrong number of fields for vendor P: 6 fields after the header, 10, 7 or 5 expected" "$T/err" ||
+		fail "vendor P of 6"
+	grep -q "too many fields for W: 10 fields after the header, 9 expected (the vendor's W has 10" "$T/err" ||
+		fail "W of 10 without the trailing space"
+	grep -q "usec is not six digits: '1232' (a vendor line would end with a space)" "$T/err" ||
+		fail "unpadded usec without the trailing space"
+	grep -q "empty field" "$T/err" || fail "two trailing spaces"
+	command -v python3 > /dev/null || return 4
+	python3 - "$T/out" "$nt" "$nv" <<-'PY' || fail "json check"
+		import json, sys
+		recs = [json.loads(l) for l in open(sys.argv[1])]
+		by = {}
+		for r in recs:
+		    by[r["source"]] = by.get(r["source"], 0) + 1
+		assert by == {"tcp_rt": int(sys.argv[2]), "vendor": int(sys.argv[3])}, by
+		head = "type sec usec peer_addr peer_port local_addr local_port role port cpu source".split()
+		R = "sent_bytes duration min_rtt retrans task_seq process_time upload_time recv_bytes out_of_order mss"
+		P = "sent_bytes duration min_rtt retrans task_seq service_time response_time recv_bytes out_of_order mss"
+		E = "last_task_seq total_sent_bytes unacked_bytes total_recv_bytes total_retrans min_rtt"
+		N = "task_seq duration recv_bytes out_of_order mss"
+		W9 = "sent_bytes duration min_rtt retrans task_seq process_time upload_time unacked_bytes mss"
+		W10 = "sent_bytes duration min_rtt retrans task_seq process_time upload_time unacked_bytes out_of_order mss"
+		want = {
+		 ("tcp_rt", "R"): R, ("vendor", "R"): R, ("tcp_rt", "N"): N, ("vendor", "N"): N,
+		 ("tcp_rt", "E"): E, ("vendor", "E"): E, ("tcp_rt", "W"): W9, ("vendor", "W"): W10,
+		 ("tcp_rt", "P"): P,
+		}
+		p_keys = set()
+		for r in recs:
+		    key = (r["source"], r["type"])
+		    names = list(r)[len(head):]
+		    assert list(r)[:len(head)] == head, r
+		    if key == ("vendor", "P"):
+		        p_keys.add(" ".join(names))
+		    else:
+		        assert names == want[key].split(), (key, names)
+		assert p_keys == {P, "sent_bytes duration min_rtt retrans task_seq out_of_order mss",
+		                  "sent_bytes min_rtt retrans task_seq mss"}, p_keys
+		w = [r for r in recs if r["type"] == "W" and r["source"] == "vendor"][0]
+		assert (w["unacked_bytes"], w["out_of_order"], w["mss"]) == (1000, 1, 1448), w
+		p7 = [r for r in recs if r["type"] == "P" and "service_time" not in r and "duration" in r][0]
+		assert (p7["sent_bytes"], p7["duration"], p7["retrans"], p7["task_seq"], p7["min_rtt"]) == \
+		       (300, 3000, 0, 1, 200), p7
+		us = sorted({r["usec"] for r in recs if r["source"] == "vendor"})
+		assert us[0] < 100000, "no unpadded usec below 100000 tested"
+		# every E has its connection's role and service port
+		for r in recs:
+		    if r["type"] == "E":
+		        assert (r["role"], r["port"]) in (("server", 7100), ("client", 6380)), r
+		assert sum(1 for r in recs if r["type"] == "E" and r["role"] == "client") == 10
+	PY
+	expect_eq "$(status_of "$TCPRT" read --dir "$M" --format csv)" 0 "read csv"
+	expect_eq "$(tail -n +2 "$T/out" | awk -F, '{ print $NF }' | sort | uniq -c | awk '{ printf "%s=%s ", $2, $1 }')" \
+		"tcp_rt=$nt vendor=$nv " "csv source column"
+	expect_eq "$(status_of "$TCPRT" read --dir "$M")" 0 "read text"
+	grep -q ' R server port=7100 cpu=1 source=vendor peer=10.0.0.2:31001 ' "$T/out" ||
+		fail "text: $(head -n 3 "$T/out")"
+	expect_eq "$("$TCPRT" read --dir "$M" --port 6380 --type E --format csv 2> /dev/null | tail -n +2 | wc -l)" \
+		10 "--port 6380: the vendor client connections' E records"
+}
+
+case_mixed_summary() {
+	local counted
+	make_mixed
+	expect_eq "$(status_of "$TCPRT" summary --dir "$M" --window 10)" 0 "summary"
+	sed 's/^/# /' "$T/out" | head -n 20
+	grep -q "$nbad malformed lines in all, $((nt + nv)) valid" "$T/err" ||
+		fail "stderr: $(cat "$T/err")"
+	if grep -q "warm-up\\|arrived after" "$T/err"; then fail "stderr: $(cat "$T/err")"; fi
+	# windows [BASE, +10) and [+10, +20) hold every task but the last one
+	expect_eq "$(grep -c '^# window' "$T/out")" 2 "complete windows"
+	counted=$(awk '/^# window/ { w++ } /^[0-9]/ && !seen[w " " $1 " " $2 " " $3]++ { n += $4 }
+		END { print n }' "$T/out")
+	expect_eq "$counted" $((ntask - 1)) "tasks in the windows"
+	grep -q "1 record of the window starting .* not reported" "$T/err" ||
+		fail "the last task: $(cat "$T/err")"
+	grep -q '^6380   client P .* duration ' "$T/out" || fail "vendor P durations"
+}
+
+case_mixed_export() {
+	local f=$T/mixprom/tcprt.prom
+	make_mixed
+	mkdir -p "$T/mixprom"
+	expect_eq "$(status_of "$TCPRT" export --once --dir "$M" --textfile "$f")" 0 "export --once"
+	grep -q "^tcprt_records_read_total $((nt + nv))$" "$f" || fail "records read"
+	grep -q "^tcprt_malformed_lines_total $nbad$" "$f" || fail "malformed"
+	expect_eq "$(awk '/^tcprt_tasks_total/ { n += $2 } END { print n }' "$f")" "$ntask" "tasks"
+	expect_eq "$(awk '/^tcprt_connections_total/ { n += $2 } END { print n }' "$f")" "$ne" "connections"
+	grep -q '^tcprt_connections_total{port="6380",role="client"} 10$' "$f" ||
+		fail "vendor client connections: $(grep connections_total "$f")"
+	if command -v promtool > /dev/null; then
+		promtool check metrics < "$f" > "$T/pt" 2>&1 || fail "promtool: $(cat "$T/pt")"
+	fi
+}
+
 # ---- export ----------------------------------------------------------------------------------
 
 case_export() {
@@ -395,6 +599,9 @@ run_case "summary: full windows only, rate = count / window, percentiles within 
 run_case "summary: less than one window observed: nothing reported" case_summary_short
 run_case "export --once: counters, histograms, labels, exposition format" case_export
 run_case "export: a reader never sees half a file" case_export_atomic
+run_case "mixed folder, tcp_rt and vendor files: read counts every valid line once, by source" case_mixed_read
+run_case "mixed folder: summary counts every task once" case_mixed_summary
+run_case "mixed folder: export counts every record once" case_mixed_export
 run_case "make install DESTDIR= PREFIX=: binary and systemd unit" case_install
 echo "1..$n"
 exit $((failed > 0))

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Parser tests: every record type, IPv6, stats lines, and hostile input -
- * too many or too few fields, non-numeric, overlong, binary garbage, a
- * missing newline at the end of a file - through parse_*_line() and through
- * the file reader (input.c), which must count each bad line and go on.
+ * Parser tests: every record type, IPv6, stats lines, the vendor's TCP-RT
+ * lines, and hostile input - too many or too few fields, non-numeric,
+ * overlong, binary garbage, a missing newline at the end of a file -
+ * through parse_*_line() and through the file reader (input.c), which must
+ * count each bad line and go on.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,21 +36,102 @@ static void endpoint(char *buf, size_t len, const char *addr, unsigned int port)
 	snprintf(buf, len, strchr(addr, ':') ? "[%s]:%u" : "%s:%u", addr, port);
 }
 
-/* Print a record back as tcp_rt writes it. */
+/*
+ * The vendor's TCP-RT as its published output.c writes a record: "V6", the
+ * type, then every value - start seconds, start microseconds (unpadded),
+ * peer address:port, local address:port, the fields - each followed by one
+ * space, then '\n'.  Its W has out_of_order before mss; its P has 10
+ * fields (newest), 7 or 5 (older generations).  The layouts by name:
+ */
+static const char *const vendor_w[] = {
+	"sent_bytes", "duration", "min_rtt", "retrans", "task_seq",
+	"process_time", "upload_time", "unacked_bytes", "out_of_order", "mss",
+	NULL,
+};
+static const char *const vendor_p7[] = {
+	"sent_bytes", "duration", "retrans", "task_seq", "min_rtt",
+	"out_of_order", "mss", NULL,
+};
+static const char *const vendor_p5[] = {
+	"sent_bytes", "retrans", "task_seq", "min_rtt", "mss", NULL,
+};
+
+/* A vendor line of @type with @n values (as above), without its '\n'. */
+static const char *vline(char type, unsigned long long sec,
+			 unsigned long long usec, const char *peer,
+			 const char *local, unsigned int n,
+			 const unsigned long long *v)
+{
+	static char buf[512];
+	size_t o;
+	unsigned int i;
+
+	o = (size_t)snprintf(buf, sizeof(buf), "V6 %c %llu %llu %s %s ", type,
+			     sec, usec, peer, local);
+	for (i = 0; i < n && o < sizeof(buf); i++)
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%llu ", v[i]);
+	return buf;
+}
+
+/* The index in rec_desc of field @name of @type. */
+static unsigned int field(enum rec_type type, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < rec_desc[type].nfields; i++)
+		if (!strcmp(rec_desc[type].fields[i], name))
+			return i;
+	return ~0u;
+}
+
+/* Field @name of the last parsed record, or ~0 when its line had none. */
+static uint64_t fv(const char *name)
+{
+	unsigned int i = field(rec.type, name);
+
+	return rec_has(&rec, i) ? rec.f[i] : ~0ULL;
+}
+
+/* The vendor layout of a record's type and field count, or NULL. */
+static const char *const *vendor_layout(const struct record *r)
+{
+	if (r->type == REC_W)
+		return vendor_w;
+	if (r->type == REC_P && r->nfields == 7)
+		return vendor_p7;
+	if (r->type == REC_P && r->nfields == 5)
+		return vendor_p5;
+	return NULL;
+}
+
+/* Print a record back as its writer - tcp_rt or the vendor - writes it. */
 static void to_line(const struct record *r, char *buf, size_t len)
 {
+	const char *const *names = NULL;
+	bool vendor = r->source == SRC_VENDOR;
 	char peer[64], local[64];
 	size_t o;
 	unsigned int i;
 
 	endpoint(peer, sizeof(peer), r->peer_addr, r->peer_port);
 	endpoint(local, sizeof(local), r->local_addr, r->local_port);
-	o = (size_t)snprintf(buf, len, "V6 %s %llu %06llu %s %s",
+	o = (size_t)snprintf(buf, len, vendor ? "V6 %s %llu %llu %s %s" :
+			     "V6 %s %llu %06llu %s %s",
 			     rec_desc[r->type].name, (unsigned long long)r->sec,
 			     (unsigned long long)r->usec, peer, local);
-	for (i = 0; i < r->nfields && o < len; i++)
+	if (vendor)
+		names = vendor_layout(r);
+	for (i = 0; i < r->nfields && o < len; i++) {
+		unsigned int at = names ? field(r->type, names[i]) : i;
+
+		/* tcp_rt's W: the document's 9, without out_of_order */
+		if (!vendor && r->type == REC_W && i == 8)
+			at = 9;
 		o += (size_t)snprintf(buf + o, len - o, " %llu",
-				      (unsigned long long)r->f[i]);
+				      (unsigned long long)r->f[at]);
+	}
+	if (vendor && o < len)
+		snprintf(buf + o, len - o, " ");
 }
 
 static void test_types(void)
@@ -128,8 +210,9 @@ static void test_hostile(void)
 		"too few fields for R", "R with 9 fields");
 	refused("V6 R 1795218248 701232 127.0.0.1:41252 127.0.0.1:7100 5000 237115 322 0 1 234455 0 300 0 32768 7",
 		"too many fields for R", "R with 11 fields");
-	refused("V6 W 1 000001 1.2.3.4:1 1.2.3.4:2 1 2 3 4 5 6 7 8 9 10",
-		"too many fields for W", "W with R's 10 fields");
+	refused("V6 W 1 000001 1.2.3.4:1 1.2.3.4:2 1 2 3 4 5 6 7 8 0 10",
+		"too many fields for W: 10 fields after the header, 9 expected (the vendor's W has 10",
+		"W with 10 fields and no trailing space");
 	refused("V6 N 1 000001 1.2.3.4:1 1.2.3.4:2 1 2 3 4",
 		"too few fields for N", "N with 4 fields");
 	refused("V6 E 1 000001 1.2.3.4:1 1.2.3.4:2 1 2 3 4 5 6 7",
@@ -155,6 +238,9 @@ static void test_hostile(void)
 		"sec is not", "non-numeric sec");
 	refused("V6 R 1 00001 1.2.3.4:1 1.2.3.4:2 1 2 3 4 5 6 7 8 0 10",
 		"usec is not six digits", "five-digit usec");
+	refused("V6 R 1 12345 1.2.3.4:1 1.2.3.4:2 1 2 3 4 5 6 7 8 0 10",
+		"(a vendor line would end with a space)",
+		"unpadded usec without the vendor's trailing space");
 	refused("V6 R 1 0000001 1.2.3.4:1 1.2.3.4:2 1 2 3 4 5 6 7 8 0 10",
 		"usec is not six digits", "seven-digit usec");
 	refused("V6 R 1 000001 1.2.3.4:0 1.2.3.4:2 1 2 3 4 5 6 7 8 0 10",
@@ -174,7 +260,10 @@ static void test_hostile(void)
 	refused("V6 R 1 000001 1.2.3.4:1  1.2.3.4:2 1 2 3 4 5 6 7 8 0 10",
 		"empty field", "double space");
 	refused("V6 R 1 000001 1.2.3.4:1 1.2.3.4:2 1 2 3 4 5 6 7 8 0 10 ",
-		"empty field", "trailing space");
+		"usec is not a number below 1000000 without leading zero",
+		"trailing space (a vendor line) with a padded usec");
+	refused("V6 R 1 100001 1.2.3.4:1 1.2.3.4:2 1 2 3 4 5 6 7 8 0 10  ",
+		"empty field", "two trailing spaces");
 	refused(" V6 R 1 000001 1.2.3.4:1 1.2.3.4:2 1 2 3 4 5 6 7 8 0 10",
 		"empty field", "leading space");
 	refused("V6\tR 1 000001 1.2.3.4:1 1.2.3.4:2 1 2 3 4 5 6 7 8 0 10",
@@ -192,6 +281,109 @@ static void test_hostile(void)
 	   strstr(why, "longer than"), "refused: overlong line (%s)", why);
 }
 
+/* The vendor's lines, each written as its output.c defines them (vline()). */
+static void test_vendor(void)
+{
+	static const unsigned long long r10[] = {
+		5000, 237115, 322, 0, 1, 234455, 0, 300, 1, 32768 };
+	static const unsigned long long w10[] = {
+		5120, 2301, 180, 2, 1, 2004, 12, 310, 1, 1448 };
+	static const unsigned long long n5[] = { 2, 1500, 400, 1, 1448 };
+	static const unsigned long long p10[] = {
+		300, 205525, 1021, 0, 1, 205000, 500, 4000, 0, 32768 };
+	static const unsigned long long p7[] = { 300, 205525, 3, 4, 1021, 1, 1448 };
+	static const unsigned long long p5[] = { 300, 3, 4, 1, 1448 };
+	static const unsigned long long e6[] = { 1, 5000, 0, 300, 7, 322 };
+	const char *l;
+	uint64_t v;
+
+	l = vline('R', 1795218248, 1232, "127.0.0.1:41252", "127.0.0.1:7100", 10, r10);
+	ok(l[strlen(l) - 1] == ' ' && parse(l) && rec.source == SRC_VENDOR &&
+	   rec.usec == 1232 && rec.nfields == 10 && fv("recv_bytes") == 300 &&
+	   fv("out_of_order") == 1 && fv("mss") == 32768 &&
+	   rec.role == ROLE_SERVER && rec.port == 7100,
+	   "vendor R: trailing space, unpadded usec 1232, the same fields");
+	ok(parse(vline('R', 1, 0, "1.2.3.4:1", "1.2.3.4:2", 10, r10)) &&
+	   rec.usec == 0, "vendor R: usec 0");
+	ok(parse("V6 R 1795218248 701232 127.0.0.1:41252 127.0.0.1:7100 5000 237115 322 0 1 234455 0 300 0 32768") &&
+	   rec.source == SRC_TCP_RT, "tcp_rt R: source tcp_rt");
+
+	l = vline('W', 1732100000, 250117, "10.0.0.2:51234", "10.0.0.1:80", 10, w10);
+	ok(parse(l) && rec.type == REC_W && rec.source == SRC_VENDOR &&
+	   rec.nfields == 10 && fv("unacked_bytes") == 310 &&
+	   fv("out_of_order") == 1 && fv("mss") == 1448 && rec_retrans(&rec) == 2 &&
+	   rec_metric(&rec, M_DOWNLOAD, &v) && v == 2301 - 2004 - 12,
+	   "vendor W: 10 fields, out_of_order before mss");
+	ok(parse("V6 W 1732100000 250117 10.0.0.2:51234 10.0.0.1:80 5120 2301 180 2 1 2004 12 310 1448") &&
+	   rec.source == SRC_TCP_RT && fv("mss") == 1448 &&
+	   fv("out_of_order") == ~0ULL,
+	   "tcp_rt W: 9 fields, no out_of_order");
+
+	ok(parse(vline('N', 1732100000, 17, "10.0.0.2:51234", "10.0.0.1:80", 5, n5)) &&
+	   rec.type == REC_N && rec.usec == 17 && fv("recv_bytes") == 400,
+	   "vendor N: 5 fields");
+
+	l = vline('P', 1795219078, 97248, "127.0.0.1:7600", "127.0.0.1:50382", 10, p10);
+	ok(parse(l) && rec.type == REC_P && rec.source == SRC_VENDOR &&
+	   fv("service_time") == 205000 && fv("response_time") == 500 &&
+	   fv("recv_bytes") == 4000 && rec.role == ROLE_CLIENT && rec.port == 7600,
+	   "vendor P, newest generation: the 10 fields of tcp_rt");
+
+	l = vline('P', 1795219078, 97248, "127.0.0.1:7600", "127.0.0.1:50382", 7, p7);
+	ok(parse(l) && rec.nfields == 7 && fv("sent_bytes") == 300 &&
+	   fv("duration") == 205525 && fv("retrans") == 3 &&
+	   fv("task_seq") == 4 && fv("min_rtt") == 1021 &&
+	   fv("out_of_order") == 1 && fv("mss") == 1448 &&
+	   fv("service_time") == ~0ULL && fv("recv_bytes") == ~0ULL,
+	   "vendor P of 7: sent_bytes duration retrans task_seq min_rtt out_of_order mss");
+	ok(rec_metric(&rec, M_DURATION, &v) && v == 205525 &&
+	   rec_metric(&rec, M_MIN_RTT, &v) && v == 1021 &&
+	   !rec_metric(&rec, M_PROCESS, &v) && !rec_metric(&rec, M_UPLOAD, &v) &&
+	   !rec_metric(&rec, M_DOWNLOAD, &v) && rec_recv_bytes(&rec) == 0 &&
+	   rec_sent_bytes(&rec) == 300 && rec_retrans(&rec) == 3,
+	   "vendor P of 7: duration and min_rtt, no service/response/upload");
+
+	l = vline('P', 1795219078, 97248, "127.0.0.1:7600", "127.0.0.1:50382", 5, p5);
+	ok(parse(l) && rec.nfields == 5 && fv("sent_bytes") == 300 &&
+	   fv("retrans") == 3 && fv("task_seq") == 4 && fv("min_rtt") == 1 &&
+	   fv("mss") == 1448 && fv("duration") == ~0ULL &&
+	   fv("out_of_order") == ~0ULL && !rec_metric(&rec, M_DURATION, &v) &&
+	   rec_metric(&rec, M_MIN_RTT, &v) && v == 1,
+	   "vendor P of 5: sent_bytes retrans task_seq min_rtt mss, no duration");
+
+	l = vline('E', 1795218248, 701232, "127.0.0.1:41252", "127.0.0.1:7100", 6, e6);
+	ok(parse(l) && rec.type == REC_E && rec.source == SRC_VENDOR &&
+	   fv("total_retrans") == 7 && fv("min_rtt") == 322,
+	   "vendor E: 6 fields");
+
+	/* strict about everything else */
+	refused("V6 R 1795218248 001232 127.0.0.1:41252 127.0.0.1:7100 5000 237115 322 0 1 234455 0 300 1 32768 ",
+		"usec is not a number below 1000000", "vendor line with a padded usec");
+	refused(vline('R', 1, 1000000, "1.2.3.4:1", "1.2.3.4:2", 10, r10),
+		"usec is not a number below 1000000", "vendor usec 1000000");
+	refused(vline('W', 1, 5, "1.2.3.4:1", "1.2.3.4:2", 9, w10),
+		"too few fields for vendor W: 9 fields after the header, 10 expected",
+		"vendor W of 9 fields (tcp_rt's count, vendor's spacing)");
+	refused(vline('P', 1, 5, "1.2.3.4:1", "1.2.3.4:2", 6, p10),
+		"wrong number of fields for vendor P: 6 fields after the header, 10, 7 or 5 expected",
+		"vendor P of 6 fields");
+	refused(vline('P', 1, 5, "1.2.3.4:1", "1.2.3.4:2", 4, p10),
+		"too few fields for vendor P", "vendor P of 4 fields");
+	refused(vline('R', 1, 5, "1.2.3.4:1", "1.2.3.4:2", 9, r10),
+		"too few fields for vendor R: 9 fields after the header, 10 expected",
+		"vendor R of 9 fields");
+	refused("V6 P 1 000001 1.2.3.4:1 1.2.3.4:2 300 205525 3 4 1021 1 1448",
+		"too few fields for P: 7 fields after the header, 10 expected (the vendor's P has 7",
+		"P of 7 fields without the trailing space");
+	refused(vline('N', 1, 5, "1.2.3.4:1", "1.2.3.4:2", 5, p7),
+		"N out_of_order is 4", "vendor N with out_of_order 4");
+	refused("V6 R 1 5 1.2.3.4:1 1.2.3.4:2 1 2 3 4 5 6 7 8 0 10 \t",
+		"binary data", "vendor line, then a tab");
+	l = "1795219325 all 8080 1 2 3 4 5 6 7 8 9 ";
+	ok(!parse_stats_line(l, strlen(l), &rec, why) && strstr(why, "empty field"),
+	   "stats line with a trailing space refused (%s)", why);
+}
+
 static void test_stats(void)
 {
 	const char *line = "1795219325 all 8080 111209 106021 0 1219 0 3000 0 200 4";
@@ -199,8 +391,9 @@ static void test_stats(void)
 
 	ok(parse_stats_line(line, strlen(line), &rec, why) &&
 	   rec.type == REC_STATS && rec.port == 8080 && rec.role == ROLE_SERVER &&
-	   rec.nfields == 9 && rec.f[0] == 111209 && rec.f[8] == 4,
-	   "stats line of a local port");
+	   rec.nfields == 9 && rec.f[0] == 111209 && rec.f[8] == 4 &&
+	   rec.source == SRC_UNKNOWN,
+	   "stats line of a local port, source unknown");
 	ok(parse_stats_line(peer, strlen(peer), &rec, why) &&
 	   rec.port == 6379 && rec.role == ROLE_CLIENT,
 	   "stats line of a peer port (P6379)");
@@ -227,13 +420,20 @@ static void test_fuzz(void)
 		"V6 N 1732100000 250117 [2001:db8::2]:51234 [2001:db8::1]:80 2 1500 400 1 1448",
 		"V6 P 1795219078 197248 127.0.0.1:7600 127.0.0.1:50382 300 205525 1021 0 1 205000 500 4000 0 32768",
 		"V6 E 1795218248 697287 [::1]:41252 [::1]:7100 1 5000 0 300 0 322",
+		/* the vendor's, trailing space included */
+		"V6 R 1795218248 1232 127.0.0.1:41252 127.0.0.1:7100 5000 237115 322 0 1 234455 0 300 0 32768 ",
+		"V6 W 1732100000 250117 10.0.0.2:51234 10.0.0.1:80 5120 2301 180 2 1 2004 12 310 1 1448 ",
+		"V6 P 1795219078 97 127.0.0.1:7600 127.0.0.1:50382 300 205525 3 4 1021 1 1448 ",
+		"V6 P 1795219078 970 127.0.0.1:7600 127.0.0.1:50382 300 3 4 1 1448 ",
+		"V6 E 1795218248 0 10.0.0.2:41252 10.0.0.1:7100 1 5000 0 300 0 322 ",
 	};
+#define NSEEDS	(sizeof(seeds) / sizeof(seeds[0]))
 	static const char alphabet[] = "0123456789 :.[]VRWNPEabcdef\n\t\x01\xff-+";
 	char line[600], back[600];
-	unsigned int i, accepted = 0, roundtrip = 0;
+	unsigned int i, accepted = 0, roundtrip = 0, vendor = 0;
 
 	for (i = 0; i < 200000; i++) {
-		const char *seed = seeds[rnd() % 5];
+		const char *seed = seeds[rnd() % NSEEDS];
 		size_t len = strlen(seed), pos;
 		unsigned int k, edits = 1 + rnd() % 4;
 
@@ -261,13 +461,15 @@ static void test_fuzz(void)
 		}
 		if (parse_log_line(line, len, &rec, why)) {
 			accepted++;
+			vendor += rec.source == SRC_VENDOR;
 			to_line(&rec, back, sizeof(back));
 			roundtrip += !strcmp(back, line);
 			if (strcmp(back, line))
 				diag("accepted '%s' prints back as '%s'", line, back);
 		}
 	}
-	diag("fuzz: %u of 200000 mutated lines accepted", accepted);
+	diag("fuzz: %u of 200000 mutated lines accepted, %u of them vendor lines",
+	     accepted, vendor);
 	ok(accepted == roundtrip,
 	   "fuzz: 200000 mutated lines, every accepted one prints back to itself");
 }
@@ -307,11 +509,11 @@ static void put(const char *name, const void *data, size_t len)
 static void clear(void)
 {
 	const char *names[] = { "rt-network-log0", "rt-network-log1",
-				"rt-network-stats" };
+				"rt-network-stats", "rt-network-real0" };
 	char path[128];
 	unsigned int i;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		unlink(path);
 	}
@@ -389,6 +591,37 @@ static void test_files(void)
 	   last.role == ROLE_CLIENT && last.port == 50000,
 	   "file: E takes the role of its connection's last task (client, port 50000)");
 
+	/* the vendor's E carries its last task's start: related the same way */
+	put_str("rt-network-log0",
+		"V6 P 1 5 10.0.0.1:50000 10.0.0.2:80 300 2000 0 1 100 0 1448 \n"
+		"V6 E 1 5 10.0.0.1:50000 10.0.0.2:80 1 301 0 4001 3 100 \n");
+	ok(read_dir(false) == 0 && got == 2 && last.type == REC_E &&
+	   last.source == SRC_VENDOR && last.role == ROLE_CLIENT &&
+	   last.port == 50000,
+	   "file: a vendor E takes the role of its connection's last P (client, port 50000)");
+
+	/* the two kinds, line by line in one file, each counted once */
+	put_str("rt-network-log0",
+		VALID_R
+		"V6 R 1795218248 1232 127.0.0.1:41252 127.0.0.1:7100 5000 237115 322 0 1 234455 0 300 0 32768 \n"
+		"V6 R 1795218248 001232 127.0.0.1:41252 127.0.0.1:7100 5000 237115 322 0 1 234455 0 300 0 32768 \n"
+		"V6 W 1 000001 1.2.3.4:1 1.2.3.4:2 1 2 3 4 5 6 7 8 9 \n"
+		"V6 W 1 1 1.2.3.4:1 1.2.3.4:2 1 2 3 4 5 6 7 8 0 9 \n"
+		"V6 W 1 000001 1.2.3.4:1 1.2.3.4:2 1 2 3 4 5 6 7 8 9\n");
+	bad = read_dir(false);
+	ok(bad == 2 && got == 4,
+	   "file: tcp_rt and vendor lines mixed: 4 read, 2 refused (bad %llu, got %u)",
+	   (unsigned long long)bad, got);
+
+	put_str("rt-network-log0", VALID_R);
+	put_str("rt-network-real0", "1795219325 all 8080 1 2 3 4 5 6 7 8 9\n");
+	bad = read_dir(true);
+	ok(bad == 0 && got == 2 && got_stats == 1 && last.type == REC_STATS &&
+	   last.source == SRC_VENDOR,
+	   "file: the vendor's rt-network-real0 read as stats with --stats, source vendor");
+	clear();
+	put_str("rt-network-log0", VALID_R VALID_R);
+
 	put_str("rt-network-stats", "1795219325 all 8080 1 2 3 4 5 6 7 8 9\n1795219325 all 80\n");
 	bad = read_dir(true);
 	ok(bad == 1 && got == 3 && got_stats == 1,
@@ -408,6 +641,7 @@ int main(void)
 	test_types();
 	test_ipv6();
 	test_hostile();
+	test_vendor();
 	test_stats();
 	test_fuzz();
 	test_files();

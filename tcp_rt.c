@@ -28,7 +28,8 @@
  *   - The watch bitmaps are the union of every port configured since load.
  *     They only gain bits, so the hot path tests them without a lock: a
  *     connection still tracked after its port was removed stays visible.
- *   - Hot counters are per CPU; rare ones (alloc_failed) are atomics.
+ *   - Hot counters are per CPU; rare ones (alloc_failed, client_cut) are
+ *     atomics.
  *   - tcp_rt_active only goes from true to false (deactivate), read with
  *     READ_ONCE(): a connection that raced with it is tracked to its end.
  *   - Each tracked connection holds a module reference, so the module can
@@ -482,6 +483,7 @@ static struct rhashtable tcp_rt_conns;
 static struct kmem_cache *tcp_rt_conn_cache __read_mostly;
 static atomic_t tcp_rt_tracked = ATOMIC_INIT(0);
 static atomic_long_t tcp_rt_alloc_failed = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_client_cut = ATOMIC_LONG_INIT(0);
 
 static inline bool tcp_rt_watched(const struct sock *sk)
 {
@@ -508,12 +510,38 @@ static u32 tcp_rt_min_rtt(const struct tcp_sock *tp, u32 sample)
 	return rtt != ~0U ? rtt : 0;
 }
 
-static u32 tcp_rt_unacked(const struct tcp_rt_conn *c,
-			  const struct tcp_sock *tp)
-{
-	s32 d = (s32)(c->snd_data - tp->snd_una);
+/*
+ * What the connection's close leaves behind, seen by the socket rather
+ * than the wire: data the application wrote that the peer never
+ * acknowledged, sent or not, and data received that the application never
+ * read.
+ */
+struct tcp_rt_close {
+	u32 written;		/* end of the data the application wrote */
+	u32 unacked;		/* of it, not acknowledged by the peer */
+	bool unread;		/* received data left unread */
+};
 
-	return d > 0 ? d : 0;
+/*
+ * write_seq counts a FIN once it is queued, which the states an orderly
+ * close or shutdown(SHUT_WR) leads to have (tcp_close_state() moves there
+ * before tcp_send_fin()); an abortive close (unread data, SO_LINGER 0, a
+ * reset) queues none.
+ */
+#define TCP_RT_FIN_QUEUED	(TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2 | TCPF_CLOSING | \
+				 TCPF_LAST_ACK | TCPF_TIME_WAIT)
+
+static void tcp_rt_close_state(const struct tcp_rt_conn *c,
+			       const struct sock *sk, int oldstate,
+			       struct tcp_rt_close *cl)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	s32 d;
+
+	cl->written = tp->write_seq - !!((1 << oldstate) & TCP_RT_FIN_QUEUED);
+	d = (s32)(cl->written - tp->snd_una);
+	cl->unacked = d > 0 ? d : 0;
+	cl->unread = after(c->rcv_data, tp->copied_seq);
 }
 
 /* Did the task's input (request or response) arrive out of order? */
@@ -588,7 +616,7 @@ static void tcp_rt_emit_done(const struct tcp_rt_conn *c,
 }
 
 static void tcp_rt_emit_w(const struct tcp_rt_conn *c, const struct sock *sk,
-			  u64 now)
+			  u32 unacked, u64 now)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	u64 f[9];
@@ -600,7 +628,7 @@ static void tcp_rt_emit_w(const struct tcp_rt_conn *c, const struct sock *sk,
 	f[4] = c->task_seq;
 	f[5] = c->t2 - c->t1;
 	f[6] = c->t1;
-	f[7] = tcp_rt_unacked(c, tp);
+	f[7] = unacked;
 	f[8] = tp->mss_cache;
 	tcp_rt_log_record(sk, TCP_RT_REC_W, c->t0, f, 9);
 	tcp_rt_stats_add(tcp_rt_stats_key(c, sk), NULL);
@@ -620,14 +648,15 @@ static void tcp_rt_emit_n(const struct tcp_rt_conn *c, const struct sock *sk,
 	tcp_rt_log_record(sk, TCP_RT_REC_N, c->t0, f, 5);
 }
 
-static void tcp_rt_emit_e(const struct tcp_rt_conn *c, const struct sock *sk)
+static void tcp_rt_emit_e(const struct tcp_rt_conn *c, const struct sock *sk,
+			  u32 unacked)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	u64 f[6];
 
 	f[0] = c->task_seq;
 	f[1] = c->snd_data - c->snd_isn;
-	f[2] = tcp_rt_unacked(c, tp);
+	f[2] = unacked;
 	f[3] = c->rcv_data - c->rcv_isn;
 	f[4] = tp->total_retrans - c->retrans_base;
 	f[5] = tcp_rt_min_rtt(tp, c->conn_min_rtt);
@@ -818,28 +847,42 @@ fail_count:
 	atomic_long_inc(&tcp_rt_alloc_failed);
 }
 
-/* The connection closes: write the record of the task still open. */
-static void tcp_rt_emit_last(const struct tcp_rt_conn *c,
-			     const struct sock *sk, u64 now)
+/*
+ * The connection closes: write the record of the task still open.  A
+ * server whose response is not all delivered - written and unsent, or sent
+ * and unacknowledged - failed it: W.  One that wrote a response none of
+ * which could leave (a closed window) was answering all the same: its
+ * response began at the close, as far as the wire could tell.  A client
+ * that left response data unread gave up on the response: no P.
+ */
+static void tcp_rt_emit_last(struct tcp_rt_conn *c, const struct sock *sk,
+			     const struct tcp_rt_close *cl, u64 now)
 {
 	if (c->phase == TCP_RT_IDLE)
 		return;
 	if (c->role == TCP_RT_CLIENT) {
 		/* A request that got no response is no task (see E). */
-		if (c->phase == TCP_RT_RESPONSE)
+		if (c->phase != TCP_RT_RESPONSE)
+			return;
+		if (cl->unread)
+			atomic_long_inc(&tcp_rt_client_cut);
+		else
 			tcp_rt_emit_done(c, sk, TCP_RT_REC_P);
 		return;
 	}
+	if (c->phase == TCP_RT_REQUEST && after(cl->written, c->snd_data))
+		tcp_rt_on_data_out(c, sk, 0, now);
 	if (c->phase == TCP_RT_REQUEST)
 		tcp_rt_emit_n(c, sk, now);
-	else if (tcp_rt_unacked(c, tcp_sk(sk)))
-		tcp_rt_emit_w(c, sk, now);
+	else if (cl->unacked)
+		tcp_rt_emit_w(c, sk, cl->unacked, now);
 	else
 		tcp_rt_emit_done(c, sk, TCP_RT_REC_R);
 }
 
-static void tcp_rt_conn_close(const struct sock *sk)
+static void tcp_rt_conn_close(const struct sock *sk, int oldstate)
 {
+	struct tcp_rt_close cl;
 	struct tcp_rt_conn *c;
 	u64 now;
 
@@ -853,9 +896,10 @@ static void tcp_rt_conn_close(const struct sock *sk)
 
 	now = tcp_clock_us();
 	tcp_rt_sync(c, sk, now);
-	tcp_rt_emit_last(c, sk, now);
+	tcp_rt_close_state(c, sk, oldstate, &cl);
+	tcp_rt_emit_last(c, sk, &cl, now);
 	if (c->task_seq)
-		tcp_rt_emit_e(c, sk);
+		tcp_rt_emit_e(c, sk, cl.unacked);
 	rcu_read_unlock();
 
 	call_rcu(&c->rcu, tcp_rt_conn_free_rcu);
@@ -875,7 +919,7 @@ static void tcp_rt_set_state_probe(void *data, const struct sock *sk,
 	if (newstate == TCP_ESTABLISHED && oldstate != TCP_ESTABLISHED)
 		tcp_rt_conn_open(sk);
 	else if (newstate == TCP_CLOSE && oldstate != TCP_CLOSE)
-		tcp_rt_conn_close(sk);
+		tcp_rt_conn_close(sk, oldstate);
 }
 
 /*
@@ -1133,6 +1177,7 @@ static int tcp_rt_status_show(struct seq_file *m, void *v)
 	seq_printf(m, "stats_dropped %lu\n", tcp_rt_stats_dropped());
 	seq_printf(m, "alloc_failed %ld\n",
 		   atomic_long_read(&tcp_rt_alloc_failed));
+	seq_printf(m, "client_cut %ld\n", atomic_long_read(&tcp_rt_client_cut));
 	seq_printf(m, "probe_missed %lu\n", tcp_rt_probe_missed());
 	tcp_rt_status_misses(m);
 	seq_printf(m, "conn_state_bytes %u\n",

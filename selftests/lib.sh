@@ -265,13 +265,31 @@ capture_stop() {
 		fail "tcpdump: $(tr '\n' ' ' < /tmp/capture.err)"
 }
 
-# Every record in LOG against the capture; --lport or --pport PORT.
-oracle_check() {	# log --lport|--pport port
+# Every record in LOG against the capture; --lport or --pport PORT, then
+# what the wire cannot show (--written BYTES, --unread: tcp_rt_oracle.py).
+oracle_check() {	# log --lport|--pport port [oracle options]
 	local out
-	out=$(/usr/bin/python3 "$SELFTESTS/oracle/tcp_rt_oracle.py" "$2" "$3" \
+	out=$(/usr/bin/python3 "$SELFTESTS/oracle/tcp_rt_oracle.py" "${@:2}" \
 		--tolerance-us $((${ORACLE_TOL_US:-20000} * TCP_RT_SLOW)) \
 		--compare "$1" "$CAPTURE") || { echo "$out" | sed 's/^/# /'; fail "records differ from the wire"; }
 	diag "$out"
+}
+
+# The server's sockets on PORT: bytes written and not acknowledged (ss's
+# Send-Q; a queued FIN counts one); the clients': bytes received and not
+# read (Recv-Q).  Once their sum is all the server wrote (plus its FIN)
+# less what the clients read, everything was written and every byte
+# received acknowledged: what a zero window leaves is stable.
+queued_is() {	# port bytes
+	local sq rq
+	sq=$(ss -Htn state connected "( sport = :$1 )" | awk '{ n += $3 } END { print n + 0 }')
+	rq=$(ss -Htn state connected "( dport = :$1 )" | awk '{ n += $2 } END { print n + 0 }')
+	[ $((sq + rq)) = "$2" ]
+}
+
+# The server's socket on PORT probes a zero window: its persist timer runs.
+zero_window() {	# port
+	ss -Htno state connected "( sport = :$1 )" | grep -q 'timer:(persist'
 }
 
 start_server() {	# [ns] -- rt_peer server args...

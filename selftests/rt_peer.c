@@ -40,6 +40,7 @@ enum mode { MODE_SERVER = 1, MODE_CLIENT = 2, MODE_BOTH = 3 };
 enum end_mode {
 	END_WAIT, END_CLOSE, END_LINGER0,			/* server */
 	END_MID_REQUEST, END_RST, END_STOP_READING, END_WAIT_SERVER,	/* client */
+	END_SHUTDOWN,
 };
 
 static const struct {
@@ -53,6 +54,7 @@ static const struct {
 	[END_RST]		= { "rst",		MODE_CLIENT },
 	[END_STOP_READING]	= { "stop-reading",	MODE_CLIENT },
 	[END_WAIT_SERVER]	= { "wait-server",	MODE_CLIENT },
+	[END_SHUTDOWN]		= { "shutdown",		MODE_CLIENT },
 };
 
 static struct {
@@ -62,7 +64,9 @@ static struct {
 	unsigned long long delay_ms, resp_writes, write_gap_ms;
 	unsigned long long req_parts, part_gap_ms, think_ms, hold_ms, ack_wait_ms;
 	unsigned long long conns, requests, sndbuf, rcvbuf, timeout_s;
-	bool requests_set, partial_set, dual, no_read, nodelay, verbose;
+	unsigned long long greeting, resp_read;
+	bool requests_set, partial_set, resp_read_set, dual, no_read, nodelay;
+	bool verbose;
 	enum end_mode end;
 } o = {
 	.addr = "127.0.0.1", .req_bytes = 100, .resp_bytes = 1000,
@@ -326,6 +330,13 @@ static void *server_conn(void *arg)
 		close(c->fd);
 		return NULL;
 	}
+	if (o.greeting && write_n(c->fd, o.greeting, 'g', &c->sent)) {
+		if (!peer_gone(errno))
+			die("conn %llu: write greeting", c->idx);
+		c->end = CE_ABORTED;
+		close(c->fd);
+		return NULL;
+	}
 	while (!o.requests_set || c->requests < o.requests) {
 		got = 0;
 		ret = read_n(c->fd, o.req_bytes, &got);
@@ -459,12 +470,16 @@ static int client_connect(struct conn *c)
 
 static void client_request(struct conn *c)
 {
-	unsigned long long got = 0;
+	unsigned long long got = 0, want = o.resp_bytes;
 	int ret;
 
+	/* --resp-read: of the last response, only the first bytes */
+	if (o.resp_read_set && c->requests + 1 == o.requests)
+		want = o.resp_read;
+	gate_wait();
 	if (write_split(c->fd, o.req_bytes, o.req_parts, o.part_gap_ms, 'q', &c->sent))
 		die("conn %llu: write request %llu", c->idx, c->requests + 1);
-	ret = read_n(c->fd, o.resp_bytes, &got);
+	ret = read_n(c->fd, want, &got);
 	c->received += got;
 	if (ret < 0)
 		die("conn %llu: read response %llu", c->idx, c->requests + 1);
@@ -500,6 +515,10 @@ static void *client_conn(void *arg)
 		break;
 	case END_WAIT_SERVER:
 		c->end = drain_until_close(c->fd, &c->received, "read waiting for server close");
+		break;
+	case END_SHUTDOWN:
+		if (shutdown(c->fd, SHUT_WR))
+			die("conn %llu: shutdown", c->idx);
 		break;
 	default:
 		break;
@@ -549,17 +568,22 @@ static void start_conn(struct conn *c, void *(*fn)(void *))
 }
 
 /* Gate, listening socket, ready file and "ready PORT"; returns the listener. */
+static void gate_open(void)
+{
+	if (!o.gate)
+		return;
+	/* O_RDWR: never blocks in open() and never sees EOF. */
+	gate_fd = open(o.gate, O_RDWR | O_CLOEXEC);
+	if (gate_fd < 0)
+		die("open gate %s", o.gate);
+}
+
 static int server_setup(void)
 {
 	unsigned int port;
 	int lfd;
 
-	if (o.gate) {
-		/* O_RDWR: never blocks in open() and never sees EOF. */
-		gate_fd = open(o.gate, O_RDWR | O_CLOEXEC);
-		if (gate_fd < 0)
-			die("open gate %s", o.gate);
-	}
+	gate_open();
 	lfd = server_listen();
 	port = sock_port(lfd);
 	if (o.ready_file)
@@ -628,12 +652,15 @@ static const char usage_text[] =
 "  --gate FIFO      before each response (after the delay) read one byte from\n"
 "                   FIFO; each byte written releases one response (any conn)\n"
 "  --no-read        never read; close when the client closes or resets\n"
+"  --greeting N     write N bytes as soon as a connection is accepted, before\n"
+"                   reading any request (a server-first protocol)\n"
 "  --end wait       (default) read until the client closes, then close\n"
 "  --end close      close right after the last response\n"
 "  --end linger0    right after the last response SO_LINGER {1,0} and close\n"
 "                   -> RST (see --ack-wait-ms)\n"
 "client:\n"
 "  --bind A         local address to bind (port 0), same family as --addr\n"
+"  --gate FIFO      before each request read one byte from FIFO\n"
 "  --req-parts K    split each request into K writes, 1..REQ (default 1);\n"
 "                   the last one takes the remainder\n"
 "  --part-gap-ms G  pause between those writes (default 0)\n"
@@ -641,11 +668,15 @@ static const char usage_text[] =
 "                   (partial/unanswered) request (default 0)\n"
 "  --hold-ms H      pause before the final close (default 0)\n"
 "  --partial-bytes N  bytes sent by --end mid-request, 0..REQ-1 (default REQ/2)\n"
+"  --resp-read N    read only the first N bytes (0..RESP-1) of the last\n"
+"                   response, then go on to --end; the rest is left unread\n"
+"                   (a close then resets the connection)\n"
 "  --end close      (default) close after the last response\n"
 "  --end mid-request  then write only part of one more request and close\n"
 "  --end rst        after the last response SO_LINGER {1,0} and close -> RST\n"
 "  --end stop-reading  send one more request, never read, close after hold\n"
 "  --end wait-server  read until the server closes or resets, then close\n"
+"  --end shutdown   shutdown(SHUT_WR) (a FIN), then close after hold\n"
 "Exit 0 on success (client: every connection completed every request with\n"
 "exact byte counts; the server treats EOF/ECONNRESET/EPIPE/ETIMEDOUT from the\n"
 "client as a connection end, not an error), 1 on error (one line\n"
@@ -717,7 +748,8 @@ static const struct opt_desc {
 	NUM("delay-ms",	      MODE_SERVER, &o.delay_ms, MS),
 	NUM("resp-writes",    MODE_SERVER, &o.resp_writes, BIG),
 	NUM("write-gap-ms",   MODE_SERVER, &o.write_gap_ms, MS),
-	STR("gate",	      MODE_SERVER, &o.gate),
+	NUM("greeting",	      MODE_SERVER, &o.greeting, BIG),
+	STR("gate",	      MODE_BOTH,   &o.gate),
 	FLAG("no-read",	      MODE_SERVER, &o.no_read, true),
 	STR("bind",	      MODE_CLIENT, &o.bind_addr),
 	NUM("req-parts",      MODE_CLIENT, &o.req_parts, BIG),
@@ -725,6 +757,7 @@ static const struct opt_desc {
 	NUM("think-ms",	      MODE_CLIENT, &o.think_ms, MS),
 	NUM("hold-ms",	      MODE_CLIENT, &o.hold_ms, MS),
 	NUMSEEN("partial-bytes", MODE_CLIENT, &o.partial_bytes, BIG, &o.partial_set),
+	NUMSEEN("resp-read",  MODE_CLIENT, &o.resp_read, BIG, &o.resp_read_set),
 };
 
 #undef NUM
@@ -826,6 +859,8 @@ static void parse_args(int argc, char **argv)
 		usage("--partial-bytes must be 0..%llu", o.req_bytes - 1);
 	if (o.partial_set && o.end != END_MID_REQUEST)
 		usage("--partial-bytes needs --end mid-request");
+	if (o.resp_read_set && o.resp_read >= o.resp_bytes)
+		usage("--resp-read must be 0..%llu", o.resp_bytes - 1);
 	if (o.mode == MODE_CLIENT && !o.port)
 		usage("client needs --port");
 }
@@ -833,6 +868,8 @@ static void parse_args(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	parse_args(argc, argv);
+	if (o.mode == MODE_CLIENT)
+		gate_open();
 	signal(SIGPIPE, SIG_IGN);
 	if (o.timeout_s) {
 		signal(SIGALRM, on_alarm);

@@ -113,6 +113,34 @@ case_close_before_response() {
 	expect_eq "$(field $LOG E 8)" 500 "E total_sent"
 }
 
+# The tracked client stops reading a response (its window closes) and goes
+# away, the rest of the response unread: it gave up on it, no P; the E
+# counts the task, status counts the cut.
+case_response_left_unread() {
+	local client
+	setup
+	start_server -- --port $PORT --req-bytes 100 --resp-bytes 60000 \
+		--sndbuf 200000 > /dev/null
+	capture_start $PORT
+	"$PEER" client --port $PORT --req-bytes 100 --resp-bytes 60000 \
+		--rcvbuf 4096 --resp-read 1000 --hold-ms 600000 > /dev/null 2>&1 &
+	client=$!
+	wait_until "the response written, the window closed" queued_is $PORT 59000 ||
+		fail "queued: $(ss -tn state connected "( sport = :$PORT or dport = :$PORT )")"
+	kill -KILL $client
+	wait_untracked
+	capture_stop
+	drain_logs $LOG
+	sed 's/^/# /' $LOG
+	oracle_check $LOG --pport $PORT --unread
+	expect_eq "$(count_records $LOG P)" 0 "P records"
+	expect_eq "$(count_records $LOG E)" 1 "E records"
+	expect_eq "$(field $LOG E 7)" 1 "E last_task_seq"
+	expect_eq "$(field $LOG E 8)" 100 "E total_sent"
+	expect_ge "$(field $LOG E 10)" 1000 "E total_recv"
+	expect_eq "$(status client_cut)" 1 "status client_cut"
+}
+
 case_both_ends() {
 	setup lports=$PORT
 	start_server -- --port $PORT --req-bytes 100 --resp-bytes 200 > /dev/null
@@ -154,6 +182,8 @@ run_case "1 MB response in 4 writes 100 ms apart: response time" case_response_t
 run_case "netem 20 ms each way: min_rtt; loss on the request: retrans" case_rtt_and_retrans
 run_case "1000 sequential requests: 1000 P, task_seq 1..1000" case_sequential_1000
 run_case "closing before any response: no P, one E" case_close_before_response
+run_case "response left unread at close: no P, the E and client_cut count it" \
+	case_response_left_unread
 run_case "a port in lports and pports: R for the server, P for the client" case_both_ends
 run_case "redis-benchmark against redis-server with pports=6379" case_redis_benchmark
 done_testing

@@ -206,10 +206,91 @@ case_end_unacked() {
 	expect_eq "$(before_e $LOG)" W "record before E"
 	expect_eq "$(count_records $LOG R)" 0 "R records"
 	expect_eq "$(field $LOG W 11)" 1 "W task_seq"
+	# nothing got through: all the server wrote is unacknowledged, sent
+	# or not
+	expect_eq "$(field $LOG W 14)" 50000 "W unacked_bytes"
+	expect_ge "$(field $LOG W 7)" 1 "W sent_bytes"
+	expect_eq "$(field $LOG E 9)" 50000 "E unacked_bytes"
+}
+
+# A client that stops reading: its window closes with the response partly
+# sent at most, and it goes away (killed: its close resets, data being left
+# unread).  The server wrote all it had to (queued_is); what left and what
+# was acknowledged is the capture's to say, the rest never left.
+cut_start() {	# "server args" "client args"
+	start_server -- --port $PORT --req-bytes 100 --sndbuf 200000 $1 > /dev/null
+	capture_start $PORT
+	# shellcheck disable=SC2086
+	"$PEER" client --port $PORT --req-bytes 100 --rcvbuf 4096 \
+		--hold-ms 600000 $2 > /dev/null 2>&1 &
+	CLIENT=$!
+}
+
+cut_end() {	# queued: what queued_is must see before the client goes
+	wait_until "the response written, the window closed" queued_is $PORT "$1" ||
+		fail "queued: $(ss -tn state connected "( sport = :$PORT or dport = :$PORT )")"
+	kill -KILL "$CLIENT"
+	wait_untracked
+	capture_stop
+	drain_logs $LOG
+	cat $LOG | sed 's/^/# /'
+}
+
+expect_one_w() {	# written
+	oracle_check $LOG --lport $PORT --written "$1"
+	expect_eq "$(count_records $LOG R)" 0 "R records"
+	expect_eq "$(count_records $LOG N)" 0 "N records"
+	expect_eq "$(before_e $LOG)" W "record before E"
+	expect_eq "$(field $LOG W 11)" 1 "W task_seq"
 	expect_ge "$(field $LOG W 14)" 1 "W unacked_bytes"
-	# nothing got through: all that was sent is unacknowledged
-	expect_eq "$(field $LOG W 14)" "$(field $LOG W 7)" "W unacked = sent"
 	expect_eq "$(field $LOG E 9)" "$(field $LOG W 14)" "E unacked = W unacked"
+}
+
+case_zero_window_rst() {
+	setup
+	cut_start "--resp-bytes 60000" "--resp-bytes 60000 --resp-read 1000"
+	cut_end 59000
+	expect_one_w 60000
+	expect_ge "$(field $LOG W 7)" 1 "W sent_bytes"
+}
+
+# A server-first protocol: a greeting the client does not read closes the
+# window, then the client sends its request; the answer is queued behind
+# the greeting, none of it sent: not an N (the request had arrived whole),
+# a W.
+greeting_stuck() {
+	queued_is $PORT 60000 && zero_window $PORT
+}
+
+case_zero_window_from_first_byte() {
+	local gate=/tmp/gate
+	setup
+	rm -f $gate
+	mkfifo $gate
+	cut_start "--resp-bytes 2000 --greeting 60000" \
+		"--resp-bytes 2000 --resp-read 0 --gate $gate"
+	wait_until "the greeting written, the window closed" greeting_stuck ||
+		fail "queued: $(ss -tn state connected "( sport = :$PORT or dport = :$PORT )")"
+	echo x > $gate
+	cut_end 62000
+	expect_one_w 62000
+	expect_eq "$(field $LOG W 7)" 0 "W sent_bytes"
+}
+
+# The client shuts its side down without reading: the server sees the end
+# of requests and closes, its FIN queued behind the response (LAST-ACK);
+# then the client goes away.  unacked_bytes counts data, not that FIN.
+server_in_last_ack() {
+	[ -n "$(ss -Htn state last-ack "( sport = :$PORT )")" ]
+}
+
+case_zero_window_fin() {
+	setup
+	cut_start "--resp-bytes 60000" "--resp-bytes 60000 --resp-read 1000 --end shutdown"
+	wait_until "the server in LAST-ACK" server_in_last_ack ||
+		fail "server socket: $(ss -tn "( sport = :$PORT )")"
+	cut_end 59001
+	expect_one_w 60000
 }
 
 tracked_with_task() {
@@ -407,6 +488,12 @@ run_case "netem loss 5% on 2 MB responses: retrans counted, E sums them" case_re
 run_case "netem reordering of a request: out_of_order" case_out_of_order
 run_case "client closes mid-request: N with exact recv_bytes" case_end_mid_request
 run_case "server resets with the response unacknowledged: W" case_end_unacked
+run_case "zero window, then the client resets: W, the unsent response unacked" \
+	case_zero_window_rst
+run_case "zero window from the first byte (a greeting), then a reset: W, not N" \
+	case_zero_window_from_first_byte
+run_case "client shuts down (FIN) without reading, then resets: W, FIN not counted" \
+	case_zero_window_fin
 run_case "1000 sequential requests: 1000 R, task_seq 1..1000" case_sequential_1000
 run_case "50 connections x 100 requests: 5000 R, consecutive task_seq" case_parallel_50x100
 run_case "lports changed at run time applies to new connections only" case_runtime_ports

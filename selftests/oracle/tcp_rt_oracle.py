@@ -28,6 +28,10 @@ Choices where the definitions leave room (each is also where it is coded):
   - The connection closes (CLOSE, when the module writes its last records)
     at the first RST, or at the received packet after which our FIN is
     acknowledged and the peer's FIN has arrived in order.
+  - What the tracked side's application did that never reached the wire is
+    told by the test: --written (bytes it wrote in all, some perhaps never
+    sent: a closed window) and --unread (a client left response data
+    unread).  Without them: everything written was sent, everything read.
 """
 
 import argparse
@@ -183,8 +187,12 @@ class Tasks:
     unwrapped 64-bit ones of Connection.
     """
 
-    def __init__(self, server, established, snd_start, rcv_start):
+    def __init__(self, server, established, snd_start, rcv_start,
+                 app=None):
         self.server = server
+        app = app or {}
+        self.written = app.get("written")   # bytes the application wrote
+        self.unread = app.get("unread", False)
         self.established = established
         self.snd_isn = self.snd_data = self.una = snd_start
         self.rcv_isn = self.rcv_data = rcv_start
@@ -264,9 +272,16 @@ class Tasks:
         """A data segment arrived beyond the next expected byte."""
         self.ooo += 1
 
+    def written_end(self):
+        """End of the data the application wrote: what was sent, or more
+        when the test says it wrote more (--written)."""
+        if self.written is None:
+            return self.snd_data
+        return max(self.snd_isn + self.written, self.snd_data)
+
     def unacked(self):
-        """Data sent and not (yet) acknowledged."""
-        return self.snd_data - self.una
+        """Data written and not (yet) acknowledged, sent or not."""
+        return self.written_end() - self.una
 
     def closed(self, t):
         """CLOSE: the record of the task still open, then E."""
@@ -274,15 +289,19 @@ class Tasks:
             pass
         elif not self.server:
             # a request that got no response is no task (but counts in E's
-            # last_task_seq)
-            if self.phase == RESPONSE:
+            # last_task_seq); a response left unread was given up: no P
+            if self.phase == RESPONSE and not self.unread:
                 self.record_done("P")
-        elif self.phase == REQUEST:
-            self.record_n(t)
-        elif self.unacked() > 0:
-            self.record_w(t)
         else:
-            self.record_done("R")
+            # a response written of which nothing left begins at the close
+            if self.phase == REQUEST and self.written_end() > self.snd_data:
+                self.data_out(0, t)
+            if self.phase == REQUEST:
+                self.record_n(t)
+            elif self.unacked() > 0:
+                self.record_w(t)
+            else:
+                self.record_done("R")
         if self.task_seq:
             self.record_e(t)
 
@@ -328,7 +347,7 @@ class Tasks:
         self.add_record(kind, task.t0, **self.times(), **fields)
 
     def record_w(self, t):
-        """W: closed while the response was not all acknowledged."""
+        """W: closed while the response was not all delivered."""
         task = self.task
         self.add_record(
             "W", task.t0, **self.times(), close=t,
@@ -371,8 +390,9 @@ class Connection:
     """One TCP connection seen from the tracked socket: the sequence space
     bookkeeping that turns segments into Tasks events."""
 
-    def __init__(self, server, local, peer, syn):
+    def __init__(self, server, local, peer, syn, app=None):
         self.server = server
+        self.app = app
         self.local, self.peer = local, peer
         self.ifindex = syn.ifindex
         self.client_isn = syn.seq
@@ -421,7 +441,8 @@ class Connection:
 
     def establish(self, t):
         """ESTABLISHED: the module starts tracking here."""
-        self.tasks = Tasks(self.server, t, self.snd_data, self.rcv_nxt)
+        self.tasks = Tasks(self.server, t, self.snd_data, self.rcv_nxt,
+                           self.app)
         peer_mss, peer_ts = self.syn_opts.get(False, (None, False))
         our_ts = self.syn_opts.get(True, (None, False))[1]
         if peer_mss:
@@ -549,7 +570,7 @@ def tracked_view(seg, ports, server):
     return None
 
 
-def connections(segments, ports, server):
+def connections(segments, ports, server, app=None):
     """The tracked connections of a capture, in the order they opened.
 
     A client's SYN (not a retransmission of the one before) starts a new
@@ -565,7 +586,7 @@ def connections(segments, ports, server):
         client_syn = seg.flags & (SYN | ACK) == SYN and outgoing != server
         if client_syn and (conn is None or conn.close is not None or
                            conn.client_isn != seg.seq):
-            conn = Connection(server, local, peer, seg)
+            conn = Connection(server, local, peer, seg, app)
             current[(local, peer)] = conn
             found.append(conn)
         if conn:
@@ -582,13 +603,15 @@ def conn_dict(conn):
             "records": conn.tasks.records}
 
 
-def expected(path, lports=(), pports=()):
+def expected(path, lports=(), pports=(), app=None):
     """The records tcp_rt should write for a capture, per connection:
-    --lport (server view) or --pport (client view), as the CLI."""
+    --lport (server view) or --pport (client view), as the CLI; app: what
+    the application did beyond the wire ({"written": n, "unread": bool},
+    --written and --unread)."""
     server = bool(lports)
     ports = set(lports or pports)
     return [conn_dict(c) for c in connections(read_segments(path), ports,
-                                              server)]
+                                              server, app)]
 
 
 def record_line(conn, rec):
@@ -674,10 +697,17 @@ def main(argv=None):
                         help="hold the module's records in LOG to the capture")
     parser.add_argument("--tolerance-us", type=int, default=2000,
                         help="--compare: how far a time may be off")
+    parser.add_argument("--written", type=int, metavar="BYTES",
+                        help="the tracked side's application wrote BYTES "
+                        "on each connection, some perhaps never sent")
+    parser.add_argument("--unread", action="store_true",
+                        help="the tracked client's application left "
+                        "response data unread when it closed")
     parser.add_argument("pcap")
     args = parser.parse_args(argv)
     conns = expected(args.pcap, lports=args.lport or (),
-                     pports=args.pport or ())
+                     pports=args.pport or (),
+                     app={"written": args.written, "unread": args.unread})
     if args.compare:
         with open(args.compare, encoding="ascii") as f:
             lines = [ln for ln in f if ln.startswith("V6 ")]

@@ -302,6 +302,52 @@ class OracleTest(unittest.TestCase):
         self.check(e, last_task_seq=1, total_sent_bytes=3000,
                    unacked_bytes=2000, total_recv_bytes=100)
 
+    def reset_in_response(self):
+        """Request 100 bytes at 1000, 1000 bytes of response at 2000, acked
+        at 2300; nothing more leaves; the client resets at 400000."""
+        cap = Capture()
+        cap.handshake()
+        cap.add(1000, C, "PA", 1001, 5001, 100)
+        cap.add(2000, S, "PA", 5001, 1101, 1000)
+        cap.add(2300, C, "A", 1101, 6001)
+        cap.add(400000, C, "RA", 1101, 6001)
+        return cap
+
+    def test_reset_after_a_delivered_response(self):
+        # without --written, what left is all the server wrote: an R
+        r, e = self.records(self.reset_in_response(), "RE")
+        self.check(r, task_seq=1, sent_bytes=1000, duration=1300)
+        self.check(e, unacked_bytes=0)
+
+    def test_written_and_unsent_is_a_w(self):
+        # the server wrote 5000 bytes; 1000 left and were acked
+        path = self.pcap(self.reset_in_response())
+        (conn,) = oracle.expected(path, lports={PORT}, app={"written": 5000})
+        w, e = conn["records"]
+        self.check(w, type="W", task_seq=1, sent_bytes=1000,
+                   unacked_bytes=4000, duration=399000, process_time=1000,
+                   upload_time=0)
+        self.check(e, total_sent_bytes=1000, unacked_bytes=4000)
+
+    def test_response_none_of_which_left_is_a_w(self):
+        # request at 1000, the client resets at 9000: an N, unless the
+        # server had written its answer (2000 bytes), which then began at
+        # the close
+        cap = Capture()
+        cap.handshake()
+        cap.add(1000, C, "PA", 1001, 5001, 100)
+        cap.add(1100, S, "A", 5001, 1101)
+        cap.add(9000, C, "RA", 1101, 5001)
+        n, e = self.records(cap, "NE")
+        self.check(n, task_seq=1, recv_bytes=100, duration=8000)
+        (conn,) = oracle.expected(self.pcap(cap), lports={PORT},
+                                  app={"written": 2000})
+        w, e = conn["records"]
+        self.check(w, type="W", task_seq=1, sent_bytes=0, unacked_bytes=2000,
+                   T2=us(9000), duration=8000, process_time=8000,
+                   upload_time=0)
+        self.check(e, total_sent_bytes=0, unacked_bytes=2000)
+
     def test_close_mid_request(self):
         cap = Capture()
         cap.handshake()
@@ -429,6 +475,17 @@ class OracleTest(unittest.TestCase):
         self.assertEqual(self.cli("--pport", "7100", self.pcap(cap))[0],
                          "V6 P 1700000000 001000 10.0.0.1:7100 10.0.0.2:40000"
                          " 500 200050 290 0 1 199990 50 2000 0 -")
+
+    def test_client_response_left_unread(self):
+        # the client's view of reset_in_response, its application having
+        # read part of the response only: no P, the E counts the task
+        cap = self.reset_in_response()
+        p, e = self.records(cap, "PE", server=False)
+        (conn,) = oracle.expected(self.pcap(cap), pports={PORT},
+                                  app={"unread": True})
+        (e,) = conn["records"]
+        self.check(e, type="E", last_task_seq=1, total_recv_bytes=1000,
+                   total_sent_bytes=100)
 
     def test_client_two_tasks(self):
         # the client's view of two_tasks: request 2 ends task 1; rtt_est

@@ -40,7 +40,7 @@ finish() {
 # TAP numbering.  A guest kernel problem, a crash or a timeout fails the
 # run even when every test passed.
 run_vm() {	# description [vm-run options] -- tests...
-	local what=$1 out="$log/vm.out" err="$log/vm.err" st t opts=()
+	local what=$1 out="$log/vm.out" err="$log/vm.err" st t opts=() reboots
 	shift
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
 		opts+=("$1")
@@ -56,6 +56,9 @@ run_vm() {	# description [vm-run options] -- tests...
 	skipped=$((skipped + $(grep -cE '^ok .*# SKIP' "$out")))
 	passed=$((passed + $(grep -E '^ok ' "$out" | grep -cv '# SKIP')))
 	grep -v '^$' "$err" | sed 's/^/# /'
+	# a kernel report during the boot, before any test: vm-run booted again
+	reboots=$(grep -c '^vm-run note: booting again' "$err")
+	[ "$reboots" = 0 ] || echo "# $what: booted again after a kernel report during the boot ($reboots)"
 	echo "# $what: VM ran $(($(date +%s) - t)) s"
 	if grep -q '^vm-run:' "$err"; then
 		tap 1 "$what: guest kernel log clean, VM ended normally"

@@ -128,6 +128,7 @@ case_response_left_unread() {
 	wait_until "the response written, the window closed" queued_is $PORT 59000 ||
 		fail "queued: $(ss -tn state connected "( sport = :$PORT or dport = :$PORT )")"
 	kill -KILL $client
+	wait $client 2> /dev/null || true
 	wait_untracked
 	capture_stop
 	drain_logs $LOG

@@ -230,6 +230,7 @@ cut_end() {	# queued: what queued_is must see before the client goes
 	wait_until "the response written, the window closed" queued_is $PORT "$1" ||
 		fail "queued: $(ss -tn state connected "( sport = :$PORT or dport = :$PORT )")"
 	kill -KILL "$CLIENT"
+	wait "$CLIENT" 2> /dev/null || true
 	wait_untracked
 	capture_stop
 	drain_logs $LOG

@@ -116,17 +116,30 @@ case_alloc_failures() {
 		fail "task_seq not consecutive"
 }
 
+established_is() {	# port n
+	[ "$(ss -Htn state established "( dport = :$1 )" | wc -l)" = "$2" ]
+}
+
 case_max_tracked() {
-	local log=/tmp/max.log
+	local log=/tmp/max.log client
 	rm -f $log
 	mod_load lports=$PORT max_tracked=5
 	start_server -- --port $PORT --conns 12 > /dev/null
-	"$PEER" client --port $PORT --conns 12 --requests 3 > /dev/null || fail "client"
+	# 12 connections held open at once: 5 tracked, 7 refused
+	"$PEER" client --port $PORT --conns 12 --requests 3 --end wait-server \
+		> /dev/null 2>&1 &
+	client=$!
+	wait_until "12 connections" established_is $PORT 12 || fail "connections"
+	wait_until "12 connections seen" eval '[ $(($(status tracked) + $(status alloc_failed))) = 12 ]' ||
+		fail "tracked $(status tracked), alloc_failed $(status alloc_failed)"
+	expect_eq "$(status tracked)" 5 "tracked at once"
+	expect_eq "$(status alloc_failed)" 7 "alloc_failed"
+	kill $client
+	wait $client 2> /dev/null || true
 	wait_untracked
 	drain_logs $log
-	# connections are parallel: at most 5 at once were tracked
-	expect_ge "$(count_records $log E)" 1 "tracked connections"
-	expect_eq $(($(count_records $log E) + $(status alloc_failed))) 12 "E + alloc_failed"
+	expect_eq "$(count_records $log E)" 5 "E records"
+	expect_eq "$(count_records $log R)" 15 "R records"
 }
 
 run_case "parameters written by racing writers: never half applied" case_concurrent_writers

@@ -115,6 +115,10 @@ case_rtt_and_download() {
 	expect_ge "$dur" $((proc + up + rtt)) "duration >= process + upload + RTT"
 	records $LOG R | grep -q "^V6 R [0-9]* [0-9]* 10\.99\.0\.2:[0-9]* 10\.99\.0\.1:$PORT " ||
 		fail "R header addresses"
+	# the veth's MTU 1500 less 20 (IPv4), 20 (TCP) and 12 (timestamps)
+	expect_eq "$(field $LOG R 16)" 1448 "mss"
+	expect_eq "$(ip netns exec rtsrv ip -o link show rtv0 | grep -o 'mtu [0-9]*')" \
+		"mtu 1500" "the veth's MTU"
 }
 
 case_retransmissions() {
@@ -199,7 +203,7 @@ case_end_unacked() {
 	wait_until "request tracked" tracked_with_task || fail "no request seen"
 	# cut the path, then let the server answer and reset
 	ip netns exec rtsrv tc qdisc add dev rtv0 root netem loss 100%
-	echo x > $gate
+	printf x > $gate
 	wait_untracked
 	drain_logs $LOG
 	cat $LOG | sed 's/^/# /'
@@ -272,7 +276,7 @@ case_zero_window_from_first_byte() {
 		"--resp-bytes 2000 --resp-read 0 --gate $gate"
 	wait_until "the greeting written, the window closed" greeting_stuck ||
 		fail "queued: $(ss -tn state connected "( sport = :$PORT or dport = :$PORT )")"
-	echo x > $gate
+	printf x > $gate
 	cut_end 62000
 	expect_one_w 62000
 	expect_eq "$(field $LOG W 7)" 0 "W sent_bytes"
@@ -342,18 +346,24 @@ held_open() {	# port: one established connection to it
 }
 
 case_runtime_ports() {
-	local p2=$((PORT + 1)) held
+	local p2=$((PORT + 1)) held gate=/tmp/gate
 	setup
 	start_server -- --port $p2 --req-bytes 10 --resp-bytes 10 --conns 4 > /dev/null
 	one_exchange $p2 || fail "client 1"
-	# a connection open before the port is added stays untracked
+	# a connection open before the port is added stays untracked, even
+	# when it sends a request after: one request before, one after
+	rm -f $gate
+	mkfifo $gate
 	"$PEER" client --port $p2 --req-bytes 10 --resp-bytes 10 \
-		--requests 1 --end wait-server > /dev/null 2>&1 &
+		--requests 2 --gate $gate > /dev/null 2>&1 &
 	held=$!
-	wait_until "held connection" held_open $p2 || fail "no held connection"
+	printf x > $gate
+	wait_until "held connection" held_open $p2 ||
+		fail "no held connection: $(ss -tan "( dport = :$p2 or sport = :$p2 )")"
 	echo "$PORT,$p2" > $PARAMS/lports
 	one_exchange $p2 || fail "client 2"
-	kill $held
+	printf x > $gate
+	wait $held || fail "the held connection's client"
 	wait_untracked
 	echo "$PORT" > $PARAMS/lports
 	one_exchange $p2 || fail "client 3"

@@ -142,6 +142,26 @@ case_response_left_unread() {
 	expect_eq "$(status client_cut)" 1 "status client_cut"
 }
 
+# A peer port matched through pports_range only, among ports that are not.
+case_pports_range() {
+	rm -f $LOG
+	mod_load pports_range=$((PORT - 1)),$((PORT + 1))
+	start_server -- --port $PORT --req-bytes 100 --resp-bytes 700 > /dev/null
+	start_server -- --port $((PORT + 2)) --req-bytes 100 --resp-bytes 700 > /dev/null
+	capture_start $PORT
+	"$PEER" client --port $PORT --req-bytes 100 --resp-bytes 700 \
+		--requests 3 > /dev/null || fail "client in the range"
+	"$PEER" client --port $((PORT + 2)) --req-bytes 100 --resp-bytes 700 \
+		--requests 3 > /dev/null || fail "client outside the range"
+	wait_untracked
+	capture_stop
+	drain_logs $LOG
+	oracle_check $LOG --pport $PORT
+	expect_eq "$(count_records $LOG P)" 3 "P records"
+	expect_eq "$(count_records $LOG E)" 1 "E records"
+	expect_eq "$(records $LOG P | awk '{ print $5 }' | sort -u)" "127.0.0.1:$PORT" "peer"
+}
+
 case_both_ends() {
 	setup lports=$PORT
 	start_server -- --port $PORT --req-bytes 100 --resp-bytes 200 > /dev/null
@@ -185,6 +205,7 @@ run_case "1000 sequential requests: 1000 P, task_seq 1..1000" case_sequential_10
 run_case "closing before any response: no P, one E" case_close_before_response
 run_case "response left unread at close: no P, the E and client_cut count it" \
 	case_response_left_unread
+run_case "pports_range: the port in the range gets P records, the other none" case_pports_range
 run_case "a port in lports and pports: R for the server, P for the client" case_both_ends
 run_case "redis-benchmark against redis-server with pports=6379" case_redis_benchmark
 done_testing

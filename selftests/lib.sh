@@ -324,6 +324,33 @@ make_netns_pair() {	# [netem args...]
 	fi
 }
 
+# rtsrv (10.99.0.1) - rtrt - rtcli (10.99.1.2): the router namespace between
+# them drops or delays on its way to the client (netem on rtrt's rtv2), so
+# that a capture in rtsrv sees every segment the server sent, lost ones
+# included (netem on the server's own device would drop them before the
+# capture point).  Segmentation offload off on the server's device: each
+# captured packet is a segment.
+make_netns_router() {	# [netem args for the path to the client...]
+	ip netns add rtsrv
+	ip netns add rtrt
+	ip netns add rtcli
+	ip link add rtv0 netns rtsrv type veth peer name rtv1 netns rtrt
+	ip link add rtv2 netns rtrt type veth peer name rtv3 netns rtcli
+	ip -n rtsrv addr add 10.99.0.1/24 dev rtv0
+	ip -n rtrt addr add 10.99.0.254/24 dev rtv1
+	ip -n rtrt addr add 10.99.1.254/24 dev rtv2
+	ip -n rtcli addr add 10.99.1.2/24 dev rtv3
+	for l in rtsrv:rtv0 rtrt:rtv1 rtrt:rtv2 rtcli:rtv3; do
+		ip -n "${l%:*}" link set lo up
+		ip -n "${l%:*}" link set "${l#*:}" up
+	done
+	ip -n rtsrv route add default via 10.99.0.254
+	ip -n rtcli route add default via 10.99.1.254
+	ip netns exec rtrt sysctl -qw net.ipv4.ip_forward=1
+	ip netns exec rtsrv ethtool -K rtv0 tso off gso off > /dev/null
+	[ $# -eq 0 ] || ip netns exec rtrt tc qdisc add dev rtv2 root netem "$@"
+}
+
 # Kernel log lines tcp_rt wrote since a mark.
 kmsg_mark() {
 	dmesg | wc -l

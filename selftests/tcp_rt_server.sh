@@ -165,8 +165,12 @@ case_out_of_order() {
 	# Which requests the gap reorders depends on where the handshake's and
 	# the ACKs' packets fall in netem's count and on how fast the guest
 	# sends: the capture on the server's side says which ones did, and the
-	# records must say the same (out_of_order is held exactly).
-	oracle_check $LOG --lport $PORT
+	# records must say the same (out_of_order is held exactly).  The server
+	# reads while the request streams in: segments wait in the socket's
+	# backlog while its thread owns the socket, and a vCPU the host stalls
+	# keeps them there (T1 31 ms after the capture, with a debug-kernel VM
+	# beside): times get 60 ms here.
+	ORACLE_TOL_US=60000 oracle_check $LOG --lport $PORT
 	expect_ge "$(field $LOG R 15 | grep -c '^1$')" 1 "requests out of order"
 	expect_eq "$(field $LOG R 14 | sort -u)" 60000 "recv_bytes"
 }

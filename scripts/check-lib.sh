@@ -22,6 +22,32 @@ tap() {	# status description [log]
 	fi
 }
 
+# A host-side test program's output, each of its results one of ours: TAP
+# ("ok N - what") or Python's unittest -v ("name (class) ... ok").  A
+# program that fails without a failing result of its own adds one.
+host_tests() {	# tap|unittest prefix log what cmd...
+	local kind=$1 prefix=$2 out=$3 what=$4 st line
+	shift 4
+	"$@" > "$out" 2>&1
+	st=$?
+	while IFS= read -r line; do
+		if [ "$kind" = tap ]; then
+			case "$line" in
+			"ok "*) tap 0 "$prefix${line#ok * - }" ;;
+			"not ok "*) tap 1 "$prefix${line#not ok * - }" "$out" ;;
+			"#"*) echo "$line" ;;
+			esac
+		else
+			case "$line" in
+			*" ... ok") tap 0 "$prefix${line%% (*}" ;;
+			*" ... FAIL" | *" ... ERROR") tap 1 "$prefix${line%% (*}" "$out" ;;
+			esac
+		fi
+	done < "$out"
+	[ "$st" = 0 ] || grep -qE '^not ok |\.\.\. (FAIL|ERROR)$' "$out" ||
+		tap 1 "$what exited with status $st" "$out"
+}
+
 skip() {	# description reason
 	n=$((n + 1))
 	skipped=$((skipped + 1))

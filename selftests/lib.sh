@@ -287,6 +287,31 @@ queued_is() {	# port bytes
 	[ $((sq + rq)) = "$2" ]
 }
 
+# A client that stops reading: its window closes with the response partly
+# sent at most, and it goes away (killed: its close resets, data being left
+# unread).  cut_end waits until the server wrote all it had to (queued_is
+# BYTES); what left and what was acknowledged is the capture's to say, the
+# rest never left.
+cut_start() {	# port "server args" "client args"
+	start_server -- --port "$1" --req-bytes 100 --sndbuf 200000 $2 > /dev/null
+	capture_start "$1"
+	# shellcheck disable=SC2086
+	"$PEER" client --port "$1" --req-bytes 100 --rcvbuf 4096 \
+		--hold-ms 600000 $3 > /dev/null 2>&1 &
+	CUT_CLIENT=$!
+}
+
+cut_end() {	# port queued log
+	wait_until "the response written, the window closed" queued_is "$1" "$2" ||
+		fail "queued: $(ss -tn state connected "( sport = :$1 or dport = :$1 )")"
+	kill -KILL "$CUT_CLIENT"
+	wait "$CUT_CLIENT" 2> /dev/null || true
+	wait_untracked
+	capture_stop
+	drain_logs "$3"
+	sed 's/^/# /' "$3"
+}
+
 # The server's socket on PORT probes a zero window: its persist timer runs.
 zero_window() {	# port
 	ss -Htno state connected "( sport = :$1 )" | grep -q 'timer:(persist'
@@ -351,13 +376,13 @@ make_netns_router() {	# [netem args for the path to the client...]
 	[ $# -eq 0 ] || ip netns exec rtrt tc qdisc add dev rtv2 root netem "$@"
 }
 
-# Kernel log lines tcp_rt wrote since a mark.
+# Kernel log lines tcp_rt wrote (or matching a pattern) since a mark.
 kmsg_mark() {
 	dmesg | wc -l
 }
 
-kmsg_since() {	# mark
-	dmesg | tail -n +"$(($1 + 1))" | grep 'tcp_rt:'
+kmsg_since() {	# mark [pattern: tcp_rt's own lines by default]
+	dmesg | tail -n +"$(($1 + 1))" | grep "${2:-tcp_rt:}"
 }
 
 # ---- redis ------------------------------------------------------------------------

@@ -567,7 +567,7 @@ static void start_conn(struct conn *c, void *(*fn)(void *))
 	}
 }
 
-/* Gate, listening socket, ready file and "ready PORT"; returns the listener. */
+/* --gate: the FIFO whose bytes release responses (server) or requests. */
 static void gate_open(void)
 {
 	if (!o.gate)
@@ -578,12 +578,12 @@ static void gate_open(void)
 		die("open gate %s", o.gate);
 }
 
+/* Listening socket, ready file and "ready PORT"; returns the listener. */
 static int server_setup(void)
 {
 	unsigned int port;
 	int lfd;
 
-	gate_open();
 	lfd = server_listen();
 	port = sock_port(lfd);
 	if (o.ready_file)
@@ -868,8 +868,7 @@ static void parse_args(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	parse_args(argc, argv);
-	if (o.mode == MODE_CLIENT)
-		gate_open();
+	gate_open();
 	signal(SIGPIPE, SIG_IGN);
 	if (o.timeout_s) {
 		signal(SIGALRM, on_alarm);

@@ -117,22 +117,9 @@ case_close_before_response() {
 # away, the rest of the response unread: it gave up on it, no P; the E
 # counts the task, status counts the cut.
 case_response_left_unread() {
-	local client
 	setup
-	start_server -- --port $PORT --req-bytes 100 --resp-bytes 60000 \
-		--sndbuf 200000 > /dev/null
-	capture_start $PORT
-	"$PEER" client --port $PORT --req-bytes 100 --resp-bytes 60000 \
-		--rcvbuf 4096 --resp-read 1000 --hold-ms 600000 > /dev/null 2>&1 &
-	client=$!
-	wait_until "the response written, the window closed" queued_is $PORT 59000 ||
-		fail "queued: $(ss -tn state connected "( sport = :$PORT or dport = :$PORT )")"
-	kill -KILL $client
-	wait $client 2> /dev/null || true
-	wait_untracked
-	capture_stop
-	drain_logs $LOG
-	sed 's/^/# /' $LOG
+	cut_start $PORT "--resp-bytes 60000" "--resp-bytes 60000 --resp-read 1000"
+	cut_end $PORT 59000 $LOG
 	oracle_check $LOG --pport $PORT --unread
 	expect_eq "$(count_records $LOG P)" 0 "P records"
 	expect_eq "$(count_records $LOG E)" 1 "E records"

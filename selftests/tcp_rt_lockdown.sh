@@ -26,11 +26,6 @@ workload() {	# requests
 	wait_untracked
 }
 
-# Lockdown notices in the kernel log since a mark.
-lockdown_notices() {	# mark
-	dmesg | tail -n +"$(($1 + 1))" | grep 'Lockdown:' || true
-}
-
 case_raise() {
 	mountpoint -q /sys/kernel/security ||
 		mount -t securityfs securityfs /sys/kernel/security
@@ -120,9 +115,9 @@ case_deactivate() {
 	workload 2
 	expect_eq "$(status records_E)" "$before" "E records after deactivation"
 	# the refused write to the debugfs file is the only notice
-	expect_eq "$(lockdown_notices "$(cat $W/mark)" | grep -vc 'debugfs access is restricted')" 0 \
+	expect_eq "$(kmsg_since "$(cat $W/mark)" Lockdown: | grep -vc 'debugfs access is restricted')" 0 \
 		"lockdown notices other than the debugfs write"
-	expect_eq "$(lockdown_notices "$(cat $W/mark)" | wc -l)" 1 "lockdown notices"
+	expect_eq "$(kmsg_since "$(cat $W/mark)" Lockdown: | wc -l)" 1 "lockdown notices"
 }
 
 # A reader that still has a log open when the module goes: the unload must

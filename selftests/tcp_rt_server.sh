@@ -222,30 +222,6 @@ case_end_unacked() {
 	expect_eq "$(field $LOG E 9)" 50000 "E unacked_bytes"
 }
 
-# A client that stops reading: its window closes with the response partly
-# sent at most, and it goes away (killed: its close resets, data being left
-# unread).  The server wrote all it had to (queued_is); what left and what
-# was acknowledged is the capture's to say, the rest never left.
-cut_start() {	# "server args" "client args"
-	start_server -- --port $PORT --req-bytes 100 --sndbuf 200000 $1 > /dev/null
-	capture_start $PORT
-	# shellcheck disable=SC2086
-	"$PEER" client --port $PORT --req-bytes 100 --rcvbuf 4096 \
-		--hold-ms 600000 $2 > /dev/null 2>&1 &
-	CLIENT=$!
-}
-
-cut_end() {	# queued: what queued_is must see before the client goes
-	wait_until "the response written, the window closed" queued_is $PORT "$1" ||
-		fail "queued: $(ss -tn state connected "( sport = :$PORT or dport = :$PORT )")"
-	kill -KILL "$CLIENT"
-	wait "$CLIENT" 2> /dev/null || true
-	wait_untracked
-	capture_stop
-	drain_logs $LOG
-	cat $LOG | sed 's/^/# /'
-}
-
 expect_one_w() {	# written
 	oracle_check $LOG --lport $PORT --written "$1"
 	expect_eq "$(count_records $LOG R)" 0 "R records"
@@ -258,8 +234,8 @@ expect_one_w() {	# written
 
 case_zero_window_rst() {
 	setup
-	cut_start "--resp-bytes 60000" "--resp-bytes 60000 --resp-read 1000"
-	cut_end 59000
+	cut_start $PORT "--resp-bytes 60000" "--resp-bytes 60000 --resp-read 1000"
+	cut_end $PORT 59000 $LOG
 	expect_one_w 60000
 	expect_ge "$(field $LOG W 7)" 1 "W sent_bytes"
 }
@@ -277,12 +253,12 @@ case_zero_window_from_first_byte() {
 	setup
 	rm -f $gate
 	mkfifo $gate
-	cut_start "--resp-bytes 2000 --greeting 60000" \
+	cut_start $PORT "--resp-bytes 2000 --greeting 60000" \
 		"--resp-bytes 2000 --resp-read 0 --gate $gate"
 	wait_until "the greeting written, the window closed" greeting_stuck ||
 		fail "queued: $(ss -tn state connected "( sport = :$PORT or dport = :$PORT )")"
 	printf x > $gate
-	cut_end 62000
+	cut_end $PORT 62000 $LOG
 	expect_one_w 62000
 	expect_eq "$(field $LOG W 7)" 0 "W sent_bytes"
 }
@@ -296,10 +272,10 @@ server_in_last_ack() {
 
 case_zero_window_fin() {
 	setup
-	cut_start "--resp-bytes 60000" "--resp-bytes 60000 --resp-read 1000 --end shutdown"
+	cut_start $PORT "--resp-bytes 60000" "--resp-bytes 60000 --resp-read 1000 --end shutdown"
 	wait_until "the server in LAST-ACK" server_in_last_ack ||
 		fail "server socket: $(ss -tn "( sport = :$PORT )")"
-	cut_end 59001
+	cut_end $PORT 59001 $LOG
 	expect_one_w 60000
 }
 

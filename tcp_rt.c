@@ -30,6 +30,9 @@
  *     connection still tracked after its port was removed stays visible.
  *   - Hot counters are per CPU; rare ones (alloc_failed, client_cut) are
  *     atomics.
+ *   - A connection's series_state is claimed by cmpxchg() when a series
+ *     run starts, then changed by its hooks only (see "open-task gauge");
+ *     the series counters are tcp_rt_series.c's.
  *   - tcp_rt_active only goes from true to false (deactivate), read with
  *     READ_ONCE(): a connection that raced with it is tracked to its end.
  *   - Each tracked connection holds a module reference, so the module can
@@ -287,6 +290,21 @@ unsigned int tcp_rt_listed_ports(u32 *keys, unsigned int max)
 	return n;
 }
 
+/* How many ports the configuration covers, local and peer. */
+unsigned int tcp_rt_ports_configured(void)
+{
+	const struct tcp_rt_cfg *cfg;
+	unsigned int n = 0;
+
+	rcu_read_lock();
+	cfg = rcu_dereference(tcp_rt_cfg);
+	if (cfg)
+		n = bitmap_weight(cfg->local, TCP_RT_NR_PORTS) +
+		    bitmap_weight(cfg->peer, TCP_RT_NR_PORTS);
+	rcu_read_unlock();
+	return n;
+}
+
 static const struct kernel_param_ops tcp_rt_ports_ops = {
 	.set = tcp_rt_ports_set,
 	.get = tcp_rt_ports_get,
@@ -466,6 +484,9 @@ struct tcp_rt_conn {
 	u32 task_min_rtt;
 	u32 conn_min_rtt;
 	u32 task_seq;
+	u32 key;		/* the port it counts under (stats, series) */
+	u32 segs_in;		/* tp->data_segs_in when data last came in */
+	u32 series_state;	/* series run generation << 1 | task open */
 	u8 role;
 	u8 phase;
 	u8 req_ooo;		/* a server's request came out of order */
@@ -567,14 +588,15 @@ static void tcp_rt_task_start(struct tcp_rt_conn *c,
 	c->task_segs = tp->data_segs_out;
 	c->task_min_rtt = U32_MAX;
 	c->phase = TCP_RT_REQUEST;
+	tcp_rt_series_add_at(c->key, now, TCP_RT_SER_STARTED, 1);
 }
 
-/* The port a connection is accounted under in the stats. */
-static u32 tcp_rt_stats_key(const struct tcp_rt_conn *c, const struct sock *sk)
+/* The port a connection is accounted under in the stats and series. */
+static u32 tcp_rt_conn_key(enum tcp_rt_role role, const struct sock *sk)
 {
 	const struct inet_sock *inet = inet_sk(sk);
 
-	if (c->role == TCP_RT_CLIENT)
+	if (role == TCP_RT_CLIENT)
 		return TCP_RT_KEY_VALID | TCP_RT_KEY_PEER | ntohs(inet->inet_dport);
 	return TCP_RT_KEY_VALID | ntohs(inet->inet_sport);
 }
@@ -585,7 +607,8 @@ static u32 tcp_rt_stats_key(const struct tcp_rt_conn *c, const struct sock *sk)
  * tcp_rt_conn).
  */
 static void tcp_rt_emit_done(const struct tcp_rt_conn *c,
-			     const struct sock *sk, enum tcp_rt_rec type)
+			     const struct sock *sk, enum tcp_rt_rec type,
+			     u64 now)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	struct tcp_rt_task_sample t;
@@ -612,7 +635,8 @@ static void tcp_rt_emit_done(const struct tcp_rt_conn *c,
 	f[8] = tcp_rt_ooo(c, tp);
 	f[9] = tp->mss_cache;
 	tcp_rt_log_record(sk, type, c->t0, f, 10);
-	tcp_rt_stats_add(tcp_rt_stats_key(c, sk), &t);
+	tcp_rt_stats_add(c->key, &t);
+	tcp_rt_series_add_at(c->key, now, TCP_RT_SER_DONE, 1);
 }
 
 static void tcp_rt_emit_w(const struct tcp_rt_conn *c, const struct sock *sk,
@@ -631,7 +655,8 @@ static void tcp_rt_emit_w(const struct tcp_rt_conn *c, const struct sock *sk,
 	f[7] = unacked;
 	f[8] = tp->mss_cache;
 	tcp_rt_log_record(sk, TCP_RT_REC_W, c->t0, f, 9);
-	tcp_rt_stats_add(tcp_rt_stats_key(c, sk), NULL);
+	tcp_rt_stats_add(c->key, NULL);
+	tcp_rt_series_add_at(c->key, now, TCP_RT_SER_W, 1);
 }
 
 static void tcp_rt_emit_n(const struct tcp_rt_conn *c, const struct sock *sk,
@@ -646,6 +671,7 @@ static void tcp_rt_emit_n(const struct tcp_rt_conn *c, const struct sock *sk,
 	f[3] = tcp_rt_ooo(c, tp);
 	f[4] = tp->mss_cache;
 	tcp_rt_log_record(sk, TCP_RT_REC_N, c->t0, f, 5);
+	tcp_rt_series_add_at(c->key, now, TCP_RT_SER_N, 1);
 }
 
 static void tcp_rt_emit_e(const struct tcp_rt_conn *c, const struct sock *sk,
@@ -688,9 +714,14 @@ static void tcp_rt_on_data_in(struct tcp_rt_conn *c, const struct sock *sk,
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 
+	tcp_rt_series_add(c->key, TCP_RT_SER_BYTES_IN, end - c->rcv_data);
+	tcp_rt_series_add(c->key, TCP_RT_SER_SEGS_IN,
+			  tp->data_segs_in - c->segs_in);
+	c->segs_in = tp->data_segs_in;
+
 	if (c->role == TCP_RT_SERVER) {
 		if (c->phase == TCP_RT_RESPONSE)
-			tcp_rt_emit_done(c, sk, TCP_RT_REC_R);
+			tcp_rt_emit_done(c, sk, TCP_RT_REC_R, now);
 		if (c->phase != TCP_RT_REQUEST)
 			tcp_rt_task_start(c, tp, now);
 		c->rcv_data = end;
@@ -714,9 +745,12 @@ static void tcp_rt_on_data_out(struct tcp_rt_conn *c, const struct sock *sk,
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 
+	if (len)
+		tcp_rt_series_add(c->key, TCP_RT_SER_BYTES_OUT, len);
+
 	if (c->role == TCP_RT_CLIENT) {
 		if (c->phase == TCP_RT_RESPONSE)
-			tcp_rt_emit_done(c, sk, TCP_RT_REC_P);
+			tcp_rt_emit_done(c, sk, TCP_RT_REC_P, now);
 		if (c->phase != TCP_RT_REQUEST) {
 			tcp_rt_task_start(c, tp, now);
 			c->ooo_mark = tp->rcv_ooopack;
@@ -773,6 +807,114 @@ static void tcp_rt_sync(struct tcp_rt_conn *c, const struct sock *sk, u64 now)
 }
 
 /*
+ * The open-task gauge of a series run (tcp_rt_series.c).  A server's task
+ * is open from its request's first byte until its response is all
+ * acknowledged; a client's from its request's first byte to its
+ * response's first (where the rest of a response ends, only the next
+ * request tells).  A closed connection's phase is IDLE, so that the walk
+ * does not look into the socket of one that closed just before the run.
+ *
+ * series_state holds the generation of the run the connection was last
+ * accounted in and whether its task counted as open there.  At a run's
+ * start, whichever of the table walk and the connection's own hooks sees
+ * the new generation first claims the connection with cmpxchg() and counts
+ * its task in the run's initial gauge if open; the loser sees the new
+ * generation and leaves it.  From then on only the hooks, serialised by
+ * the socket lock, change it, and each hook corrects the gauge when the
+ * task's openness changed, including after a claim by the walk that read
+ * the connection while one of its hooks was changing it.
+ */
+static bool tcp_rt_task_open(const struct tcp_rt_conn *c)
+{
+	const struct sock *sk = c->sk;
+	u32 written;
+
+	if (c->phase == TCP_RT_REQUEST)
+		return true;
+	if (c->role != TCP_RT_SERVER || c->phase != TCP_RT_RESPONSE)
+		return false;
+	/*
+	 * Written, not only sent: an ACK that catches up with what was sent
+	 * while more waits in the socket does not end the response.
+	 */
+	written = tcp_sk(sk)->write_seq -
+		  !!((1 << sk->sk_state) & TCP_RT_FIN_QUEUED);
+	return before(c->snd_una, written);
+}
+
+/* Claim @c for run @gen, unless someone changed it since @old was read. */
+static void tcp_rt_series_claim(struct tcp_rt_conn *c, u32 gen, u32 old)
+{
+	/* The walk reads a connection its hooks may be changing. */
+	bool open = data_race(tcp_rt_task_open(c));
+
+	if (cmpxchg(&c->series_state, old, gen << 1 | open) == old && open)
+		tcp_rt_series_initial(gen, c->key);
+}
+
+/* From the hooks, before and after they change @c, when a run is active. */
+static void __tcp_rt_series_sync(struct tcp_rt_conn *c, u64 now, bool gone)
+{
+	u32 gen = tcp_rt_series_gen_active();
+	u32 st, open;
+
+	if (!gen)
+		return;
+	/*
+	 * Pairs with the walk's cmpxchg(): once its claim is seen, what it
+	 * read of @c precedes whatever this hook changes next.
+	 */
+	st = smp_load_acquire(&c->series_state);
+	if (st >> 1 != gen) {
+		tcp_rt_series_claim(c, gen, st);
+		st = READ_ONCE(c->series_state);
+	}
+	open = !gone && tcp_rt_task_open(c);
+	if (open == (st & 1))
+		return;
+	WRITE_ONCE(c->series_state, st ^ 1);
+	tcp_rt_series_add_at(c->key, now, TCP_RT_SER_OPEN, open ? 1 : -1);
+}
+
+static inline void tcp_rt_series_sync(struct tcp_rt_conn *c, u64 now,
+				      bool gone)
+{
+	if (static_branch_unlikely(&tcp_rt_series_on))
+		__tcp_rt_series_sync(c, now, gone);
+}
+
+/* At a run's start: claim every tracked connection not claimed yet. */
+void tcp_rt_series_enroll_all(u32 gen)
+{
+	struct rhashtable_iter iter;
+	struct tcp_rt_conn *c;
+	unsigned int n = 0;
+
+	rhashtable_walk_enter(&tcp_rt_conns, &iter);
+	rhashtable_walk_start(&iter);
+	while ((c = rhashtable_walk_next(&iter)) != NULL) {
+		u32 st;
+
+		if (IS_ERR(c)) {
+			/* a resize rewound the walk: claims are idempotent */
+			if (PTR_ERR(c) == -EAGAIN)
+				continue;
+			break;
+		}
+		st = READ_ONCE(c->series_state);
+		if (st >> 1 != gen)
+			tcp_rt_series_claim(c, gen, st);
+		if (!(++n % 1024)) {
+			rhashtable_walk_stop(&iter);
+			cond_resched();
+			rhashtable_walk_start(&iter);
+		}
+	}
+	rhashtable_walk_stop(&iter);
+	rhashtable_walk_exit(&iter);
+}
+
+/*
  * Kept out of line and open to error injection (fail_function), so tests
  * can make it fail under traffic.
  */
@@ -822,6 +964,11 @@ static void tcp_rt_conn_open(const struct sock *sk)
 
 	c->sk = sk;
 	c->role = role;
+	c->key = tcp_rt_conn_key(role, sk);
+	/*
+	 * c->segs_in stays 0: a data segment counted before ESTABLISHED is
+	 * the one completing the handshake, whose data is queued after it.
+	 */
 	c->estab_us = tcp_clock_us();
 	c->rcv_isn = tp->rcv_nxt;
 	c->rcv_data = tp->rcv_nxt;
@@ -833,9 +980,13 @@ static void tcp_rt_conn_open(const struct sock *sk)
 	c->task_min_rtt = U32_MAX;
 	c->conn_min_rtt = U32_MAX;
 
+	if (static_branch_unlikely(&tcp_rt_series_on))
+		c->series_state = tcp_rt_series_gen_active() << 1;
+
 	if (rhashtable_lookup_insert_fast(&tcp_rt_conns, &c->node,
 					  tcp_rt_conn_params))
 		goto fail_free;
+	tcp_rt_series_add_at(c->key, c->estab_us, TCP_RT_SER_ESTAB, 1);
 	return;
 
 fail_free:
@@ -867,7 +1018,7 @@ static void tcp_rt_emit_last(struct tcp_rt_conn *c, const struct sock *sk,
 		if (cl->unread)
 			atomic_long_inc(&tcp_rt_client_cut);
 		else
-			tcp_rt_emit_done(c, sk, TCP_RT_REC_P);
+			tcp_rt_emit_done(c, sk, TCP_RT_REC_P, now);
 		return;
 	}
 	if (c->phase == TCP_RT_REQUEST && after(cl->written, c->snd_data))
@@ -877,7 +1028,7 @@ static void tcp_rt_emit_last(struct tcp_rt_conn *c, const struct sock *sk,
 	else if (cl->unacked)
 		tcp_rt_emit_w(c, sk, cl->unacked, now);
 	else
-		tcp_rt_emit_done(c, sk, TCP_RT_REC_R);
+		tcp_rt_emit_done(c, sk, TCP_RT_REC_R, now);
 }
 
 static void tcp_rt_conn_close(const struct sock *sk, int oldstate)
@@ -895,11 +1046,15 @@ static void tcp_rt_conn_close(const struct sock *sk, int oldstate)
 	}
 
 	now = tcp_clock_us();
+	tcp_rt_series_sync(c, now, false);
 	tcp_rt_sync(c, sk, now);
 	tcp_rt_close_state(c, sk, oldstate, &cl);
 	tcp_rt_emit_last(c, sk, &cl, now);
 	if (c->task_seq)
 		tcp_rt_emit_e(c, sk, cl.unacked);
+	tcp_rt_series_sync(c, now, true);
+	tcp_rt_series_add_at(c->key, now, TCP_RT_SER_CLOSED, 1);
+	WRITE_ONCE(c->phase, TCP_RT_IDLE);
 	rcu_read_unlock();
 
 	call_rcu(&c->rcu, tcp_rt_conn_free_rcu);
@@ -964,9 +1119,29 @@ static void tcp_rt_hook_sync(struct sock *sk, unsigned long arg1)
 
 	rcu_read_lock();
 	c = tcp_rt_conn_find(sk);
-	if (c)
-		tcp_rt_sync(c, sk, tcp_sk(sk)->tcp_mstamp);
+	if (c) {
+		u64 now = tcp_sk(sk)->tcp_mstamp;
+
+		tcp_rt_series_sync(c, now, false);
+		tcp_rt_sync(c, sk, now);
+		tcp_rt_series_sync(c, now, false);
+	}
 	rcu_read_unlock();
+}
+
+/* A segment left: new data, or a retransmission (as tp->total_retrans). */
+static inline void tcp_rt_series_segs_out(const struct tcp_rt_conn *c,
+					  const struct sk_buff *skb, u32 len,
+					  const struct tcp_sock *tp)
+{
+	const struct tcp_skb_cb *scb = TCP_SKB_CB(skb);
+
+	if (len)
+		tcp_rt_series_add(c->key, TCP_RT_SER_SEGS_OUT,
+				  tcp_skb_pcount(skb));
+	else if (before(scb->seq, tp->snd_nxt))
+		tcp_rt_series_add(c->key, TCP_RT_SER_RETRANS,
+				  tcp_skb_pcount(skb));
 }
 
 static void tcp_rt_hook_xmit(struct sock *sk, unsigned long arg1)
@@ -988,11 +1163,14 @@ static void tcp_rt_hook_xmit(struct sock *sk, unsigned long arg1)
 		 * A receive whose ACK this segment carries comes first, and
 		 * a retransmission may be carrying it too.
 		 */
+		tcp_rt_series_sync(c, tp->tcp_mstamp, false);
 		tcp_rt_sync(c, sk, tp->tcp_mstamp);
 		if (len) {
 			c->snd_data = scb->seq;
 			tcp_rt_on_data_out(c, sk, len, tp->tcp_mstamp);
 		}
+		tcp_rt_series_sync(c, tp->tcp_mstamp, false);
+		tcp_rt_series_segs_out(c, skb, len, tp);
 	}
 	rcu_read_unlock();
 }
@@ -1180,6 +1358,7 @@ static int tcp_rt_status_show(struct seq_file *m, void *v)
 	seq_printf(m, "client_cut %ld\n", atomic_long_read(&tcp_rt_client_cut));
 	seq_printf(m, "probe_missed %lu\n", tcp_rt_probe_missed());
 	tcp_rt_status_misses(m);
+	tcp_rt_series_status(m);
 	seq_printf(m, "conn_state_bytes %u\n",
 		   kmem_cache_size(tcp_rt_conn_cache));
 	seq_printf(m, "conn_table_buckets %u\n", tcp_rt_table_buckets());
@@ -1262,9 +1441,15 @@ static int __init tcp_rt_init(void)
 	err = tcp_rt_hooks_register();
 	if (err)
 		goto err_stats;
+	err = tcp_rt_series_init(tcp_rt_dir);
+	if (err)
+		goto err_hooks;
 	pr_info("loaded, version %s\n", TCP_RT_VERSION);
 	return 0;
 
+err_hooks:
+	tcp_rt_hooks_unregister();
+	tcp_rt_series_exit();
 err_stats:
 	tcp_rt_stats_exit();
 err_log:
@@ -1289,6 +1474,7 @@ static void __exit tcp_rt_exit(void)
 	tcp_rt_log_exit();
 	tcp_rt_relay_fops_exit();
 	debugfs_remove_recursive(tcp_rt_dir);
+	tcp_rt_series_exit();
 	/* Every connection held a reference: the table is empty. */
 	rhashtable_destroy(&tcp_rt_conns);
 	rcu_barrier();

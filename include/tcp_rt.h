@@ -4,19 +4,22 @@
  *
  * tcp_rt.c owns the parameters, the hooks and the per-connection state;
  * tcp_rt_log.c owns the relay channels and the record format;
- * tcp_rt_stats.c owns the per-port aggregation.
+ * tcp_rt_stats.c owns the per-port aggregation;
+ * tcp_rt_series.c owns the fine-timescale sampling runs.
  */
 #ifndef _TCP_RT_H
 #define _TCP_RT_H
 
 #include <linux/bits.h>
+#include <linux/jump_label.h>
 #include <linux/types.h>
 #include <linux/percpu.h>
 
 struct dentry;
+struct seq_file;
 struct sock;
 
-#define TCP_RT_VERSION		"0.2"
+#define TCP_RT_VERSION		"0.3"
 
 /* Record types, in the order of the status file's records_* lines. */
 enum tcp_rt_rec {
@@ -59,6 +62,9 @@ struct tcp_rt_task_sample {
 extern unsigned int tcp_rt_stats_off;
 extern unsigned int tcp_rt_stats_interval;
 unsigned int tcp_rt_listed_ports(u32 *keys, unsigned int max);
+/* tcp_rt.c: for the series */
+unsigned int tcp_rt_ports_configured(void);
+void tcp_rt_series_enroll_all(u32 gen);
 
 /* tcp_rt_log.c */
 struct rchan_buf;
@@ -81,5 +87,50 @@ unsigned long tcp_rt_stats_lines(void);
 unsigned long tcp_rt_stats_overwritten(void);
 unsigned long tcp_rt_stats_dropped(void);
 void tcp_rt_stats_add(u32 key, const struct tcp_rt_task_sample *t);
+
+/* tcp_rt_series.c: the columns of rt-network-series, in order */
+enum tcp_rt_series_field {
+	TCP_RT_SER_BYTES_IN,
+	TCP_RT_SER_BYTES_OUT,
+	TCP_RT_SER_SEGS_IN,
+	TCP_RT_SER_SEGS_OUT,
+	TCP_RT_SER_RETRANS,
+	TCP_RT_SER_STARTED,
+	TCP_RT_SER_DONE,
+	TCP_RT_SER_W,
+	TCP_RT_SER_N,
+	TCP_RT_SER_ESTAB,
+	TCP_RT_SER_CLOSED,
+	TCP_RT_SER_OPEN,	/* a change of the open-task gauge */
+	TCP_RT_SER_MAX,
+};
+
+DECLARE_STATIC_KEY_FALSE(tcp_rt_series_on);
+
+int tcp_rt_series_init(struct dentry *dir);
+void tcp_rt_series_exit(void);
+void tcp_rt_series_status(struct seq_file *m);
+u32 tcp_rt_series_gen_active(void);
+void tcp_rt_series_initial(u32 gen, u32 key);
+void __tcp_rt_series_add(u32 key, u64 now_us, enum tcp_rt_series_field field,
+			 int n);
+
+/*
+ * Outside a run these are a patched-out jump.  A task event is counted at
+ * the time its record carries (@now_us, tcp_clock_us()); data and
+ * segments when they are counted (tcp_rt_series_add).
+ */
+static inline void tcp_rt_series_add_at(u32 key, u64 now_us,
+					enum tcp_rt_series_field field, int n)
+{
+	if (static_branch_unlikely(&tcp_rt_series_on))
+		__tcp_rt_series_add(key, now_us, field, n);
+}
+
+static inline void tcp_rt_series_add(u32 key, enum tcp_rt_series_field field,
+				     int n)
+{
+	tcp_rt_series_add_at(key, 0, field, n);
+}
 
 #endif /* _TCP_RT_H */

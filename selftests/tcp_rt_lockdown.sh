@@ -101,6 +101,29 @@ case_confidentiality() {
 	expect_eq "$(status records_R)" 39 "status: R records since load"
 }
 
+series_started() {
+	[ "$(cat $PARAMS/series_run)" = 1 ]
+}
+
+# A series run through its parameters and its 0400 file (no mmap).
+case_series() {
+	local pid
+	"$TCPRT" series --us 10000 --buckets 1000 --format raw > $W/series \
+		2> $W/series.err &
+	pid=$!
+	wait_until "the run to start" series_started || fail "no run"
+	workload 6
+	echo 0 > $PARAMS/series_run || fail "end the run"
+	wait $pid || fail "tcprt series: $(cat $W/series.err)"
+	sed 's/^/# /' $W/series | tail -n 3
+	expect_eq "$(awk -v p=$PORT '$3 == p { s += $9 } END { print s + 0 }' $W/series)" 6 \
+		"tasks started in the series"
+	expect_eq "$(awk -v p=$PORT '$3 == p { s += $10 } END { print s + 0 }' $W/series)" 6 \
+		"tasks done in the series"
+	drain_logs $W/series.log
+	expect_eq "$(count_records $W/series.log R)" 6 "R records"
+}
+
 case_deactivate() {
 	expect_eq "$(status active)" 1 "active"
 	expect_eq "$(cat $PARAMS/deactivate)" 0 "deactivate"
@@ -142,6 +165,7 @@ run_case "under lockdown: tcprt read" case_tcprt_read
 run_case "under lockdown: tcprt read --follow (poll)" case_tcprt_follow
 run_case "under lockdown: the stats lines read" case_stats
 run_case "confidentiality lockdown: the logs and status still read" case_confidentiality
+run_case "confidentiality lockdown: a series run, tcprt series" case_series
 run_case "under lockdown: deactivation through the parameter" case_deactivate
 run_case "unload with a log still open" case_unload_with_reader
 done_testing

@@ -301,7 +301,7 @@ static const char *lockdown_mode(void)
 }
 
 /* Why opening a file of the module failed, in the words a user needs. */
-static void open_failed(const char *path, int err)
+void input_open_failed(const char *path, int err)
 {
 	const char *lockdown;
 
@@ -330,7 +330,7 @@ static int open_file(struct input *in, const char *name)
 
 		if (f->fd >= 0)
 			close(f->fd);
-		open_failed(f->path, err);
+		input_open_failed(f->path, err);
 		free(f->path);
 		free(f);
 		return -1;
@@ -410,7 +410,7 @@ static bool debugfs_mounted(void)
 }
 
 /* The three usual reasons the module's files cannot be read, in order. */
-static int check_debugfs(void)
+int input_check_module(void)
 {
 	struct stat st;
 
@@ -452,7 +452,7 @@ int input_open(struct input *in, const char *dir, bool stats, record_fn fn,
 	/* no trailing slash: paths are dir + "/" + name */
 	for (i = strlen(in->dir); i > 1 && in->dir[i - 1] == '/'; i--)
 		in->dir[i - 1] = '\0';
-	if ((in->debugfs && check_debugfs() < 0) || scan_dir(in, true) < 0)
+	if ((in->debugfs && input_check_module() < 0) || scan_dir(in, true) < 0)
 		goto fail;
 	for (i = 0; i < in->nfiles; i++)
 		logs += !in->files[i]->is_stats;

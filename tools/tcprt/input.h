@@ -43,6 +43,12 @@ struct input {
  * Returns EXIT_OK, or EXIT_RUNTIME after printing why (nothing left open;
  * input_close() may still be called).
  */
+/* 0 when debugfs is mounted, tcp_rt loaded and its directory readable;
+ * otherwise -1, the reason said on stderr. */
+int input_check_module(void);
+/* Say why opening @path of the module failed with @err. */
+void input_open_failed(const char *path, int err);
+
 int input_open(struct input *in, const char *dir, bool stats, record_fn fn,
 	       void *ctx);
 

@@ -24,6 +24,8 @@ static const char usage[] =
 "  read      print the records merged in start-time order (text, JSON, CSV)\n"
 "  summary   per port and type: count, rate, p50/p90/p99/max per window\n"
 "  export    Prometheus metrics for node_exporter's textfile collector\n"
+"  series    run a fine-timescale sampling run (per-bucket counts), or\n"
+"            read a saved one; table or --plot PNG\n"
 "  help CMD  the help of a command (same as tcprt CMD --help)\n"
 "\n"
 "tcprt --version prints the version.  Exit status: 0 ok, 1 runtime error\n"
@@ -36,6 +38,7 @@ static const struct {
 	{ "read", cmd_read },
 	{ "summary", cmd_summary },
 	{ "export", cmd_export },
+	{ "series", cmd_series },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tcprt series: run a fine-timescale sampling run of the module (or read a
+ * saved one) and print it as a table, or draw it with gnuplot.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "input.h"
+#include "util.h"
+
+#define SERIES_FILE	"rt-network-series"
+#define PARAM_DIR	"/sys/module/tcp_rt/parameters"
+#define POLL_US		20000ULL
+#define NFIELDS		12
+
+static const char *const field_name[NFIELDS] = {
+	"bytes_in", "bytes_out", "segs_in", "segs_out", "retrans",
+	"started", "done", "W", "N", "estab", "closed", "open",
+};
+
+static const char help[] =
+"usage: tcprt series [--us 100|1000|10000] [--buckets N] [--port P]\n"
+"                    [--format text|csv|raw] [--plot FILE.png] [--dir DIR]\n"
+"\n"
+"Start a sampling run of tcp_rt (module parameters series_us,\n"
+"series_buckets, series_run), wait for it to end, then read\n"
+"/sys/kernel/debug/tcp-rt/" SERIES_FILE " (reading consumes it) and print\n"
+"one row per port per bucket that saw anything: bytes and data segments\n"
+"in and out, retransmitted segments, tasks started and done (R or P), W and\n"
+"N records, connections established and closed, tasks open at the\n"
+"bucket's end.  SIGINT ends the run early; what it counted is printed.\n"
+"\n"
+"  -u, --us W          bucket width, microseconds (default: the module's)\n"
+"  -b, --buckets N     buckets in the run, 1..10000 (default: the module's)\n"
+"  -p, --port P        only port P (a peer port: P<port>, e.g. P6379)\n"
+"  -o, --format F      text (default), csv (a header line, then rows), or\n"
+"                      raw: the file's lines as the module wrote them (the\n"
+"                      form --dir reads back)\n"
+"  -P, --plot FILE     draw bytes, segments and tasks per bucket into FILE\n"
+"                      (PNG, with gnuplot), summed over the ports shown;\n"
+"                      the table is then printed only if --format is given\n"
+"  -d, --dir DIR       read DIR/" SERIES_FILE " (a saved raw copy) instead\n"
+"                      of starting a run\n"
+"  -h, --help          this text\n";
+
+struct row {
+	uint64_t t_us;		/* the bucket's start, wall clock */
+	char port[8];		/* "8080" or "P6379" */
+	long long v[NFIELDS];
+};
+
+struct rows {
+	struct row *r;
+	size_t n, cap;
+	uint64_t bad;
+};
+
+/* "<sec> <usec> <port> v1 .. v12"; false when the line is not that. */
+static bool parse_row(const char *s, struct row *r)
+{
+	unsigned long long sec, usec;
+	char port[8];
+	int n, i, off;
+
+	if (sscanf(s, "%llu %llu %7s%n", &sec, &usec, port, &off) != 3 ||
+	    usec >= USEC_PER_SEC)
+		return false;
+	if (!(port[0] == 'P' ? parse_port(port + 1, &(uint16_t){0}) :
+			       parse_port(port, &(uint16_t){0})))
+		return false;
+	for (i = 0; i < NFIELDS; i++) {
+		if (sscanf(s + off, " %lld%n", &r->v[i], &n) != 1)
+			return false;
+		off += n;
+	}
+	if (s[off] != '\0' && s[off] != '\n')
+		return false;
+	r->t_us = sec * USEC_PER_SEC + usec;
+	memcpy(r->port, port, sizeof(port));
+	return true;
+}
+
+static void read_rows(FILE *f, const char *path, const char *port,
+		      struct rows *rows, FILE *raw)
+{
+	char line[512];
+	uint64_t lineno = 0;
+	struct row r;
+
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		if (!parse_row(line, &r)) {
+			if (rows->bad++ < 10)
+				warnx_("%s:%llu: not a series line, skipped",
+				       path, (unsigned long long)lineno);
+			continue;
+		}
+		if (port && strcmp(port, r.port))
+			continue;
+		if (raw)
+			fputs(line, raw);
+		if (rows->n == rows->cap) {
+			rows->cap = rows->cap ? 2 * rows->cap : 1024;
+			rows->r = xrealloc(rows->r, rows->cap, sizeof(*rows->r));
+		}
+		rows->r[rows->n++] = r;
+	}
+}
+
+/* ---- a run of the module ------------------------------------------------ */
+
+static int write_param(const char *name, const char *val)
+{
+	char path[128];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), PARAM_DIR "/%s", name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, val, strlen(val)) < 0)
+		err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		warnx_("%s: cannot write %s: %s%s", path, val, strerror(err),
+		       err == EINVAL || err == EBUSY ?
+		       " (the kernel log says why)" : "");
+	return err ? -1 : 0;
+}
+
+static int read_param(const char *name, unsigned long *v)
+{
+	char path[128], buf[32];
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), PARAM_DIR "/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		warnx_("%s: %s (a tcp_rt older than 0.3 has no series)", path,
+		       strerror(errno));
+		return -1;
+	}
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	*v = strtoul(buf, NULL, 10);
+	return 0;
+}
+
+/* Start a run, wait for it to end (SIGINT: end it now). */
+static int run_series(const char *us, const char *buckets)
+{
+	unsigned long width, n, running;
+	uint64_t deadline;
+
+	if (input_check_module() < 0)
+		return -1;
+	if ((us && write_param("series_us", us) < 0) ||
+	    (buckets && write_param("series_buckets", buckets) < 0) ||
+	    read_param("series_us", &width) < 0 ||
+	    read_param("series_buckets", &n) < 0 ||
+	    write_param("series_run", "1") < 0)
+		return -1;
+	/* a bucket of delay to the first boundary, and a generous margin */
+	deadline = now_us() + (n + 1) * width + 10 * USEC_PER_SEC;
+	signals_init();
+	while (!read_param("series_run", &running) && running) {
+		if (stop_requested) {
+			write_param("series_run", "0");
+			continue;
+		}
+		if (now_us() > deadline) {
+			warnx_("the run did not end in time; ending it");
+			write_param("series_run", "0");
+			break;
+		}
+		sleep_us(POLL_US);
+	}
+	return 0;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void print_rows(const struct rows *rows, bool csv)
+{
+	char t[40];
+	size_t i;
+	int k;
+
+	if (csv) {
+		printf("time_us,port");
+		for (k = 0; k < NFIELDS; k++)
+			printf(",%s", field_name[k]);
+		putchar('\n');
+	} else {
+		printf("%-27s %6s %10s %10s %7s %8s %7s %7s %5s %3s %3s %5s %6s %5s\n",
+		       "time", "port", field_name[0], field_name[1],
+		       field_name[2], field_name[3], field_name[4],
+		       field_name[5], field_name[6], field_name[7],
+		       field_name[8], field_name[9], field_name[10],
+		       field_name[11]);
+	}
+	for (i = 0; i < rows->n; i++) {
+		const struct row *r = &rows->r[i];
+
+		if (csv) {
+			printf("%llu,%s", (unsigned long long)r->t_us, r->port);
+			for (k = 0; k < NFIELDS; k++)
+				printf(",%lld", r->v[k]);
+			putchar('\n');
+			continue;
+		}
+		fmt_time(t, sizeof(t), r->t_us, true);
+		printf("%-27s %6s %10lld %10lld %7lld %8lld %7lld %7lld %5lld %3lld %3lld %5lld %6lld %5lld\n",
+		       t, r->port, r->v[0], r->v[1], r->v[2], r->v[3], r->v[4],
+		       r->v[5], r->v[6], r->v[7], r->v[8], r->v[9], r->v[10],
+		       r->v[11]);
+	}
+}
+
+/*
+ * Three panels sharing the time axis (ms from the first bucket shown):
+ * bytes, segments, tasks.  Rows of one bucket (several ports) are summed.
+ */
+static int plot_rows(const struct rows *rows, const char *png,
+		     const char *title)
+{
+	uint64_t t0 = rows->n ? rows->r[0].t_us : 0;
+	FILE *gp;
+	size_t i;
+	int st;
+
+	if (!rows->n) {
+		warnx_("nothing to plot: no row (nothing happened on the ports shown); no %s",
+		       png);
+		return -1;
+	}
+	gp = popen("gnuplot", "w");
+	if (!gp) {
+		warnx_("cannot run gnuplot: %s (apt install gnuplot-nox)",
+		       strerror(errno));
+		return -1;
+	}
+	fprintf(gp, "set terminal pngcairo noenhanced size 1200,900 font ',10'\n"
+		"set output '%s'\n"
+		"$d << EOD\n", png);
+	for (i = 0; i < rows->n; i++) {
+		const struct row *r = &rows->r[i];
+		long long v[NFIELDS];
+		int k;
+
+		memcpy(v, r->v, sizeof(v));
+		while (i + 1 < rows->n && rows->r[i + 1].t_us == r->t_us) {
+			i++;
+			for (k = 0; k < NFIELDS; k++)
+				v[k] += rows->r[i].v[k];
+		}
+		fprintf(gp, "%.3f", (double)(r->t_us - t0) / 1000.0);
+		for (k = 0; k < NFIELDS; k++)
+			fprintf(gp, " %lld", v[k]);
+		fputc('\n', gp);
+	}
+	fprintf(gp, "EOD\n"
+		"set multiplot layout 3,1 title '%s'\n"
+		"set grid\n"
+		"set key top right\n"
+		"set lmargin 12\n"
+		"set ylabel 'bytes'\n"
+		"plot $d using 1:2 with impulses lw 2 title 'in', "
+		"$d using 1:3 with impulses lw 1 title 'out'\n"
+		"set ylabel 'segments'\n"
+		"plot $d using 1:4 with impulses lw 2 title 'in', "
+		"$d using 1:5 with impulses lw 1 title 'out', "
+		"$d using 1:($6 > 0 ? $6 : 1/0) with points pt 7 ps 1 "
+		"title 'retransmitted'\n"
+		"set ylabel 'tasks'\n"
+		"set xlabel 'ms from the first bucket shown'\n"
+		"plot $d using 1:7 with impulses lw 2 title 'started', "
+		"$d using 1:8 with impulses lw 1 title 'done', "
+		"$d using 1:13 with steps title 'open'\n"
+		"unset multiplot\n", title);
+	st = pclose(gp);
+	if (st != 0) {
+		warnx_("gnuplot failed (status %d): no %s", st, png);
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_series(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "us", required_argument, NULL, 'u' },
+		{ "buckets", required_argument, NULL, 'b' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "format", required_argument, NULL, 'o' },
+		{ "plot", required_argument, NULL, 'P' },
+		{ "dir", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *us = NULL, *buckets = NULL, *port = NULL, *dir = NULL;
+	const char *format = NULL, *png = NULL;
+	char path[4096], title[256];
+	struct rows rows = { 0 };
+	uint64_t v;
+	FILE *f;
+	int o;
+
+	while ((o = getopt_long(argc, argv, ":u:b:p:o:P:d:h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'u':
+			if (strcmp(optarg, "100") && strcmp(optarg, "1000") &&
+			    strcmp(optarg, "10000"))
+				usage_error("series", "--us: '%s' is not 100, 1000 or 10000",
+					    optarg);
+			us = optarg;
+			break;
+		case 'b':
+			if (!parse_u64(optarg, strlen(optarg), &v) || !v ||
+			    v > 10000)
+				usage_error("series", "--buckets: '%s' is not in 1..10000",
+					    optarg);
+			buckets = optarg;
+			break;
+		case 'p':
+			opt_port("series", optarg[0] == 'P' ? optarg + 1 : optarg);
+			port = optarg;
+			break;
+		case 'o':
+			if (strcmp(optarg, "text") && strcmp(optarg, "csv") &&
+			    strcmp(optarg, "raw"))
+				usage_error("series", "--format: '%s' is not text, csv or raw",
+					    optarg);
+			format = optarg;
+			break;
+		case 'P':
+			if (strchr(optarg, '\'') || strchr(optarg, '\n'))
+				usage_error("series", "--plot: a file name without quotes or newlines, please");
+			png = optarg;
+			break;
+		case 'd':
+			dir = optarg;
+			break;
+		case 'h':
+			fputs(help, stdout);
+			return EXIT_OK;
+		default:
+			bad_option("series", o, argv);
+		}
+	}
+	if (optind < argc)
+		usage_error("series", "unexpected argument '%s'", argv[optind]);
+	if (dir && (us || buckets))
+		usage_error("series", "--us and --buckets start a run; --dir reads one");
+
+	/* with a plot, a table only when asked for */
+	if (!format)
+		format = png ? "none" : "text";
+	if (!dir && run_series(us, buckets) < 0)
+		return EXIT_RUNTIME;
+	snprintf(path, sizeof(path), "%s/" SERIES_FILE, dir ? dir : DEBUGFS_DIR);
+	f = fopen(path, "re");
+	if (!f) {
+		input_open_failed(path, errno);
+		return EXIT_RUNTIME;
+	}
+	read_rows(f, path, port, &rows, strcmp(format, "raw") ? NULL : stdout);
+	fclose(f);
+	if (!strcmp(format, "text") || !strcmp(format, "csv"))
+		print_rows(&rows, !strcmp(format, "csv"));
+	if (fflush(stdout) == EOF)
+		die(EXIT_RUNTIME, "writing the output: %s", strerror(errno));
+	if (rows.bad)
+		warnx_("%s: %llu malformed line(s) skipped", path,
+		       (unsigned long long)rows.bad);
+	if (png) {
+		snprintf(title, sizeof(title), "tcp_rt series%s%s, %zu rows",
+			 port ? ", port " : "", port ? port : "", rows.n);
+		if (plot_rows(&rows, png, title) < 0)
+			return EXIT_RUNTIME;
+	}
+	free(rows.r);
+	return rows.bad ? EXIT_RUNTIME : EXIT_OK;
+}

@@ -4,7 +4,8 @@
 # help and exit statuses, the output formats, hostile input, the merge
 # order, summary windows, export (atomic file, valid exposition format
 # checked by promtool when it is installed), and a folder mixing tcp_rt's
-# files with the vendor TCP-RT's.  Prints TAP.
+# files with the vendor TCP-RT's, series runs (table, csv, raw, plot).
+# Prints TAP.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 TCPRT=$PWD/tcprt
@@ -523,6 +524,58 @@ case_mixed_export() {
 	fi
 }
 
+# ---- series ------------------------------------------------------------------------------------
+
+# A saved run: two ports, bucket 0 and 2 of port 8080, bucket 1 of P6379.
+make_series() {
+	mkdir -p "$T/ser"
+	{
+		echo "$BASE 000000 8080 300 3000 1 1 0 1 0 0 0 1 0 1"
+		echo "$BASE 001000 P6379 50 20 1 1 0 1 1 0 0 0 0 0"
+		echo "$BASE 002000 8080 0 1448 0 1 1 0 1 0 0 0 1 0"
+	} > "$T/ser/rt-network-series"
+}
+
+case_series() {
+	make_series
+	expect_eq "$(status_of "$TCPRT" series --dir "$T/ser")" 0 "series --dir"
+	expect_eq "$(wc -l < "$T/out")" 4 "header and 3 rows"
+	grep -q "^2026-11-20T23:40:00.001000Z  P6379         50         20 " "$T/out" ||
+		fail "peer row: $(cat "$T/out")"
+	expect_eq "$(status_of "$TCPRT" series --dir "$T/ser" --format csv --port 8080)" 0 "csv"
+	expect_eq "$(head -1 "$T/out")" \
+		"time_us,port,bytes_in,bytes_out,segs_in,segs_out,retrans,started,done,W,N,estab,closed,open" \
+		"csv header"
+	expect_eq "$(sed -n 3p "$T/out")" "${BASE}002000,8080,0,1448,0,1,1,0,1,0,0,0,1,0" "csv row"
+	expect_eq "$(wc -l < "$T/out")" 3 "rows of port 8080"
+	expect_eq "$(status_of "$TCPRT" series --dir "$T/ser" --format raw)" 0 "raw"
+	cmp -s "$T/out" "$T/ser/rt-network-series" || fail "raw differs from the file"
+}
+
+case_series_hostile() {
+	make_series
+	echo "$BASE 3000 8080 1 2 3" >> "$T/ser/rt-network-series"
+	echo "$BASE 003000 70000 0 0 0 0 0 0 0 0 0 0 0 0" >> "$T/ser/rt-network-series"
+	expect_eq "$(status_of "$TCPRT" series --dir "$T/ser")" 1 "malformed lines: exit 1"
+	expect_eq "$(grep -c "not a series line" "$T/err")" 2 "each reported"
+	expect_eq "$(wc -l < "$T/out")" 4 "the good rows still printed"
+	expect_eq "$(status_of "$TCPRT" series --us 500)" 2 "--us 500"
+	expect_eq "$(status_of "$TCPRT" series --buckets 0)" 2 "--buckets 0"
+	expect_eq "$(status_of "$TCPRT" series --dir "$T/ser" --us 1000)" 2 "--dir with --us"
+	expect_eq "$(status_of "$TCPRT" series --dir "$T/nowhere")" 1 "no such folder"
+}
+
+case_series_plot() {
+	command -v gnuplot > /dev/null || { echo "# no gnuplot (apt install gnuplot-nox)"; exit 4; }
+	make_series
+	expect_eq "$(status_of "$TCPRT" series --dir "$T/ser" --plot "$T/s.png")" 0 "--plot"
+	expect_eq "$(wc -c < "$T/out")" 0 "no table without --format"
+	expect_eq "$(head -c 8 "$T/s.png" | od -An -tx1 | tr -d ' ')" 89504e470d0a1a0a "a PNG"
+	: > "$T/ser/rt-network-series"
+	expect_eq "$(status_of "$TCPRT" series --dir "$T/ser" --plot "$T/e.png")" 1 "nothing to plot"
+	[ ! -e "$T/e.png" ] || fail "a picture of nothing"
+}
+
 # ---- export ----------------------------------------------------------------------------------
 
 case_export() {
@@ -602,6 +655,9 @@ run_case "export: a reader never sees half a file" case_export_atomic
 run_case "mixed folder, tcp_rt and vendor files: read counts every valid line once, by source" case_mixed_read
 run_case "mixed folder: summary counts every task once" case_mixed_summary
 run_case "mixed folder: export counts every record once" case_mixed_export
+run_case "series --dir: table, csv, raw, --port" case_series
+run_case "series: malformed lines and bad options" case_series_hostile
+run_case "series --plot: a PNG, and none of nothing" case_series_plot
 run_case "make install DESTDIR= PREFIX=: binary and systemd unit" case_install
 echo "1..$n"
 exit $((failed > 0))

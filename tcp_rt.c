@@ -1396,10 +1396,18 @@ static int tcp_rt_cfg_init(void)
 	return err;
 }
 
+/*
+ * The parameters' sysfs files outlive exit (they go with the module): a
+ * port write from then on only stores the list, as before init.
+ */
 static void tcp_rt_cfg_free(void)
 {
-	kfree(rcu_dereference_protected(tcp_rt_cfg, true));
+	mutex_lock(&tcp_rt_cfg_mutex);
+	tcp_rt_cfg_live = false;
+	kfree(rcu_dereference_protected(tcp_rt_cfg,
+					lockdep_is_held(&tcp_rt_cfg_mutex)));
 	RCU_INIT_POINTER(tcp_rt_cfg, NULL);
+	mutex_unlock(&tcp_rt_cfg_mutex);
 }
 
 static int __init tcp_rt_init(void)

@@ -259,6 +259,30 @@ case_overwrite() {
 	expect_ge "$(wc -l < $STATS)" 1 "lines left"
 }
 
+# 140 ports with one task each, all in one interval and on one CPU (the
+# process pinned, loopback's softirqs run where they are raised, timers
+# kept where they were armed): the CPU's bank takes 128 ports, the 12
+# tasks of the others are counted in stats_dropped, none lost silently.
+case_bank_full() {
+	local interval=$((30 * TCP_RT_SLOW)) migration
+	setup lports_range=7800,7939 stats_interval=$interval
+	migration=$(sysctl -n kernel.timer_migration)
+	sysctl -qw kernel.timer_migration=0
+	taskset -c 0 /usr/bin/python3 "$SELFTESTS/many_ports.py" 7800 140
+	sysctl -qw kernel.timer_migration="$migration"
+	wait_untracked
+	expect_eq "$(status stats_lines)" 0 "lines before the traffic ended"
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" 140 "R records"
+	WAIT_S=$((interval + 10)) wait_until "the interval's lines" stats_lines_reach 128 ||
+		fail "stats lines: $(status stats_lines)"
+	drain_stats
+	expect_eq "$(awk '$3 >= 7800 && $3 <= 7939' $STATS | wc -l)" 128 "ports with a line"
+	expect_eq "$(awk '$3 >= 7800 && $3 <= 7939 { n += $12 } END { print n + 0 }' $STATS)" 128 \
+		"tasks in the lines"
+	expect_eq "$(status stats_dropped)" 12 "stats_dropped"
+}
+
 run_case "a listed port: averages, and the tasks add up to the R records" case_listed_port
 run_case "an idle listed port prints zeros, an idle range port nothing" case_idle_ports
 run_case "a peer port prints as P<port>" case_peer_port
@@ -266,4 +290,5 @@ run_case "stats=1 stops the lines, stats=0 restarts, a new interval is honoured"
 run_case "fail_per_1000 and drop_per_1000 match the R and W records" case_fail_drop
 run_case "the stats file is read once" case_read_once
 run_case "stats_buf_num=1 overwrites the oldest, whole lines, counted" case_overwrite
+run_case "a bank filled past 128 ports: the rest counted in stats_dropped" case_bank_full
 done_testing

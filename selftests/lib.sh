@@ -376,6 +376,15 @@ make_netns_router() {	# [netem args for the path to the client...]
 	[ $# -eq 0 ] || ip netns exec rtrt tc qdisc add dev rtv2 root netem "$@"
 }
 
+# Segments a namespace's TCP sent again, from its own MIB (nstat): a new
+# namespace counts only its test's connections; a SYN-ACK sent again
+# (TCPSynRetrans) belongs to no established connection.
+netns_retrans() {	# netns
+	ip netns exec "$1" nstat -asz |
+		awk '$1 == "TcpRetransSegs" { r = $2 } $1 == "TcpExtTCPSynRetrans" { s = $2 }
+		     END { print r - s }'
+}
+
 # Kernel log lines tcp_rt wrote (or matching a pattern) since a mark.
 kmsg_mark() {
 	dmesg | wc -l

@@ -124,12 +124,8 @@ case_loss() {
 	echo 0 > "$PARAMS/series_run"
 	capture_stop
 	collect
-	# the namespace is new: its counters are this case's; a SYN-ACK sent
-	# again is not the established connection's
 	local retrans
-	retrans=$(ip netns exec rtsrv nstat -asz |
-		awk '$1 == "TcpRetransSegs" { r = $2 } $1 == "TcpExtTCPSynRetrans" { s = $2 }
-		     END { print r - s }')
+	retrans=$(netns_retrans rtsrv)
 	expect_ge "$retrans" 1 "TcpRetransSegs less TCPSynRetrans (3% loss)"
 	expect_eq "$(awk '{ s += $8 } END { print s }' $SER)" "$retrans" \
 		"retrans vs the namespace's TcpRetransSegs"

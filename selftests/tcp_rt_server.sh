@@ -140,6 +140,9 @@ case_retransmissions() {
 	expect_eq "$(count_records $LOG R)" 3 "R records"
 	expect_ge "$(field $LOG R 10 | sum)" 1 "retransmissions over the R records"
 	expect_eq "$(field $LOG E 8)" 6000000 "E total_sent"
+	# and as the server's namespace counted them, independently
+	expect_eq "$(field $LOG E 11)" "$(netns_retrans rtsrv)" \
+		"E total_retrans vs the namespace's TcpRetransSegs"
 }
 
 case_out_of_order() {

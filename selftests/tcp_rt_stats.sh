@@ -158,6 +158,9 @@ case_fail_drop() {
 	diag "R retrans $retrans of about $segs segments; drop_per_1000 $drop"
 	expect_within "$drop" $((retrans * 1000 / segs)) \
 		$((retrans * 1000 / segs / 10 + 2)) "drop_per_1000 vs the R records"
+	# the records' retransmissions as the namespace counted them
+	expect_eq "$(field $LOG E 11 | sum)" "$(netns_retrans rtsrv)" \
+		"E total_retrans vs the namespace's TcpRetransSegs"
 }
 
 # The line timestamps of a port, one per line.

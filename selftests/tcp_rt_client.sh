@@ -45,6 +45,30 @@ case_one_request() {
 		fail "P header"
 }
 
+# The client reads the response's first write and closes while the other
+# three are still to come (300 ms apart): nothing received is left unread,
+# so the task is done as far as the client is concerned - P at the close,
+# with what arrived; the server's later writes meet a reset.
+case_close_during_response() {
+	setup
+	start_server -- --port $PORT --req-bytes 100 --resp-bytes 4000 \
+		--resp-writes 4 --write-gap-ms 300 > /dev/null
+	capture_start $PORT
+	"$PEER" client --port $PORT --req-bytes 100 --resp-bytes 4000 \
+		--resp-read 1000 > /dev/null || fail "client"
+	wait_untracked
+	capture_stop
+	drain_logs $LOG
+	sed 's/^/# /' $LOG
+	# the capture shows the next write arrive; the client's kernel refused
+	# it (its application had closed): --closed
+	oracle_check $LOG --pport $PORT --closed
+	expect_eq "$(count_records $LOG P)" 1 "P records"
+	expect_eq "$(field $LOG P 14)" 1000 "recv_bytes: the first write"
+	expect_eq "$(field $LOG E 10)" 1000 "E total_recv"
+	expect_eq "$(status client_cut)" 0 "client_cut"
+}
+
 case_response_time() {
 	setup
 	start_server -- --port $PORT --req-bytes 100 --resp-bytes 1000000 \
@@ -192,6 +216,7 @@ run_case "1000 sequential requests: 1000 P, task_seq 1..1000" case_sequential_10
 run_case "closing before any response: no P, one E" case_close_before_response
 run_case "response left unread at close: no P, the E and client_cut count it" \
 	case_response_left_unread
+run_case "closing during the response, all received read: P at the close" case_close_during_response
 run_case "pports_range: the port in the range gets P records, the other none" case_pports_range
 run_case "a port in lports and pports: R for the server, P for the client" case_both_ends
 run_case "redis-benchmark against redis-server with pports=6379" case_redis_benchmark

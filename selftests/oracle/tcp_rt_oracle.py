@@ -30,8 +30,11 @@ Choices where the definitions leave room (each is also where it is coded):
     acknowledged and the peer's FIN has arrived in order.
   - What the tracked side's application did that never reached the wire is
     told by the test: --written (bytes it wrote in all, some perhaps never
-    sent: a closed window) and --unread (a client left response data
-    unread).  Without them: everything written was sent, everything read.
+    sent: a closed window), --unread (a client left response data unread)
+    and --closed (it closed the socket rather than shutting down its
+    sending side: data arriving after its FIN is refused with a reset,
+    never received).  Without them: everything written was sent,
+    everything read, a FIN is a shutdown.
 """
 
 import argparse
@@ -496,7 +499,7 @@ class Connection:
             self.ack_received(seg)
         if not self.tasks:
             return
-        if seg.length:
+        if seg.length and not self.refused(seg):
             self.data_received(seg)
         if seg.flags & FIN:
             self.peer_fin = unwrap(seg.seq, self.rcv_nxt) + seg.length
@@ -526,6 +529,13 @@ class Connection:
             return None
         run = self.sent[bisect.bisect_right(self.sent_ends, last)]
         return None if run.retransmitted else t - run.t
+
+    def refused(self, seg):
+        """New data after our FIN, to an application that closed: the
+        kernel resets instead of taking it (RCV_SHUTDOWN)."""
+        return bool(self.app and self.app.get("closed")) and \
+            self.our_fin is not None and \
+            unwrap(seg.seq, self.rcv_nxt) + seg.length > self.rcv_nxt
 
     def data_received(self, seg):
         """Payload from the peer: in order, out of order, or a duplicate."""
@@ -606,8 +616,8 @@ def conn_dict(conn):
 def expected(path, lports=(), pports=(), app=None):
     """The records tcp_rt should write for a capture, per connection:
     --lport (server view) or --pport (client view), as the CLI; app: what
-    the application did beyond the wire ({"written": n, "unread": bool},
-    --written and --unread)."""
+    the application did beyond the wire ({"written": n, "unread": bool,
+    "closed": bool}, --written, --unread and --closed)."""
     server = bool(lports)
     ports = set(lports or pports)
     return [conn_dict(c) for c in connections(read_segments(path), ports,
@@ -703,11 +713,16 @@ def main(argv=None):
     parser.add_argument("--unread", action="store_true",
                         help="the tracked client's application left "
                         "response data unread when it closed")
+    parser.add_argument("--closed", action="store_true",
+                        help="the tracked side's application closed its "
+                        "socket (not shutdown): data after its FIN is "
+                        "refused")
     parser.add_argument("pcap")
     args = parser.parse_args(argv)
     conns = expected(args.pcap, lports=args.lport or (),
                      pports=args.pport or (),
-                     app={"written": args.written, "unread": args.unread})
+                     app={"written": args.written, "unread": args.unread,
+                          "closed": args.closed})
     if args.compare:
         with open(args.compare, encoding="ascii") as f:
             lines = [ln for ln in f if ln.startswith("V6 ")]

@@ -487,6 +487,35 @@ class OracleTest(unittest.TestCase):
         self.check(e, type="E", last_task_seq=1, total_recv_bytes=1000,
                    total_sent_bytes=100)
 
+    def closed_during_response(self):
+        """The client reads the response's first 1000 bytes and closes; the
+        server's next 1000 arrive after the client's FIN and meet a reset."""
+        cap = Capture()
+        cap.handshake()
+        cap.add(1000, C, "PA", C_ISN + 1, S_ISN + 1, 100)
+        cap.add(2000, S, "PA", S_ISN + 1, C_ISN + 101, 1000)
+        cap.add(2100, C, "FA", C_ISN + 101, S_ISN + 1001)
+        cap.add(2200, S, "A", S_ISN + 1001, C_ISN + 102)
+        cap.add(300000, S, "PA", S_ISN + 1001, C_ISN + 102, 1000)
+        cap.add(300100, C, "R", C_ISN + 102)
+        return cap
+
+    def test_client_closed_during_response(self):
+        # --closed: the second write is refused, the P ends at the first
+        (conn,) = oracle.expected(self.pcap(self.closed_during_response()),
+                                  pports={PORT}, app={"closed": True})
+        p, e = conn["records"]
+        self.check(p, type="P", recv_bytes=1000, L=us(2000), duration=1000)
+        self.check(e, type="E", total_recv_bytes=1000)
+        self.assertEqual(conn["close_reason"], "rst sent")
+
+    def test_client_shut_down_during_response(self):
+        # without it, a FIN is a shutdown: the second write is received
+        (conn,) = oracle.expected(self.pcap(self.closed_during_response()),
+                                  pports={PORT})
+        p, e = conn["records"]
+        self.check(p, type="P", recv_bytes=2000, L=us(300000))
+
     def test_client_two_tasks(self):
         # the client's view of two_tasks: request 2 ends task 1; rtt_est
         # 2000 - 1000 (the response carries the ACK of request 1), then

@@ -129,7 +129,8 @@ case_loss() {
 	expect_ge "$retrans" 1 "TcpRetransSegs less TCPSynRetrans (3% loss)"
 	expect_eq "$(awk '{ s += $8 } END { print s }' $SER)" "$retrans" \
 		"retrans vs the namespace's TcpRetransSegs"
-	series_check 10000 --capture "$CAPTURE"
+	series_check 10000 --capture "$CAPTURE" \
+		--slack-us $((${ORACLE_TOL_US:-20000} * TCP_RT_SLOW))
 }
 
 # Input checks, a run refused while one runs, one too big for the bound.

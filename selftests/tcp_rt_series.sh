@@ -85,19 +85,23 @@ case_bursts() {
 }
 
 # A run of 50 buckets of 10 ms ends by itself; its lines are complete by
-# the time series_run reads 0, and they all lie inside it.
+# the time series_run reads 0, and they all lie inside it.  The client
+# sends half of an 11th request and closes: an N, its task open until the
+# close.
 case_ends_by_itself() {
 	setup 10000 50 lports=$PORT
 	start_server -- --port $PORT --req-bytes 100 --resp-bytes 1000 > /dev/null
 	local t0
 	t0=$(date +%s%6N)
 	echo 1 > "$PARAMS/series_run"
-	"$PEER" client --port $PORT --requests 10 --think-ms 10 > /dev/null ||
-		fail "client"
+	"$PEER" client --port $PORT --requests 10 --think-ms 10 \
+		--end mid-request > /dev/null || fail "client"
 	wait_untracked
 	wait_until "the run to end" not_running || fail "the run did not end"
 	collect
+	expect_eq "$(count_records $LOG N)" 1 "N records"
 	series_check 10000
+	expect_eq "$(tail -1 $SER | awk '{ print $15 }')" 0 "tasks open at the end"
 	local first last
 	first=$(head -1 $SER | awk '{ print $1 $2 }')
 	last=$(tail -1 $SER | awk '{ print $1 $2 }')

@@ -15,9 +15,9 @@ where the records (or the capture) put it:
   - tasks started: at the R/W/N records' T0, which is the same clock
     reading (cumulative counts compared, so a shift of one bucket passes
     and any other does not);
-  - the open-task gauge at a bucket's end: within what the R records say
-    (open from T0 to T0 + duration, surely until T2; W/N ones until the
-    connection closed, which the log does not give: no W/N in these runs);
+  - the open-task gauge at a bucket's end: within what the R, W and N
+    records say (open from T0 to T0 + duration, surely until T2; an N's
+    all of it);
   - with --capture: the server's new data segments and retransmitted
     segments, each where the capture saw it leave, within --slack-us (the
     hook counts a segment right after the device took it, in the same
@@ -142,16 +142,20 @@ def main():
         bad.append(f"tasks started: {msg}")
 
     # The open gauge at each bucket's end, against the R records: a task
-    # is open from T0 to T3 (T0 + duration).  From T2 (T0 + upload +
+    # is open from T0 to T3 (T0 + duration); a W's until the close, an N's
+    # too (their durations).  From T2 (T0 + upload +
     # process) on, its response is being written: the module then counts
     # it open while anything written is unacknowledged, and a response all
     # acknowledged while the server has not written the rest yet is not
     # (README "Series"), so only the upper bound holds there.
     full, strict = [], []
     for kind, t0, f in recs:
-        if kind == "R":
+        if kind in "RW":
             full += [(t0, 1), (t0 + f[1], -1)]
             strict += [(t0, 1), (t0 + f[6] + f[5], -1)]
+        elif kind == "N":              # open until the close
+            full += [(t0, 1), (t0 + f[1], -1)]
+            strict += [(t0, 1), (t0 + f[1], -1)]
     full.sort()
     strict.sort()
 
@@ -176,7 +180,7 @@ def main():
                        f"say {lo}..{hi} around then")
             break
         worst = max(worst, g)
-    print(f"series: open gauge held to the R records over "
+    print(f"series: open gauge held to the R/W/N records over "
           f"{last - first + 1} buckets, at most {worst} open")
 
     if a.capture:

@@ -35,7 +35,10 @@ case_one_request() {
 	expect_eq "$(count_records $LOG R)" 1 "R records"
 	expect_eq "$(count_records $LOG E)" 1 "E records"
 	expect_eq "$(before_e $LOG)" R "record before E"
-	expect_time "$(field $LOG R 12)" 200000 40000 "process_time (us)"
+	# the server sleeps 200 ms between the request and the response: no
+	# less; the oracle above holds the exact value to the wire, this bound
+	# only a gross error (a loaded host stalled the sleeper 115 ms more)
+	expect_time_min "$(field $LOG R 12)" 200000 200000 "process_time (us)"
 	expect_eq "$(field $LOG R 7)" 5000 "sent_bytes"
 	expect_eq "$(field $LOG R 14)" 300 "recv_bytes"
 	expect_eq "$(field $LOG R 11)" 1 "task_seq"
@@ -81,7 +84,10 @@ case_upload_time() {
 	drain_logs $LOG
 	oracle_check $LOG --lport $PORT
 	expect_eq "$(count_records $LOG R)" 1 "R records"
-	expect_time "$(field $LOG R 13)" 150000 40000 "upload_time (us)"
+	# the parts leave 150 ms apart (the first may be late by up to 40 ms
+	# of scheduling); the oracle holds the exact value to the wire
+	expect_range "$(field $LOG R 13)" 110000 $((150000 + 200000 * TCP_RT_SLOW)) \
+		"upload_time (us)"
 	expect_eq "$(field $LOG R 14)" 2000 "recv_bytes"
 }
 

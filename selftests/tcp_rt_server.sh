@@ -56,21 +56,42 @@ case_one_request() {
 
 # The last ACK of the response ends the task, not the ACK of the FIN that
 # the server sends once the client, idle 500 ms, has closed.
+# One value of ss -ti for the server's established socket on PORT.
+ss_info() {	# key
+	ss -Htino state established "( sport = :$PORT )" |
+		grep -o "\b$1:[0-9]*" | head -n 1 | cut -d: -f2
+}
+
+response_acked() {
+	[ "$(ss_info bytes_acked)" = 1000 ]
+}
+
+# The client holds the connection 2 s after the response: the R ends at
+# the response's ACK, not at the close; E's totals are what the socket's
+# own counters (ss -ti) said while it was open.
 case_idle_before_close() {
+	local sent recv
 	setup
 	start_server -- --port $PORT --req-bytes 100 --resp-bytes 1000 \
 		--delay-ms 100 > /dev/null
 	capture_start $PORT
 	"$PEER" client --port $PORT --req-bytes 100 --resp-bytes 1000 \
-		--hold-ms 500 > /dev/null || fail "client"
+		--hold-ms 2000 > /dev/null &
+	wait_until "the response acknowledged" response_acked ||
+		fail "ss: $(ss -Htino "( sport = :$PORT )")"
+	sent=$(ss_info bytes_sent)
+	recv=$(ss_info bytes_received)
+	wait $! || fail "client"
 	wait_untracked
 	capture_stop
 	drain_logs $LOG
 	oracle_check $LOG --lport $PORT
 	expect_eq "$(count_records $LOG R)" 1 "R records"
-	expect_time_min "$(field $LOG R 12)" 100000 40000 "process_time (us)"
-	expect_time_min "$(field $LOG R 8)" 100000 100000 \
-		"duration (us), not up to the close 500 ms later"
+	expect_time_min "$(field $LOG R 12)" 100000 200000 "process_time (us)"
+	expect_time_min "$(field $LOG R 8)" 100000 1000000 \
+		"duration (us), not up to the close 2 s later"
+	expect_eq "$(field $LOG E 8)" "$sent" "E total_sent vs ss bytes_sent"
+	expect_eq "$(field $LOG E 10)" "$recv" "E total_recv vs ss bytes_received"
 }
 
 case_upload_time() {
@@ -491,7 +512,7 @@ case_redis_benchmark() {
 }
 
 run_case "one request: R with exact sizes and process time, then E" case_one_request
-run_case "client idle 500 ms before closing: R duration ends at the response's ACK" \
+run_case "client idle 2 s before closing: R ends at the response's ACK, E as ss saw it" \
 	case_idle_before_close
 run_case "request in two parts 150 ms apart: upload time" case_upload_time
 run_case "netem 20 ms each way: min_rtt, duration covers the download" case_rtt_and_download

@@ -113,13 +113,6 @@ static bool tcp_rt_cfg_live;
 static DECLARE_BITMAP(tcp_rt_watch_local, TCP_RT_NR_PORTS) __read_mostly;
 static DECLARE_BITMAP(tcp_rt_watch_peer, TCP_RT_NR_PORTS) __read_mostly;
 
-/* A bounded unsigned parameter. */
-struct tcp_rt_uint {
-	unsigned int *val;
-	unsigned int min;
-	unsigned int max;
-};
-
 unsigned int tcp_rt_stats_off __read_mostly;
 unsigned int tcp_rt_stats_interval __read_mostly = 60;
 static unsigned int tcp_rt_log_buf_num = 8;
@@ -353,7 +346,7 @@ static int tcp_rt_uint_get(char *buffer, const struct kernel_param *kp)
 	return scnprintf(buffer, PAGE_SIZE, "%u\n", READ_ONCE(*p->val));
 }
 
-static const struct kernel_param_ops tcp_rt_uint_ops = {
+const struct kernel_param_ops tcp_rt_uint_ops = {
 	.set = tcp_rt_uint_set,
 	.get = tcp_rt_uint_get,
 };

@@ -406,26 +406,11 @@ module_param_cb(series_us, &tcp_rt_series_us_ops, &tcp_rt_series_us, 0644);
 MODULE_PARM_DESC(series_us,
 		 "series bucket width in microseconds: 100, 1000 (default) or 10000");
 
-static int tcp_rt_series_buckets_set(const char *val,
-				     const struct kernel_param *kp)
-{
-	unsigned int v;
-
-	if (kstrtouint(val, 10, &v) || v < 1 || v > 10000) {
-		pr_err("series_buckets: '%.*s' is not in 1..10000\n",
-		       (int)strcspn(val, "\n"), val);
-		return -EINVAL;
-	}
-	WRITE_ONCE(tcp_rt_series_buckets, v);
-	return 0;
-}
-
-static const struct kernel_param_ops tcp_rt_series_buckets_ops = {
-	.set = tcp_rt_series_buckets_set,
-	.get = param_get_uint,
+static struct tcp_rt_uint tcp_rt_series_buckets_arg = {
+	.val = &tcp_rt_series_buckets, .min = 1, .max = 10000,
 };
-module_param_cb(series_buckets, &tcp_rt_series_buckets_ops,
-		&tcp_rt_series_buckets, 0644);
+module_param_cb(series_buckets, &tcp_rt_uint_ops,
+		&tcp_rt_series_buckets_arg, 0644);
 MODULE_PARM_DESC(series_buckets,
 		 "buckets in a series run (1..10000, default 2000)");
 

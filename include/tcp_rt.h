@@ -12,6 +12,7 @@
 
 #include <linux/bits.h>
 #include <linux/jump_label.h>
+#include <linux/moduleparam.h>
 #include <linux/types.h>
 #include <linux/percpu.h>
 
@@ -57,6 +58,15 @@ struct tcp_rt_task_sample {
 #define TCP_RT_KEY_PEER		BIT(16)
 #define TCP_RT_KEY_VALID	BIT(17)
 #define TCP_RT_STATS_LISTED_MAX	12	/* lports + pports */
+
+/* tcp_rt.c: a bounded unsigned parameter (tcp_rt_uint_ops), for every file */
+struct tcp_rt_uint {
+	unsigned int *val;
+	unsigned int min;
+	unsigned int max;
+};
+
+extern const struct kernel_param_ops tcp_rt_uint_ops;
 
 /* tcp_rt.c: parameters read by the stats worker */
 extern unsigned int tcp_rt_stats_off;

@@ -7,9 +7,10 @@
  * buffer is full the oldest sub-buffer is overwritten, and the overwrite is
  * counted so that the status file shows the loss.
  *
- * Concurrency: relay_write() writes into the current CPU's buffer with
- * interrupts off, so records from softirq and process context on one CPU
- * never interleave, and a record is never split across sub-buffers.  The
+ * Concurrency: a record is formatted into the current CPU's buffer with
+ * interrupts off, as relay_write() copies one, so records from softirq and
+ * process context on one CPU never interleave, and a record is never split
+ * across sub-buffers.  The
  * overwrite counter is bumped from relay's sub-buffer switch, which runs
  * inside that same section on any CPU, hence an atomic.
  *
@@ -147,35 +148,70 @@ static tcp_rt_relay_cb_const struct rchan_callbacks tcp_rt_log_callbacks = {
 };
 
 /*
- * Records are formatted by hand: they are written on the packet path, and
- * vsnprintf() costs several times what these few conversions do.  The
- * buffer holds the longest record possible (checked at build time), so
- * the writers below need no bounds checks.
+ * Records are formatted by hand, straight into the relay buffer: they are
+ * written on the packet path, where vsnprintf() would cost several times
+ * what these few conversions do, and a copy through the stack another
+ * pass over the record.  Two digits per division, from a table.  Room for
+ * the longest record possible is made before formatting starts, so the
+ * writers below need no bounds checks.
  */
 #define TCP_RT_U64_LEN		20	/* digits of U64_MAX */
 #define TCP_RT_EP_LEN		(sizeof("[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535") - 1)
 
-static char *tcp_rt_put_u64(char *p, u64 v)
-{
-	char tmp[TCP_RT_U64_LEN];
-	unsigned int n = 0;
+/* "00" to "99", filled at load */
+static char tcp_rt_digit_pairs[200] __ro_after_init;
 
-	do {
-		tmp[n++] = '0' + do_div(v, 10);
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
+static const u64 tcp_rt_pow10[TCP_RT_U64_LEN] = {
+	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
+	10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
+	100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+	100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+	100000000000000000ULL, 1000000000000000000ULL,
+	10000000000000000000ULL,
+};
+
+/*
+ * Decimal digits of @v: log10 from log2 (1233 / 4096 ~ log10(2)), one
+ * less where @v is below the power of ten found.  @v | 1 has the digits
+ * of @v and is never 0.
+ */
+static unsigned int tcp_rt_dec_len(u64 v)
+{
+	unsigned int t = (fls64(v | 1) * 1233) >> 12;
+
+	return t + ((v | 1) >= tcp_rt_pow10[t]);
 }
 
-/* @v < 10^@width, zero-padded to @width digits */
-static char *tcp_rt_put_padded(char *p, u32 v, unsigned int width)
+/* The two digits of @v < 100 at @p. */
+static void tcp_rt_put_pair(char *p, unsigned int v)
 {
-	unsigned int i;
+	memcpy(p, &tcp_rt_digit_pairs[v * 2], 2);
+}
 
-	for (i = width; i--; v /= 10)
-		p[i] = '0' + v % 10;
-	return p + width;
+static char *tcp_rt_put_u64(char *p, u64 v)
+{
+	char *end = p + tcp_rt_dec_len(v);
+
+	p = end;
+	while (v >= 100) {
+		p -= 2;
+		tcp_rt_put_pair(p, do_div(v, 100));
+	}
+	if (v >= 10)
+		tcp_rt_put_pair(p - 2, v);
+	else
+		p[-1] = '0' + v;
+	return end;
+}
+
+/* @usec < 10^6, as six digits */
+static char *tcp_rt_put_usec(char *p, u32 usec)
+{
+	tcp_rt_put_pair(p + 4, usec % 100);
+	usec /= 100;
+	tcp_rt_put_pair(p + 2, usec % 100);
+	tcp_rt_put_pair(p, usec / 100);
+	return p + 6;
 }
 
 static char *tcp_rt_put_ipv4(char *p, __be32 addr)
@@ -239,32 +275,20 @@ static char *tcp_rt_put_endpoint(char *p, const struct sock *sk, bool peer)
 			 2 * TCP_RT_EP_LEN + 1 +					\
 			 TCP_RT_REC_FIELDS_MAX * (1 + TCP_RT_U64_LEN) + 1)
 
-/*
- * Write one record.  @start_us is a tcp_clock_us() time; records carry the
- * wall-clock time of that instant, from the current offset between the
- * two clocks: reading a clock can cost microseconds (an emulated HPET).
- */
-void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
-		       u64 start_us, const u64 *fields, unsigned int n)
+static char *tcp_rt_format(char *p, const struct sock *sk,
+			   enum tcp_rt_rec type, const struct timespec64 *ts,
+			   const u64 *fields, unsigned int n)
 {
-	ktime_t start = ns_to_ktime(start_us * NSEC_PER_USEC);
-	char rec[TCP_RT_REC_LEN];
-	struct timespec64 ts;
 	unsigned int i;
-	char *p = rec;
-
-	if (WARN_ON_ONCE(n > TCP_RT_REC_FIELDS_MAX))
-		n = TCP_RT_REC_FIELDS_MAX;
-	ts = ktime_to_timespec64(ktime_mono_to_real(start));
 
 	*p++ = 'V';
 	*p++ = '6';
 	*p++ = ' ';
 	*p++ = tcp_rt_rec_letter[type];
 	*p++ = ' ';
-	p = tcp_rt_put_u64(p, ts.tv_sec);
+	p = tcp_rt_put_u64(p, ts->tv_sec);
 	*p++ = ' ';
-	p = tcp_rt_put_padded(p, ts.tv_nsec / NSEC_PER_USEC, 6);
+	p = tcp_rt_put_usec(p, ts->tv_nsec / NSEC_PER_USEC);
 	*p++ = ' ';
 	p = tcp_rt_put_endpoint(p, sk, true);
 	*p++ = ' ';
@@ -274,8 +298,45 @@ void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
 		p = tcp_rt_put_u64(p, fields[i]);
 	}
 	*p++ = '\n';
+	return p;
+}
 
-	relay_write(tcp_rt_log_chan, rec, p - rec);
+/*
+ * Write one record.  @start_us is a tcp_clock_us() time; records carry the
+ * wall-clock time of that instant, from the current offset between the
+ * two clocks: reading a clock can cost microseconds (an emulated HPET).
+ *
+ * This is relay_write() with the record formatted in place: room for the
+ * longest record is made (a sub-buffer switch leaves the rest of the old
+ * one as padding, which reads skip), then only what was written is taken.
+ * Interrupts are off throughout, as in relay_write(), so that nothing
+ * else writes this CPU's buffer meanwhile.
+ */
+void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
+		       u64 start_us, const u64 *fields, unsigned int n)
+{
+	ktime_t start = ns_to_ktime(start_us * NSEC_PER_USEC);
+	struct rchan *chan = tcp_rt_log_chan;
+	struct timespec64 ts;
+	struct rchan_buf *buf;
+	unsigned long flags;
+	char *rec;
+
+	if (WARN_ON_ONCE(n > TCP_RT_REC_FIELDS_MAX))
+		n = TCP_RT_REC_FIELDS_MAX;
+	ts = ktime_to_timespec64(ktime_mono_to_real(start));
+
+	local_irq_save(flags);
+	buf = *this_cpu_ptr(chan->buf);
+	/* A flight recorder always switches; a record always fits. */
+	if (unlikely(buf->offset + TCP_RT_REC_LEN > chan->subbuf_size) &&
+	    WARN_ON_ONCE(!relay_switch_subbuf(buf, TCP_RT_REC_LEN))) {
+		local_irq_restore(flags);
+		return;
+	}
+	rec = buf->data + buf->offset;
+	buf->offset += tcp_rt_format(rec, sk, type, &ts, fields, n) - rec;
+	local_irq_restore(flags);
 	this_cpu_inc(tcp_rt_counters.records[type]);
 }
 
@@ -286,6 +347,13 @@ unsigned long tcp_rt_log_overwritten(void)
 
 int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs)
 {
+	unsigned int i;
+
+	BUILD_BUG_ON(TCP_RT_REC_LEN > TCP_RT_LOG_SUBBUF_SIZE);
+	for (i = 0; i < 100; i++) {
+		tcp_rt_digit_pairs[2 * i] = '0' + i / 10;
+		tcp_rt_digit_pairs[2 * i + 1] = '0' + i % 10;
+	}
 	tcp_rt_log_chan = relay_open("rt-network-log", dir,
 				     TCP_RT_LOG_SUBBUF_SIZE, n_subbufs,
 				     &tcp_rt_log_callbacks, NULL);

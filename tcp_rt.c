@@ -46,15 +46,18 @@
 #include <linux/debugfs.h>
 #include <linux/error-injection.h>
 #include <linux/ftrace.h>
+#include <linux/jhash.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/random.h>
 #include <linux/rhashtable.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 #include <net/inet_sock.h>
+#include <net/ipv6.h>
 #include <net/tcp.h>
 
 #include "include/tcp_rt.h"
@@ -118,6 +121,8 @@ unsigned int tcp_rt_stats_interval __read_mostly = 60;
 static unsigned int tcp_rt_log_buf_num = 8;
 static unsigned int tcp_rt_stats_buf_num = 8;
 static unsigned int tcp_rt_max_tracked __read_mostly = 262144;
+static unsigned int tcp_rt_log_sample __read_mostly = 1;
+static u32 tcp_rt_log_sample_seed __read_mostly;
 
 static bool tcp_rt_active __read_mostly = true;
 
@@ -387,6 +392,13 @@ module_param_cb(max_tracked, &tcp_rt_uint_ops, &tcp_rt_max_tracked_arg, 0644);
 MODULE_PARM_DESC(max_tracked,
 		 "most connections tracked at once (1..16777216, default 262144)");
 
+static struct tcp_rt_uint tcp_rt_log_sample_arg = {
+	.val = &tcp_rt_log_sample, .min = 1, .max = 65536,
+};
+module_param_cb(log_sample, &tcp_rt_uint_ops, &tcp_rt_log_sample_arg, 0644);
+MODULE_PARM_DESC(log_sample,
+		 "log the records of one connection in N (1..65536, default 1: all); stats and series count every one");
+
 /*
  * Deactivation is one way: connections already tracked are followed to
  * their end, so that their module references drop and rmmod can succeed.
@@ -483,6 +495,7 @@ struct tcp_rt_conn {
 	u8 role;
 	u8 phase;
 	u8 req_ooo;		/* a server's request came out of order */
+	u8 logged;		/* its records go to the logs (log_sample) */
 	struct rcu_head rcu;
 };
 
@@ -498,6 +511,7 @@ static struct kmem_cache *tcp_rt_conn_cache __read_mostly;
 static atomic_t tcp_rt_tracked = ATOMIC_INIT(0);
 static atomic_long_t tcp_rt_alloc_failed = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_client_cut = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_conns_sampled_out = ATOMIC_LONG_INIT(0);
 
 static inline bool tcp_rt_watched(const struct sock *sk)
 {
@@ -594,6 +608,17 @@ static u32 tcp_rt_conn_key(enum tcp_rt_role role, const struct sock *sk)
 	return TCP_RT_KEY_VALID | ntohs(inet->inet_sport);
 }
 
+/* A record, unless log_sample left the connection out of the logs. */
+static void tcp_rt_conn_log(const struct tcp_rt_conn *c, const struct sock *sk,
+			    enum tcp_rt_rec type, u64 start_us, const u64 *f,
+			    unsigned int n)
+{
+	if (likely(c->logged))
+		tcp_rt_log_record(sk, type, start_us, f, n);
+	else
+		this_cpu_inc(tcp_rt_counters.sampled_out);
+}
+
 /*
  * A task completed: R for a server, P for a client.  The two records share
  * their layout; only the meaning of the times differs (see struct
@@ -627,7 +652,7 @@ static void tcp_rt_emit_done(const struct tcp_rt_conn *c,
 	f[7] = t.recv;
 	f[8] = tcp_rt_ooo(c, tp);
 	f[9] = tp->mss_cache;
-	tcp_rt_log_record(sk, type, c->t0, f, 10);
+	tcp_rt_conn_log(c, sk, type, c->t0, f, 10);
 	tcp_rt_stats_add(c->key, &t);
 	tcp_rt_series_add_at(c->key, now, TCP_RT_SER_DONE, 1);
 }
@@ -647,7 +672,7 @@ static void tcp_rt_emit_w(const struct tcp_rt_conn *c, const struct sock *sk,
 	f[6] = c->t1;
 	f[7] = unacked;
 	f[8] = tp->mss_cache;
-	tcp_rt_log_record(sk, TCP_RT_REC_W, c->t0, f, 9);
+	tcp_rt_conn_log(c, sk, TCP_RT_REC_W, c->t0, f, 9);
 	tcp_rt_stats_add(c->key, NULL);
 	tcp_rt_series_add_at(c->key, now, TCP_RT_SER_W, 1);
 }
@@ -663,7 +688,7 @@ static void tcp_rt_emit_n(const struct tcp_rt_conn *c, const struct sock *sk,
 	f[2] = c->rcv_data - c->task_rcv;
 	f[3] = tcp_rt_ooo(c, tp);
 	f[4] = tp->mss_cache;
-	tcp_rt_log_record(sk, TCP_RT_REC_N, c->t0, f, 5);
+	tcp_rt_conn_log(c, sk, TCP_RT_REC_N, c->t0, f, 5);
 	tcp_rt_series_add_at(c->key, now, TCP_RT_SER_N, 1);
 }
 
@@ -679,7 +704,7 @@ static void tcp_rt_emit_e(const struct tcp_rt_conn *c, const struct sock *sk,
 	f[3] = c->rcv_data - c->rcv_isn;
 	f[4] = tp->total_retrans - c->retrans_base;
 	f[5] = tcp_rt_min_rtt(tp, c->conn_min_rtt);
-	tcp_rt_log_record(sk, TCP_RT_REC_E, c->estab_us, f, 6);
+	tcp_rt_conn_log(c, sk, TCP_RT_REC_E, c->estab_us, f, 6);
 }
 
 /* The peer acknowledged more of our data. */
@@ -924,6 +949,33 @@ static void tcp_rt_conn_free_rcu(struct rcu_head *head)
 			container_of(head, struct tcp_rt_conn, rcu));
 }
 
+/*
+ * Whether a new connection's records go to the logs: one connection in
+ * log_sample, chosen by a hash of its addresses and ports keyed at load,
+ * so that a logged connection keeps every record and consecutive
+ * task_seq, and which ones are logged cannot be steered from outside.
+ */
+static bool tcp_rt_log_sampled(const struct sock *sk)
+{
+	const struct inet_sock *inet = inet_sk(sk);
+	unsigned int n = READ_ONCE(tcp_rt_log_sample);
+	u32 h;
+
+	if (n == 1)
+		return true;
+	h = tcp_rt_log_sample_seed ^ ((__force u32)inet->inet_sport << 16 |
+				      (__force u16)inet->inet_dport);
+#if IS_ENABLED(CONFIG_IPV6)
+	if (sk->sk_family == AF_INET6 && !ipv6_addr_v4mapped(&sk->sk_v6_daddr))
+		h = __ipv6_addr_jhash(&sk->sk_v6_daddr,
+				      __ipv6_addr_jhash(&sk->sk_v6_rcv_saddr, h));
+	else
+#endif
+		h = jhash_3words((__force u32)inet->inet_daddr,
+				 (__force u32)inet->inet_rcv_saddr, h, 0);
+	return reciprocal_scale(h, n) == 0;
+}
+
 static void tcp_rt_conn_open(const struct sock *sk)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
@@ -958,6 +1010,7 @@ static void tcp_rt_conn_open(const struct sock *sk)
 	c->sk = sk;
 	c->role = role;
 	c->key = tcp_rt_conn_key(role, sk);
+	c->logged = tcp_rt_log_sampled(sk);
 	/*
 	 * c->segs_in stays 0: a data segment counted before ESTABLISHED is
 	 * the one completing the handshake, whose data is queued after it.
@@ -979,6 +1032,8 @@ static void tcp_rt_conn_open(const struct sock *sk)
 	if (rhashtable_lookup_insert_fast(&tcp_rt_conns, &c->node,
 					  tcp_rt_conn_params))
 		goto fail_free;
+	if (!c->logged)
+		atomic_long_inc(&tcp_rt_conns_sampled_out);
 	tcp_rt_series_add_at(c->key, c->estab_us, TCP_RT_SER_ESTAB, 1);
 	return;
 
@@ -1319,14 +1374,22 @@ static unsigned int tcp_rt_table_buckets(void)
 	return n;
 }
 
-static u64 tcp_rt_records(enum tcp_rt_rec type)
+/* A per-CPU counter summed: @offset in struct tcp_rt_pcpu_counters. */
+static u64 tcp_rt_pcpu_sum(size_t offset)
 {
 	u64 sum = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		sum += per_cpu(tcp_rt_counters, cpu).records[type];
+		sum += *(u64 *)((char *)per_cpu_ptr(&tcp_rt_counters, cpu) +
+				offset);
 	return sum;
+}
+
+static u64 tcp_rt_records(enum tcp_rt_rec type)
+{
+	return tcp_rt_pcpu_sum(offsetof(struct tcp_rt_pcpu_counters,
+					records[type]));
 }
 
 static int tcp_rt_status_show(struct seq_file *m, void *v)
@@ -1349,6 +1412,11 @@ static int tcp_rt_status_show(struct seq_file *m, void *v)
 	seq_printf(m, "alloc_failed %ld\n",
 		   atomic_long_read(&tcp_rt_alloc_failed));
 	seq_printf(m, "client_cut %ld\n", atomic_long_read(&tcp_rt_client_cut));
+	seq_printf(m, "conns_sampled_out %ld\n",
+		   atomic_long_read(&tcp_rt_conns_sampled_out));
+	seq_printf(m, "records_sampled_out %llu\n",
+		   tcp_rt_pcpu_sum(offsetof(struct tcp_rt_pcpu_counters,
+					    sampled_out)));
 	seq_printf(m, "probe_missed %lu\n", tcp_rt_probe_missed());
 	tcp_rt_status_misses(m);
 	tcp_rt_series_status(m);
@@ -1407,6 +1475,7 @@ static int __init tcp_rt_init(void)
 {
 	int err;
 
+	tcp_rt_log_sample_seed = get_random_u32();
 	err = tcp_rt_cfg_init();
 	if (err)
 		return err;

@@ -35,6 +35,7 @@ enum tcp_rt_rec {
 /* Hot counters, one copy per CPU; summed only when status is read. */
 struct tcp_rt_pcpu_counters {
 	u64 records[TCP_RT_REC_MAX];
+	u64 sampled_out;	/* records log_sample left out */
 };
 
 DECLARE_PER_CPU(struct tcp_rt_pcpu_counters, tcp_rt_counters);

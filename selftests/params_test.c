@@ -128,6 +128,7 @@ static const struct param_default defaults[] = {
 	{ "log_buf_num",	"8\n",		0444 },
 	{ "stats_buf_num",	"8\n",		0444 },
 	{ "max_tracked",	"262144\n",	0644 },
+	{ "log_sample",		"1\n",		0644 },
 	{ "deactivate",		"0\n",		0644 },
 };
 
@@ -163,6 +164,10 @@ static const struct bad_value bad_values[] = {
 	{ "stats_interval", " 5" },
 	{ "max_tracked", "0" },
 	{ "max_tracked", "16777217" },
+	{ "log_sample", "0" },
+	{ "log_sample", "65537" },
+	{ "log_sample", "-4" },
+	{ "log_sample", "1/16" },
 	{ "deactivate", "2" },
 	{ "deactivate", "yes" },
 	{ "deactivate", "-1" },
@@ -222,6 +227,7 @@ TEST(load_time_bad_values_refused)
 		"pports=65536", "pports_range=1", "stats=3",
 		"stats_interval=0", "log_buf_num=0", "log_buf_num=65",
 		"stats_buf_num=100", "max_tracked=0", "deactivate=2",
+		"log_sample=0",
 		/* a bad value after good ones must not leave anything behind */
 		"lports=80 pports=443 stats_interval=x",
 	};
@@ -296,11 +302,13 @@ TEST_F(runtime, good_values_accepted)
 		{ "stats", "1" },
 		{ "stats_interval", "1" },
 		{ "max_tracked", "16777216" },
+		{ "log_sample", "65536" },
+		{ "log_sample", "16" },
 	};
 	static const char * const expect[] = {
 		"81,82,83,84,85,86\n", "443\n", "\n", "1,65535\n",
 		"10,20,30,40,50,60\n", "6380\n", "1,1\n", "1\n", "1\n",
-		"16777216\n",
+		"16777216\n", "65536\n", "16\n",
 	};
 	char val[256];
 	unsigned int i;

@@ -54,12 +54,14 @@ case_concurrent_writers() {
 	race_param pports 6379 443,8443 -- 70000 6379,, abc
 	race_param stats_interval 1 60 86400 -- 0 86401 -5 1.5 "" 0x10
 	race_param max_tracked 1 1000 16777216 -- 0 16777217 -1
+	race_param log_sample 1 16 65536 -- 0 65537 -1 x
 	# the configuration took the last value in force: a port of it tracks
 	# (the ranges raced too, and 1,65535 would take in the client's end)
 	echo > "$PARAMS/lports_range"
 	echo > "$PARAMS/pports"
 	echo 7701 > "$PARAMS/lports"
 	echo 100 > "$PARAMS/max_tracked"
+	echo 1 > "$PARAMS/log_sample"
 	start_server -- --port 7701 > /dev/null
 	"$PEER" client --port 7701 > /dev/null || fail "client"
 	wait_untracked

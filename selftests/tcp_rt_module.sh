@@ -20,7 +20,7 @@ case_status_keys() {
 	mod_load
 	for k in version active tracked records_R records_W records_N \
 		 records_P records_E log_subbufs_overwritten stats_lines client_cut \
-		 alloc_failed probe_missed; do
+		 alloc_failed probe_missed conns_sampled_out records_sampled_out; do
 		grep -q "^$k [0-9a-z.]*$" "$DBG/status" || fail "status has no '$k'"
 	done
 	expect_eq "$(status active)" 1 "active"

@@ -286,6 +286,46 @@ case_bank_full() {
 	expect_eq "$(status stats_dropped)" 12 "stats_dropped"
 }
 
+# log_sample=4: about one connection in four logged, each whole and held
+# to the capture; the others write nothing and are counted; the stats
+# count every task of every connection.  64 connections: all or none
+# logged has a chance below 1e-8.
+case_log_sample() {
+	local conns=64 reqs=3 logged out
+	setup lports=$PORT stats_interval=1 log_sample=4
+	start_server -- --port $PORT --req-bytes 100 --resp-bytes 300 \
+		--conns $conns > /dev/null
+	capture_start $PORT
+	"$PEER" client --port $PORT --req-bytes 100 --resp-bytes 300 \
+		--requests $reqs --conns $conns > /dev/null || fail "client"
+	wait_untracked
+	capture_stop
+	wait_until "every task in the stats" tasks_reach $PORT $((conns * reqs)) ||
+		fail "tasks in stats: $(stats_tasks $PORT)"
+	expect_eq "$(stats_tasks $PORT)" $((conns * reqs)) "tasks in the stats"
+	drain_logs $LOG
+	logged=$(count_records $LOG E)
+	out=$(status conns_sampled_out)
+	diag "$logged connections logged, $out sampled out"
+	expect_eq $((logged + out)) $conns "E records + conns_sampled_out"
+	expect_ge "$logged" 1 "connections logged"
+	expect_le "$logged" $((conns - 1)) "connections logged"
+	expect_eq "$(count_records $LOG R)" $((logged * reqs)) "R records"
+	expect_eq "$(status records_sampled_out)" $((out * (reqs + 1))) \
+		"records_sampled_out"
+	expect_eq "$(status records_R)" $((logged * reqs)) "status records_R"
+	oracle_check $LOG --lport $PORT --sampled-out "$out"
+	# back to every connection: the next one is logged whatever its hash
+	echo 1 > "$PARAMS/log_sample"
+	start_server -- --port $PORT --req-bytes 100 --resp-bytes 300 > /dev/null
+	"$PEER" client --port $PORT --req-bytes 100 --resp-bytes 300 \
+		--requests 1 > /dev/null || fail "client"
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG E)" $((logged + 1)) "E records after log_sample=1"
+	expect_eq "$(status conns_sampled_out)" "$out" "conns_sampled_out after log_sample=1"
+}
+
 run_case "a listed port: averages, and the tasks add up to the R records" case_listed_port
 run_case "an idle listed port prints zeros, an idle range port nothing" case_idle_ports
 run_case "a peer port prints as P<port>" case_peer_port
@@ -294,4 +334,6 @@ run_case "fail_per_1000 and drop_per_1000 match the R and W records" case_fail_d
 run_case "the stats file is read once" case_read_once
 run_case "stats_buf_num=1 overwrites the oldest, whole lines, counted" case_overwrite
 run_case "a bank filled past 128 ports: the rest counted in stats_dropped" case_bank_full
+run_case "log_sample=4: connections logged whole or not at all, every task in the stats" \
+	case_log_sample
 done_testing

@@ -650,9 +650,11 @@ def parse_record(line):
     return words[4], words[5], kind, values
 
 
-def compare(conns, lines, tolerance):
+def compare(conns, lines, tolerance, sampled_out=None):
     """Every module record against the oracle's: counts and bytes exactly,
     times within tolerance (us), min_rtt no more than rtt_est + tolerance.
+    sampled_out (log_sample): exactly that many connections have no record
+    at all, every other one all of its records.
     Returns (mismatches, records matched, largest time deviation)."""
     want = {}
     for conn in conns:
@@ -683,6 +685,14 @@ def compare(conns, lines, tolerance):
             elif name == "min_rtt" and value > exp + tolerance:
                 bad.append(f"min_rtt {value} above the wire's {exp} "
                            f"(+{tolerance}): {line}")
+    if sampled_out is not None:
+        seen = {parse_record(line)[:2] for line in lines}
+        silent = {(c["peer"], c["local"]) for c in conns if c["records"]
+                  and (c["peer"], c["local"]) not in seen}
+        if len(silent) != sampled_out:
+            bad.append(f"{len(silent)} connections without a record, "
+                       f"{sampled_out} sampled out")
+        want = {k: v for k, v in want.items() if k[:2] not in silent}
     for (peer, local, kind, seq), rec in want.items():
         bad.append(f"missing: {kind} task {seq} of {peer} {local}")
     return bad, matched, worst
@@ -717,6 +727,9 @@ def main(argv=None):
                         help="the tracked side's application closed its "
                         "socket (not shutdown): data after its FIN is "
                         "refused")
+    parser.add_argument("--sampled-out", type=int, metavar="N",
+                        help="--compare: log_sample left exactly N "
+                        "connections out of the log, whole")
     parser.add_argument("pcap")
     args = parser.parse_args(argv)
     conns = expected(args.pcap, lports=args.lport or (),
@@ -726,7 +739,8 @@ def main(argv=None):
     if args.compare:
         with open(args.compare, encoding="ascii") as f:
             lines = [ln for ln in f if ln.startswith("V6 ")]
-        bad, matched, worst = compare(conns, lines, args.tolerance_us)
+        bad, matched, worst = compare(conns, lines, args.tolerance_us,
+                                      args.sampled_out)
         for msg in bad:
             print(f"oracle: {msg.rstrip()}")
         print(f"oracle: {matched} records held to the capture, times off by "

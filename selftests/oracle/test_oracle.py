@@ -596,6 +596,33 @@ class OracleTest(unittest.TestCase):
             self.assertEqual(out.returncode, 1 if n_bad else 0, out.stdout)
             self.assertIn(f"{n_bad} mismatches", out.stdout, fields)
 
+    def test_compare_sampled_out(self):
+        """--sampled-out N: N connections with no record, the others
+        whole; the one-request capture has one connection (R and E)."""
+        path = self.pcap(self.one_request())
+        r_line = ("V6 R 1700000000 001000 10.0.0.2:40000 10.0.0.1:7100 "
+                  "2000 200400 280 0 1 200000 0 300 0 65483\n")
+        e_line = ("V6 E 1700000000 000200 10.0.0.2:40000 10.0.0.1:7100"
+                  " 1 2000 0 300 0 250\n")
+        cases = [  # log, --sampled-out, mismatches expected
+            ("", 1, 0),
+            (r_line + e_line, 0, 0),
+            (r_line, 0, 1),             # the E missing
+            (r_line, 1, 2),             # not out, and the E missing
+            ("", 0, 1),                 # one without a record, none out
+            ("", 2, 1),
+        ]
+        for text, out_n, n_bad in cases:
+            log = os.path.join(self.tmp, "log")
+            with open(log, "w", encoding="ascii") as f:
+                f.write(text)
+            out = subprocess.run([sys.executable, ORACLE, "--lport", "7100",
+                                  "--sampled-out", str(out_n),
+                                  "--compare", log, path],
+                                 capture_output=True, text=True, check=False)
+            self.assertEqual(out.returncode, 1 if n_bad else 0, out.stdout)
+            self.assertIn(f"{n_bad} mismatches", out.stdout, (text, out_n))
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

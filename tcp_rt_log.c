@@ -190,8 +190,18 @@ static void tcp_rt_put_pair(char *p, unsigned int v)
 
 static char *tcp_rt_put_u64(char *p, u64 v)
 {
-	char *end = p + tcp_rt_dec_len(v);
+	char *end;
 
+	/* most fields, and an IPv4 address's bytes, are short */
+	if (v < 10) {
+		*p = '0' + v;
+		return p + 1;
+	}
+	if (v < 100) {
+		tcp_rt_put_pair(p, v);
+		return p + 2;
+	}
+	end = p + tcp_rt_dec_len(v);
 	p = end;
 	while (v >= 100) {
 		p -= 2;

@@ -512,11 +512,21 @@ static u32 tcp_rt_conn_hashfn(const void *data, u32 len, u32 seed)
 		       32);
 }
 
+/* Two pointers compared, not two buffers of their size by memcmp(). */
+static int tcp_rt_conn_cmpfn(struct rhashtable_compare_arg *arg,
+			     const void *obj)
+{
+	const struct tcp_rt_conn *c = obj;
+
+	return c->sk != *(const struct sock * const *)arg->key;
+}
+
 static const struct rhashtable_params tcp_rt_conn_params = {
 	.key_len		= sizeof(const struct sock *),
 	.key_offset		= offsetof(struct tcp_rt_conn, sk),
 	.head_offset		= offsetof(struct tcp_rt_conn, node),
 	.hashfn			= tcp_rt_conn_hashfn,
+	.obj_cmpfn		= tcp_rt_conn_cmpfn,
 	.automatic_shrinking	= true,
 };
 
@@ -535,9 +545,10 @@ static inline bool tcp_rt_watched(const struct sock *sk)
 	       test_bit((__force u16)inet->inet_dport, tcp_rt_watch_peer);
 }
 
+/* Every caller holds rcu_read_lock(): no second one inside. */
 static struct tcp_rt_conn *tcp_rt_conn_find(const struct sock *sk)
 {
-	return rhashtable_lookup_fast(&tcp_rt_conns, &sk, tcp_rt_conn_params);
+	return rhashtable_lookup(&tcp_rt_conns, &sk, tcp_rt_conn_params);
 }
 
 static u32 tcp_rt_since(const struct tcp_rt_conn *c, u64 now)

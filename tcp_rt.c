@@ -28,8 +28,10 @@
  *   - The watch bitmaps are the union of every port configured since load.
  *     They only gain bits, so the hot path tests them without a lock: a
  *     connection still tracked after its port was removed stays visible.
- *   - Hot counters are per CPU; rare ones (alloc_failed, client_cut) are
- *     atomics.
+ *   - Hot counters are per CPU; rare ones (alloc_failed, client_cut,
+ *     conns_sampled_out) are atomics.
+ *   - Whether a connection is logged (log_sample) is decided once, before
+ *     it is published in the table, and only read after.
  *   - A connection's series_state is claimed by cmpxchg() when a series
  *     run starts, then changed by its hooks only (see "open-task gauge");
  *     the series counters are tcp_rt_series.c's.

@@ -271,8 +271,23 @@ oracle_check() {	# log --lport|--pport port [oracle options]
 	local out
 	out=$(/usr/bin/python3 "$SELFTESTS/oracle/tcp_rt_oracle.py" "${@:2}" \
 		--tolerance-us $((${ORACLE_TOL_US:-20000} * TCP_RT_SLOW)) \
-		--compare "$1" "$CAPTURE") || { echo "$out" | sed 's/^/# /'; fail "records differ from the wire"; }
+		--compare "$1" "$CAPTURE") || {
+		echo "$out" | sed 's/^/# /'
+		oracle_keep "$1"
+		fail "records differ from the wire"
+	}
 	diag "$out"
+}
+
+# A failed comparison's evidence, kept in the checkout (the guest's only
+# writable place that outlives it): the capture, the records, and the
+# capture's first segments in the test's output.
+oracle_keep() {	# log
+	local dir
+	dir=$TOP/selftests/artifacts/$(uname -r)-$(date +%s)-$$
+	mkdir -p "$dir" && cp "$CAPTURE" "$1" "$dir"/ &&
+		diag "capture and records kept in $dir"
+	tcpdump -r "$CAPTURE" -n -tt 2> /dev/null | head -n 40 | sed 's/^/# /'
 }
 
 # The server's sockets on PORT: bytes written and not acknowledged (ss's

@@ -401,12 +401,18 @@ netns_retrans() {	# netns
 }
 
 # Kernel log lines tcp_rt wrote (or matching a pattern) since a mark.
+# A line of our own in the kernel log, printed to find it again: a count
+# of lines would point at the wrong place once the ring is full and its
+# oldest lines go as new ones come.
 kmsg_mark() {
-	dmesg | wc -l
+	local m
+	m="tcp_rt-selftest mark $(date +%s%N) $$"
+	echo "$m" > /dev/kmsg
+	echo "$m"
 }
 
 kmsg_since() {	# mark [pattern: tcp_rt's own lines by default]
-	dmesg | tail -n +"$(($1 + 1))" | grep "${2:-tcp_rt:}"
+	dmesg | awk -v m="$1" 'seen; index($0, m) { seen = 1 }' | grep "${2:-tcp_rt:}"
 }
 
 # ---- redis ------------------------------------------------------------------------

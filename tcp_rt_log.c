@@ -175,7 +175,7 @@ static const u64 tcp_rt_pow10[TCP_RT_U64_LEN] = {
  * less where @v is below the power of ten found.  @v | 1 has the digits
  * of @v and is never 0.
  */
-static unsigned int tcp_rt_dec_len(u64 v)
+static __always_inline unsigned int tcp_rt_dec_len(u64 v)
 {
 	unsigned int t = (fls64(v | 1) * 1233) >> 12;
 
@@ -183,12 +183,12 @@ static unsigned int tcp_rt_dec_len(u64 v)
 }
 
 /* The two digits of @v < 100 at @p. */
-static void tcp_rt_put_pair(char *p, unsigned int v)
+static __always_inline void tcp_rt_put_pair(char *p, unsigned int v)
 {
 	memcpy(p, &tcp_rt_digit_pairs[v * 2], 2);
 }
 
-static char *tcp_rt_put_u64(char *p, u64 v)
+static inline char *tcp_rt_put_u64(char *p, u64 v)
 {
 	char *end;
 
@@ -215,7 +215,7 @@ static char *tcp_rt_put_u64(char *p, u64 v)
 }
 
 /* @usec < 10^6, as six digits */
-static char *tcp_rt_put_usec(char *p, u32 usec)
+static __always_inline char *tcp_rt_put_usec(char *p, u32 usec)
 {
 	tcp_rt_put_pair(p + 4, usec % 100);
 	usec /= 100;

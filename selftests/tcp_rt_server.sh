@@ -57,13 +57,18 @@ case_one_request() {
 # The last ACK of the response ends the task, not the ACK of the FIN that
 # the server sends once the client, idle 500 ms, has closed.
 # One value of ss -ti for the server's established socket on PORT.
-ss_info() {	# key
-	ss -Htino state established "( sport = :$PORT )" |
-		grep -o "\b$1:[0-9]*" | head -n 1 | cut -d: -f2
+# The server socket's ss -ti line, kept in /tmp/ss.acked once its response
+# is all acknowledged: the counters are read from that one line, while the
+# connection is surely open (a later ss may come after the client's close
+# on a slow guest).
+response_acked() {
+	local l
+	l=$(ss -Htino state established "( sport = :$PORT )")
+	grep -qw "bytes_acked:1000" <<< "$l" && echo "$l" > /tmp/ss.acked
 }
 
-response_acked() {
-	[ "$(ss_info bytes_acked)" = 1000 ]
+acked_info() {	# key
+	grep -o "\b$1:[0-9]*" /tmp/ss.acked | head -n 1 | cut -d: -f2
 }
 
 # The client holds the connection 2 s after the response: the R ends at
@@ -72,6 +77,7 @@ response_acked() {
 case_idle_before_close() {
 	local sent recv
 	setup
+	rm -f /tmp/ss.acked
 	start_server -- --port $PORT --req-bytes 100 --resp-bytes 1000 \
 		--delay-ms 100 > /dev/null
 	capture_start $PORT
@@ -79,8 +85,8 @@ case_idle_before_close() {
 		--hold-ms 2000 > /dev/null &
 	wait_until "the response acknowledged" response_acked ||
 		fail "ss: $(ss -Htino "( sport = :$PORT )")"
-	sent=$(ss_info bytes_sent)
-	recv=$(ss_info bytes_received)
+	sent=$(acked_info bytes_sent)
+	recv=$(acked_info bytes_received)
 	wait $! || fail "client"
 	wait_untracked
 	capture_stop

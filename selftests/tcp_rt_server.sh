@@ -54,9 +54,6 @@ case_one_request() {
 		fail "R header"
 }
 
-# The last ACK of the response ends the task, not the ACK of the FIN that
-# the server sends once the client, idle 500 ms, has closed.
-# One value of ss -ti for the server's established socket on PORT.
 # The server socket's ss -ti line, kept in /tmp/ss.acked once its response
 # is all acknowledged: the counters are read from that one line, while the
 # connection is surely open (a later ss may come after the client's close

@@ -10,9 +10,9 @@
  * Concurrency: a record is formatted into the current CPU's buffer with
  * interrupts off, as relay_write() copies one, so records from softirq and
  * process context on one CPU never interleave, and a record is never split
- * across sub-buffers.  The
- * overwrite counter is bumped from relay's sub-buffer switch, which runs
- * inside that same section on any CPU, hence an atomic.
+ * across sub-buffers.  The overwrite counter is bumped from relay's
+ * sub-buffer switch, which runs inside that same section on any CPU, hence
+ * an atomic.
  *
  * The relay files (these and rt-network-stats) are opened through
  * tcp_rt_relay_fops: relay's own operations without mmap, which debugfs

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Tests of scripts/vm-run's kernel log check, on crafted kernel logs: which
-line fails a run, and what it says of tcp_rt (loaded yet? in the trace?).
+line fails a run, and what it says of tcp_rt (loaded yet? in the trace?);
+and of the QEMU options it takes from the environment.
 
     python3 scripts/test_vm_run.py [-v]
 """
@@ -101,6 +102,49 @@ class LogCheckTest(unittest.TestCase):
         with open(path, "a", encoding="ascii") as f:
             f.write("vm-init: cannot mount the project\n")
         self.assertEqual(vm_run.init_error(path), "vm-init: cannot mount the project")
+
+
+class QemuArgvTest(unittest.TestCase):
+
+    ENV = ("VM_CPU", "VM_PLUGIN", "VM_ICOUNT", "VM_ACCEL", "VM_MODULES_DIR")
+
+    def setUp(self):
+        saved = {k: os.environ.get(k) for k in self.ENV}
+        self.addCleanup(self.restore, saved)
+        for k in self.ENV:
+            os.environ.pop(k, None)
+        os.environ["VM_ACCEL"] = "tcg"
+
+    @staticmethod
+    def restore(saved):
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+    @staticmethod
+    def argv():
+        return vm_run.qemu_argv({"cpus": 1, "mem": 512}, "/k", "/i", "/l", "/r",
+                                "/s", "/", "6.1")
+
+    @staticmethod
+    def option(argv, name):
+        return argv[argv.index(name) + 1] if name in argv else None
+
+    def test_default_cpu_no_plugin(self):
+        argv = self.argv()
+        self.assertEqual(self.option(argv, "-cpu"), "max")
+        self.assertIsNone(self.option(argv, "-plugin"))
+
+    def test_cpu_and_plugin_from_the_environment(self):
+        # check-debug's guest: no 5-level paging (KASAN's boot false positive)
+        os.environ["VM_CPU"] = "max,la57=off"
+        os.environ["VM_PLUGIN"] = "tools/bench/insn_plugin.so,marker=0x1,out=/tmp/d"
+        argv = self.argv()
+        self.assertEqual(self.option(argv, "-cpu"), "max,la57=off")
+        self.assertEqual(self.option(argv, "-plugin"),
+                         "tools/bench/insn_plugin.so,marker=0x1,out=/tmp/d")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ endif
 KDIR ?= $(shell scripts/kdir)
 PWD  := $(CURDIR)
 
-.PHONY: all modules install clean check check-debug check-kernels dist demo bench sparse \
+.PHONY: all modules install clean check check-debug check-kernels dist demo bench bench-insns sparse \
 	checkpatch selftests deps tcprt
 
 all: modules tcprt
@@ -66,6 +66,10 @@ demo:
 
 bench:
 	@scripts/bench
+
+# every instruction a tracked request adds, by symbol (tools/bench/insns)
+bench-insns: modules
+	@tools/bench/insns
 
 clean:
 	$(KRUN) $(MAKE) -C $(KDIR) M=$(PWD) clean

@@ -42,6 +42,7 @@ struct conn {
 
 static unsigned int opt_port, opt_conns = 16, opt_seconds = 10;
 static size_t opt_req = 64, opt_resp = 256;
+static unsigned long opt_spin;
 static const char *opt_ready;
 static char buf[BUF_SIZE];
 
@@ -208,6 +209,17 @@ static __attribute__((noreturn)) int server(void)
 	}
 }
 
+/*
+ * --spin N: N turns of an empty loop per response, work of the client's
+ * own that tools/bench/insns compares with what tcp_rt adds (the same
+ * instructions, spent in a process instead of the kernel).
+ */
+static void spin(unsigned long n)
+{
+	while (n--)
+		__asm__ volatile("");
+}
+
 static int client(void)
 {
 	struct epoll_event ev, evs[MAX_EVENTS];
@@ -247,6 +259,7 @@ static int client(void)
 			 */
 			while (k++ < MAX_BURST && (r = read_some(c, opt_resp)) == 1) {
 				done++;
+				spin(opt_spin);
 				write_all(c->fd, opt_req);
 			}
 			if (k > MAX_BURST)
@@ -334,7 +347,7 @@ static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
 		"usage: rt_load server --port P [--req N] [--resp N] [--ready-file F]\n"
-		"       rt_load client --port P [--conns C] [--seconds S] [--req N] [--resp N]\n"
+		"       rt_load client --port P [--conns C] [--seconds S] [--req N] [--resp N] [--spin N]\n"
 		"       rt_load idle --port P --conns C --ready-file F\n");
 	exit(status);
 }
@@ -348,6 +361,7 @@ int main(int argc, char **argv)
 		{ "req", required_argument, NULL, 'q' },
 		{ "resp", required_argument, NULL, 'r' },
 		{ "ready-file", required_argument, NULL, 'f' },
+		{ "spin", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -366,6 +380,7 @@ int main(int argc, char **argv)
 		case 'q': opt_req = atol(optarg); break;
 		case 'r': opt_resp = atol(optarg); break;
 		case 'f': opt_ready = optarg; break;
+		case 'S': opt_spin = strtoul(optarg, NULL, 0); break;
 		case 'h': usage(0); break;
 		default: usage(2);
 		}

@@ -2,9 +2,9 @@
 /*
  * A QEMU TCG plugin for tools/bench/insns: it counts the guest's executed
  * instructions by the start address of the translation block that ran
- * them (and how often each block ran), and each time the guest runs the block at MARKER (the entry point
- * of tools/bench/marker) writes the counts to OUT.N, N = 0, 1, ..., and
- * zeroes them.  So a window of guest work between two runs of the marker
+ * them (and how often each block ran), and each time the guest runs the
+ * block at MARKER (the entry point of tools/bench/marker) writes the counts
+ * to OUT.N, N = 0, 1, ..., and zeroes them.  So a window of guest work between two runs of the marker
  * is counted exactly, kernel and processes alike, whatever the host's load.
  *
  *   qemu-system-x86_64 ... -plugin tools/bench/insn_plugin.so,marker=0xADDR,out=PREFIX
@@ -166,11 +166,11 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, 
 		return -1;
 	}
 	for (i = 0; i < argc; i++) {
-		if (!strncmp(argv[i], "marker=", 7))
+		if (!strncmp(argv[i], "marker=", 7)) {
 			marker = strtoull(argv[i] + 7, NULL, 0);
-		else if (!strncmp(argv[i], "out=", 4))
+		} else if (!strncmp(argv[i], "out=", 4)) {
 			out = argv[i] + 4;
-		else {
+		} else {
 			fprintf(stderr, "insn_plugin: unknown argument %s\n", argv[i]);
 			return -1;
 		}

@@ -307,6 +307,17 @@ queued_is() {	# port bytes
 	[ $((sq + rq)) = "$2" ]
 }
 
+# N connections to PORT answered: each server socket has BYTES or more
+# acknowledged (tcp_info's bytes_acked), nothing is left to send or to read.
+# What a test awaits before it kills a client that holds its connections:
+# killed earlier, a client resets over a response it has not read.
+answered() {	# port n bytes
+	[ "$(ss -Htin state established "( sport = :$1 )" |
+		grep -o 'bytes_acked:[0-9]*' |
+		awk -F: -v b="$3" '$2 >= b { n++ } END { print n + 0 }')" = "$2" ] &&
+		queued_is "$1" 0
+}
+
 # A client that stops reading: its window closes with the response partly
 # sent at most, and it goes away (killed: its close resets, data being left
 # unread).  cut_end waits until the server wrote all it had to (queued_is

@@ -151,6 +151,10 @@ case_unload_with_reader() {
 	mark=$(kmsg_mark)
 	sleep infinity < "$DBG/rt-network-log0" &
 	pid=$!
+	# the child opens the file itself, after the fork: await it
+	wait_until "the reader's open" eval \
+		'readlink /proc/$pid/fd/0 | grep -q rt-network-log0$' ||
+		fail "the reader did not open the log"
 	wait_until "tcp_rt unused" mod_unused || fail "module still in use"
 	rmmod tcp_rt || fail "rmmod with a reader"
 	kmsg_since "$mark" | grep -q "1 relay file(s) still open" ||

@@ -50,18 +50,19 @@ series_check() {	# width [series_check options]
 }
 
 # Two bursts of 50 tasks: 50 connections send a request at once and close
-# once answered; when all are done, a pause of a second, and 50 more.  The
+# once answered; when all are done, a pause of 500 ms, and 50 more.  The
 # pause is awaited (the first client's exit), so it lasts at least pause_ms
 # whatever the guest's speed.  Ended early by writing 0.
 case_bursts() {
-	local pause_ms=1000 burst
+	local pause_ms=500 burst
 	setup 1000 10000 lports=$PORT
 	start_server -- --port $PORT --req-bytes 300 --resp-bytes 3000 \
 		--conns 100 > /dev/null
 	echo 1 > "$PARAMS/series_run"
 	running || fail "series_run does not read 1 during a run"
 	for burst in 1 2; do
-		[ "$burst" = 2 ] && sleep $((pause_ms / 1000))
+		[ "$burst" = 2 ] &&
+			sleep "$((pause_ms / 1000)).$(printf %03d $((pause_ms % 1000)))"
 		"$PEER" client --port $PORT --conns 50 --requests 1 \
 			--req-bytes 300 --resp-bytes 3000 > /dev/null ||
 			fail "client $burst"

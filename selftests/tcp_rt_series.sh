@@ -52,10 +52,12 @@ series_check() {	# width [series_check options]
 # Two bursts of 50 tasks: 50 connections send a request at once and close
 # once answered; when all are done, a pause of 500 ms, and 50 more.  The
 # pause is awaited (the first client's exit), so it lasts at least pause_ms
-# whatever the guest's speed.  Ended early by writing 0.
+# whatever the guest's speed.  10 ms buckets: the run's 100 s hold the
+# workload on a debug kernel under load (1 ms ones, 10 s, did not once).
+# Ended early by writing 0.
 case_bursts() {
 	local pause_ms=500 burst
-	setup 1000 10000 lports=$PORT
+	setup 10000 10000 lports=$PORT
 	start_server -- --port $PORT --req-bytes 300 --resp-bytes 3000 \
 		--conns 100 > /dev/null
 	echo 1 > "$PARAMS/series_run"
@@ -73,7 +75,7 @@ case_bursts() {
 	running && fail "series_run still 1 after writing 0"
 	collect
 	expect_eq "$(count_records $LOG R)" 100 "R records"
-	series_check 1000
+	series_check 10000
 	# loopback, MSS 65483: each request and each response one segment
 	expect_eq "$(awk '{ s += $6 } END { print s }' $SER)" 100 "segs_in"
 	expect_eq "$(awk '{ s += $7 } END { print s }' $SER)" 100 "segs_out"
@@ -84,8 +86,8 @@ case_bursts() {
 		sort -n | awk 'NR == 50 { a = $1 } NR == 51 { print int(($1 - a) / 1000) }')
 	want=$(records $LOG R | awk '{ print $3 $4 }' |
 		sort -n | awk 'NR == 50 { a = $1 } NR == 51 { print int(($1 - a) / 1000) }')
-	expect_within "$gap" "$want" 2 "ms between the bursts, records say $want"
-	expect_ge "$gap" $((pause_ms - 1)) "ms between the bursts"
+	expect_within "$gap" "$want" 20 "ms between the bursts, records say $want"
+	expect_ge "$gap" $((pause_ms - 10)) "ms between the bursts"
 	expect_eq "$(tail -1 $SER | awk '{ print $15 }')" 0 "tasks open at the end"
 	expect_eq "$(status series_runs)" 1 "status series_runs"
 	expect_eq "$(status series_dropped)" 0 "status series_dropped"

@@ -107,22 +107,19 @@ case_peer_port() {
 	expect_eq "$(cat /tmp/peer)" "50 700 0" "avg_sent avg_recv fail_per_1000"
 }
 
-# One connection of 10 requests of 200 KB responses over a lossy path: 9 R
-# and a W per connection.  Of the last response the client reads 1000 bytes
-# and closes, which resets (data unread, or data still coming); its receive
-# buffer (--rcvbuf) holds far less than the rest, so that response is never
-# wholly acknowledged.  The server waits for the client's close (--end
-# wait): nothing is left to timing.  (A server resetting right after its
-# last write let a preempted server's response be acknowledged first, once,
-# with make check-debug running beside; its reset could also overtake a
-# lost segment and leave the client waiting.)
-lossy_connection() {	# timeout (s)
+# One connection of 10 requests of 200 KB responses over a lossy path; the
+# server resets right after the last response, which is still unacknowledged
+# (5 ms away): 9 R and a W per connection.
+lossy_connection() {
 	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 100 \
-		--resp-bytes 200000 --requests 10 --end wait --sndbuf 200000 \
-		> /dev/null
+		--resp-bytes 200000 --requests 10 --end linger0 > /dev/null
+	# the client fails on the reset of its last response, by design; netem
+	# drops that reset 3 times in 100, and the client then waits for the
+	# rest of a response that will never come: --timeout 10 bounds the wait
+	# (with 60, one run's traffic outlasted the 30 s stats interval)
 	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT \
-		--req-bytes 100 --resp-bytes 200000 --requests 10 --timeout "$1" \
-		--rcvbuf 65536 --resp-read 1000 > /dev/null || fail "client"
+		--req-bytes 100 --resp-bytes 200000 --requests 10 --timeout 10 \
+		> /dev/null 2>&1 || true
 	wait_untracked
 }
 
@@ -136,8 +133,8 @@ case_fail_drop() {
 	# one segment per packet, so that data_segs_out and the records agree
 	ip netns exec rtsrv ethtool -K rtv0 tso off gso off > /dev/null
 	ip netns exec rtsrv tc qdisc add dev rtv0 root netem delay 5ms loss 3%
-	lossy_connection $((interval / 3))
-	lossy_connection $((interval / 3))
+	lossy_connection
+	lossy_connection
 	expect_eq "$(status stats_lines)" 0 "lines before the traffic ended"
 	WAIT_S=$((interval + 10)) wait_until "the interval's line" stats_lines_reach 1 ||
 		fail "no stats line"

@@ -307,14 +307,19 @@ queued_is() {	# port bytes
 	[ $((sq + rq)) = "$2" ]
 }
 
+# The bytes acknowledged (tcp_info's bytes_acked) of each established
+# server socket on PORT, one per line.
+bytes_acked() {	# port
+	ss -Htin state established "( sport = :$1 )" |
+		grep -o 'bytes_acked:[0-9]*' | cut -d: -f2
+}
+
 # N connections to PORT answered: each server socket has BYTES or more
-# acknowledged (tcp_info's bytes_acked), nothing is left to send or to read.
-# What a test awaits before it kills a client that holds its connections:
-# killed earlier, a client resets over a response it has not read.
+# acknowledged, nothing is left to send or to read.  What a test awaits
+# before it kills a client that holds its connections: killed earlier, a
+# client resets over a response it has not read.
 answered() {	# port n bytes
-	[ "$(ss -Htin state established "( sport = :$1 )" |
-		grep -o 'bytes_acked:[0-9]*' |
-		awk -F: -v b="$3" '$2 >= b { n++ } END { print n + 0 }')" = "$2" ] &&
+	[ "$(bytes_acked "$1" | awk -v b="$3" '$1 >= b { n++ } END { print n + 0 }')" = "$2" ] &&
 		queued_is "$1" 0
 }
 

@@ -140,7 +140,7 @@ case_max_tracked() {
 	expect_eq "$(status tracked)" 5 "tracked at once"
 	expect_eq "$(status alloc_failed)" 7 "alloc_failed"
 	wait_until "3 responses on each" answered $PORT 12 3000 ||
-		fail "responses: $(ss -Htin "( sport = :$PORT )" | grep -o 'bytes_acked:[0-9]*' | tr '\n' ' ')"
+		fail "bytes acked: $(bytes_acked $PORT | tr '\n' ' ')"
 	kill $client
 	wait $client 2> /dev/null || true
 	wait_untracked

@@ -58,7 +58,7 @@ case_deactivate_refcount() {
 	[ -d /sys/module/tcp_rt ] || fail "module gone"
 
 	wait_until "the held connections answered" answered $port 2 1000 ||
-		fail "responses: $(ss -Htin "( sport = :$port )" | grep -o 'bytes_acked:[0-9]*' | tr '\n' ' ')"
+		fail "bytes acked: $(bytes_acked $port | tr '\n' ' ')"
 	kill "$client"
 	wait_untracked
 	expect_eq "$(refcnt)" 0 "module references after close"

@@ -4,8 +4,9 @@
  * instructions by the start address of the translation block that ran
  * them (and how often each block ran), and each time the guest runs the
  * block at MARKER (the entry point of tools/bench/marker) writes the counts
- * to OUT.N, N = 0, 1, ..., and zeroes them.  So a window of guest work between two runs of the marker
- * is counted exactly, kernel and processes alike, whatever the host's load.
+ * to OUT.N, N = 0, 1, ..., and zeroes them.  So a window of guest work
+ * between two runs of the marker is counted exactly, kernel and processes
+ * alike, whatever the host's load.
  *
  *   qemu-system-x86_64 ... -plugin tools/bench/insn_plugin.so,marker=0xADDR,out=PREFIX
  *

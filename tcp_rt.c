@@ -20,16 +20,20 @@
  *   - Per-connection state (struct tcp_rt_conn) is only touched from those
  *     hooks, and each of them runs with the socket lock held (owned by a
  *     process or spinlocked in softirq), so one connection's state is never
- *     updated concurrently.  It is found in an rhashtable keyed by the
- *     socket pointer; lookups run under RCU and the state is freed with
- *     call_rcu(), so a lookup never sees freed memory.
+ *     updated concurrently.  It is found in a fixed table of RCU hash
+ *     chains keyed by the socket pointer: a chain is changed under its
+ *     head's bit spinlock with interrupts off, lookups run under RCU and
+ *     the state is freed with call_rcu(), so a lookup never sees freed
+ *     memory.  Nothing the hooks do allocates or takes a lock that sleeps
+ *     on PREEMPT_RT: states come from per-CPU pools (raw spinlocks) that
+ *     a work item refills in process context.
  *   - Port configuration is an immutable struct tcp_rt_cfg published with
  *     RCU; parameter writes build a new one under tcp_rt_cfg_mutex.
  *   - The watch bitmaps are the union of every port configured since load.
  *     They only gain bits, so the hot path tests them without a lock: a
  *     connection still tracked after its port was removed stays visible.
- *   - Hot counters are per CPU; rare ones (alloc_failed, client_cut,
- *     conns_sampled_out) are atomics.
+ *   - Hot counters are per CPU; rare ones (alloc_failed, pool_empty,
+ *     client_cut, conns_sampled_out, fastopen_missed) are atomics.
  *   - Whether a connection is logged (log_sample) is decided once, before
  *     it is published in the table, and only read after.
  *   - A connection's series_state is claimed by cmpxchg() when a series
@@ -54,7 +58,7 @@
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/random.h>
-#include <linux/rhashtable.h>
+#include <linux/list_bl.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -62,6 +66,7 @@
 #include <net/inet_sock.h>
 #include <net/ipv6.h>
 #include <net/tcp.h>
+#include <trace/events/sock.h>
 
 #include "include/tcp_rt.h"
 #include "include/tcp_rt_compat.h"
@@ -473,18 +478,18 @@ enum tcp_rt_phase {
  * (the response) can only follow its request.
  */
 struct tcp_rt_conn {
-	struct rhash_head node;
+	struct hlist_bl_node node;
 	const struct sock *sk;		/* key; only compared once freed */
 	u64 estab_us;
 	u64 t0;
 	u32 t1, t2, t3;
-	u32 rcv_isn;		/* first data byte expected */
-	u32 snd_isn;		/* first data byte sent */
-	u32 rcv_data;		/* end of the in-order data received */
-	u32 snd_data;		/* end of the new data sent */
+	u64 rcv_bytes;		/* in-order data received since established */
+	u64 snd_bytes;		/* new data sent since established */
+	u64 task_rcv;		/* rcv_bytes at the task's start */
+	u64 task_snd;		/* snd_bytes at the task's request/response */
+	u32 rcv_data;		/* end of the in-order data received (seq) */
+	u32 snd_data;		/* end of the new data sent (seq) */
 	u32 snd_una;		/* last acknowledgment seen */
-	u32 task_rcv;		/* rcv_data at the task's start */
-	u32 task_snd;		/* snd_data at the task's request/response */
 	u32 retrans_base;	/* tp->total_retrans when established */
 	u32 task_retrans;
 	u32 ooo_mark;		/* tp->rcv_ooopack when the task's input began */
@@ -503,41 +508,40 @@ struct tcp_rt_conn {
 };
 
 /*
- * The key is a pointer, of kernel memory no peer chooses: a multiplicative
- * hash of it spreads it as well as jhash2() would, at a fraction of the
- * cost, on each of the few lookups every segment of a tracked connection
- * makes.
+ * The connection table: a fixed array of RCU hash chains, sized at load.
+ * It is written from the state-change tracepoint, where preemption is off
+ * and, on PREEMPT_RT, neither an allocation nor a sleeping lock may be
+ * taken: so no rhashtable (its bucket lock disables bottom halves, a
+ * sleeping lock on RT, and it may allocate to grow).  A chain is locked by
+ * its head's bit spinlock with interrupts off, as the tracepoint runs in
+ * process and softirq context alike; lookups take no lock.  Past
+ * max_tracked / TCP_RT_TABLE_LOAD connections per bucket (max_tracked
+ * raised after load) chains only grow longer.
  */
-static u32 tcp_rt_conn_hashfn(const void *data, u32 len, u32 seed)
+#define TCP_RT_TABLE_LOAD	4
+#define TCP_RT_TABLE_MIN	1024U
+#define TCP_RT_TABLE_MAX	BIT(22)
+
+static struct hlist_bl_head *tcp_rt_table __read_mostly;
+static unsigned int tcp_rt_table_bits __read_mostly;
+
+/*
+ * The key is a pointer, of kernel memory no peer chooses: a multiplicative
+ * hash of it spreads it as well as jhash would, at a fraction of the cost,
+ * on each of the few lookups every segment of a tracked connection makes.
+ */
+static inline struct hlist_bl_head *tcp_rt_bucket(const struct sock *sk)
 {
-	return hash_64((unsigned long)*(const struct sock * const *)data ^ seed,
-		       32);
+	return &tcp_rt_table[hash_ptr(sk, tcp_rt_table_bits)];
 }
 
-/* Two pointers compared, not two buffers of their size by memcmp(). */
-static int tcp_rt_conn_cmpfn(struct rhashtable_compare_arg *arg,
-			     const void *obj)
-{
-	const struct tcp_rt_conn *c = obj;
-
-	return c->sk != *(const struct sock * const *)arg->key;
-}
-
-static const struct rhashtable_params tcp_rt_conn_params = {
-	.key_len		= sizeof(const struct sock *),
-	.key_offset		= offsetof(struct tcp_rt_conn, sk),
-	.head_offset		= offsetof(struct tcp_rt_conn, node),
-	.hashfn			= tcp_rt_conn_hashfn,
-	.obj_cmpfn		= tcp_rt_conn_cmpfn,
-	.automatic_shrinking	= true,
-};
-
-static struct rhashtable tcp_rt_conns;
 static struct kmem_cache *tcp_rt_conn_cache __read_mostly;
 static atomic_t tcp_rt_tracked = ATOMIC_INIT(0);
 static atomic_long_t tcp_rt_alloc_failed = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_pool_empty = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_client_cut = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_conns_sampled_out = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_fastopen_missed = ATOMIC_LONG_INIT(0);
 
 static inline bool tcp_rt_watched(const struct sock *sk)
 {
@@ -550,7 +554,174 @@ static inline bool tcp_rt_watched(const struct sock *sk)
 /* Every caller holds rcu_read_lock(): no second one inside. */
 static struct tcp_rt_conn *tcp_rt_conn_find(const struct sock *sk)
 {
-	return rhashtable_lookup(&tcp_rt_conns, &sk, tcp_rt_conn_params);
+	struct hlist_bl_node *pos;
+	struct tcp_rt_conn *c;
+
+	hlist_bl_for_each_entry_rcu(c, pos, tcp_rt_bucket(sk), node)
+		if (c->sk == sk)
+			return c;
+	return NULL;
+}
+
+/* Publish @c, unless its socket is in the table already. */
+static bool tcp_rt_conn_insert(struct tcp_rt_conn *c)
+{
+	struct hlist_bl_head *b = tcp_rt_bucket(c->sk);
+	struct hlist_bl_node *pos;
+	struct tcp_rt_conn *o;
+	unsigned long flags;
+	bool dup = false;
+
+	local_irq_save(flags);
+	hlist_bl_lock(b);
+	hlist_bl_for_each_entry(o, pos, b, node)
+		dup |= o->sk == c->sk;
+	if (!dup)
+		hlist_bl_add_head_rcu(&c->node, b);
+	hlist_bl_unlock(b);
+	local_irq_restore(flags);
+	return !dup;
+}
+
+static void tcp_rt_conn_unlink(struct tcp_rt_conn *c)
+{
+	struct hlist_bl_head *b = tcp_rt_bucket(c->sk);
+	unsigned long flags;
+
+	local_irq_save(flags);
+	hlist_bl_lock(b);
+	hlist_bl_del_rcu(&c->node);
+	hlist_bl_unlock(b);
+	local_irq_restore(flags);
+}
+
+static int tcp_rt_table_init(unsigned int max_tracked)
+{
+	unsigned int n = clamp_t(unsigned int,
+				 roundup_pow_of_two(max_tracked) /
+				 TCP_RT_TABLE_LOAD, TCP_RT_TABLE_MIN,
+				 TCP_RT_TABLE_MAX);
+	unsigned int i;
+
+	tcp_rt_table = kvmalloc_array(n, sizeof(*tcp_rt_table), GFP_KERNEL);
+	if (!tcp_rt_table)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		INIT_HLIST_BL_HEAD(&tcp_rt_table[i]);
+	tcp_rt_table_bits = ilog2(n);
+	return 0;
+}
+
+/* Every connection held a module reference: the table is empty by now. */
+static void tcp_rt_table_free(void)
+{
+	kvfree(tcp_rt_table);
+	tcp_rt_table = NULL;
+}
+
+/*
+ * Connection states are taken from a per-CPU pool that a work item fills
+ * in process context: the tracepoint that opens a connection may not
+ * allocate on PREEMPT_RT.  A pool is a stack under a raw spinlock, taken
+ * with interrupts off (the tracepoint runs in process and softirq context;
+ * the refill runs on any CPU).  Where the kernel allows an atomic
+ * allocation (not PREEMPT_RT: TCP_RT_ATOMIC_ALLOC), an empty pool falls
+ * back to one; either way the empty pool is counted (pool_empty), and a
+ * connection that got no state is counted in alloc_failed.
+ */
+#define TCP_RT_POOL_SIZE	64
+#define TCP_RT_POOL_LOW		48	/* refill below this */
+
+struct tcp_rt_pool {
+	raw_spinlock_t lock;
+	unsigned int n;
+	struct tcp_rt_conn *obj[TCP_RT_POOL_SIZE];
+};
+
+static DEFINE_PER_CPU(struct tcp_rt_pool, tcp_rt_pools);
+static void tcp_rt_pool_refill(struct work_struct *work);
+static DECLARE_WORK(tcp_rt_pool_work, tcp_rt_pool_refill);
+
+/* Top up every CPU's pool; returns false if memory ran out. */
+static bool tcp_rt_pool_fill(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct tcp_rt_pool *pool = per_cpu_ptr(&tcp_rt_pools, cpu);
+
+		while (READ_ONCE(pool->n) < TCP_RT_POOL_SIZE) {
+			struct tcp_rt_conn *c;
+			unsigned long flags;
+
+			c = kmem_cache_zalloc(tcp_rt_conn_cache, GFP_KERNEL);
+			if (!c)
+				return false;
+			raw_spin_lock_irqsave(&pool->lock, flags);
+			if (pool->n < TCP_RT_POOL_SIZE) {
+				pool->obj[pool->n++] = c;
+				c = NULL;
+			}
+			raw_spin_unlock_irqrestore(&pool->lock, flags);
+			if (c)
+				kmem_cache_free(tcp_rt_conn_cache, c);
+		}
+		cond_resched();
+	}
+	return true;
+}
+
+static void tcp_rt_pool_refill(struct work_struct *work)
+{
+	if (!tcp_rt_pool_fill())
+		pr_warn_ratelimited("no memory to refill the connection pool\n");
+}
+
+static int tcp_rt_pool_init(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		raw_spin_lock_init(&per_cpu_ptr(&tcp_rt_pools, cpu)->lock);
+	return tcp_rt_pool_fill() ? 0 : -ENOMEM;
+}
+
+/* Once the hooks are gone: nothing takes from the pools any more. */
+static void tcp_rt_pool_free(void)
+{
+	int cpu;
+
+	cancel_work_sync(&tcp_rt_pool_work);
+	for_each_possible_cpu(cpu) {
+		struct tcp_rt_pool *pool = per_cpu_ptr(&tcp_rt_pools, cpu);
+
+		while (pool->n)
+			kmem_cache_free(tcp_rt_conn_cache,
+					pool->obj[--pool->n]);
+	}
+}
+
+/* A zeroed state from this CPU's pool (preemption is off here). */
+static struct tcp_rt_conn *tcp_rt_pool_take(void)
+{
+	struct tcp_rt_pool *pool = this_cpu_ptr(&tcp_rt_pools);
+	struct tcp_rt_conn *c = NULL;
+	unsigned long flags;
+	unsigned int n;
+
+	raw_spin_lock_irqsave(&pool->lock, flags);
+	n = pool->n;
+	if (n)
+		c = pool->obj[--pool->n];
+	raw_spin_unlock_irqrestore(&pool->lock, flags);
+	if (n <= TCP_RT_POOL_LOW)
+		queue_work(system_wq, &tcp_rt_pool_work);
+	if (c)
+		return c;
+	atomic_long_inc(&tcp_rt_pool_empty);
+	if (TCP_RT_ATOMIC_ALLOC)
+		return kmem_cache_zalloc(tcp_rt_conn_cache, GFP_ATOMIC);
+	return NULL;
 }
 
 static u32 tcp_rt_since(const struct tcp_rt_conn *c, u64 now)
@@ -616,8 +787,8 @@ static void tcp_rt_task_start(struct tcp_rt_conn *c,
 	c->t1 = 0;
 	c->t2 = 0;
 	c->t3 = 0;
-	c->task_rcv = c->rcv_data;
-	c->task_snd = c->snd_data;
+	c->task_rcv = c->rcv_bytes;
+	c->task_snd = c->snd_bytes;
 	c->task_retrans = tp->total_retrans;
 	c->task_segs = tp->data_segs_out;
 	c->task_min_rtt = U32_MAX;
@@ -659,8 +830,8 @@ static void tcp_rt_emit_done(const struct tcp_rt_conn *c,
 	struct tcp_rt_task_sample t;
 	u64 f[10];
 
-	t.sent = c->snd_data - c->task_snd;
-	t.recv = c->rcv_data - c->task_rcv;
+	t.sent = c->snd_bytes - c->task_snd;
+	t.recv = c->rcv_bytes - c->task_rcv;
 	t.rtt = tcp_rt_min_rtt(tp, c->task_min_rtt);
 	t.retrans = tp->total_retrans - c->task_retrans;
 	t.segs = tp->data_segs_out - c->task_segs;
@@ -690,7 +861,7 @@ static void tcp_rt_emit_w(const struct tcp_rt_conn *c, const struct sock *sk,
 	const struct tcp_sock *tp = tcp_sk(sk);
 	u64 f[9];
 
-	f[0] = c->snd_data - c->task_snd;
+	f[0] = c->snd_bytes - c->task_snd;
 	f[1] = tcp_rt_since(c, now);
 	f[2] = tcp_rt_min_rtt(tp, c->task_min_rtt);
 	f[3] = tp->total_retrans - c->task_retrans;
@@ -712,7 +883,7 @@ static void tcp_rt_emit_n(const struct tcp_rt_conn *c, const struct sock *sk,
 
 	f[0] = c->task_seq;
 	f[1] = tcp_rt_since(c, now);
-	f[2] = c->rcv_data - c->task_rcv;
+	f[2] = c->rcv_bytes - c->task_rcv;
 	f[3] = tcp_rt_ooo(c, tp);
 	f[4] = tp->mss_cache;
 	tcp_rt_conn_log(c, sk, TCP_RT_REC_N, c->t0, f, 5);
@@ -726,12 +897,29 @@ static void tcp_rt_emit_e(const struct tcp_rt_conn *c, const struct sock *sk,
 	u64 f[6];
 
 	f[0] = c->task_seq;
-	f[1] = c->snd_data - c->snd_isn;
+	f[1] = c->snd_bytes;
 	f[2] = unacked;
-	f[3] = c->rcv_data - c->rcv_isn;
+	f[3] = c->rcv_bytes;
 	f[4] = tp->total_retrans - c->retrans_base;
 	f[5] = tcp_rt_min_rtt(tp, c->conn_min_rtt);
 	tcp_rt_conn_log(c, sk, TCP_RT_REC_E, c->estab_us, f, 6);
+}
+
+/*
+ * Byte counts are 64-bit: a connection, or one response, may move more
+ * than the 4 GiB a sequence number difference can tell.  Sequence numbers
+ * only ever advance here by what one hook saw move, far less than 2^31.
+ */
+static inline void tcp_rt_rcv_to(struct tcp_rt_conn *c, u32 end)
+{
+	c->rcv_bytes += end - c->rcv_data;
+	c->rcv_data = end;
+}
+
+static inline void tcp_rt_snd_add(struct tcp_rt_conn *c, u32 len)
+{
+	c->snd_bytes += len;
+	c->snd_data += len;
 }
 
 /* The peer acknowledged more of our data. */
@@ -741,6 +929,8 @@ static void tcp_rt_on_ack(struct tcp_rt_conn *c, const struct tcp_sock *tp,
 	/* Data acknowledged: the ACK of our FIN is one sequence number past. */
 	u32 una = before(tp->snd_una, c->snd_data) ? tp->snd_una : c->snd_data;
 	u32 rtt = tp->rack.rtt_us;
+	/* bytes sent and acknowledged, in snd_bytes' terms */
+	u64 acked = c->snd_bytes - min_t(u64, c->snd_data - una, c->snd_bytes);
 
 	if (rtt) {
 		c->task_min_rtt = min(c->task_min_rtt, rtt);
@@ -748,7 +938,7 @@ static void tcp_rt_on_ack(struct tcp_rt_conn *c, const struct tcp_sock *tp,
 	}
 	/* T3 is the last ACK that covered more of the response's data. */
 	if (c->role == TCP_RT_SERVER && c->phase == TCP_RT_RESPONSE &&
-	    after(una, c->task_snd) && after(una, c->snd_una))
+	    acked > c->task_snd && after(una, c->snd_una))
 		c->t3 = tcp_rt_since(c, now);
 	c->snd_una = tp->snd_una;
 }
@@ -769,7 +959,7 @@ static void tcp_rt_on_data_in(struct tcp_rt_conn *c, const struct sock *sk,
 			tcp_rt_emit_done(c, sk, TCP_RT_REC_R, now);
 		if (c->phase != TCP_RT_REQUEST)
 			tcp_rt_task_start(c, tp, now);
-		c->rcv_data = end;
+		tcp_rt_rcv_to(c, end);
 		c->t1 = tcp_rt_since(c, now);
 		return;
 	}
@@ -781,7 +971,7 @@ static void tcp_rt_on_data_in(struct tcp_rt_conn *c, const struct sock *sk,
 	}
 	if (c->phase == TCP_RT_RESPONSE)
 		c->t3 = tcp_rt_since(c, now);
-	c->rcv_data = end;
+	tcp_rt_rcv_to(c, end);
 }
 
 /* New data of @len bytes left, starting at c->snd_data. */
@@ -800,7 +990,7 @@ static void tcp_rt_on_data_out(struct tcp_rt_conn *c, const struct sock *sk,
 			tcp_rt_task_start(c, tp, now);
 			c->ooo_mark = tp->rcv_ooopack;
 		}
-		c->snd_data += len;
+		tcp_rt_snd_add(c, len);
 		c->t1 = tcp_rt_since(c, now);
 		return;
 	}
@@ -810,10 +1000,10 @@ static void tcp_rt_on_data_out(struct tcp_rt_conn *c, const struct sock *sk,
 		c->phase = TCP_RT_RESPONSE;
 		c->req_ooo = tp->rcv_ooopack != c->ooo_mark;
 		c->ooo_mark = tp->rcv_ooopack;
-		c->task_snd = c->snd_data;
+		c->task_snd = c->snd_bytes;
 		c->t2 = tcp_rt_since(c, now);
 	}
-	c->snd_data += len;
+	tcp_rt_snd_add(c, len);
 }
 
 /*
@@ -931,32 +1121,24 @@ static inline void tcp_rt_series_sync(struct tcp_rt_conn *c, u64 now,
 /* At a run's start: claim every tracked connection not claimed yet. */
 void tcp_rt_series_enroll_all(u32 gen)
 {
-	struct rhashtable_iter iter;
-	struct tcp_rt_conn *c;
-	unsigned int n = 0;
+	unsigned int i, n = 1U << tcp_rt_table_bits;
 
-	rhashtable_walk_enter(&tcp_rt_conns, &iter);
-	rhashtable_walk_start(&iter);
-	while ((c = rhashtable_walk_next(&iter)) != NULL) {
-		u32 st;
+	for (i = 0; i < n; i++) {
+		struct hlist_bl_node *pos;
+		struct tcp_rt_conn *c;
 
-		if (IS_ERR(c)) {
-			/* a resize rewound the walk: claims are idempotent */
-			if (PTR_ERR(c) == -EAGAIN)
-				continue;
-			break;
+		/* a chain at a time: claims are idempotent, chains stay put */
+		rcu_read_lock();
+		hlist_bl_for_each_entry_rcu(c, pos, &tcp_rt_table[i], node) {
+			u32 st = READ_ONCE(c->series_state);
+
+			if (st >> 1 != gen)
+				tcp_rt_series_claim(c, gen, st);
 		}
-		st = READ_ONCE(c->series_state);
-		if (st >> 1 != gen)
-			tcp_rt_series_claim(c, gen, st);
-		if (!(++n % 1024)) {
-			rhashtable_walk_stop(&iter);
+		rcu_read_unlock();
+		if (!(i % 1024))
 			cond_resched();
-			rhashtable_walk_start(&iter);
-		}
 	}
-	rhashtable_walk_stop(&iter);
-	rhashtable_walk_exit(&iter);
 }
 
 /*
@@ -965,7 +1147,7 @@ void tcp_rt_series_enroll_all(u32 gen)
  */
 static noinline struct tcp_rt_conn *tcp_rt_conn_alloc(void)
 {
-	return kmem_cache_zalloc(tcp_rt_conn_cache, GFP_ATOMIC);
+	return tcp_rt_pool_take();
 }
 
 ALLOW_ERROR_INJECTION(tcp_rt_conn_alloc, NULL);
@@ -1001,6 +1183,18 @@ static bool tcp_rt_log_sampled(const struct sock *sk)
 		h = jhash_3words((__force u32)inet->inet_daddr,
 				 (__force u32)inet->inet_rcv_saddr, h, 0);
 	return reciprocal_scale(h, n) == 0;
+}
+
+/*
+ * TCP Fast Open: a request that rode in the SYN (received by a server,
+ * sent by a client) was exchanged, and maybe answered, before the
+ * connection became ESTABLISHED, where tracking starts: that first task
+ * has no record, and is counted in fastopen_missed instead.
+ */
+static bool tcp_rt_fastopen_data(enum tcp_rt_role role,
+				 const struct tcp_sock *tp)
+{
+	return role == TCP_RT_SERVER ? tp->syn_data_acked : tp->syn_data;
 }
 
 static void tcp_rt_conn_open(const struct sock *sk)
@@ -1043,9 +1237,7 @@ static void tcp_rt_conn_open(const struct sock *sk)
 	 * the one completing the handshake, whose data is queued after it.
 	 */
 	c->estab_us = tcp_clock_us();
-	c->rcv_isn = tp->rcv_nxt;
 	c->rcv_data = tp->rcv_nxt;
-	c->snd_isn = tp->snd_nxt;
 	c->snd_data = tp->snd_nxt;
 	c->snd_una = tp->snd_una;
 	c->retrans_base = tp->total_retrans;
@@ -1056,16 +1248,18 @@ static void tcp_rt_conn_open(const struct sock *sk)
 	if (static_branch_unlikely(&tcp_rt_series_on))
 		c->series_state = tcp_rt_series_gen_active() << 1;
 
-	if (rhashtable_lookup_insert_fast(&tcp_rt_conns, &c->node,
-					  tcp_rt_conn_params))
+	if (!tcp_rt_conn_insert(c))
 		goto fail_free;
 	if (!c->logged)
 		atomic_long_inc(&tcp_rt_conns_sampled_out);
+	if (tcp_rt_fastopen_data(role, tp))
+		atomic_long_inc(&tcp_rt_fastopen_missed);
 	tcp_rt_series_add_at(c->key, c->estab_us, TCP_RT_SER_ESTAB, 1);
 	return;
 
 fail_free:
-	kmem_cache_free(tcp_rt_conn_cache, c);
+	/* no slab call from here on PREEMPT_RT: freed from RCU's context */
+	call_rcu(&c->rcu, tcp_rt_conn_free_rcu);
 fail_module:
 	module_put(THIS_MODULE);
 fail_count:
@@ -1114,11 +1308,11 @@ static void tcp_rt_conn_close(const struct sock *sk, int oldstate)
 
 	rcu_read_lock();
 	c = tcp_rt_conn_find(sk);
-	if (!c || rhashtable_remove_fast(&tcp_rt_conns, &c->node,
-					 tcp_rt_conn_params)) {
+	if (!c) {
 		rcu_read_unlock();
 		return;
 	}
+	tcp_rt_conn_unlink(c);
 
 	now = tcp_clock_us();
 	tcp_rt_series_sync(c, now, false);
@@ -1241,6 +1435,8 @@ static void tcp_rt_hook_xmit(struct sock *sk, unsigned long arg1)
 		tcp_rt_series_sync(c, tp->tcp_mstamp, false);
 		tcp_rt_sync(c, sk, tp->tcp_mstamp);
 		if (len) {
+			/* the segment starts where the data sent ends */
+			c->snd_bytes += (s32)(scb->seq - c->snd_data);
 			c->snd_data = scb->seq;
 			tcp_rt_on_data_out(c, sk, len, tp->tcp_mstamp);
 		}
@@ -1347,6 +1543,8 @@ static int tcp_rt_hooks_register(void)
 	unsigned int i;
 	int err;
 
+	/* The probe's prototype, checked against the tracepoint's at build. */
+	check_trace_callback_type_inet_sock_set_state(tcp_rt_set_state_probe);
 	for_each_kernel_tracepoint(tcp_rt_find_tp, NULL);
 	if (!tcp_rt_set_state_tp) {
 		pr_err("tracepoint sock:inet_sock_set_state not found\n");
@@ -1390,17 +1588,6 @@ static void tcp_rt_hooks_unregister(void)
 
 static struct dentry *tcp_rt_dir;
 
-/* Size of the hash table's bucket array now (it grows and shrinks). */
-static unsigned int tcp_rt_table_buckets(void)
-{
-	unsigned int n;
-
-	rcu_read_lock();
-	n = rht_dereference_rcu(tcp_rt_conns.tbl, &tcp_rt_conns)->size;
-	rcu_read_unlock();
-	return n;
-}
-
 /* A per-CPU counter summed: @offset in struct tcp_rt_pcpu_counters. */
 static u64 tcp_rt_pcpu_sum(size_t offset)
 {
@@ -1438,9 +1625,12 @@ static int tcp_rt_status_show(struct seq_file *m, void *v)
 	seq_printf(m, "stats_dropped %lu\n", tcp_rt_stats_dropped());
 	seq_printf(m, "alloc_failed %ld\n",
 		   atomic_long_read(&tcp_rt_alloc_failed));
+	seq_printf(m, "pool_empty %ld\n", atomic_long_read(&tcp_rt_pool_empty));
 	seq_printf(m, "client_cut %ld\n", atomic_long_read(&tcp_rt_client_cut));
 	seq_printf(m, "conns_sampled_out %ld\n",
 		   atomic_long_read(&tcp_rt_conns_sampled_out));
+	seq_printf(m, "fastopen_missed %ld\n",
+		   atomic_long_read(&tcp_rt_fastopen_missed));
 	seq_printf(m, "records_sampled_out %llu\n",
 		   tcp_rt_pcpu_sum(offsetof(struct tcp_rt_pcpu_counters,
 					    sampled_out)));
@@ -1449,7 +1639,7 @@ static int tcp_rt_status_show(struct seq_file *m, void *v)
 	tcp_rt_series_status(m);
 	seq_printf(m, "conn_state_bytes %u\n",
 		   kmem_cache_size(tcp_rt_conn_cache));
-	seq_printf(m, "conn_table_buckets %u\n", tcp_rt_table_buckets());
+	seq_printf(m, "conn_table_buckets %u\n", 1U << tcp_rt_table_bits);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(tcp_rt_status);
@@ -1511,9 +1701,12 @@ static int __init tcp_rt_init(void)
 		err = -ENOMEM;
 		goto err_cfg;
 	}
-	err = rhashtable_init(&tcp_rt_conns, &tcp_rt_conn_params);
+	err = tcp_rt_table_init(READ_ONCE(tcp_rt_max_tracked));
 	if (err)
 		goto err_cache;
+	err = tcp_rt_pool_init();
+	if (err)
+		goto err_pool;
 
 	tcp_rt_dir = debugfs_create_dir("tcp-rt", NULL);
 	if (IS_ERR(tcp_rt_dir)) {
@@ -1535,19 +1728,22 @@ static int __init tcp_rt_init(void)
 	debugfs_create_file("deactivate", 0200, tcp_rt_dir, NULL,
 			    &tcp_rt_deactivate_fops);
 
-	err = tcp_rt_hooks_register();
-	if (err)
-		goto err_stats;
 	err = tcp_rt_series_init(tcp_rt_dir);
 	if (err)
-		goto err_hooks;
+		goto err_series;
+	/*
+	 * Last, and nothing after it can fail: from the moment the tracepoint
+	 * is attached a connection may be tracked, holding a module
+	 * reference and a state that only its close releases.
+	 */
+	err = tcp_rt_hooks_register();
+	if (err)
+		goto err_series;
 	pr_info("loaded, version %s\n", TCP_RT_VERSION);
 	return 0;
 
-err_hooks:
-	tcp_rt_hooks_unregister();
+err_series:
 	tcp_rt_series_exit();
-err_stats:
 	tcp_rt_stats_exit();
 err_log:
 	tcp_rt_log_exit();
@@ -1556,7 +1752,9 @@ err_fops:
 err_dir:
 	debugfs_remove_recursive(tcp_rt_dir);
 err_table:
-	rhashtable_destroy(&tcp_rt_conns);
+	tcp_rt_pool_free();
+err_pool:
+	tcp_rt_table_free();
 err_cache:
 	kmem_cache_destroy(tcp_rt_conn_cache);
 err_cfg:
@@ -1573,7 +1771,8 @@ static void __exit tcp_rt_exit(void)
 	debugfs_remove_recursive(tcp_rt_dir);
 	tcp_rt_series_exit();
 	/* Every connection held a reference: the table is empty. */
-	rhashtable_destroy(&tcp_rt_conns);
+	tcp_rt_pool_free();
+	tcp_rt_table_free();
 	rcu_barrier();
 	kmem_cache_destroy(tcp_rt_conn_cache);
 	tcp_rt_cfg_free();

@@ -156,7 +156,14 @@ static tcp_rt_relay_cb_const struct rchan_callbacks tcp_rt_log_callbacks = {
  * writers below need no bounds checks.
  */
 #define TCP_RT_U64_LEN		20	/* digits of U64_MAX */
-#define TCP_RT_EP_LEN		(sizeof("[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535") - 1)
+/*
+ * The longest endpoint: %pI6c ends an ISATAP or v4-mapped address with its
+ * IPv4 form ("ffff:ffff:ffff:ffff:200:5efe:255.255.255.255", 44
+ * characters), longer than eight groups (39); six full groups and an IPv4
+ * address bound both.
+ */
+#define TCP_RT_EP_LONGEST	"[ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255]:65535"
+#define TCP_RT_EP_LEN		(sizeof(TCP_RT_EP_LONGEST) - 1)
 
 /* "00" to "99", filled at load */
 static char tcp_rt_digit_pairs[200] __ro_after_init;

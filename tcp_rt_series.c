@@ -563,7 +563,11 @@ void tcp_rt_series_status(struct seq_file *m)
 		   atomic_long_read(&tcp_rt_series_nr_dropped));
 }
 
-/* After the hooks are registered: a run asked for at load starts here. */
+/*
+ * Before the hooks are registered, so that its failure leaves nothing
+ * tracked: a run asked for at load starts here, and counts from the
+ * moment the hooks are attached.
+ */
 int tcp_rt_series_init(struct dentry *dir)
 {
 	int err = 0;
@@ -581,6 +585,14 @@ int tcp_rt_series_init(struct dentry *dir)
 /* After the hooks are gone and the file removed (no reader: it pins us). */
 void tcp_rt_series_exit(void)
 {
+	/*
+	 * series_run stays writable until the module is freed: once live is
+	 * false a write only stores its value, so no run, and no work, can
+	 * start after the cancel.
+	 */
+	mutex_lock(&tcp_rt_series_mutex);
+	tcp_rt_series_live = false;
+	mutex_unlock(&tcp_rt_series_mutex);
 	cancel_delayed_work_sync(&tcp_rt_series_work);
 	mutex_lock(&tcp_rt_series_mutex);
 	tcp_rt_series_retire();
@@ -588,6 +600,5 @@ void tcp_rt_series_exit(void)
 		pr_info("series: unloaded with a run's table never read\n");
 	tcp_rt_series_free(tcp_rt_series_ready);
 	tcp_rt_series_ready = NULL;
-	tcp_rt_series_live = false;
 	mutex_unlock(&tcp_rt_series_mutex);
 }

@@ -137,6 +137,17 @@ tcp_rt_ftrace_arg(struct ftrace_regs *fregs, unsigned int n)
 #endif
 
 /*
+ * Whether the hooks may fall back to a GFP_ATOMIC allocation when their
+ * pool of connection states is empty: not on PREEMPT_RT, where the slab
+ * allocator takes sleeping locks and the hooks run with preemption off.
+ */
+#ifdef CONFIG_PREEMPT_RT
+#define TCP_RT_ATOMIC_ALLOC	false
+#else
+#define TCP_RT_ATOMIC_ALLOC	true
+#endif
+
+/*
  * ftrace_free_filter() is exported only by later kernels (Kbuild looks for
  * it in Module.symvers); a filter reset to nothing frees the same entries
  * once the ops are unregistered.

@@ -66,7 +66,7 @@ static struct {
 	unsigned long long conns, requests, sndbuf, rcvbuf, timeout_s;
 	unsigned long long greeting, resp_read;
 	bool requests_set, partial_set, resp_read_set, dual, no_read, nodelay;
-	bool verbose;
+	bool verbose, fastopen;
 	enum end_mode end;
 } o = {
 	.addr = "127.0.0.1", .req_bytes = 100, .resp_bytes = 1000,
@@ -409,6 +409,8 @@ static int server_listen(void)
 	if (ss.ss_family == AF_INET6)
 		set_int_opt(fd, IPPROTO_IPV6, IPV6_V6ONLY, !o.dual, "IPV6_V6ONLY");
 	set_common_opts(fd);	/* inherited by accepted sockets */
+	if (o.fastopen)
+		set_int_opt(fd, IPPROTO_TCP, TCP_FASTOPEN, 16, "TCP_FASTOPEN");
 	if (bind(fd, (struct sockaddr *)&ss, len))
 		die("bind %s port %llu", o.addr, o.port);
 	if (listen(fd, 1024))
@@ -463,6 +465,10 @@ static int client_connect(struct conn *c)
 		if (bind(fd, (struct sockaddr *)&local, llen))
 			die("conn %llu: bind %s", c->idx, o.bind_addr);
 	}
+	/* the first write then rides the SYN, once a cookie is cached */
+	if (o.fastopen)
+		set_int_opt(fd, IPPROTO_TCP, TCP_FASTOPEN_CONNECT, 1,
+			    "TCP_FASTOPEN_CONNECT");
 	if (connect(fd, (struct sockaddr *)&ss, len))
 		die("conn %llu: connect %s port %llu", c->idx, o.addr, o.port);
 	return fd;
@@ -641,6 +647,9 @@ static const char usage_text[] =
 "                   until all sent data is acked (SIOCOUTQ 0); default 0\n"
 "  --timeout S      exit 1 if still running after S seconds (default: never)\n"
 "  --verbose        also print one line per connection before the summary\n"
+"  --fastopen       TCP Fast Open: server TCP_FASTOPEN on the listener, client\n"
+"                   TCP_FASTOPEN_CONNECT (the request rides the SYN once the\n"
+"                   client has the server's cookie; net.ipv4.tcp_fastopen)\n"
 "server:\n"
 "  --dual           IPv6 listener also accepts v4-mapped clients\n"
 "                   (IPV6_V6ONLY=0; without --dual it is set to 1)\n"
@@ -742,6 +751,7 @@ static const struct opt_desc {
 	NUM("ack-wait-ms",    MODE_BOTH,   &o.ack_wait_ms, MS),
 	NUM("timeout",	      MODE_BOTH,   &o.timeout_s, 86400),
 	FLAG("verbose",	      MODE_BOTH,   &o.verbose, true),
+	FLAG("fastopen",      MODE_BOTH,   &o.fastopen, true),
 	{ "help", K_HELP,     MODE_BOTH,   NULL, 0, NULL },
 	FLAG("dual",	      MODE_SERVER, &o.dual, true),
 	STR("ready-file",     MODE_SERVER, &o.ready_file),

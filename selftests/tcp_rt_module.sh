@@ -15,12 +15,42 @@ case_load_unload_cycles() {
 	done
 }
 
+# rmmod while two writers start series runs and a third ends them, as fast
+# as they can: a run started during the module's exit must not leave its
+# work queued to fire from freed memory (TCP_RT_RACE_ROUNDS rounds, 200 on
+# the debug kernel).
+case_series_run_vs_rmmod() {
+	local i rounds=${TCP_RT_RACE_ROUNDS:-40} w
+	for i in $(seq "$rounds"); do
+		mod_load lports=80 series_us=100 series_buckets=100
+		w=()
+		series_writer 1 & w+=($!)
+		series_writer 1 & w+=($!)
+		series_writer 0 & w+=($!)
+		wait_until "a run started" series_ran || fail "round $i: no run"
+		rmmod tcp_rt || fail "round $i: rmmod"
+		kill "${w[@]}" 2> /dev/null || true
+		wait "${w[@]}" || true
+	done
+}
+
+series_writer() {	# 0|1: refused while a run is on (EBUSY), then gone
+	while :; do
+		echo "$1" > "$PARAMS/series_run" || true
+	done 2> /dev/null
+}
+
+series_ran() {
+	[ "$(status series_runs)" -gt 0 ]
+}
+
 case_status_keys() {
 	local k
 	mod_load
 	for k in version active tracked records_R records_W records_N \
 		 records_P records_E log_subbufs_overwritten stats_lines client_cut \
-		 alloc_failed probe_missed conns_sampled_out records_sampled_out; do
+		 alloc_failed pool_empty probe_missed conns_sampled_out fastopen_missed \
+		 records_sampled_out conn_table_buckets; do
 		grep -q "^$k [0-9a-z.]*$" "$DBG/status" || fail "status has no '$k'"
 	done
 	expect_eq "$(status active)" 1 "active"
@@ -70,5 +100,6 @@ case_deactivate_refcount() {
 
 run_case "10 load/unload cycles leave nothing behind" case_load_unload_cycles
 run_case "status file has every counter" case_status_keys
+run_case "rmmod racing series_run=1 writers leaves no work behind" case_series_run_vs_rmmod
 run_case "deactivate, module reference per connection, rmmod EBUSY" case_deactivate_refcount
 done_testing

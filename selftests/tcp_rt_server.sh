@@ -54,6 +54,76 @@ case_one_request() {
 		fail "R header"
 }
 
+# Byte counts past what a sequence number difference holds: two responses
+# of 2.5 GiB on one connection, each past 2^31 bytes (where before() and
+# after() on sequence numbers turn round), together past 2^32 (where a u32
+# count wraps).  The truth is rt_peer's own count of what it read; each R
+# ends at its response's last ACK, so the two durations fill the client's
+# run but for its start, the turn between the requests and its close
+# (a few ms): an R whose last ACKs went unseen would end 20 % early.
+case_large_transfer() {
+	local resp=2684354560 t0 t1 elapsed dur
+	setup
+	start_server -- --port $PORT --req-bytes 100 --resp-bytes $resp > /dev/null
+	t0=$(date +%s%N)
+	"$PEER" client --port $PORT --req-bytes 100 --resp-bytes $resp \
+		--requests 2 > /tmp/large.out || fail "client"
+	t1=$(date +%s%N)
+	wait_untracked
+	drain_logs $LOG
+	cat $LOG | sed 's/^/# /'
+	expect_eq "$(tail -n 1 /tmp/large.out)" \
+		"client: conns=1 requests=2 sent=200 received=$((2 * resp))" "client's count"
+	expect_eq "$(count_records $LOG R)" 2 "R records"
+	elapsed=$(((t1 - t0) / 1000))
+	dur=$(field $LOG R 8 | sum)
+	diag "client ran $elapsed us, the R durations sum to $dur us"
+	expect_le "$dur" $elapsed "R durations vs the client's run"
+	expect_ge "$dur" $((elapsed * 9 / 10)) "R durations vs the client's run"
+	expect_eq "$(field $LOG R 7 | sort -u)" $resp "sent_bytes of each R"
+	expect_eq "$(field $LOG R 14 | sort -u)" 100 "recv_bytes of each R"
+	expect_eq "$(field $LOG E 8)" $((2 * resp)) "E total_sent"
+	expect_eq "$(field $LOG E 9)" 0 "E unacked"
+	expect_eq "$(field $LOG E 10)" 200 "E total_recv"
+}
+
+# A counter of /proc/net/netstat, e.g. TcpExt TCPFastOpenPassive.
+netstat_counter() {	# group name
+	awk -v g="$1:" -v k="$2" '$1 == g && !col { for (i = 2; i <= NF; i++) if ($i == k) col = i; next }
+		$1 == g { print $col }' /proc/net/netstat
+}
+
+# TCP Fast Open on both sides (lports and pports on one port): the first
+# client asks for a cookie, the next two send their request in the SYN.
+# Tracking starts at ESTABLISHED, after such a request was exchanged: its
+# task has no record, and each side counts it in fastopen_missed.  The
+# kernel's own TFO counters say how many opens carried data.
+case_fastopen() {
+	local passive active
+	setup pports=$PORT
+	sysctl -qw net.ipv4.tcp_fastopen=3
+	passive=$(netstat_counter TcpExt TCPFastOpenPassive)
+	active=$(netstat_counter TcpExt TCPFastOpenActive)
+	start_server -- --port $PORT --fastopen --conns 3 --req-bytes 100 \
+		--resp-bytes 1000 > /dev/null
+	for _ in 1 2 3; do
+		"$PEER" client --port $PORT --fastopen --req-bytes 100 \
+			--resp-bytes 1000 > /dev/null || fail "client"
+	done
+	wait_untracked
+	sysctl -qw net.ipv4.tcp_fastopen=1
+	drain_logs $LOG
+	cat $LOG | sed 's/^/# /'
+	passive=$(($(netstat_counter TcpExt TCPFastOpenPassive) - passive))
+	active=$(($(netstat_counter TcpExt TCPFastOpenActive) - active))
+	expect_eq "$passive $active" "2 2" "opens with data in the SYN (kernel counters)"
+	expect_eq "$(status fastopen_missed)" 4 "fastopen_missed"
+	expect_eq "$(count_records $LOG R)" 1 "R records (the cookie's connection)"
+	expect_eq "$(count_records $LOG P)" 1 "P records (the cookie's connection)"
+	expect_eq "$(field $LOG R 7) $(field $LOG R 14)" "1000 100" "R sizes"
+	expect_eq "$(field $LOG P 7) $(field $LOG P 14)" "100 1000" "P sizes"
+}
+
 # The server socket's ss -ti line, kept in /tmp/ss.acked once its response
 # is all acknowledged: the counters are read from that one line, while the
 # connection is surely open (a later ss may come after the client's close
@@ -515,6 +585,10 @@ case_redis_benchmark() {
 }
 
 run_case "one request: R with exact sizes and process time, then E" case_one_request
+run_case "2 x 2.5 GiB responses: 64-bit byte counts in R and E, R ends at its last ACK" \
+	case_large_transfer
+run_case "TCP Fast Open: a request in the SYN has no record, counted in fastopen_missed" \
+	case_fastopen
 run_case "client idle 2 s before closing: R ends at the response's ACK, E as ss saw it" \
 	case_idle_before_close
 run_case "request in two parts 150 ms apart: upload time" case_upload_time

@@ -43,8 +43,10 @@ checkpatch:
 check:
 	@scripts/check
 
-# The selftests on a debug kernel (KASAN, kmemleak, lockdep, fault injection),
-# built once from linux-source-6.1 and cached: scripts/check-debug.
+# The selftests on two debug kernels (KASAN, kmemleak, lockdep, fault
+# injection), each built once and cached: linux-source-6.1's, then a
+# PREEMPT_RT one from linux-source-6.12; TCP_RT_DEBUG_FLAVOURS=default (or
+# rt) runs one only: scripts/check-debug.
 check-debug:
 	@scripts/check-debug
 

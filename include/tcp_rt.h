@@ -20,7 +20,7 @@ struct dentry;
 struct seq_file;
 struct sock;
 
-#define TCP_RT_VERSION		"0.4"
+#define TCP_RT_VERSION		"0.5"
 
 /* Record types, in the order of the status file's records_* lines. */
 enum tcp_rt_rec {

@@ -45,6 +45,29 @@ case_one_request() {
 		fail "P header"
 }
 
+# P's out_of_order: the server's responses reach the client reordered
+# (netem on the server's device lets every 5th segment overtake the four
+# before it); the capture on the client's side holds every P exactly.
+case_out_of_order() {
+	setup
+	make_netns_pair
+	ip netns exec rtsrv ethtool -K rtv0 tso off gso off > /dev/null
+	ip netns exec rtsrv tc qdisc add dev rtv0 root netem delay 10ms reorder 100% gap 5
+	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 100 \
+		--resp-bytes 60000 > /dev/null
+	capture_start $PORT rtcli
+	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT \
+		--req-bytes 100 --resp-bytes 60000 --requests 5 > /dev/null || fail "client"
+	wait_untracked
+	capture_stop
+	drain_logs $LOG
+	records $LOG P | sed 's/^/# /'
+	expect_eq "$(count_records $LOG P)" 5 "P records"
+	ORACLE_TOL_US=60000 oracle_check $LOG --pport $PORT
+	expect_ge "$(field $LOG P 15 | grep -c '^1$')" 1 "responses out of order"
+	expect_eq "$(field $LOG P 14 | sort -u)" 60000 "recv_bytes"
+}
+
 # The client reads the response's first write and closes while the other
 # three are still to come (300 ms apart): nothing received is left unread,
 # so the task is done as far as the client is concerned - P at the close,
@@ -235,6 +258,7 @@ run_case "closing before any response: no P, one E" case_close_before_response
 run_case "response left unread at close: no P, the E and client_cut count it" \
 	case_response_left_unread
 run_case "closing during the response, all received read: P at the close" case_close_during_response
+run_case "netem reordering of responses: P's out_of_order" case_out_of_order
 run_case "pports_range: the port in the range gets P records, the other none" case_pports_range
 run_case "a port in lports and pports: R for the server, P for the client" case_both_ends
 run_case "redis-benchmark against redis-server with pports=6379" case_redis_benchmark

@@ -231,6 +231,56 @@ case_rtt_and_download() {
 		"mtu 1500" "the veth's MTU"
 }
 
+# The path's delay changes between two tasks of one connection: 5 ms each
+# way, then 50.  Each R's min_rtt is its own task's (10 ms, then 100), not
+# the connection's minimum; E's is the connection's, as the live socket's
+# tcp_info said (ss -ti minrtt, read while the client holds the connection
+# open after its last response: the minimum over every sample, the
+# handshake's included, so E's, taken from data ACKs, is no smaller).
+case_rtt_changes() {
+	local gate=/tmp/rtt.gate ss_min
+	setup
+	make_netns_router delay 5ms
+	ip netns exec rtrt tc qdisc add dev rtv1 root netem delay 5ms
+	# 20 KB responses: 14 segments, ACKed every second one, not delayed
+	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 100 \
+		--resp-bytes 20000 > /dev/null
+	rm -f $gate
+	mkfifo $gate
+	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT \
+		--req-bytes 100 --resp-bytes 20000 --requests 2 --gate $gate \
+		--hold-ms 2000 > /dev/null &
+	exec 3> $gate
+	echo -n 1 >&3
+	wait_until "the first response acknowledged" acked_in rtsrv 20000 ||
+		fail "first response"
+	ip netns exec rtrt tc qdisc change dev rtv1 root netem delay 50ms
+	ip netns exec rtrt tc qdisc change dev rtv2 root netem delay 50ms
+	echo -n 1 >&3
+	exec 3>&-
+	wait_until "the second response acknowledged" acked_in rtsrv 40000 ||
+		fail "second response"
+	ss_min=$(ip netns exec rtsrv ss -Htin state established "( sport = :$PORT )" |
+		 grep -o 'minrtt:[0-9.]*' | cut -d: -f2)
+	wait_untracked
+	drain_logs $LOG
+	sed 's/^/# /' $LOG
+	expect_eq "$(count_records $LOG R)" 2 "R records"
+	expect_time_min "$(field $LOG R 9 | head -n 1)" 10000 10000 "first task's min_rtt"
+	expect_time_min "$(field $LOG R 9 | tail -n 1)" 100000 15000 "second task's min_rtt"
+	# ss prints milliseconds with three decimals
+	ss_min=$(awk -v m="$ss_min" 'BEGIN { printf "%d", m * 1000 }')
+	diag "the live socket's minrtt: $ss_min us"
+	expect_ge "$(field $LOG E 12)" "$ss_min" "E min_rtt vs ss minrtt"
+	expect_le "$(field $LOG E 12)" $((ss_min + 5000)) "E min_rtt vs ss minrtt"
+}
+
+# The server socket in NETNS has BYTES or more acknowledged.
+acked_in() {	# netns bytes
+	[ "$(ip netns exec "$1" ss -Htin state established "( sport = :$PORT )" |
+	     grep -o 'bytes_acked:[0-9]*' | cut -d: -f2)" -ge "$2" ] 2> /dev/null
+}
+
 case_retransmissions() {
 	setup
 	make_netns_router loss 5%
@@ -286,6 +336,29 @@ case_out_of_order() {
 	ORACLE_TOL_US=60000 oracle_check $LOG --lport $PORT
 	expect_ge "$(field $LOG R 15 | grep -c '^1$')" 1 "requests out of order"
 	expect_eq "$(field $LOG R 14 | sort -u)" 60000 "recv_bytes"
+}
+
+# N's out_of_order: the client's last request, cut mid-way, arrives
+# reordered (the same netem gap as above); the capture holds the N.
+case_out_of_order_n() {
+	setup
+	make_netns_pair
+	ip netns exec rtcli ethtool -K rtv1 tso off gso off > /dev/null
+	ip netns exec rtcli tc qdisc add dev rtv1 root netem delay 10ms reorder 100% gap 5
+	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 60000 \
+		--resp-bytes 100 > /dev/null
+	capture_start $PORT rtsrv
+	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT \
+		--req-bytes 60000 --resp-bytes 100 --requests 1 --end mid-request \
+		--partial-bytes 50000 > /dev/null || fail "client"
+	wait_untracked
+	capture_stop
+	drain_logs $LOG
+	sed 's/^/# /' $LOG
+	ORACLE_TOL_US=60000 oracle_check $LOG --lport $PORT
+	expect_eq "$(count_records $LOG N)" 1 "N records"
+	expect_eq "$(field $LOG N 9)" 50000 "N recv_bytes"
+	expect_eq "$(field $LOG N 10)" 1 "N out_of_order"
 }
 
 case_end_mid_request() {
@@ -595,6 +668,9 @@ run_case "request in two parts 150 ms apart: upload time" case_upload_time
 run_case "netem 20 ms each way: min_rtt, duration covers the download" case_rtt_and_download
 run_case "netem loss 5% on 2 MB responses: retrans of each R and of E as on the wire" case_retransmissions
 run_case "netem reordering of a request: out_of_order" case_out_of_order
+run_case "netem reordering of a request cut mid-way: N's out_of_order" case_out_of_order_n
+run_case "path delay 10 ms then 100 ms: each R's own min_rtt, E's the connection's" \
+	case_rtt_changes
 run_case "client closes mid-request: N with exact recv_bytes" case_end_mid_request
 run_case "server resets with the response unacknowledged: W" case_end_unacked
 run_case "zero window, then the client resets: W, the unsent response unacked" \

@@ -411,8 +411,12 @@ MODULE_PARM_DESC(log_sample,
  * Deactivation is one way: connections already tracked are followed to
  * their end, so that their module references drop and rmmod can succeed.
  * The parameter is the way that works under kernel lockdown, where debugfs
- * refuses writes; the debugfs file stays for TCP-RT's tools.
+ * refuses writes; the debugfs file stays for TCP-RT's tools.  Writing 2
+ * also lets go of every connection tracked now (tcp_rt_release_all()):
+ * one idle pooled connection no longer holds an unload or an upgrade.
  */
+static void tcp_rt_release_all(void);
+
 static void tcp_rt_deactivate(void)
 {
 	if (READ_ONCE(tcp_rt_active))
@@ -424,13 +428,15 @@ static int tcp_rt_deactivate_set(const char *val, const struct kernel_param *kp)
 {
 	unsigned int v;
 
-	if (kstrtouint(val, 10, &v) || v > 1) {
-		pr_err("deactivate: '%.*s' is not 0 or 1\n",
+	if (kstrtouint(val, 10, &v) || v > 2) {
+		pr_err("deactivate: '%.*s' is not 0, 1 or 2\n",
 		       tcp_rt_val_len(val), val);
 		return -EINVAL;
 	}
 	if (v) {
 		tcp_rt_deactivate();
+		if (v == 2)
+			tcp_rt_release_all();
 	} else if (!READ_ONCE(tcp_rt_active)) {
 		pr_err("deactivate: cannot be undone; reload the module to track again\n");
 		return -EINVAL;
@@ -449,7 +455,7 @@ static const struct kernel_param_ops tcp_rt_deactivate_ops = {
 };
 module_param_cb(deactivate, &tcp_rt_deactivate_ops, NULL, 0644);
 MODULE_PARM_DESC(deactivate,
-		 "1: track no new connection (cannot be undone), reads 0 or 1");
+		 "1: track no new connection (cannot be undone); 2: also release the tracked ones now; reads 0 or 1");
 
 /* ------------------------------------------------------------------------
  * Per-connection state
@@ -542,6 +548,8 @@ static atomic_long_t tcp_rt_pool_empty = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_client_cut = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_conns_sampled_out = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_fastopen_missed = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_released = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_released_open = ATOMIC_LONG_INIT(0);
 
 static inline bool tcp_rt_watched(const struct sock *sk)
 {
@@ -1331,6 +1339,121 @@ static void tcp_rt_conn_close(const struct sock *sk, int oldstate)
 	module_put(THIS_MODULE);
 }
 
+/*
+ * Release (deactivate=2): a connection still open leaves tracking.  What
+ * its state makes a whole record is written: a server's response all
+ * acknowledged (R), a client's response all read (P), then E with the
+ * totals so far.  A task still open (a request arriving, a response not
+ * all acknowledged or not all read) has no record and is counted in
+ * released_open; the connection in released.  Called with the socket
+ * locked by its owner, bottom halves off and rcu_read_lock() held: no
+ * hook of the connection runs meanwhile.
+ */
+static void tcp_rt_conn_release(struct tcp_rt_conn *c, const struct sock *sk)
+{
+	struct tcp_rt_close cl;
+	u64 now = tcp_clock_us();
+	bool done;
+
+	tcp_rt_conn_unlink(c);
+	tcp_rt_series_sync(c, now, false);
+	tcp_rt_sync(c, sk, now);
+	tcp_rt_close_state(c, sk, sk->sk_state, &cl);
+	done = c->phase == TCP_RT_RESPONSE &&
+	       (c->role == TCP_RT_CLIENT ? !cl.unread : !cl.unacked);
+	if (done)
+		tcp_rt_emit_done(c, sk, c->role == TCP_RT_CLIENT ?
+				 TCP_RT_REC_P : TCP_RT_REC_R, now);
+	else if (c->phase != TCP_RT_IDLE)
+		atomic_long_inc(&tcp_rt_released_open);
+	if (c->task_seq)
+		tcp_rt_emit_e(c, sk, cl.unacked);
+	tcp_rt_series_sync(c, now, true);
+	tcp_rt_series_add_at(c->key, now, TCP_RT_SER_CLOSED, 1);
+	WRITE_ONCE(c->phase, TCP_RT_IDLE);
+
+	call_rcu(&c->rcu, tcp_rt_conn_free_rcu);
+	atomic_long_inc(&tcp_rt_released);
+	atomic_dec(&tcp_rt_tracked);
+	module_put(THIS_MODULE);
+}
+
+/*
+ * Release the first connection of chain @b; false once the chain is empty.
+ * Its socket is pinned (sockets are freed only after an RCU grace period,
+ * and a socket whose count fell to 0 is closing: its close hook removes
+ * it), then locked as its owner; the state is looked up again under the
+ * lock, as the close may have come first, or the memory be a new socket.
+ */
+static bool tcp_rt_release_first(struct hlist_bl_head *b)
+{
+	struct hlist_bl_node *pos;
+	struct tcp_rt_conn *c;
+	struct sock *sk = NULL;
+	bool pinned = false;
+
+	rcu_read_lock();
+	hlist_bl_for_each_entry_rcu(c, pos, b, node) {
+		sk = (struct sock *)c->sk;
+		pinned = refcount_inc_not_zero(&sk->sk_refcnt);
+		break;
+	}
+	rcu_read_unlock();
+	if (!sk)
+		return false;
+	if (!pinned) {
+		/* closing now: its close hook is about to remove it */
+		schedule_timeout_uninterruptible(1);
+		return true;
+	}
+	lock_sock(sk);
+	local_bh_disable();
+	rcu_read_lock();
+	c = tcp_rt_conn_find(sk);
+	if (c)
+		tcp_rt_conn_release(c, sk);
+	rcu_read_unlock();
+	local_bh_enable();
+	release_sock(sk);
+	sock_put(sk);
+	return true;
+}
+
+/*
+ * The table exists from init to exit; a parameter write can come before
+ * init (a load-time value) or during exit, hence the flag, set and read
+ * under the mutex.
+ */
+static DEFINE_MUTEX(tcp_rt_release_mutex);
+static bool tcp_rt_release_live;
+
+static void tcp_rt_release_all(void)
+{
+	unsigned int i, n;
+	long before;
+
+	mutex_lock(&tcp_rt_release_mutex);
+	if (!tcp_rt_release_live)
+		goto out;
+	before = atomic_long_read(&tcp_rt_released);
+	n = 1U << tcp_rt_table_bits;
+	for (i = 0; i < n; i++) {
+		while (tcp_rt_release_first(&tcp_rt_table[i]))
+			cond_resched();
+	}
+	pr_info("released %ld tracked connection(s)\n",
+		atomic_long_read(&tcp_rt_released) - before);
+out:
+	mutex_unlock(&tcp_rt_release_mutex);
+}
+
+static void tcp_rt_release_set_live(bool live)
+{
+	mutex_lock(&tcp_rt_release_mutex);
+	tcp_rt_release_live = live;
+	mutex_unlock(&tcp_rt_release_mutex);
+}
+
 /* ------------------------------------------------------------------------
  * Hooks
  */
@@ -1631,6 +1754,9 @@ static int tcp_rt_status_show(struct seq_file *m, void *v)
 		   atomic_long_read(&tcp_rt_conns_sampled_out));
 	seq_printf(m, "fastopen_missed %ld\n",
 		   atomic_long_read(&tcp_rt_fastopen_missed));
+	seq_printf(m, "released %ld\n", atomic_long_read(&tcp_rt_released));
+	seq_printf(m, "released_open %ld\n",
+		   atomic_long_read(&tcp_rt_released_open));
 	seq_printf(m, "records_sampled_out %llu\n",
 		   tcp_rt_pcpu_sum(offsetof(struct tcp_rt_pcpu_counters,
 					    sampled_out)));
@@ -1739,6 +1865,7 @@ static int __init tcp_rt_init(void)
 	err = tcp_rt_hooks_register();
 	if (err)
 		goto err_series;
+	tcp_rt_release_set_live(true);
 	pr_info("loaded, version %s\n", TCP_RT_VERSION);
 	return 0;
 
@@ -1764,6 +1891,7 @@ err_cfg:
 
 static void __exit tcp_rt_exit(void)
 {
+	tcp_rt_release_set_live(false);
 	tcp_rt_hooks_unregister();
 	tcp_rt_stats_exit();
 	tcp_rt_log_exit();

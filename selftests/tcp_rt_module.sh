@@ -50,6 +50,7 @@ case_status_keys() {
 	for k in version active tracked records_R records_W records_N \
 		 records_P records_E log_subbufs_overwritten stats_lines client_cut \
 		 alloc_failed pool_empty probe_missed conns_sampled_out fastopen_missed \
+		 released released_open \
 		 records_sampled_out conn_table_buckets; do
 		grep -q "^$k [0-9a-z.]*$" "$DBG/status" || fail "status has no '$k'"
 	done
@@ -98,8 +99,60 @@ case_deactivate_refcount() {
 	rmmod tcp_rt || fail "rmmod once unused"
 }
 
+# Server sockets on PORT with BYTES or more acknowledged.
+acked_at_least() {	# port bytes n
+	[ "$(bytes_acked "$1" | awk -v b="$2" '$1 >= b { n++ } END { print n + 0 }')" = "$3" ]
+}
+
+# deactivate=2 lets go of connections still open: two idle ones whose
+# response was all acknowledged (an R each) and one whose client stopped
+# reading a 2 MB response (an open task: released_open), then E for each.
+# rmmod succeeds at once; the module loaded again (an upgrade) tracks new
+# connections on the port, and the released ones, closed later, write
+# nothing.
+case_release() {
+	local port=7002 out=/tmp/release.log held_pid stuck_pid
+	mod_load lports=$port
+	start_server -- --port $port --conns 4 --resp-bytes 2000000 > /dev/null
+	"$PEER" client --port $port --conns 2 --requests 1 --resp-bytes 2000000 \
+		--end wait-server > /dev/null 2>&1 &
+	held_pid=$!
+	"$PEER" client --port $port --requests 0 --resp-bytes 2000000 \
+		--rcvbuf 4096 --end stop-reading --hold-ms 600000 > /dev/null 2>&1 &
+	stuck_pid=$!
+	wait_until "3 tracked" tracked_is 3 || fail "tracked: $(status tracked)"
+	wait_until "two responses acknowledged" acked_at_least $port 2000000 2 ||
+		fail "bytes acked: $(bytes_acked $port | tr '\n' ' ')"
+	echo 2 > "$PARAMS/deactivate"
+	expect_eq "$(status tracked)" 0 "tracked after the release"
+	expect_eq "$(refcnt)" 0 "module references after the release"
+	expect_eq "$(status released) $(status released_open)" "3 1" "released, released_open"
+	drain_logs $out
+	sed 's/^/# /' $out
+	expect_eq "$(count_records $out R) $(count_records $out W) $(count_records $out N)" \
+		"2 0 0" "R W N records"
+	expect_eq "$(count_records $out E)" 3 "E records"
+	expect_eq "$(field $out R 7 | sort -u)" 2000000 "R sent_bytes"
+	rmmod tcp_rt || fail "rmmod right after the release"
+
+	# the upgrade: the same port, the released connections still open
+	mod_load lports=$port
+	"$PEER" client --port $port --requests 1 --resp-bytes 2000000 > /dev/null ||
+		fail "client after the reload"
+	kill "$held_pid" "$stuck_pid"
+	wait "$held_pid" "$stuck_pid" 2> /dev/null || true
+	wait_untracked
+	rm -f $out
+	drain_logs $out
+	sed 's/^/# /' $out
+	expect_eq "$(count_records $out R) $(count_records $out W) $(count_records $out E)" \
+		"1 0 1" "R W E records after the reload"
+	expect_eq "$(status released)" 0 "released after the reload"
+}
+
 run_case "10 load/unload cycles leave nothing behind" case_load_unload_cycles
 run_case "status file has every counter" case_status_keys
 run_case "rmmod racing series_run=1 writers leaves no work behind" case_series_run_vs_rmmod
 run_case "deactivate, module reference per connection, rmmod EBUSY" case_deactivate_refcount
+run_case "deactivate=2 releases open connections: rmmod at once, then a reload" case_release
 done_testing

@@ -50,6 +50,7 @@
 #include <linux/atomic.h>
 #include <linux/bitmap.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/error-injection.h>
 #include <linux/ftrace.h>
 #include <linux/hash.h>
@@ -1378,14 +1379,20 @@ static void tcp_rt_conn_release(struct tcp_rt_conn *c, const struct sock *sk)
 	module_put(THIS_MODULE);
 }
 
+enum tcp_rt_release_step {
+	TCP_RT_RELEASE_EMPTY,	/* the chain is empty */
+	TCP_RT_RELEASE_DONE,	/* its first connection went */
+	TCP_RT_RELEASE_BUSY,	/* its first connection is closing */
+};
+
 /*
- * Release the first connection of chain @b; false once the chain is empty.
- * Its socket is pinned (sockets are freed only after an RCU grace period,
- * and a socket whose count fell to 0 is closing: its close hook removes
- * it), then locked as its owner; the state is looked up again under the
- * lock, as the close may have come first, or the memory be a new socket.
+ * Release the first connection of chain @b.  Its socket is pinned
+ * (sockets are freed only after an RCU grace period, and a socket whose
+ * count fell to 0 is closing: its close hook removes it), then locked as
+ * its owner; the state is looked up again under the lock, as the close
+ * may have come first, or the memory be a new socket.
  */
-static bool tcp_rt_release_first(struct hlist_bl_head *b)
+static enum tcp_rt_release_step tcp_rt_release_first(struct hlist_bl_head *b)
 {
 	struct hlist_bl_node *pos;
 	struct tcp_rt_conn *c;
@@ -1400,12 +1407,9 @@ static bool tcp_rt_release_first(struct hlist_bl_head *b)
 	}
 	rcu_read_unlock();
 	if (!sk)
-		return false;
-	if (!pinned) {
-		/* closing now: its close hook is about to remove it */
-		schedule_timeout_uninterruptible(1);
-		return true;
-	}
+		return TCP_RT_RELEASE_EMPTY;
+	if (!pinned)
+		return TCP_RT_RELEASE_BUSY;
 	lock_sock(sk);
 	local_bh_disable();
 	rcu_read_lock();
@@ -1416,7 +1420,7 @@ static bool tcp_rt_release_first(struct hlist_bl_head *b)
 	local_bh_enable();
 	release_sock(sk);
 	sock_put(sk);
-	return true;
+	return TCP_RT_RELEASE_DONE;
 }
 
 /*
@@ -1424,6 +1428,8 @@ static bool tcp_rt_release_first(struct hlist_bl_head *b)
  * init (a load-time value) or during exit, hence the flag, set and read
  * under the mutex.
  */
+#define TCP_RT_RELEASE_WAITS	5000	/* of 1 to 2 ms */
+
 static DEFINE_MUTEX(tcp_rt_release_mutex);
 static bool tcp_rt_release_live;
 
@@ -1438,8 +1444,22 @@ static void tcp_rt_release_all(void)
 	before = atomic_long_read(&tcp_rt_released);
 	n = 1U << tcp_rt_table_bits;
 	for (i = 0; i < n; i++) {
-		while (tcp_rt_release_first(&tcp_rt_table[i]))
-			cond_resched();
+		enum tcp_rt_release_step step;
+		unsigned int busy = 0;
+
+		while ((step = tcp_rt_release_first(&tcp_rt_table[i]))) {
+			if (step == TCP_RT_RELEASE_DONE) {
+				busy = 0;
+				cond_resched();
+				continue;
+			}
+			/* a close takes microseconds: not seconds */
+			if (++busy > TCP_RT_RELEASE_WAITS) {
+				pr_warn("release: a connection neither closes nor goes; left tracked\n");
+				break;
+			}
+			usleep_range(1000, 2000);
+		}
 	}
 	pr_info("released %ld tracked connection(s)\n",
 		atomic_long_read(&tcp_rt_released) - before);

@@ -168,7 +168,7 @@ static const struct bad_value bad_values[] = {
 	{ "log_sample", "65537" },
 	{ "log_sample", "-4" },
 	{ "log_sample", "1/16" },
-	{ "deactivate", "2" },
+	{ "deactivate", "3" },
 	{ "deactivate", "yes" },
 	{ "deactivate", "-1" },
 };
@@ -226,7 +226,7 @@ TEST(load_time_bad_values_refused)
 		"lports=0", "lports=1,2,3,4,5,6,7", "lports_range=9,8",
 		"pports=65536", "pports_range=1", "stats=3",
 		"stats_interval=0", "log_buf_num=0", "log_buf_num=65",
-		"stats_buf_num=100", "max_tracked=0", "deactivate=2",
+		"stats_buf_num=100", "max_tracked=0", "deactivate=3",
 		"log_sample=0",
 		/* a bad value after good ones must not leave anything behind */
 		"lports=80 pports=443 stats_interval=x",

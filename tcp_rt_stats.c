@@ -163,6 +163,11 @@ static u64 tcp_rt_div(u64 a, u64 b)
 	return b ? div64_u64(a, b) : 0;
 }
 
+/*
+ * The averages are over the completed tasks (R, P), which `tasks` counts;
+ * fail_per_1000 is over the tasks that ended, completed or failed (R + W),
+ * so that a port whose every response failed reads 1000, not 0.
+ */
 static void tcp_rt_stats_line(time64_t now, const struct tcp_rt_stats_slot *s)
 {
 	char line[TCP_RT_STATS_LINE_LEN];
@@ -176,7 +181,7 @@ static void tcp_rt_stats_line(time64_t now, const struct tcp_rt_stats_slot *s)
 			tcp_rt_div(s->duration, n), tcp_rt_div(s->process, n),
 			tcp_rt_div(s->retrans * 1000, s->segs),
 			tcp_rt_div(s->rtt, n),
-			peer ? 0 : tcp_rt_div((u64)s->fails * 1000, n),
+			peer ? 0 : tcp_rt_div((u64)s->fails * 1000, n + s->fails),
 			tcp_rt_div(s->sent, n), tcp_rt_div(s->upload, n),
 			tcp_rt_div(s->recv, n), n);
 	relay_write(tcp_rt_stats_chan, line, len);
@@ -185,7 +190,8 @@ static void tcp_rt_stats_line(time64_t now, const struct tcp_rt_stats_slot *s)
 
 /*
  * Close the interval: collect the old bank of every CPU, then write a line
- * for every listed port and for every other port that had tasks.
+ * for every listed port and for every other port where a task ended (an R,
+ * a P or a W).
  */
 static void tcp_rt_stats_flush(bool print)
 {
@@ -231,11 +237,11 @@ static void tcp_rt_stats_flush(bool print)
 				break;
 		tcp_rt_stats_line(now, j < n ? &tab[j] : &zero);
 		if (j < n)
-			tab[j].tasks = 0;	/* printed already */
+			tab[j].key = 0;		/* printed already */
 	}
 	sort(tab, n, sizeof(*tab), tcp_rt_stats_cmp, NULL);
 	for (i = 0; i < n; i++)
-		if (tab[i].tasks)
+		if (tab[i].key && (tab[i].tasks || tab[i].fails))
 			tcp_rt_stats_line(now, &tab[i]);
 	kvfree(tab);
 }

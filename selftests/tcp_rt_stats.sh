@@ -147,7 +147,7 @@ case_fail_drop() {
 	expect_eq "$w" 2 "W records"
 	expect_eq "$(stats_col $PORT 12)" "$r" "tasks"
 	fail=$(stats_col $PORT 8)
-	expect_eq "$fail" $((w * 1000 / r)) "fail_per_1000 = W * 1000 / R"
+	expect_eq "$fail" $((w * 1000 / (r + w))) "fail_per_1000 = W * 1000 / (R + W)"
 	# Data segments of the R tasks: their new data in MSS-sized segments,
 	# plus the retransmissions.
 	retrans=$(field $LOG R 10 | sum)
@@ -161,6 +161,50 @@ case_fail_drop() {
 	# the records' retransmissions as the namespace counted them
 	expect_eq "$(field $LOG E 11 | sum)" "$(netns_retrans rtsrv)" \
 		"E total_retrans vs the namespace's TcpRetransSegs"
+}
+
+# An outage: 5 connections of one request each, every response cut (5 W,
+# no R).  The client reads 1000 bytes of a 60000-byte response through a
+# 4 KiB receive buffer and closes with data unread (a reset): most of the
+# response is still unacknowledged, so each task is a W.  All of it fits
+# in the first interval, whose one line for the port must say so:
+# fail_per_1000 1000 (W per 1000 tasks ended, R + W), averages and tasks
+# 0 (they are over the R tasks).  A range port gets that line as well.
+all_failed() {	# module params...
+	local interval=$((10 * TCP_RT_SLOW)) r w
+	setup "$@" stats_interval=$interval
+	start_server -- --port $PORT --conns 5 --req-bytes 100 \
+		--resp-bytes 60000 --sndbuf 200000 > /dev/null
+	"$PEER" client --port $PORT --conns 5 --req-bytes 100 \
+		--resp-bytes 60000 --resp-read 1000 --rcvbuf 4096 > /dev/null ||
+		fail "client"
+	wait_untracked
+	expect_eq "$(status stats_lines)" 0 "lines before the traffic ended"
+	WAIT_S=$((interval + 10)) wait_until "the interval's line" stats_lines_reach 1 ||
+		fail "no stats line"
+	drain_stats
+	drain_logs $LOG
+	sed 's/^/# /' $LOG $STATS
+	r=$(count_records $LOG R)
+	w=$(count_records $LOG W)
+	expect_eq "$r $w $(count_records $LOG N) $(count_records $LOG E)" \
+		"0 5 0 5" "R W N E records"
+	expect_eq "$(status records_W)" "$w" "status records_W"
+	expect_eq "$(awk -v p=$PORT '$3 == p' $STATS | wc -l)" 1 "lines of port $PORT"
+	expect_eq "$(stats_col $PORT 8)" $((w * 1000 / (r + w))) \
+		"fail_per_1000 = W * 1000 / (R + W)"
+	expect_eq "$(stats_col $PORT 8)" 1000 "fail_per_1000"
+	expect_eq "$(stats_col $PORT 12)" "$r" "tasks"
+	grep -qE "^[0-9]+ all $PORT 0 0 0 0 1000 0 0 0 0$" $STATS ||
+		fail "not the line of 5 W and no R"
+}
+
+case_all_failed_listed() {
+	all_failed lports=$PORT
+}
+
+case_all_failed_range() {
+	all_failed lports_range=$((PORT - 10)),$((PORT + 10))
 }
 
 # The line timestamps of a port, one per line.
@@ -334,6 +378,10 @@ run_case "an idle listed port prints zeros, an idle range port nothing" case_idl
 run_case "a peer port prints as P<port>" case_peer_port
 run_case "stats=1 stops the lines, stats=0 restarts, a new interval is honoured" case_toggle_and_interval
 run_case "fail_per_1000 and drop_per_1000 match the R and W records" case_fail_drop
+run_case "every response cut (all W) on a listed port: fail_per_1000 1000" \
+	case_all_failed_listed
+run_case "every response cut (all W) on a range port: a line, fail_per_1000 1000" \
+	case_all_failed_range
 run_case "the stats file is read once" case_read_once
 run_case "stats_buf_num=1 overwrites the oldest, whole lines, counted" case_overwrite
 run_case "a bank filled past 128 ports: the rest counted in stats_dropped" case_bank_full

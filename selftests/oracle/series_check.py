@@ -147,7 +147,7 @@ def main():
     # process) on, its response is being written: the module then counts
     # it open while anything written is unacknowledged, and a response all
     # acknowledged while the server has not written the rest yet is not
-    # (README "Series"), so only the upper bound holds there.
+    # (docs/series.md), so only the upper bound holds there.
     full, strict = [], []
     for kind, t0, f in recs:
         if kind in "RW":

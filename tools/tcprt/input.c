@@ -308,7 +308,7 @@ void input_open_failed(const char *path, int err)
 	if (err == EACCES && geteuid() != 0) {
 		warnx_("%s: permission denied: run tcprt as root", path);
 	} else if (err == EPERM && (lockdown = lockdown_mode())) {
-		warnx_("%s: the kernel is locked down (%s) and debugfs refuses this file: a tcp_rt older than 0.2 (README, \"Secure Boot hosts\")",
+		warnx_("%s: the kernel is locked down (%s) and debugfs refuses this file: a tcp_rt older than 0.2 (README, \"On a Secure Boot host\")",
 		       path, lockdown);
 	} else {
 		warnx_("%s: %s", path, err == EINVAL ?

@@ -1762,6 +1762,7 @@ static int tcp_rt_status_show(struct seq_file *m, void *v)
 	for (i = 0; i < TCP_RT_REC_MAX; i++)
 		seq_printf(m, "%s %llu\n", names[i], tcp_rt_records(i));
 	seq_printf(m, "log_subbufs_overwritten %lu\n", tcp_rt_log_overwritten());
+	seq_printf(m, "reads_lapped %lu\n", tcp_rt_relay_reads_lapped());
 	seq_printf(m, "stats_lines %lu\n", tcp_rt_stats_lines());
 	seq_printf(m, "stats_subbufs_overwritten %lu\n",
 		   tcp_rt_stats_overwritten());

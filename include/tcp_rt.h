@@ -85,6 +85,7 @@ struct dentry *tcp_rt_relay_create_file(const char *name,
 					struct dentry *parent, umode_t mode,
 					struct rchan_buf *buf);
 int tcp_rt_relay_remove_file(struct dentry *dentry);
+unsigned long tcp_rt_relay_reads_lapped(void);
 int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs);
 void tcp_rt_log_exit(void);
 void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,

@@ -48,7 +48,7 @@ case_status_keys() {
 	local k
 	mod_load
 	for k in version active tracked records_R records_W records_N \
-		 records_P records_E log_subbufs_overwritten stats_lines client_cut \
+		 records_P records_E log_subbufs_overwritten reads_lapped stats_lines client_cut \
 		 alloc_failed pool_empty probe_missed conns_sampled_out fastopen_missed \
 		 released released_open \
 		 records_sampled_out conn_table_buckets; do

@@ -109,5 +109,45 @@ case_stress() {
 	expect_no_probe_miss
 }
 
+# A reader the writers lap, in the flight recorder's tightest form: one
+# sub-buffer per CPU (log_buf_num=1), records flooding in on both CPUs, and
+# on each CPU's file a reader that reads LAPPED_READ bytes at a time (more
+# than the longest record) with a pause after each, for LAPPED_S seconds.
+# Every line it reads must be one the module wrote: whole, its fields those
+# of the workload (lapped_reader.py).  The writers must have lapped it.
+LAPPED_PORT=7803
+: "${LAPPED_S:=60}"
+LAPPED_READ=512
+LAPPED_PAUSE_MS=2
+
+case_lapped_reader() {
+	local port cpu pids=() r rc=0
+	mod_load lports=$LAPPED_PORT log_buf_num=1
+	start_server -- --port $LAPPED_PORT --conns 4 --req-bytes 50 \
+		--resp-bytes 80 > /dev/null
+	for cpu in 0 1; do
+		taskset -c $cpu "$PEER" client --port $LAPPED_PORT --conns 2 \
+			--requests 100000000 --req-bytes 50 --resp-bytes 80 \
+			--timeout $((LAPPED_S + 60)) > /dev/null 2>&1 &
+	done
+	for cpu in 0 1; do
+		python3 "$SELFTESTS/lapped_reader.py" "$DBG/rt-network-log$cpu" \
+			"$LAPPED_S" $LAPPED_READ $LAPPED_PAUSE_MS $LAPPED_PORT 50 80 \
+			> /tmp/lapped.$cpu 2>&1 &
+		pids+=($!)
+	done
+	for r in "${pids[@]}"; do
+		wait "$r" || rc=1
+	done
+	pkill -f "$PEER" || true
+	for cpu in 0 1; do
+		diag "CPU $cpu's reader: $(tr '\n' ' ' < /tmp/lapped.$cpu)"
+	done
+	diag "records_R $(status records_R), log_subbufs_overwritten $(status log_subbufs_overwritten), reads_lapped $(status reads_lapped)"
+	expect_ge "$(status log_subbufs_overwritten)" 2 "sub-buffers overwritten (the readers were lapped)"
+	expect_eq "$rc" 0 "every line read whole"
+}
+
 run_case "stress: idle, churn, parameter changes, racing readers, CPU offline" case_stress
+run_case "stress: a slow reader lapped by writers on both CPUs reads only whole records" case_lapped_reader
 done_testing

@@ -13,7 +13,7 @@ KDIR ?= $(shell scripts/kdir)
 PWD  := $(CURDIR)
 
 .PHONY: all modules install clean check check-debug check-kernels dist demo bench bench-insns sparse \
-	checkpatch selftests deps tcprt
+	checkpatch selftests deps tcprt deadhook
 
 all: modules tcprt
 
@@ -25,6 +25,16 @@ deps:
 
 modules:
 	$(KRUN) $(MAKE) -C $(KDIR) M=$(PWD) W=1 modules
+
+# The module again, with its ACK hook on a function no loopback exchange
+# calls (TCP_RT_TEST_DEAD_HOOK), in selftests/deadhook/: the load-time hook
+# check must refuse it (selftests/tcp_rt_module.sh).
+DEADHOOK := selftests/deadhook
+deadhook:
+	@mkdir -p $(DEADHOOK)/include
+	@for f in Kbuild $(wildcard tcp_rt*.c); do ln -sfn ../../$$f $(DEADHOOK)/$$f; done
+	@for f in $(wildcard include/*.h); do ln -sfn ../../../$$f $(DEADHOOK)/$$f; done
+	$(KRUN) $(MAKE) -C $(KDIR) M=$(PWD)/$(DEADHOOK) TCP_RT_TEST_DEAD_HOOK=y modules
 
 sparse:
 	$(MAKE) -C $(KDIR) M=$(PWD) W=1 C=2 modules
@@ -76,5 +86,6 @@ bench-insns: modules
 clean:
 	$(KRUN) $(MAKE) -C $(KDIR) M=$(PWD) clean
 	$(MAKE) -C selftests clean
+	rm -rf $(DEADHOOK)
 	$(MAKE) -C tools/bench clean
 	$(MAKE) -C tools/tcprt clean

@@ -15,6 +15,8 @@
  *     tcp_rate_gen() (ACK processed), tcp_send_ack() and
  *     tcp_send_delayed_ack() (data received), or their equivalents where
  *     a kernel inlines one (include/tcp_rt_compat.h); see "Hooks" below.
+ *   Until the load-time check ends (tcp_rt_hookcheck.c) they hand every
+ *   event to it, and none to the engine.
  *
  * Concurrency and what protects what:
  *   - Per-connection state (struct tcp_rt_conn) is only touched from those
@@ -1481,7 +1483,14 @@ static void tcp_rt_release_set_live(bool live)
 static void tcp_rt_set_state_probe(void *data, const struct sock *sk,
 				   const int oldstate, const int newstate)
 {
-	if (sk->sk_protocol != IPPROTO_TCP || !tcp_rt_watched(sk))
+	if (sk->sk_protocol != IPPROTO_TCP)
+		return;
+	/* until the load-time check ends (tcp_rt_hookcheck.c) */
+	if (static_branch_unlikely(&tcp_rt_hookcheck_on)) {
+		tcp_rt_hookcheck_state(sk, newstate);
+		return;
+	}
+	if (!tcp_rt_watched(sk))
 		return;
 	if (newstate == TCP_ESTABLISHED && oldstate != TCP_ESTABLISHED)
 		tcp_rt_conn_open(sk);
@@ -1520,9 +1529,21 @@ static void tcp_rt_set_state_probe(void *data, const struct sock *sk,
 struct tcp_rt_hook {
 	struct ftrace_ops ops;
 	void (*handler)(struct sock *sk, unsigned long arg1);
+	enum tcp_rt_hook_kind kind;	/* what it sees, for the load check */
 	atomic_long_t missed;
 	char func[32];		/* writable: ftrace_set_filter() takes a buffer */
 };
+
+/* New data in a segment leaving: retransmissions start below snd_nxt. */
+static u32 tcp_rt_skb_new_data(const struct sock *sk,
+			       const struct sk_buff *skb)
+{
+	const struct tcp_skb_cb *scb = TCP_SKB_CB(skb);
+
+	if (scb->seq != tcp_sk(sk)->snd_nxt)
+		return 0;
+	return scb->end_seq - scb->seq - !!(scb->tcp_flags & TCPHDR_FIN);
+}
 
 /* ACK processed or in-order data received: catch up with the socket. */
 static void tcp_rt_hook_sync(struct sock *sk, unsigned long arg1)
@@ -1561,12 +1582,8 @@ static void tcp_rt_hook_xmit(struct sock *sk, unsigned long arg1)
 	const struct sk_buff *skb = (const void *)arg1;
 	const struct tcp_skb_cb *scb = TCP_SKB_CB(skb);
 	const struct tcp_sock *tp = tcp_sk(sk);
+	u32 len = tcp_rt_skb_new_data(sk, skb);
 	struct tcp_rt_conn *c;
-	u32 len = 0;
-
-	/* Retransmissions start below snd_nxt. */
-	if (scb->seq == tp->snd_nxt)
-		len = scb->end_seq - scb->seq - !!(scb->tcp_flags & TCPHDR_FIN);
 
 	rcu_read_lock();
 	c = tcp_rt_conn_find(sk);
@@ -1589,6 +1606,20 @@ static void tcp_rt_hook_xmit(struct sock *sk, unsigned long arg1)
 	rcu_read_unlock();
 }
 
+static struct tcp_rt_hook tcp_rt_hooks[];
+
+/* A hook's event, while the load-time check runs (tcp_rt_hookcheck.c). */
+static noinline void tcp_rt_hook_to_check(const struct tcp_rt_hook *hook,
+					  const struct sock *sk,
+					  unsigned long arg1)
+{
+	u32 len = 0;
+
+	if (hook->kind == TCP_RT_HOOK_KIND_XMIT)
+		len = tcp_rt_skb_new_data(sk, (const void *)arg1);
+	tcp_rt_hookcheck_hook(sk, hook - tcp_rt_hooks, len);
+}
+
 static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
 				  struct ftrace_ops *ops,
 				  struct tcp_rt_ftrace_regs *fregs)
@@ -1597,6 +1628,10 @@ static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
 	struct sock *sk = (struct sock *)tcp_rt_ftrace_arg(fregs, 0);
 	int bit;
 
+	if (static_branch_unlikely(&tcp_rt_hookcheck_on)) {
+		tcp_rt_hook_to_check(hook, sk, tcp_rt_ftrace_arg(fregs, 1));
+		return;
+	}
 	if (!tcp_rt_watched(sk))
 		return;
 	/* Also disables preemption: records go to this CPU's buffer. */
@@ -1609,23 +1644,33 @@ static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
 	tcp_rt_recursion_unlock(bit);
 }
 
-#define TCP_RT_HOOK(fn, h) {						\
+#define TCP_RT_HOOK(fn, h, k) {						\
 	.ops = {							\
 		.func	= tcp_rt_ftrace,				\
 		.flags	= TCP_RT_FTRACE_FLAGS,				\
 	},								\
 	.handler	= h,						\
+	.kind		= TCP_RT_HOOK_KIND_ ## k,			\
 	.missed		= ATOMIC_LONG_INIT(0),				\
 	.func		= fn,						\
 }
 
+/*
+ * Selftests only (tcp_rt_module.sh): a build whose ACK hook sits on a
+ * function no loopback exchange calls, which the load-time check refuses.
+ */
+#ifdef TCP_RT_TEST_DEAD_HOOK
+#undef TCP_RT_HOOK_ACK
+#define TCP_RT_HOOK_ACK		"tcp_v4_mtu_reduced"
+#endif
+
 static struct tcp_rt_hook tcp_rt_hooks[] = {
-	TCP_RT_HOOK(TCP_RT_HOOK_XMIT, tcp_rt_hook_xmit),
-	TCP_RT_HOOK(TCP_RT_HOOK_ACK, tcp_rt_hook_sync),
-	TCP_RT_HOOK("tcp_send_ack", tcp_rt_hook_sync),
-	TCP_RT_HOOK("tcp_send_delayed_ack", tcp_rt_hook_sync),
+	TCP_RT_HOOK(TCP_RT_HOOK_XMIT, tcp_rt_hook_xmit, XMIT),
+	TCP_RT_HOOK(TCP_RT_HOOK_ACK, tcp_rt_hook_sync, ACK),
+	TCP_RT_HOOK("tcp_send_ack", tcp_rt_hook_sync, RCV),
+	TCP_RT_HOOK("tcp_send_delayed_ack", tcp_rt_hook_sync, RCV),
 #ifdef TCP_RT_HOOK_ACK_DUE
-	TCP_RT_HOOK(TCP_RT_HOOK_ACK_DUE, tcp_rt_hook_sync),
+	TCP_RT_HOOK(TCP_RT_HOOK_ACK_DUE, tcp_rt_hook_sync, RCV_ALL),
 #endif
 };
 
@@ -1725,6 +1770,30 @@ static void tcp_rt_hooks_unregister(void)
 	tracepoint_synchronize_unregister();
 }
 
+/* Attach the hooks and prove them (tcp_rt_hookcheck.c); all or nothing. */
+static int tcp_rt_hooks_start(void)
+{
+	struct tcp_rt_hook_desc desc[ARRAY_SIZE(tcp_rt_hooks)];
+	unsigned int i;
+	int err;
+
+	BUILD_BUG_ON(ARRAY_SIZE(tcp_rt_hooks) > TCP_RT_HOOKS_MAX);
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks); i++) {
+		desc[i].func = tcp_rt_hooks[i].func;
+		desc[i].kind = tcp_rt_hooks[i].kind;
+	}
+	tcp_rt_hookcheck_begin();
+	err = tcp_rt_hooks_register();
+	if (err) {
+		tcp_rt_hookcheck_end();
+		return err;
+	}
+	err = tcp_rt_hookcheck_run(desc, ARRAY_SIZE(desc));
+	if (err)
+		tcp_rt_hooks_unregister();
+	return err;
+}
+
 /* ------------------------------------------------------------------------
  * debugfs: status and deactivate
  */
@@ -1783,6 +1852,7 @@ static int tcp_rt_status_show(struct seq_file *m, void *v)
 					    sampled_out)));
 	seq_printf(m, "probe_missed %lu\n", tcp_rt_probe_missed());
 	tcp_rt_status_misses(m);
+	tcp_rt_hookcheck_status(m);
 	tcp_rt_series_status(m);
 	seq_printf(m, "conn_state_bytes %u\n",
 		   kmem_cache_size(tcp_rt_conn_cache));
@@ -1879,11 +1949,12 @@ static int __init tcp_rt_init(void)
 	if (err)
 		goto err_series;
 	/*
-	 * Last, and nothing after it can fail: from the moment the tracepoint
-	 * is attached a connection may be tracked, holding a module
-	 * reference and a state that only its close releases.
+	 * Last, and nothing after it can fail: from the moment the load-time
+	 * check ends (or the tracepoint is attached, without the check) a
+	 * connection may be tracked, holding a module reference and a state
+	 * that only its close releases.  Until then nothing is tracked.
 	 */
-	err = tcp_rt_hooks_register();
+	err = tcp_rt_hooks_start();
 	if (err)
 		goto err_series;
 	tcp_rt_release_set_live(true);

@@ -5,7 +5,8 @@
  * tcp_rt.c owns the parameters, the hooks and the per-connection state;
  * tcp_rt_log.c owns the relay channels and the record format;
  * tcp_rt_stats.c owns the per-port aggregation;
- * tcp_rt_series.c owns the fine-timescale sampling runs.
+ * tcp_rt_series.c owns the fine-timescale sampling runs;
+ * tcp_rt_hookcheck.c proves at load that the hooks see TCP's events.
  */
 #ifndef _TCP_RT_H
 #define _TCP_RT_H
@@ -76,6 +77,30 @@ unsigned int tcp_rt_listed_ports(u32 *keys, unsigned int max);
 /* tcp_rt.c: for the series */
 unsigned int tcp_rt_ports_configured(void);
 void tcp_rt_series_enroll_all(u32 gen);
+
+/* tcp_rt_hookcheck.c: the load-time proof that the hooks see TCP's events */
+enum tcp_rt_hook_kind {
+	TCP_RT_HOOK_KIND_XMIT,		/* a data segment leaves */
+	TCP_RT_HOOK_KIND_ACK,		/* an ACK of data was processed */
+	TCP_RT_HOOK_KIND_RCV,		/* in-order data arrived: some of them */
+	TCP_RT_HOOK_KIND_RCV_ALL,	/* in-order data arrived: every time */
+};
+
+#define TCP_RT_HOOKS_MAX	8
+
+struct tcp_rt_hook_desc {
+	const char *func;
+	enum tcp_rt_hook_kind kind;
+};
+
+DECLARE_STATIC_KEY_FALSE(tcp_rt_hookcheck_on);
+void tcp_rt_hookcheck_begin(void);
+int tcp_rt_hookcheck_run(const struct tcp_rt_hook_desc *hooks, unsigned int n);
+void tcp_rt_hookcheck_end(void);
+void tcp_rt_hookcheck_hook(const struct sock *sk, unsigned int i,
+			   u32 new_data);
+void tcp_rt_hookcheck_state(const struct sock *sk, int newstate);
+void tcp_rt_hookcheck_status(struct seq_file *m);
 
 /* tcp_rt_log.c */
 struct rchan_buf;

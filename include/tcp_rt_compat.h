@@ -180,4 +180,15 @@ static inline void tcp_rt_ftrace_free_filter(struct ftrace_ops *ops)
 					void *prev_subbuf
 #endif
 
+/*
+ * kernel_bind() and kernel_connect() (the load-time hook check's loopback
+ * exchange) take a struct sockaddr_unsized in 7.x, a struct sockaddr
+ * before: Kbuild looks for the type in linux/net.h.
+ */
+#ifdef TCP_RT_HAVE_SOCKADDR_UNSIZED
+#define tcp_rt_sockaddr		sockaddr_unsized
+#else
+#define tcp_rt_sockaddr		sockaddr
+#endif
+
 #endif /* _TCP_RT_COMPAT_H */

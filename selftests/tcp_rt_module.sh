@@ -50,7 +50,7 @@ case_status_keys() {
 	for k in version active tracked records_R records_W records_N \
 		 records_P records_E log_subbufs_overwritten reads_lapped stats_lines client_cut \
 		 alloc_failed pool_empty probe_missed conns_sampled_out fastopen_missed \
-		 released released_open \
+		 released released_open hook_check hook_check_us \
 		 records_sampled_out conn_table_buckets; do
 		grep -q "^$k [0-9a-z.]*$" "$DBG/status" || fail "status has no '$k'"
 	done
@@ -150,9 +150,52 @@ case_release() {
 	expect_eq "$(status released)" 0 "released after the reload"
 }
 
+# The load-time hook check (tcp_rt_hookcheck.c): every load makes one
+# loopback exchange its hooks must see.  With every port tracked, none of
+# that exchange may show: it is the check's, not the engine's.
+case_hook_check() {
+	local mark
+	mark=$(kmsg_mark)
+	mod_load lports_range=1,65535 pports_range=1,65535
+	expect_eq "$(status hook_check)" 1 "hook_check"
+	expect_ge "$(status hook_check_us)" 1 "hook_check_us"
+	diag "the check took $(status hook_check_us) us"
+	expect_eq "$(status tracked)" 0 "connections tracked after the check"
+	expect_eq "$(cat "$DBG"/rt-network-log* | wc -c)" 0 "bytes in the logs after the check"
+	expect_eq "$(kmsg_since "$mark" 'hook check' | wc -l)" 0 "hook check lines in the kernel log"
+	rmmod tcp_rt || fail "rmmod"
+}
+
+# A build whose ACK hook sits on a function no exchange calls
+# (make deadhook): its load is refused in one line naming that function,
+# and leaves nothing; hook_check=0 loads it all the same.
+DEADHOOK_KO=$SELFTESTS/deadhook/tcp_rt.ko
+
+case_hook_check_refuses() {
+	local mark line
+	[ -f "$DEADHOOK_KO" ] || {
+		diag "no $DEADHOOK_KO (make deadhook): built by make check and check-debug only"
+		exit 4
+	}
+	mark=$(kmsg_mark)
+	expect_fail "load of the dead-hook build" insmod "$DEADHOOK_KO" lports=80
+	line=$(kmsg_since "$mark" 'hook check')
+	diag "$line"
+	expect_eq "$(wc -l <<< "$line")" 1 "hook check lines"
+	grep -q 'tcp_rt: hook check: tcp_v4_mtu_reduced saw no ACK of data' <<< "$line" ||
+		fail "the line does not name tcp_v4_mtu_reduced"
+	[ ! -e /sys/module/tcp_rt ] || fail "module left loaded"
+	[ ! -e "$DBG" ] || fail "$DBG left behind"
+	insmod "$DEADHOOK_KO" lports=80 hook_check=0 || fail "insmod hook_check=0"
+	expect_eq "$(status hook_check)" 0 "hook_check"
+	rmmod tcp_rt || fail "rmmod"
+}
+
 run_case "10 load/unload cycles leave nothing behind" case_load_unload_cycles
 run_case "status file has every counter" case_status_keys
 run_case "rmmod racing series_run=1 writers leaves no work behind" case_series_run_vs_rmmod
 run_case "deactivate, module reference per connection, rmmod EBUSY" case_deactivate_refcount
 run_case "deactivate=2 releases open connections: rmmod at once, then a reload" case_release
+run_case "hook check: the load proves its hooks on a loopback exchange, and tracks none of it" case_hook_check
+run_case "hook check: a build with a hook nothing calls is refused, naming it" case_hook_check_refuses
 done_testing

@@ -380,6 +380,7 @@ int tcp_rt_hookcheck_run(const struct tcp_rt_hook_desc *hooks, unsigned int n)
 {
 	struct socket *lsock = NULL, *csock = NULL, *ssock = NULL;
 	ktime_t start = ktime_get();
+	__be16 lport, cport;
 	char why[160];
 	char *buf;
 	int err;
@@ -397,14 +398,16 @@ int tcp_rt_hookcheck_run(const struct tcp_rt_hook_desc *hooks, unsigned int n)
 	if (!buf)
 		goto out;
 
-	err = tcp_rt_hc_socket(&lsock, &tcp_rt_hc.lport);
+	err = tcp_rt_hc_socket(&lsock, &lport);
 	if (!err)
-		err = tcp_rt_hc_socket(&csock, &tcp_rt_hc.cport);
+		err = tcp_rt_hc_socket(&csock, &cport);
 	if (err) {
 		pr_err("hook check: no loopback socket (%d); hook_check=0 skips the check\n",
 		       err);
 		goto out;
 	}
+	WRITE_ONCE(tcp_rt_hc.lport, lport);
+	WRITE_ONCE(tcp_rt_hc.cport, cport);
 	WRITE_ONCE(tcp_rt_hc.client, csock->sk);
 
 	err = tcp_rt_hc_exchange(lsock, csock, &ssock, buf);

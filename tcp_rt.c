@@ -1791,6 +1791,8 @@ static int tcp_rt_hooks_start(void)
 	err = tcp_rt_hookcheck_run(desc, ARRAY_SIZE(desc));
 	if (err)
 		tcp_rt_hooks_unregister();
+	/* on failure, not before the hooks are gone: nothing is tracked */
+	tcp_rt_hookcheck_end();
 	return err;
 }
 

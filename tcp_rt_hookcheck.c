@@ -373,8 +373,9 @@ void tcp_rt_hookcheck_end(void)
 
 /*
  * Run the check once the hooks are attached (@hooks: what each of them
- * is), then end it.  0 when every hook saw its part, else the load's
- * error, said in one line.
+ * is).  0 when every hook saw its part, else the load's error, said in
+ * one line.  The caller ends the check: on failure, only once the hooks
+ * are detached, so that no connection is tracked in between.
  */
 int tcp_rt_hookcheck_run(const struct tcp_rt_hook_desc *hooks, unsigned int n)
 {
@@ -430,7 +431,6 @@ int tcp_rt_hookcheck_run(const struct tcp_rt_hook_desc *hooks, unsigned int n)
 		}
 	}
 out:
-	tcp_rt_hookcheck_end();
 	if (ssock)
 		sock_release(ssock);
 	if (lsock)

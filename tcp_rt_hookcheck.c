@@ -262,7 +262,7 @@ static void tcp_rt_hc_await(const struct tcp_rt_hook_desc *hooks,
 	}
 }
 
-/* A TCP socket in init_net bound to 127.0.0.1 (@port 0: any); its port. */
+/* A TCP socket in init_net bound to 127.0.0.1 and a port the kernel picks. */
 static int tcp_rt_hc_socket(struct socket **sock, __be16 *port)
 {
 	struct sockaddr_in sin = {

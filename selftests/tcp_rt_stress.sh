@@ -121,7 +121,7 @@ LAPPED_READ=512
 LAPPED_PAUSE_MS=2
 
 case_lapped_reader() {
-	local port cpu pids=() r rc=0
+	local cpu pids=() r rc=0
 	mod_load lports=$LAPPED_PORT log_buf_num=1
 	start_server -- --port $LAPPED_PORT --conns 4 --req-bytes 50 \
 		--resp-bytes 80 > /dev/null

@@ -29,9 +29,11 @@ possible_cpus() {
 }
 
 # Connections to both ports, opened as fast as one process can, the last
-# 400 held open, until $FLOOD_STOP exists; prints how many it opened.
+# 400 held open, until $FLOOD_STOP exists; prints how many it opened.  The
+# job is python itself (exec), so that a failing case's end kills it: a
+# flood left running held the runner's output open until the VM timed out.
 flood() {
-	python3 - "$PORT" "$FLOOD_STOP" <<'EOF'
+	exec python3 - "$PORT" "$FLOOD_STOP" <<'EOF'
 import collections, os, socket, sys
 port, stop = int(sys.argv[1]), sys.argv[2]
 ls = []

@@ -20,6 +20,9 @@ int cmd_read(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_series(int argc, char **argv);
+int cmd_ship(int argc, char **argv);
+int cmd_ingest(int argc, char **argv);
+int cmd_fleet(int argc, char **argv);
 
 /* "tcprt: CMD: message" + "try tcprt CMD --help", exit 2. */
 void usage_error(const char *cmd, const char *fmt, ...)

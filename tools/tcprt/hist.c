@@ -51,6 +51,24 @@ void hist_add(struct hist *h, uint64_t v)
 	h->sum += v;
 }
 
+void hist_add_bucket(struct hist *h, unsigned int idx, uint64_t count,
+		     uint64_t min, uint64_t max)
+{
+	uint64_t **c;
+
+	if (!count || idx >= HIST_BUCKETS)
+		return;
+	c = &h->chunk[idx / HIST_SUB];
+	if (!*c)
+		*c = xcalloc(HIST_SUB, sizeof(**c));
+	(*c)[idx % HIST_SUB] += count;
+	if (!h->n || min < h->min)
+		h->min = min;
+	if (!h->n || max > h->max)
+		h->max = max;
+	h->n += count;
+}
+
 void hist_merge(struct hist *dst, const struct hist *src)
 {
 	unsigned int c, i;

@@ -35,6 +35,13 @@ void hist_merge(struct hist *dst, const struct hist *src);
  */
 uint64_t hist_quantile(const struct hist *h, unsigned int permille);
 void hist_reset(struct hist *h);
+/*
+ * Add @count values known only by their bucket @idx (hist_index), whose
+ * smallest and largest are @min and @max: a histogram counted elsewhere
+ * (tcprt fleet summary's, by ClickHouse).  sum is not kept.
+ */
+void hist_add_bucket(struct hist *h, unsigned int idx, uint64_t count,
+		     uint64_t min, uint64_t max);
 
 /* The bucket of a value and the values a bucket holds: [lo, lo + width). */
 unsigned int hist_index(uint64_t v);

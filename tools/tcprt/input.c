@@ -71,6 +71,8 @@ static void bad_line(struct input *in, struct input_file *f, const char *why,
 
 	f->bad++;
 	in->bad++;
+	if (in->line_fn && !f->is_stats)
+		in->line_fn(s, len, f->cpu, NULL, in->ctx);
 	if (in->quiet || f->shown > SHOW_MAX)
 		return;
 	if (++f->shown > SHOW_MAX) {
@@ -139,6 +141,8 @@ static void do_line(struct input *in, struct input_file *f, const char *s,
 			fwrite(s, 1, len, in->archive);
 			fputc('\n', in->archive);
 		}
+		if (in->line_fn)
+			in->line_fn(s, len, f->cpu, &r, in->ctx);
 	}
 	in->fn(&r, in->ctx);
 }
@@ -471,6 +475,11 @@ uint64_t input_read(struct input *in)
 	uint64_t before = in->records + in->bad;
 	size_t i;
 
+	if (in->by_file) {
+		for (i = 0; i < in->nfiles; i++)
+			drain_file(in, in->files[i]);
+		goto out;
+	}
 	for (i = 0; i < in->nfiles; i++)
 		in->files[i]->idle = false;
 	for (;;) {
@@ -487,6 +496,7 @@ uint64_t input_read(struct input *in)
 		if (!next_line(in, next))
 			next->idle = true;
 	}
+out:
 	if (in->archive)
 		fflush(in->archive);
 	return in->records + in->bad - before;

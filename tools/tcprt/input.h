@@ -27,11 +27,22 @@ struct input {
 	bool stats;		/* also read rt-network-stats */
 	bool quiet;		/* do not report bad lines one by one */
 	bool gone;		/* the directory vanished (follow mode) */
+	/* read each file to its end in turn, not the earliest line first */
+	bool by_file;
 	struct input_file **files;
 	size_t nfiles;
 	FILE *archive;		/* if set, every valid log line is appended */
 	record_fn fn;
 	void *ctx;
+	/*
+	 * If set, called with every line of a log file as read, valid or
+	 * not, and the number of its file (-1 when the name has none): @r is
+	 * the parsed record, or NULL for a malformed, truncated or overlong
+	 * line (then @line is what was kept of it, at most PARSE_LINE_MAX
+	 * bytes).  Before @fn, for valid lines.
+	 */
+	void (*line_fn)(const char *line, size_t len, int cpu,
+			const struct record *r, void *ctx);
 	uint64_t records;	/* valid lines */
 	uint64_t bad;		/* malformed lines */
 };

@@ -26,6 +26,10 @@ static const char usage[] =
 "  export    Prometheus metrics for node_exporter's textfile collector\n"
 "  series    run a fine-timescale sampling run (per-bucket counts), or\n"
 "            read a saved one; table or --plot PNG\n"
+"  ship      number the records, cap their rate and hand them to the\n"
+"            local rsyslog, for the central store of a fleet\n"
+"  ingest    load the central rsyslog's spool into ClickHouse\n"
+"  fleet     query the central store: gaps, summary, top\n"
 "  help CMD  the help of a command (same as tcprt CMD --help)\n"
 "\n"
 "tcprt --version prints the version.  Exit status: 0 ok, 1 runtime error\n"
@@ -39,6 +43,9 @@ static const struct {
 	{ "summary", cmd_summary },
 	{ "export", cmd_export },
 	{ "series", cmd_series },
+	{ "ship", cmd_ship },
+	{ "ingest", cmd_ingest },
+	{ "fleet", cmd_fleet },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

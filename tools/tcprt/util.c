@@ -124,6 +124,34 @@ uint64_t now_us(void)
 	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
 }
 
+uint64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
+}
+
+bool parse_bytes(const char *s, uint64_t *v)
+{
+	size_t len = strlen(s);
+	uint64_t mult = 1;
+
+	if (len > 1) {
+		switch (s[len - 1]) {
+		case 'k': mult = 1000; break;
+		case 'M': mult = 1000000; break;
+		case 'G': mult = 1000000000; break;
+		}
+		if (mult > 1)
+			len--;
+	}
+	if (!parse_u64(s, len, v) || *v > UINT64_MAX / mult)
+		return false;
+	*v *= mult;
+	return true;
+}
+
 void sleep_us(uint64_t us)
 {
 	struct timespec ts = {

@@ -27,11 +27,15 @@ void *xrealloc(void *p, size_t n, size_t size);
 bool parse_u64(const char *s, size_t len, uint64_t *v);
 /* A port 1..65535. */
 bool parse_port(const char *s, uint16_t *port);
+/* Bytes: decimal with an optional k, M or G (powers of 1000). */
+bool parse_bytes(const char *s, uint64_t *v);
 /* Seconds, decimal with an optional fraction ("2", "0.5"), into microseconds. */
 bool parse_seconds(const char *s, uint64_t *us);
 
 /* Wall-clock time in microseconds since the epoch. */
 uint64_t now_us(void);
+/* A clock that never goes back (CLOCK_MONOTONIC), in microseconds. */
+uint64_t mono_us(void);
 /* Sleep @us microseconds, or less when a signal arrives. */
 void sleep_us(uint64_t us);
 

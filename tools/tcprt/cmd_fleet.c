@@ -1,0 +1,1087 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tcprt fleet: the central store's answers (docs/fleet.md).
+ *
+ *   init      create the schema (fleet/schema.sql) in ClickHouse
+ *   schema    print it
+ *   gaps      per host and epoch: sent, received, missing and why
+ *   summary   tcprt summary's table over the fleet's records
+ *   top       the slowest tasks
+ *
+ * Every query reads with FINAL: a record delivered twice counts once.
+ * ClickHouse counts and buckets; the percentiles are computed here, from
+ * the same log-linear histogram as tcprt summary (hist.h: within 0.79 %).
+ */
+#define _XOPEN_SOURCE 700
+#include <ctype.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clickhouse.h"
+#include "cmd.h"
+#include "hist.h"
+#include "output.h"
+#include "record.h"
+#include "util.h"
+
+static const char help[] =
+"usage: tcprt fleet init    [--url URL]\n"
+"       tcprt fleet schema\n"
+"       tcprt fleet gaps    [--since T] [--host H] [--ranges N] [--format F]\n"
+"                           [--url URL]\n"
+"       tcprt fleet summary [--by port|host|port,host] [--since T] [--until T]\n"
+"                           [--port P] [--host H] [--format F] [--url URL]\n"
+"       tcprt fleet top     [--port P] [--host H] [-n N] [--since T]\n"
+"                           [--until T] [--format F] [--url URL]\n"
+"\n"
+"Queries of the central store that tcprt ingest loads (ClickHouse, over\n"
+"HTTP).  A record delivered twice counts once.\n"
+"\n"
+"  init     create the database tcprt and its tables (idempotent)\n"
+"  schema   print the schema's SQL\n"
+"  gaps     per host and epoch (one run of tcprt ship): records sent (the\n"
+"           last control message's next sequence number), received,\n"
+"           missing, and the missing split by cause: dropped by the cap,\n"
+"           refused by the host's rsyslog, lost in transport (the rest);\n"
+"           malformed lines shipped; the module's own losses in the epoch\n"
+"           (log sub-buffers overwritten, records sampled out); the\n"
+"           missing sequence ranges; records received past the last\n"
+"           control message (not yet accounted).  state: final once the\n"
+"           last control message of the epoch arrived, open before, and\n"
+"           none when no control message arrived (sent unknown)\n"
+"  summary  per port, role and task type (or host, or both): count, rate\n"
+"           (count / the window's length) and p50/p90/p99/max of\n"
+"           duration, process, upload, download and min RTT in\n"
+"           microseconds, as tcprt summary computes them (within 0.79 %)\n"
+"  top      the slowest tasks (by duration), with host, peer and parts\n"
+"\n"
+"  -u, --url URL      ClickHouse's HTTP interface (default\n"
+"                     " CH_DEFAULT_URL ")\n"
+"  -s, --since T      from T: Unix seconds, YYYY-MM-DDTHH:MM:SSZ (UTC), or\n"
+"                     an age: 30s, 15m, 2h, 7d (default: gaps everything,\n"
+"                     summary and top 1h)\n"
+"  -U, --until T      to T, excluded (default: now)\n"
+"  -H, --host H       only host H\n"
+"  -p, --port P       only service port P\n"
+"  -b, --by KEYS      summary's rows: port (default), host, or port,host\n"
+"  -n, --count N      top: how many (default 20)\n"
+"  -r, --ranges N     gaps: missing ranges shown per epoch (default 20;\n"
+"                     all are counted)\n"
+"  -o, --format F     text (default), json (one object per line), csv\n"
+"  -h, --help         this text\n"
+"\n"
+"gaps and summary take times by the records' own clocks (sec); gaps --since\n"
+"selects the epochs with a control message or a record received (by the\n"
+"central's clock) since T.\n";
+
+#define DEFAULT_TOP	20
+#define DEFAULT_RANGES	20
+#define DEFAULT_AGE	3600
+#define SQL_MAX		8192
+
+struct opts {
+	const char *url;
+	enum format fmt;
+	uint64_t since, until;		/* Unix seconds */
+	bool since_set;
+	const char *host;
+	int port;
+	bool by_port, by_host;
+	uint64_t count, ranges;
+};
+
+/* ---- options ----------------------------------------------------------------- */
+
+/* Unix seconds, an ISO UTC time, or an age before @now. */
+static bool parse_when(const char *s, uint64_t now, uint64_t *t)
+{
+	static const struct { char unit; uint64_t sec; } units[] = {
+		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 },
+	};
+	size_t len = strlen(s), i;
+	struct tm tm = { 0 };
+	char *end;
+	uint64_t v;
+
+	if (len > 1)
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (s[len - 1] == units[i].unit &&
+			    parse_u64(s, len - 1, &v) && v < now / units[i].sec) {
+				*t = now - v * units[i].sec;
+				return true;
+			}
+	if (parse_u64(s, len, t))
+		return true;
+	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!end || (*end && strcmp(end, "Z")))
+		return false;
+	*t = (uint64_t)timegm(&tm);
+	return true;
+}
+
+static uint64_t opt_when(const char *opt, const char *arg, uint64_t now)
+{
+	uint64_t t;
+
+	if (!parse_when(arg, now, &t))
+		usage_error("fleet", "%s: '%s' is not a time (Unix seconds, YYYY-MM-DDTHH:MM:SSZ, or an age like 15m, 2h, 7d)",
+			    opt, arg);
+	return t;
+}
+
+static uint64_t opt_count(const char *opt, const char *arg)
+{
+	uint64_t v;
+
+	if (!parse_u64(arg, strlen(arg), &v) || v > 1000000)
+		usage_error("fleet", "%s: '%s' is not a count (0..1000000)", opt, arg);
+	return v;
+}
+
+static void opt_by(struct opts *o, const char *arg)
+{
+	if (!strcmp(arg, "port")) {
+		o->by_port = true;
+	} else if (!strcmp(arg, "host")) {
+		o->by_host = true;
+	} else if (!strcmp(arg, "port,host") || !strcmp(arg, "host,port")) {
+		o->by_port = true;
+		o->by_host = true;
+	} else {
+		usage_error("fleet", "--by: '%s' is not port, host or port,host", arg);
+	}
+}
+
+static void parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lopts[] = {
+		{ "url", required_argument, NULL, 'u' },
+		{ "since", required_argument, NULL, 's' },
+		{ "until", required_argument, NULL, 'U' },
+		{ "host", required_argument, NULL, 'H' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "by", required_argument, NULL, 'b' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "ranges", required_argument, NULL, 'r' },
+		{ "format", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t now = now_us() / USEC_PER_SEC;
+	bool until_set = false;
+	int c;
+
+	*o = (struct opts){ .url = CH_DEFAULT_URL, .port = -1,
+			    .count = DEFAULT_TOP, .ranges = DEFAULT_RANGES,
+			    .until = now + 1 };
+	optind = 2;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":u:s:U:H:p:b:n:r:o:h", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'u': o->url = optarg; break;
+		case 's':
+			o->since = opt_when("--since", optarg, now);
+			o->since_set = true;
+			break;
+		case 'U':
+			o->until = opt_when("--until", optarg, now);
+			until_set = true;
+			break;
+		case 'H':
+			if (!optarg[0] || strlen(optarg) > 64 ||
+			    strspn(optarg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != strlen(optarg))
+				usage_error("fleet", "--host: '%s' is not a host id (1 to 64 of [A-Za-z0-9._-])",
+					    optarg);
+			o->host = optarg;
+			break;
+		case 'p': o->port = opt_port("fleet", optarg); break;
+		case 'b': opt_by(o, optarg); break;
+		case 'n': o->count = opt_count("--count", optarg); break;
+		case 'r': o->ranges = opt_count("--ranges", optarg); break;
+		case 'o':
+			if (format_of(optarg) < 0)
+				usage_error("fleet", "--format: '%s' is not text, json or csv",
+					    optarg);
+			o->fmt = (enum format)format_of(optarg);
+			break;
+		case 'h': fputs(help, stdout); exit(EXIT_OK);
+		default: bad_option("fleet", c, argv);
+		}
+	}
+	if (optind < argc)
+		usage_error("fleet", "unexpected argument '%s'", argv[optind]);
+	if (!o->by_port && !o->by_host)
+		o->by_port = true;
+	if (!o->since_set)
+		o->since = now > DEFAULT_AGE ? now - DEFAULT_AGE : 0;
+	if (o->since >= o->until)
+		usage_error("fleet", "--since must be before --until%s",
+			    until_set ? "" : " (now)");
+}
+
+/* ---- answers -------------------------------------------------------------------- */
+
+static void connect_store(struct ch *c, const struct opts *o)
+{
+	if (!ch_open(c, o->url, 600))
+		die(EXIT_RUNTIME, "fleet: %s", c->err);
+	if (!ch_check_schema(c))
+		die(EXIT_RUNTIME, "fleet: %s", c->err);
+}
+
+static void query(struct ch *c, const char *sql, struct buf *out)
+{
+	if (!ch_query(c, sql, out))
+		die(EXIT_RUNTIME, "fleet: %s", c->err);
+}
+
+/* Cut TabSeparated row @line (in place) into @max fields; their number. */
+static size_t fields(char *line, char **f, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max) {
+		f[n++] = line;
+		line = strchr(line, '\t');
+		if (!line)
+			break;
+		*line++ = '\0';
+	}
+	return n;
+}
+
+/* The next row of @ans from *@pos, or NULL. */
+static char *next_row(struct buf *ans, size_t *pos)
+{
+	char *row, *nl;
+
+	if (!ans->p || *pos >= ans->len)
+		return NULL;
+	row = ans->p + *pos;
+	nl = strchr(row, '\n');
+	if (nl) {
+		*nl = '\0';
+		*pos = (size_t)(nl - ans->p) + 1;
+	} else {
+		*pos = ans->len;
+	}
+	return row;
+}
+
+static uint64_t u64(const char *s)
+{
+	uint64_t v = 0;
+
+	parse_u64(s, strlen(s), &v);
+	return v;
+}
+
+/* " AND host = 'H'" when --host; the host id's characters need no quoting */
+static void where_host(struct buf *q, const struct opts *o)
+{
+	if (o->host)
+		buf_printf(q, " AND host = '%s'", o->host);
+}
+
+/* ---- gaps ---------------------------------------------------------------------- */
+
+struct account {
+	char host[72];
+	uint64_t epoch;
+	bool has_ctl, final;
+	uint64_t ctl[15];	/* frame.h's C1 fields from start_us, then n */
+	uint64_t received, after, malformed, max_seq;
+	bool has_rec;
+	uint64_t *starts, *ends;	/* runs of present numbers, for ranges */
+	size_t nstarts, nends;
+};
+
+enum { A_START, A_NOW, A_NEXT, A_CAP, A_REFUSED, A_BAD, A_MOD_KNOWN, A_OW0,
+       A_OW, A_SO0, A_SO, A_FINAL };
+
+struct accounts {
+	struct account *a;
+	size_t n;
+};
+
+static struct account *account_of(struct accounts *as, const char *host,
+				  uint64_t epoch)
+{
+	size_t i;
+
+	for (i = 0; i < as->n; i++)
+		if (as->a[i].epoch == epoch && !strcmp(as->a[i].host, host))
+			return &as->a[i];
+	as->a = xrealloc(as->a, as->n + 1, sizeof(*as->a));
+	as->a[as->n] = (struct account){ .epoch = epoch };
+	snprintf(as->a[as->n].host, sizeof(as->a[0].host), "%s", host);
+	return &as->a[as->n++];
+}
+
+static int account_cmp(const void *x, const void *y)
+{
+	const struct account *a = x, *b = y;
+	int c = strcmp(a->host, b->host);
+
+	if (c)
+		return c;
+	/* an epoch's place: when it started (its numbers are random) */
+	if (a->ctl[A_START] != b->ctl[A_START])
+		return a->ctl[A_START] < b->ctl[A_START] ? -1 : 1;
+	return a->epoch < b->epoch ? -1 : a->epoch > b->epoch;
+}
+
+static int u64_cmp(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The epochs in view: controls or records received since --since. */
+static void gaps_epochs(struct ch *c, const struct opts *o, struct buf *q)
+{
+	q->len = 0;
+	buf_printf(q, "(host, epoch) IN (SELECT host, epoch FROM tcprt.controls WHERE received >= toDateTime(%llu)",
+		   (unsigned long long)o->since);
+	where_host(q, o);
+	buf_printf(q, " UNION ALL SELECT host, epoch FROM tcprt.records WHERE received >= toDateTime(%llu)",
+		   (unsigned long long)o->since);
+	where_host(q, o);
+	buf_printf(q, ")");
+	(void)c;
+}
+
+static void gaps_load(struct ch *c, const struct opts *o, struct accounts *as)
+{
+	struct buf q = { 0 }, in = { 0 }, ans = { 0 };
+	char *row, *f[20];
+	size_t pos = 0, i;
+
+	gaps_epochs(c, o, &in);
+	/* the account: the control message of the highest ctl_seq */
+	buf_printf(&q, "SELECT host, epoch, argMax(start_us, ctl_seq), argMax(now_us, ctl_seq), argMax(next_seq, ctl_seq), argMax(cap_dropped, ctl_seq), argMax(refused, ctl_seq), argMax(bad_lines, ctl_seq), argMax(module_known, ctl_seq), argMax(overwritten_start, ctl_seq), argMax(overwritten, ctl_seq), argMax(sampled_out_start, ctl_seq), argMax(sampled_out, ctl_seq), max(final) FROM tcprt.controls FINAL WHERE %s GROUP BY host, epoch FORMAT TabSeparated",
+		   in.p);
+	query(c, q.p, &ans);
+	while ((row = next_row(&ans, &pos))) {
+		struct account *a;
+
+		if (fields(row, f, 20) != 14)
+			continue;
+		a = account_of(as, f[0], u64(f[1]));
+		a->has_ctl = true;
+		for (i = 0; i < 12; i++)
+			a->ctl[i] = u64(f[2 + i]);
+		a->final = a->ctl[A_FINAL];
+	}
+	for (i = 0; i < as->n; i++) {
+		struct account *a = &as->a[i];
+
+		if (!a->has_ctl)
+			continue;
+		/* records under and past the account's next_seq */
+		q.len = 0;
+		buf_printf(&q, "SELECT countIf(seq < %llu), countIf(seq >= %llu), countIf(valid = 0 AND seq < %llu), max(seq) FROM tcprt.records FINAL WHERE host = '%s' AND epoch = %llu FORMAT TabSeparated",
+			   (unsigned long long)a->ctl[A_NEXT],
+			   (unsigned long long)a->ctl[A_NEXT],
+			   (unsigned long long)a->ctl[A_NEXT], a->host,
+			   (unsigned long long)a->epoch);
+		query(c, q.p, &ans);
+		pos = 0;
+		row = next_row(&ans, &pos);
+		if (row && fields(row, f, 20) == 4) {
+			a->received = u64(f[0]);
+			a->after = u64(f[1]);
+			a->malformed = u64(f[2]);
+			a->max_seq = u64(f[3]);
+			a->has_rec = a->received + a->after > 0;
+		}
+	}
+	/* epochs with records and no control message at all */
+	q.len = 0;
+	buf_printf(&q, "SELECT host, epoch, count(), countIf(valid = 0), max(seq) FROM tcprt.records FINAL WHERE %s GROUP BY host, epoch FORMAT TabSeparated",
+		   in.p);
+	query(c, q.p, &ans);
+	pos = 0;
+	while ((row = next_row(&ans, &pos))) {
+		struct account *a;
+
+		if (fields(row, f, 20) != 5)
+			continue;
+		a = account_of(as, f[0], u64(f[1]));
+		if (a->has_ctl)
+			continue;
+		a->has_rec = true;
+		a->after = u64(f[2]);
+		a->malformed = u64(f[3]);
+		a->max_seq = u64(f[4]);
+	}
+	buf_free(&q);
+	buf_free(&in);
+	buf_free(&ans);
+}
+
+/*
+ * The missing ranges of every accounted epoch: the numbers below next_seq
+ * that have no record.  ClickHouse gives the runs' ends (s present, s + 1
+ * not) and starts (s present, s - 1 not); a gap lies between an end and
+ * the next start.
+ */
+static void gaps_runs(struct ch *c, const struct opts *o, struct accounts *as)
+{
+	struct buf q = { 0 }, in = { 0 }, ans = { 0 };
+	char *row, *f[8];
+	size_t pos = 0;
+	int pass;
+
+	gaps_epochs(c, o, &in);
+	for (pass = 0; pass < 2; pass++) {
+		q.len = 0;
+		buf_printf(&q, "SELECT DISTINCT host, epoch, seq FROM tcprt.records WHERE %s AND (host, epoch, toUInt64(seq %s) NOT IN (SELECT host, epoch, seq FROM tcprt.records WHERE %s)%s FORMAT TabSeparated",
+			   in.p, pass ? "- 1)" : "+ 1)", in.p,
+			   pass ? " AND seq > 0" : "");
+		query(c, q.p, &ans);
+		pos = 0;
+		while ((row = next_row(&ans, &pos))) {
+			struct account *a;
+			uint64_t s;
+
+			if (fields(row, f, 8) != 3)
+				continue;
+			a = account_of(as, f[0], u64(f[1]));
+			s = u64(f[2]);
+			if (!a->has_ctl)
+				continue;
+			if (pass) {
+				a->starts = xrealloc(a->starts, a->nstarts + 1, 8);
+				a->starts[a->nstarts++] = s;
+			} else {
+				a->ends = xrealloc(a->ends, a->nends + 1, 8);
+				a->ends[a->nends++] = s;
+			}
+		}
+	}
+	buf_free(&q);
+	buf_free(&in);
+	buf_free(&ans);
+}
+
+/*
+ * Call @fn for each missing range [lo, hi] of @a below next_seq, in order;
+ * returns their number.  Every run of present numbers has an end; all but
+ * one starting at 0 have a start: 0 is present when there are more ends
+ * than starts.  The i-th start and the i-th end bound the i-th run.
+ */
+static uint64_t each_range(struct account *a,
+			   void (*fn)(uint64_t lo, uint64_t hi, void *ctx),
+			   void *ctx)
+{
+	uint64_t next = a->ctl[A_NEXT], lo = 0, n = 0;
+	bool zero = a->nends > a->nstarts;
+	size_t i;
+
+	qsort(a->starts, a->nstarts, 8, u64_cmp);
+	qsort(a->ends, a->nends, 8, u64_cmp);
+	for (i = 0; i < a->nends; i++) {
+		uint64_t s = zero ? (i ? a->starts[i - 1] : 0) : a->starts[i];
+
+		if (s >= next)
+			break;
+		if (s > lo) {
+			fn(lo, s - 1, ctx);
+			n++;
+		}
+		lo = a->ends[i] + 1;
+	}
+	if (lo < next) {
+		fn(lo, next - 1, ctx);
+		n++;
+	}
+	return n;
+}
+
+struct range_out {
+	FILE *out;
+	enum format fmt;
+	uint64_t shown, max;
+};
+
+static void print_range(uint64_t lo, uint64_t hi, void *arg)
+{
+	struct range_out *r = arg;
+
+	if (r->shown++ >= r->max)
+		return;
+	switch (r->fmt) {
+	case FMT_TEXT:
+		if (lo == hi)
+			fprintf(r->out, " %llu", (unsigned long long)lo);
+		else
+			fprintf(r->out, " %llu-%llu", (unsigned long long)lo,
+				(unsigned long long)hi);
+		break;
+	case FMT_JSON:
+		fprintf(r->out, "%s[%llu,%llu]", r->shown > 1 ? "," : "",
+			(unsigned long long)lo, (unsigned long long)hi);
+		break;
+	case FMT_CSV:
+		fprintf(r->out, "%s%llu-%llu", r->shown > 1 ? ";" : "",
+			(unsigned long long)lo, (unsigned long long)hi);
+		break;
+	}
+}
+
+static uint64_t delta(uint64_t start, uint64_t now)
+{
+	/* a module loaded again during the epoch restarts its counters */
+	return now >= start ? now - start : now;
+}
+
+static const char *gaps_state(const struct account *a)
+{
+	return !a->has_ctl ? "none" : a->final ? "final" : "open";
+}
+
+static void gaps_print(const struct opts *o, struct account *a)
+{
+	uint64_t sent = a->ctl[A_NEXT];
+	uint64_t missing = sent > a->received ? sent - a->received : 0;
+	uint64_t known = a->ctl[A_CAP] + a->ctl[A_REFUSED];
+	uint64_t transport = missing > known ? missing - known : 0;
+	uint64_t ow = delta(a->ctl[A_OW0], a->ctl[A_OW]);
+	uint64_t so = delta(a->ctl[A_SO0], a->ctl[A_SO]);
+	bool mod = a->ctl[A_MOD_KNOWN];
+	struct range_out r = { .out = stdout, .fmt = o->fmt, .max = o->ranges };
+	char start[32] = "";
+
+	if (a->has_ctl)
+		fmt_time(start, sizeof(start), a->ctl[A_START], false);
+	switch (o->fmt) {
+	case FMT_TEXT:
+		if (!a->has_ctl) {
+			printf("%-20s %16llu %-5s %10s %10llu %10s %8s %8s %10s %9llu %6s %6s  (no control message: max seq %llu)\n",
+			       a->host, (unsigned long long)a->epoch, "none", "-",
+			       (unsigned long long)a->after, "-", "-", "-", "-",
+			       (unsigned long long)a->malformed, "-", "-",
+			       (unsigned long long)a->max_seq);
+			return;
+		}
+		printf("%-20s %16llu %-5s %10llu %10llu %10llu %8llu %8llu %10llu %9llu",
+		       a->host, (unsigned long long)a->epoch, gaps_state(a),
+		       (unsigned long long)sent,
+		       (unsigned long long)a->received,
+		       (unsigned long long)missing,
+		       (unsigned long long)a->ctl[A_CAP],
+		       (unsigned long long)a->ctl[A_REFUSED],
+		       (unsigned long long)transport,
+		       (unsigned long long)a->malformed);
+		if (mod)
+			printf(" %6llu %6llu", (unsigned long long)ow,
+			       (unsigned long long)so);
+		else
+			printf(" %6s %6s", "-", "-");
+		printf("  started %s", start);
+		if (a->after)
+			printf(", %llu past the last control", (unsigned long long)a->after);
+		if (known > missing)
+			printf(", the host counts more losses than are missing");
+		printf("\n");
+		if (missing) {
+			uint64_t n;
+
+			printf("    missing:");
+			n = each_range(a, print_range, &r);
+			if (n > o->ranges)
+				printf(" ... (%llu ranges)", (unsigned long long)n);
+			printf("\n");
+		}
+		return;
+	case FMT_JSON:
+		printf("{\"host\":\"%s\",\"epoch\":%llu,\"state\":\"%s\"", a->host,
+		       (unsigned long long)a->epoch, gaps_state(a));
+		if (a->has_ctl)
+			printf(",\"started\":\"%s\",\"sent\":%llu,\"received\":%llu,\"missing\":%llu,\"cap_dropped\":%llu,\"refused\":%llu,\"transport_lost\":%llu",
+			       start, (unsigned long long)sent,
+			       (unsigned long long)a->received,
+			       (unsigned long long)missing,
+			       (unsigned long long)a->ctl[A_CAP],
+			       (unsigned long long)a->ctl[A_REFUSED],
+			       (unsigned long long)transport);
+		printf(",\"malformed\":%llu,\"past_last_control\":%llu",
+		       (unsigned long long)a->malformed,
+		       (unsigned long long)a->after);
+		if (mod)
+			printf(",\"module_overwritten\":%llu,\"module_sampled_out\":%llu",
+			       (unsigned long long)ow, (unsigned long long)so);
+		if (a->has_ctl) {
+			uint64_t n;
+
+			printf(",\"missing_ranges\":[");
+			n = each_range(a, print_range, &r);
+			printf("],\"missing_range_count\":%llu", (unsigned long long)n);
+		}
+		printf("}\n");
+		return;
+	case FMT_CSV:
+		printf("%s,%llu,%s", a->host, (unsigned long long)a->epoch,
+		       gaps_state(a));
+		if (a->has_ctl)
+			printf(",%s,%llu,%llu,%llu,%llu,%llu,%llu", start,
+			       (unsigned long long)sent,
+			       (unsigned long long)a->received,
+			       (unsigned long long)missing,
+			       (unsigned long long)a->ctl[A_CAP],
+			       (unsigned long long)a->ctl[A_REFUSED],
+			       (unsigned long long)transport);
+		else
+			printf(",,,,,,,");
+		printf(",%llu,%llu,", (unsigned long long)a->malformed,
+		       (unsigned long long)a->after);
+		if (mod)
+			printf("%llu,%llu,", (unsigned long long)ow,
+			       (unsigned long long)so);
+		else
+			printf(",,");
+		if (a->has_ctl)
+			each_range(a, print_range, &r);
+		printf("\n");
+		return;
+	}
+}
+
+static int fleet_gaps(const struct opts *o)
+{
+	struct accounts as = { 0 };
+	struct buf ans = { 0 };
+	struct ch c;
+	size_t i;
+
+	connect_store(&c, o);
+	gaps_load(&c, o, &as);
+	gaps_runs(&c, o, &as);
+	qsort(as.a, as.n, sizeof(*as.a), account_cmp);
+	if (o->fmt == FMT_TEXT)
+		printf("%-20s %16s %-5s %10s %10s %10s %8s %8s %10s %9s %6s %6s\n",
+		       "HOST", "EPOCH", "STATE", "SENT", "RECEIVED", "MISSING",
+		       "CAP", "REFUSED", "TRANSPORT", "MALFORMED", "MOD_OW",
+		       "MOD_SO");
+	else if (o->fmt == FMT_CSV)
+		printf("host,epoch,state,started,sent,received,missing,cap_dropped,refused,transport_lost,malformed,past_last_control,module_overwritten,module_sampled_out,missing_ranges\n");
+	for (i = 0; i < as.n; i++) {
+		gaps_print(o, &as.a[i]);
+		free(as.a[i].starts);
+		free(as.a[i].ends);
+	}
+	/* what the loader could not read at all */
+	{
+		char sql[256];
+		size_t pos = 0;
+		char *row;
+
+		snprintf(sql, sizeof(sql), "SELECT count() FROM tcprt.bad_messages FINAL WHERE received >= toDateTime(%llu) FORMAT TabSeparated",
+			 (unsigned long long)o->since);
+		query(&c, sql, &ans);
+		row = next_row(&ans, &pos);
+		if (row && u64(row))
+			fprintf(o->fmt == FMT_TEXT ? stdout : stderr,
+				"%s%llu messages the loader could not read (table tcprt.bad_messages)\n",
+				o->fmt == FMT_TEXT ? "" : "tcprt: fleet gaps: ",
+				(unsigned long long)u64(row));
+	}
+	free(as.a);
+	buf_free(&ans);
+	ch_close(&c);
+	return EXIT_OK;
+}
+
+/* ---- summary ----------------------------------------------------------------- */
+
+static const char *const metric_col[M_NMETRICS] = {
+	"duration", "process", "upload", "download", "min_rtt",
+};
+
+static const unsigned int quantiles[] = { 500, 900, 990, 1000 };
+
+struct srow {
+	char key[160];		/* the group's columns, tab-separated */
+	uint64_t count;
+	struct hist h[M_NMETRICS];
+};
+
+struct srows {
+	struct srow *r;
+	size_t n;
+};
+
+static struct srow *srow_of(struct srows *s, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->r[i].key, key))
+			return &s->r[i];
+	s->r = xrealloc(s->r, s->n + 1, sizeof(*s->r));
+	s->r[s->n] = (struct srow){ 0 };
+	snprintf(s->r[s->n].key, sizeof(s->r[0].key), "%s", key);
+	return &s->r[s->n++];
+}
+
+static void group_cols(struct buf *q, const struct opts *o)
+{
+	if (o->by_host)
+		buf_printf(q, "host, ");
+	if (o->by_port)
+		buf_printf(q, "port, ");
+	buf_printf(q, "role, type");
+}
+
+static void task_where(struct buf *q, const struct opts *o)
+{
+	buf_printf(q, "valid = 1 AND type IN ('R', 'W', 'N', 'P') AND sec >= %llu AND sec < %llu",
+		   (unsigned long long)o->since, (unsigned long long)o->until);
+	if (o->port >= 0)
+		buf_printf(q, " AND port = %d", o->port);
+	where_host(q, o);
+}
+
+static size_t ngroup(const struct opts *o)
+{
+	return 2 + o->by_host + o->by_port;
+}
+
+/* Join the first @n fields back with tabs, as a row's key. */
+static void key_of(char **f, size_t n, char *key, size_t size)
+{
+	size_t i, o = 0;
+
+	key[0] = '\0';
+	for (i = 0; i < n && o < size; i++)
+		o += (size_t)snprintf(key + o, size - o, "%s%s", i ? "\t" : "", f[i]);
+}
+
+/*
+ * hist_index() in SQL: v itself below 128; above, with e = floor(log2 v),
+ * (e - 6) * 64 + (v >> (e - 6)).  log2 is a Float64: e is corrected when
+ * it is off by one (v >> (e - 6) must be in [64, 128)).
+ */
+static void bucket_sql(struct buf *q, const char *v)
+{
+	buf_printf(q,
+		   "multiIf(%s < 128, toUInt64(%s), "
+		   "bitShiftRight(%s, toUInt8(floor(log2(%s))) - 6) >= 128, "
+		   "toUInt64((floor(log2(%s)) - 5) * 64 + bitShiftRight(%s, toUInt8(floor(log2(%s))) - 5)), "
+		   "bitShiftRight(%s, toUInt8(floor(log2(%s))) - 6) < 64, "
+		   "toUInt64((floor(log2(%s)) - 7) * 64 + bitShiftRight(%s, toUInt8(floor(log2(%s))) - 7)), "
+		   "toUInt64((floor(log2(%s)) - 6) * 64 + bitShiftRight(%s, toUInt8(floor(log2(%s))) - 6)))",
+		   v, v, v, v, v, v, v, v, v, v, v, v, v, v, v);
+}
+
+static void summary_load(struct ch *c, const struct opts *o, struct srows *s)
+{
+	struct buf q = { 0 }, ans = { 0 };
+	char *row, *f[12], key[160];
+	size_t pos, g = ngroup(o);
+	unsigned int m;
+
+	buf_printf(&q, "SELECT ");
+	group_cols(&q, o);
+	buf_printf(&q, ", count() FROM tcprt.records FINAL WHERE ");
+	task_where(&q, o);
+	buf_printf(&q, " GROUP BY ");
+	group_cols(&q, o);
+	buf_printf(&q, " FORMAT TabSeparated");
+	query(c, q.p, &ans);
+	pos = 0;
+	while ((row = next_row(&ans, &pos))) {
+		if (fields(row, f, 12) != g + 1)
+			continue;
+		key_of(f, g, key, sizeof(key));
+		srow_of(s, key)->count = u64(f[g]);
+	}
+	for (m = 0; m < M_NMETRICS; m++) {
+		q.len = 0;
+		buf_printf(&q, "SELECT ");
+		group_cols(&q, o);
+		buf_printf(&q, ", b, count(), min(v), max(v) FROM (SELECT ");
+		group_cols(&q, o);
+		buf_printf(&q, ", %s AS v, ", metric_col[m]);
+		bucket_sql(&q, "v");
+		buf_printf(&q, " AS b FROM tcprt.records FINAL WHERE ");
+		task_where(&q, o);
+		buf_printf(&q, " AND bitAnd(metrics, %u) != 0) GROUP BY ", 1u << m);
+		group_cols(&q, o);
+		buf_printf(&q, ", b FORMAT TabSeparated");
+		query(c, q.p, &ans);
+		pos = 0;
+		while ((row = next_row(&ans, &pos))) {
+			if (fields(row, f, 12) != g + 4)
+				continue;
+			key_of(f, g, key, sizeof(key));
+			hist_add_bucket(&srow_of(s, key)->h[m],
+					(unsigned int)u64(f[g]), u64(f[g + 1]),
+					u64(f[g + 2]), u64(f[g + 3]));
+		}
+	}
+	buf_free(&q);
+	buf_free(&ans);
+}
+
+static int srow_cmp(const void *x, const void *y)
+{
+	const struct srow *a = x, *b = y;
+
+	return strcmp(a->key, b->key);
+}
+
+/* Ports sort as numbers: the key's port field padded for the sort only. */
+static void sort_rows(struct srows *s, const struct opts *o)
+{
+	(void)o;
+	qsort(s->r, s->n, sizeof(*s->r), srow_cmp);
+}
+
+static void summary_print(const struct opts *o, struct srows *s)
+{
+	uint64_t span = o->until - o->since;
+	char *f[4], key[160];
+	size_t i, g = ngroup(o), k;
+	unsigned int m, q;
+
+	if (o->fmt == FMT_TEXT) {
+		char a[32], b[32];
+
+		fmt_time(a, sizeof(a), o->since * USEC_PER_SEC, false);
+		fmt_time(b, sizeof(b), o->until * USEC_PER_SEC, false);
+		printf("# fleet %s .. %s (%llu s); times in microseconds\n", a, b,
+		       (unsigned long long)span);
+		if (o->by_host)
+			printf("%-20s ", "HOST");
+		if (o->by_port)
+			printf("%-6s ", "PORT");
+		printf("%-6s %-4s %10s %10s  %-9s %9s %9s %9s %9s\n", "ROLE",
+		       "TYPE", "COUNT", "RATE/S", "METRIC", "P50", "P90", "P99",
+		       "MAX");
+	} else if (o->fmt == FMT_CSV) {
+		printf("%s%srole,type,count,rate", o->by_host ? "host," : "",
+		       o->by_port ? "port," : "");
+		for (m = 0; m < M_NMETRICS; m++)
+			printf(",%s_p50,%s_p90,%s_p99,%s_max", metric_name[m],
+			       metric_name[m], metric_name[m], metric_name[m]);
+		printf("\n");
+	}
+	for (i = 0; i < s->n; i++) {
+		struct srow *r = &s->r[i];
+		uint64_t rate_milli = r->count * 1000 / span;
+
+		snprintf(key, sizeof(key), "%s", r->key);
+		k = fields(key, f, 4);
+		if (k != g)
+			continue;
+		switch (o->fmt) {
+		case FMT_TEXT:
+			for (m = 0; m < M_NMETRICS; m++) {
+				/* every line whole, as tcprt summary prints them */
+				for (k = 0; k < g - 2; k++)
+					printf(k == 0 && o->by_host ? "%-20s " : "%-6s ", f[k]);
+				printf("%-6s %-4s %10llu %6llu.%03llu", f[g - 2],
+				       f[g - 1], (unsigned long long)r->count,
+				       (unsigned long long)(rate_milli / 1000),
+				       (unsigned long long)(rate_milli % 1000));
+				printf("  %-9s", metric_name[m]);
+				for (q = 0; q < 4; q++) {
+					if (r->h[m].n)
+						printf(" %9llu", (unsigned long long)
+						       hist_quantile(&r->h[m], quantiles[q]));
+					else
+						printf(" %9s", "-");
+				}
+				printf("\n");
+			}
+			break;
+		case FMT_JSON:
+			printf("{");
+			if (o->by_host)
+				printf("\"host\":\"%s\",", f[0]);
+			if (o->by_port)
+				printf("\"port\":%s,", f[o->by_host]);
+			printf("\"role\":\"%s\",\"type\":\"%s\",\"count\":%llu,\"rate\":%llu.%03llu,\"since\":%llu,\"until\":%llu",
+			       f[g - 2], f[g - 1], (unsigned long long)r->count,
+			       (unsigned long long)(rate_milli / 1000),
+			       (unsigned long long)(rate_milli % 1000),
+			       (unsigned long long)o->since,
+			       (unsigned long long)o->until);
+			for (m = 0; m < M_NMETRICS; m++) {
+				if (!r->h[m].n)
+					continue;
+				printf(",\"%s\":{\"n\":%llu", metric_name[m],
+				       (unsigned long long)r->h[m].n);
+				for (q = 0; q < 4; q++)
+					printf(",\"%s\":%llu",
+					       q == 3 ? "max" : q == 0 ? "p50" : q == 1 ? "p90" : "p99",
+					       (unsigned long long)hist_quantile(&r->h[m], quantiles[q]));
+				printf("}");
+			}
+			printf("}\n");
+			break;
+		case FMT_CSV:
+			for (k = 0; k < g; k++)
+				printf("%s,", f[k]);
+			printf("%llu,%llu.%03llu", (unsigned long long)r->count,
+			       (unsigned long long)(rate_milli / 1000),
+			       (unsigned long long)(rate_milli % 1000));
+			for (m = 0; m < M_NMETRICS; m++)
+				for (q = 0; q < 4; q++) {
+					if (r->h[m].n)
+						printf(",%llu", (unsigned long long)
+						       hist_quantile(&r->h[m], quantiles[q]));
+					else
+						printf(",");
+				}
+			printf("\n");
+			break;
+		}
+	}
+}
+
+static int fleet_summary(const struct opts *o)
+{
+	struct srows s = { 0 };
+	struct ch c;
+	size_t i;
+	unsigned int m;
+
+	connect_store(&c, o);
+	summary_load(&c, o, &s);
+	sort_rows(&s, o);
+	summary_print(o, &s);
+	for (i = 0; i < s.n; i++)
+		for (m = 0; m < M_NMETRICS; m++)
+			hist_reset(&s.r[i].h[m]);
+	free(s.r);
+	ch_close(&c);
+	return EXIT_OK;
+}
+
+/* ---- top ------------------------------------------------------------------------- */
+
+static const char *const top_cols[] = {
+	"host", "epoch", "seq", "sec", "usec", "type", "role", "port",
+	"peer_addr", "peer_port", "local_addr", "local_port", "duration",
+	"upload", "process", "download", "min_rtt", "sent_bytes",
+	"recv_bytes", "retrans",
+};
+
+#define NTOP (sizeof(top_cols) / sizeof(top_cols[0]))
+
+static bool top_numeric(size_t i)
+{
+	return i != 0 && i != 5 && i != 6 && i != 8 && i != 10;
+}
+
+static int fleet_top(const struct opts *o)
+{
+	struct buf q = { 0 }, ans = { 0 };
+	char *row, *f[NTOP + 1], when[40];
+	size_t pos = 0, i;
+	struct ch c;
+
+	connect_store(&c, o);
+	buf_printf(&q, "SELECT ");
+	for (i = 0; i < NTOP; i++)
+		buf_printf(&q, "%s%s", i ? ", " : "", top_cols[i]);
+	buf_printf(&q, " FROM tcprt.records FINAL WHERE ");
+	task_where(&q, o);
+	buf_printf(&q, " AND bitAnd(metrics, 1) != 0 ORDER BY duration DESC, host, epoch, seq LIMIT %llu FORMAT TabSeparated",
+		   (unsigned long long)o->count);
+	query(&c, q.p, &ans);
+	if (o->fmt == FMT_TEXT)
+		printf("%-27s %-20s %-4s %-6s %5s %-24s %10s %10s %10s %10s %8s\n",
+		       "START", "HOST", "TYPE", "ROLE", "PORT", "PEER",
+		       "DURATION", "UPLOAD", "PROCESS", "DOWNLOAD", "MIN_RTT");
+	else if (o->fmt == FMT_CSV)
+		for (i = 0; i < NTOP; i++)
+			printf("%s%s", top_cols[i], i + 1 < NTOP ? "," : "\n");
+	while ((row = next_row(&ans, &pos))) {
+		if (fields(row, f, NTOP + 1) != NTOP)
+			continue;
+		switch (o->fmt) {
+		case FMT_TEXT: {
+			char peer[80];
+			bool v6 = strchr(f[8], ':') != NULL;
+
+			fmt_time(when, sizeof(when), u64(f[3]) * USEC_PER_SEC + u64(f[4]), true);
+			snprintf(peer, sizeof(peer), "%s%s%s:%s", v6 ? "[" : "", f[8],
+				 v6 ? "]" : "", f[9]);
+			printf("%-27s %-20s %-4s %-6s %5s %-24s %10s %10s %10s %10s %8s\n",
+			       when, f[0], f[5], f[6], f[7], peer, f[12], f[13],
+			       f[14], f[15], f[16]);
+			break;
+		}
+		case FMT_JSON:
+			printf("{");
+			for (i = 0; i < NTOP; i++)
+				printf(top_numeric(i) ? "%s\"%s\":%s" : "%s\"%s\":\"%s\"",
+				       i ? "," : "", top_cols[i], f[i]);
+			printf("}\n");
+			break;
+		case FMT_CSV:
+			for (i = 0; i < NTOP; i++)
+				printf("%s%s", f[i], i + 1 < NTOP ? "," : "\n");
+			break;
+		}
+	}
+	buf_free(&q);
+	buf_free(&ans);
+	ch_close(&c);
+	return EXIT_OK;
+}
+
+/* ---- init, schema ------------------------------------------------------------ */
+
+static int fleet_init(const struct opts *o)
+{
+	struct ch c;
+
+	if (!ch_open(&c, o->url, 600))
+		die(EXIT_RUNTIME, "fleet: %s", c.err);
+	if (!ch_init_schema(&c))
+		die(EXIT_RUNTIME, "fleet init: %s", c.err);
+	if (!ch_check_schema(&c))
+		die(EXIT_RUNTIME, "fleet init: %s", c.err);
+	printf("tcprt schema %s ready in ClickHouse at %s\n", CH_SCHEMA_VERSION, c.url);
+	ch_close(&c);
+	return EXIT_OK;
+}
+
+int cmd_fleet(int argc, char **argv)
+{
+	const char *sub = argc > 1 ? argv[1] : NULL;
+	struct opts o;
+
+	if (!sub)
+		usage_error("fleet", "which query? init, schema, gaps, summary or top");
+	if (!strcmp(sub, "--help") || !strcmp(sub, "-h")) {
+		fputs(help, stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(sub, "schema")) {
+		fputs(ch_schema_sql, stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(sub, "init") && strcmp(sub, "gaps") && strcmp(sub, "summary") &&
+	    strcmp(sub, "top"))
+		usage_error("fleet", "no query '%s' (init, schema, gaps, summary, top)", sub);
+	parse_opts(argc, argv, &o);
+	if (!o.since_set && !strcmp(sub, "gaps"))
+		o.since = 0;
+	if (!strcmp(sub, "init"))
+		return fleet_init(&o);
+	if (!strcmp(sub, "gaps"))
+		return fleet_gaps(&o);
+	if (!strcmp(sub, "summary"))
+		return fleet_summary(&o);
+	return fleet_top(&o);
+}

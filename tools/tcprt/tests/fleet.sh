@@ -1,0 +1,620 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The fleet path end to end, inside the VM (scripts/vm-run, as root), with
+# the real daemons, started and stopped here (docs/fleet.md):
+#
+#   fleeta (10.98.0.2) --\                    /-- rsyslogd (imrelp :20514)
+#                         >-- fleetc (central)  -- tcprt ingest
+#   fleetb (10.98.1.2) --/   10.98.0.1         \-- clickhouse-server
+#                            10.98.1.1             (127.0.0.1:8123 of fleetc)
+#
+# Each host namespace runs its own rsyslogd (the installed snippet
+# fleet/tcprt-ship.conf, rendered) and tcprt ship; the central namespace
+# runs rsyslogd (fleet/tcprt-central.conf), tcprt ingest and ClickHouse.
+# Nothing listens outside these namespaces.  Every case uses host ids of
+# its own, so each reads its own accounts from the one store.
+#
+# The truths the store is held to: the lines of the logs shipped (byte for
+# byte, in sequence order), the workload's own counts and the module's
+# status counters for live traffic, a token-bucket model written here for
+# the cap, and the numbers this test removed or lost on purpose.
+#
+# Run: scripts/vm-run -- selftests/run tools/tcprt/tests/fleet.sh
+. "$(dirname "$0")/../../../selftests/lib.sh"
+
+TCPRT=$TOP/tools/tcprt/tcprt
+FLEET=$TOP/tools/tcprt/fleet
+GEN=$TOP/tools/tcprt/tests/fleet_gen.py
+F=/tmp/tcprt-fleet
+CH=http://127.0.0.1:8123/
+PORT=20514
+# Convergence of the pipeline after a fault: omrelp retries every 2 s at
+# first, more slowly as failures go on; ingest loads every 0.2 s.
+SETTLE_S=120
+
+for c in rsyslogd clickhouse-server curl python3; do
+	command -v $c > /dev/null ||
+		{ echo "not ok 1 - $c missing (scripts/install-deps)"; exit 1; }
+done
+[ -x "$TCPRT" ] || { echo "not ok 1 - $TCPRT not built (make -C tools/tcprt)"; exit 1; }
+
+inc() {	# cmd...: in the central's namespace
+	ip netns exec fleetc "$@"
+}
+
+sql() {	# query: its answer (TabSeparated)
+	inc curl -sS --fail-with-body "$CH" --data-binary "$1"
+}
+
+# ---- the daemons ---------------------------------------------------------------------
+
+make_net() {
+	local h i
+	ip netns add fleetc
+	i=0
+	for h in a b; do
+		ip netns add fleet$h
+		ip link add fc$i netns fleetc type veth peer name f${h}0 netns fleet$h
+		ip -n fleetc addr add 10.98.$i.1/24 dev fc$i
+		ip -n fleet$h addr add 10.98.$i.2/24 dev f${h}0
+		ip -n fleetc link set fc$i up
+		ip -n fleet$h link set f${h}0 up
+		ip -n fleet$h link set lo up
+		i=$((i + 1))
+	done
+	ip -n fleetc link set lo up
+}
+
+# Started detached (not a job of the case's subshell, which kills its jobs
+# when it ends): these live across cases.
+detach() {	# log cmd...
+	local log=$1
+	shift
+	( setsid "$@" > "$log" 2>&1 < /dev/null & )
+}
+
+ch_up() {
+	sql "SELECT 1" > /dev/null 2>&1
+}
+
+start_clickhouse() {
+	mkdir -p $F/ch
+	cat > $F/ch/config.xml <<-EOF
+		<?xml version="1.0"?>
+		<yandex>
+		  <logger><level>warning</level><log>$F/ch/server.log</log>
+		    <errorlog>$F/ch/error.log</errorlog><console>0</console></logger>
+		  <http_port>8123</http_port>
+		  <tcp_port>9000</tcp_port>
+		  <listen_host>127.0.0.1</listen_host>
+		  <path>$F/ch/data/</path>
+		  <tmp_path>$F/ch/tmp/</tmp_path>
+		  <user_files_path>$F/ch/user_files/</user_files_path>
+		  <users_config>users.xml</users_config>
+		  <default_profile>default</default_profile>
+		  <default_database>default</default_database>
+		  <mark_cache_size>5368709</mark_cache_size>
+		</yandex>
+	EOF
+	cat > $F/ch/users.xml <<-EOF
+		<?xml version="1.0"?>
+		<yandex>
+		  <profiles><default></default></profiles>
+		  <users><default><password></password>
+		    <networks><ip>127.0.0.1</ip></networks>
+		    <profile>default</profile><quota>default</quota></default></users>
+		  <quotas><default></default></quotas>
+		</yandex>
+	EOF
+	detach $F/ch/stdout ip netns exec fleetc clickhouse-server \
+		--config-file=$F/ch/config.xml
+	WAIT_S=$SETTLE_S wait_until "ClickHouse up" ch_up
+}
+
+stop_clickhouse() {	# [signal]
+	pkill -"${1:-TERM}" -f "clickhouse-server --config-file=$F/ch/config.xml"
+	wait_until "ClickHouse down" eval '! pgrep -f "clickhouse-server --config-file=$F/ch" > /dev/null'
+}
+
+listening() {	# netns port
+	ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q .
+}
+
+# The central rsyslogd: the installed snippet, rendered (or the negative
+# control's, memq).
+start_central() {	# [memq]
+	local snip=tcprt-central.conf conf=test-central.conf.in memq=()
+	if [ "${1:-}" = memq ]; then
+		snip=tcprt-central-memq.conf
+		conf=test-central-memq.conf.in
+		# nothing written until 60000 frames or 60 s
+		memq=(MEMQ_BACKLOG=60000)
+	fi
+	mkdir -p $F/central $F/spool
+	"$FLEET/render.sh" "$FLEET/$snip" TCPRT_PORT=$PORT TCPRT_SPOOL=$F/spool/ \
+		"${memq[@]}" > $F/central/snippet.conf
+	"$FLEET/render.sh" "$FLEET/$conf" WORKDIR=$F/central \
+		SNIPPET=$F/central/snippet.conf > $F/central/rsyslog.conf
+	detach $F/central/stdout ip netns exec fleetc rsyslogd -n \
+		-f $F/central/rsyslog.conf -i $F/central/pid
+	wait_until "central rsyslogd listening" listening fleetc $PORT
+}
+
+stop_central() {	# [signal]
+	local pid
+	pid=$(cat $F/central/pid 2> /dev/null) || return 0
+	kill -"${1:-TERM}" "$pid" 2> /dev/null || true
+	wait_until "central rsyslogd gone" eval "! kill -0 $pid 2> /dev/null"
+	rm -f $F/central/pid
+}
+
+# A host's rsyslogd: socket $F/<h>/ship.sock, forwarding to the central.
+start_sender() {	# a|b
+	local h=$1 i=0
+	[ "$h" = b ] && i=1
+	mkdir -p $F/$h
+	"$FLEET/render.sh" "$FLEET/tcprt-ship.conf" TCPRT_SOCKET=$F/$h/ship.sock \
+		TCPRT_CENTRAL=10.98.$i.1 TCPRT_PORT=$PORT > $F/$h/snippet.conf
+	"$FLEET/render.sh" "$FLEET/test-sender.conf.in" WORKDIR=$F/$h \
+		SNIPPET=$F/$h/snippet.conf > $F/$h/rsyslog.conf
+	detach $F/$h/stdout ip netns exec fleet$h rsyslogd -n -f $F/$h/rsyslog.conf \
+		-i $F/$h/pid
+	wait_until "host $h's rsyslog socket" test -S $F/$h/ship.sock
+}
+
+start_ingest() {	# [options]
+	detach $F/ingest.log ip netns exec fleetc "$TCPRT" ingest --spool $F/spool \
+		--url $CH --interval 0.2 --keep "$@"
+	wait_until "ingest running" pgrep -f "$TCPRT ingest" > /dev/null
+}
+
+stop_ingest() {	# [signal]
+	pkill -"${1:-TERM}" -f "$TCPRT ingest" || true
+	wait_until "ingest gone" eval "! pgrep -f '$TCPRT ingest' > /dev/null"
+}
+
+teardown() {
+	stop_ingest
+	pkill -f "$TCPRT ship" 2> /dev/null
+	for h in a b; do
+		[ -f $F/$h/pid ] && kill "$(cat $F/$h/pid)" 2> /dev/null
+	done
+	stop_central
+	stop_clickhouse
+	for ns in fleeta fleetb fleetc; do
+		ip netns pids $ns 2> /dev/null | xargs -r kill 2> /dev/null
+		ip netns del $ns 2> /dev/null
+	done
+	return 0
+}
+
+# ---- the store's accounts ------------------------------------------------------------
+
+# One epoch's account of HOST as "state sent received missing cap refused
+# transport malformed past" (the last epoch when there are several).
+account() {	# host
+	inc "$TCPRT" fleet gaps --url $CH --host "$1" --format csv 2> /dev/null |
+		awk -F, 'NR > 1 { a = $3 " " $5 " " $6 " " $7 " " $8 " " $9 " " $10 " " $11 " " $12 } END { print a }'
+}
+
+# The last control message arrived and every number it accounts for is
+# either received or explained (no transport loss): the pipeline has
+# settled.
+settled() {	# host
+	# shellcheck disable=SC2046
+	set -- $(account "$1")
+	[ "${1:-}" = final ] && [ "$7" = 0 ]
+}
+
+# ... or: settled with the transport loss the test expects (the negative
+# control), i.e. nothing more will arrive and the final account is there.
+final_seen() {	# host
+	# shellcheck disable=SC2046
+	set -- $(account "$1")
+	[ "${1:-}" = final ]
+}
+
+wait_settled() {	# host
+	WAIT_S=$SETTLE_S wait_until "the account of $1 to settle" settled "$1" ||
+		fail "account of $1: $(account "$1"); ingest: $(tail -3 $F/ingest.log)"
+}
+
+expect_account() {	# host "state sent received missing cap refused transport malformed past"
+	expect_eq "$(account "$1")" "$2" "account of $1 (state sent received missing cap refused transport malformed past)"
+}
+
+# Every record of HOST once: FINAL and uniqExact agree with the sent count.
+expect_once() {	# host sent
+	expect_eq "$(sql "SELECT count(), uniqExact(seq), min(seq), max(seq) FROM tcprt.records FINAL WHERE host = '$1'")" \
+		"$2	$2	0	$(($2 - 1))" "records of $1 in the store (count, distinct, min, max)"
+}
+
+# The store's lines of HOST, in sequence order, are the lines of the logs
+# in DIR as ship reads them (files by number, each in order), byte for byte.
+expect_lines() {	# host dir
+	sql "SELECT hex(line) FROM tcprt.records FINAL WHERE host = '$1' ORDER BY seq FORMAT TabSeparated" \
+		> $F/lines.hex
+	python3 - "$2" $F/lines.hex <<-'PY' || fail "lines of $1 differ from $2"
+		import binascii, os, re, sys
+		d = sys.argv[1]
+		files = sorted((int(m.group(1)), n) for n in os.listdir(d)
+		               for m in [re.fullmatch(r"rt-network-log(\d+)", n)] if m)
+		want = []
+		for _, n in files:
+		    data = open(os.path.join(d, n), "rb").read()
+		    want += data.split(b"\n")[:-1]
+		got = [binascii.unhexlify(l.strip()) for l in open(sys.argv[2])]
+		assert len(got) == len(want), (len(got), len(want))
+		for i, (g, w) in enumerate(zip(got, want)):
+		    assert g == w, (i, g, w)
+		print("# %d lines byte for byte" % len(got))
+	PY
+}
+
+lines_in() {	# dir: lines of its logs
+	cat "$1"/rt-network-log* | wc -l
+}
+
+spool_has() {	# host n: at least n messages of host in the spool
+	[ "$(spool_count "$1")" -ge "$2" ]
+}
+
+store_has() {	# host n: at least n records of host loaded
+	[ "$(sql "SELECT count() FROM tcprt.records WHERE host = '$1'")" -ge "$2" ]
+}
+
+ship() {	# a|b host-id [ship options]: in the host's namespace
+	local h=$1 id=$2
+	shift 2
+	ip netns exec fleet$h "$TCPRT" ship --host-id "$id" --socket $F/$h/ship.sock "$@"
+}
+
+# ---- cases ---------------------------------------------------------------------------
+
+case_errors() {
+	# ingest stops at a missing schema (systemd restarts it): not now
+	stop_ingest
+	expect_fail "store unreachable" inc "$TCPRT" fleet gaps --url http://127.0.0.1:1/
+	inc "$TCPRT" fleet gaps --url http://127.0.0.1:1/ 2>&1 | grep -q "ClickHouse at http://127.0.0.1:1/ is unreachable" ||
+		fail "unreachable: no clear message"
+	sql "DROP DATABASE IF EXISTS tcprt" > /dev/null
+	inc "$TCPRT" fleet gaps --url $CH > /dev/null 2> $F/err && fail "no schema: exit 0"
+	grep -q "the tcprt schema is missing in ClickHouse at $CH: run 'tcprt fleet init" $F/err ||
+		fail "no schema: $(cat $F/err)"
+	expect_fail "ingest without a schema" inc "$TCPRT" ingest --spool $F/spool --url $CH --once
+	inc "$TCPRT" fleet init --url $CH > /dev/null || fail "fleet init"
+	inc "$TCPRT" fleet init --url $CH > /dev/null || fail "fleet init, a second time"
+	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '99')"
+	inc "$TCPRT" fleet gaps --url $CH > /dev/null 2> $F/err && fail "schema 99: exit 0"
+	grep -q "schema in ClickHouse at $CH is version 99; this tcprt .* knows version 1" $F/err ||
+		fail "schema 99: $(cat $F/err)"
+	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '1')"
+	inc "$TCPRT" fleet gaps --url $CH > /dev/null || fail "schema 1 again"
+	expect_fail "ship: bad host id" "$TCPRT" ship --host-id 'a b'
+	expect_fail "ship: bad rate" "$TCPRT" ship --rate 12x
+	expect_fail "ingest: no spool" "$TCPRT" ingest
+	start_ingest
+}
+
+# Real traffic: host b's records of a workload recorded from the module's
+# logs and shipped from the copy; host a's shipped live from the module.
+case_real_traffic() {
+	local srv shipa total
+	# FLEET_NO_MODULE=1: the rest of this file on a host without the
+	# module (developing the user-space path)
+	[ -z "${FLEET_NO_MODULE:-}" ] || return 4
+	mod_load lports=7601,7602
+	mkdir -p $F/recb
+	srv=$(start_server fleetb -- --port 7602 --req-bytes 300 --resp-bytes 2000 --conns 4)
+	ip netns exec fleetb "$PEER" client --port 7602 --req-bytes 300 \
+		--resp-bytes 2000 --requests 50 --conns 4 > /dev/null || fail "client b"
+	wait_untracked
+	for f in "$DBG"/rt-network-log*; do
+		cat "$f" > $F/recb/"$(basename "$f")"
+	done
+	diag "host b: $(lines_in $F/recb) lines recorded (server on $srv)"
+
+	ip netns exec fleeta "$TCPRT" ship --host-id live-a --socket $F/a/ship.sock \
+		--interval 1 2> $F/shipa.err &
+	shipa=$!
+	start_server fleeta -- --port 7601 --req-bytes 100 --resp-bytes 5000 --conns 3 > /dev/null
+	ip netns exec fleeta "$PEER" client --port 7601 --req-bytes 100 \
+		--resp-bytes 5000 --requests 100 --conns 3 > /dev/null || fail "client a"
+	wait_untracked
+	WAIT_S=$SETTLE_S wait_until "host a's records in the store" store_has live-a 303 ||
+		fail "host a: $(account live-a)"
+	kill -TERM $shipa
+	wait $shipa || fail "ship a exited with $?: $(cat $F/shipa.err)"
+	ship b rec-b --dir $F/recb --once 2> $F/shipb.err || fail "ship b: $(cat $F/shipb.err)"
+	wait_settled live-a
+	wait_settled rec-b
+
+	total=$(($(status records_R) + $(status records_E)))
+	expect_eq "$total" "$((303 + $(lines_in $F/recb)))" "records written by the module: a's and b's"
+	expect_account live-a "final 303 303 0 0 0 0 0 0"
+	expect_once live-a 303
+	expect_eq "$(sql "SELECT type, role, port, count(), min(recv_bytes), max(recv_bytes), min(sent_bytes), max(sent_bytes) FROM tcprt.records FINAL WHERE host = 'live-a' GROUP BY type, role, port ORDER BY type FORMAT TabSeparated" | tr '\t\n' ' ')" \
+		"E server 7601 3 10000 10000 500000 500000 R server 7601 300 100 100 5000 5000 " \
+		"host a's records: the workload's (3 x 100 R of 100/5000 bytes; 3 E of 100 tasks each)"
+	expect_account rec-b "final 204 204 0 0 0 0 0 0"
+	expect_once rec-b 204
+	expect_lines rec-b $F/recb
+	expect_eq "$(sql "SELECT countIf(module_known = 1 AND overwritten = overwritten_start AND sampled_out = sampled_out_start) FROM tcprt.controls FINAL WHERE host = 'live-a' AND final = 1")" \
+		1 "host a's final control message: the module's counters, no loss"
+}
+
+# The cap, against a token bucket modelled here: 1 byte/s, so that the
+# refill during the run (a second or two) cannot change a decision - the
+# model checks that its answer is the same with no refill and with the
+# most the run's length allows - and a burst of 60 kB.
+case_cap() {
+	local burst=60000 t0 refill
+	python3 "$GEN" $F/cap 2000 --files 2 --bad 300 > /dev/null
+	t0=$(date +%s%N)
+	ship a cap-a --dir $F/cap --once --rate 1 --burst $burst 2> $F/ship.err ||
+		fail "ship: $(cat $F/ship.err)"
+	# at 1 byte a second, the run's whole refill, rounded up
+	refill=$((($(date +%s%N) - t0) / 1000000000 + 1))
+	wait_settled cap-a
+	python3 - $F/cap $burst $refill > $F/model <<-'PY' || fail "model"
+		import os, sys
+		d, burst, refill = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+		lines = []
+		for n in sorted(os.listdir(d), key=lambda n: int(n[len("rt-network-log"):])):
+		    lines += open(os.path.join(d, n), "rb").read().split(b"\n")[:-1]
+		def model(refill):
+		    level, dropped = burst, []
+		    for seq, l in enumerate(lines):
+		        cost = len(l) + 1
+		        # the most refill the run could have given, before this record
+		        lvl = min(burst, level + refill)
+		        if lvl >= cost:
+		            level -= cost
+		        else:
+		            dropped.append(seq)
+		    return dropped
+		a, b = model(0), model(refill)
+		assert a == b, "a refill of %d bytes changes the model's answer" % refill
+		bad = sum(1 for i, l in enumerate(lines) if l.startswith(b"junk") and i not in set(a))
+		print(len(lines), len(a), bad)
+		print(",".join(map(str, a)))
+	PY
+	read -r sent ndrop nbad < $F/model
+	diag "model: $ndrop of $sent dropped; $nbad malformed lines passed"
+	expect_account cap-a "final $sent $((sent - ndrop)) $ndrop $ndrop 0 0 $nbad 0"
+	sql "SELECT arrayStringConcat(groupArray(toString(seq)), ',') FROM (SELECT number AS seq FROM system.numbers LIMIT $sent) WHERE seq NOT IN (SELECT seq FROM tcprt.records WHERE host = 'cap-a')" \
+		> $F/missing
+	expect_eq "$(cat $F/missing)" "$(sed -n 2p $F/model)" "the numbers missing are those the model drops"
+}
+
+# A fault in the middle of a live load: fleet_gen.py appends N records
+# over about 8 s to the logs of a folder, which tcprt ship follows; FAULT
+# strikes once part of them is through.  Once the generator is done and
+# the last record reached the store, ship is stopped (its final control
+# message closes the account) and the store must hold every record once.
+fault_run() {	# host-id fault-fn [n]
+	local id=$1 fault=$2 n=${3:-80000} gen pid total
+	mkdir -p $F/$id
+	python3 "$GEN" $F/$id "$n" --files 2 --rate $((n / 8)) > $F/$id.gen &
+	gen=$!
+	wait_until "the generator's files" test -e $F/$id/rt-network-log1
+	ip netns exec fleeta "$TCPRT" ship --host-id "$id" --socket $F/a/ship.sock \
+		--dir $F/$id --rate 0 --interval 1 2> $F/$id.err &
+	pid=$!
+	"$fault" "$id"
+	wait $gen || fail "generator"
+	total=$(awk '{ s += $1 } END { print s }' $F/$id.gen)
+	WAIT_S=$SETTLE_S wait_until "the last record of $id in the store" \
+		store_has "$id" "$total" || fail "store: $(account "$id")"
+	kill -TERM $pid
+	wait $pid || fail "ship: $(cat $F/$id.err)"
+	wait_settled "$id"
+	expect_account "$id" "final $total $total 0 0 0 0 0 0"
+	expect_once "$id" "$total"
+}
+
+spool_count() {	# host: its data messages in the spool
+	cat $F/spool/*.frames 2> /dev/null | grep -c "^D1 $1 "
+}
+
+kill_central() {	# host
+	WAIT_S=$SETTLE_S wait_until "part of $1 in the spool" spool_has "$1" 100 || fail "spool"
+	stop_central KILL
+	diag "central killed with $(spool_count "$1") messages of $1 in the spool"
+	start_central
+}
+
+case_central_killed() {
+	fault_run kill-a kill_central
+	diag "records loaded more than once (counted once): $(sql "SELECT count() - uniqExact(seq) FROM tcprt.records WHERE host = 'kill-a'")"
+}
+
+restart_clickhouse() {	# host
+	WAIT_S=$SETTLE_S wait_until "part of $1 loaded" store_has "$1" 1000 || fail "store"
+	stop_clickhouse KILL
+	! ch_up || fail "ClickHouse still answers"
+	# down until ingest has met it down, with rows to load
+	WAIT_S=$SETTLE_S wait_until "ingest to find the store down" \
+		grep -q "is unreachable.*holding" $F/ingest.log || fail "ingest: $(cat $F/ingest.log)"
+	diag "ClickHouse killed: $(spool_count "$1") messages in the spool; $(grep -o 'holding.*' $F/ingest.log)"
+	start_clickhouse
+}
+
+case_clickhouse_restarted() {
+	fault_run chr-a restart_clickhouse
+	WAIT_S=$SETTLE_S wait_until "ingest to say the store is back" \
+		grep -q "ClickHouse takes rows again" $F/ingest.log || fail "ingest: $(cat $F/ingest.log)"
+}
+
+cut_link() {	# host
+	WAIT_S=$SETTLE_S wait_until "part of $1 in the spool" spool_has "$1" 50 || fail "spool"
+	ip -n fleeta link set fa0 down
+	# the fault itself lasts 10 s (the issue's outage), not an event
+	sleep 10
+	ip -n fleeta link set fa0 up
+}
+
+case_link_cut() {
+	fault_run cut-a cut_link
+}
+
+kill_ingest() {	# host
+	WAIT_S=$SETTLE_S wait_until "part of $1 loaded" store_has "$1" 5000 || fail "store"
+	stop_ingest KILL
+	start_ingest --batch 5000
+}
+
+case_ingest_killed() {
+	stop_ingest
+	start_ingest --batch 5000
+	fault_run ingk-a kill_ingest
+	stop_ingest
+	start_ingest
+}
+
+# The negative control: a central whose queue is in memory loses what it
+# acknowledged when killed; the loss shows, exactly, as transport loss.
+# Half of a live load goes through the shipped central, which is then
+# replaced (stopped cleanly) by tcprt-central-memq.conf holding every
+# frame in memory (batches of 60000 or 60 s: none is written here); once
+# host a's queue is empty - all acknowledged - that central is killed and
+# the shipped one started again; ship's last control message goes through
+# it.  The independent truth: the numbers the spool holds.
+case_negative_control() {
+	local id=memq-a gen pid sent got spooled
+	mkdir -p $F/$id
+	python3 "$GEN" $F/$id 40000 --files 2 --rate 5000 > $F/$id.gen &
+	gen=$!
+	wait_until "the generator's files" test -e $F/$id/rt-network-log1
+	ip netns exec fleeta "$TCPRT" ship --host-id $id --socket $F/a/ship.sock \
+		--dir $F/$id --rate 0 --interval 1 2> $F/$id.err &
+	pid=$!
+	WAIT_S=$SETTLE_S wait_until "part of $id in the spool" spool_has $id 20 || fail "spool"
+	stop_central
+	start_central memq
+	wait $gen || fail "generator"
+	WAIT_S=$SETTLE_S wait_until "host a's queue empty" sender_queue_empty a ||
+		fail "sender queue"
+	stop_central KILL
+	start_central
+	kill -TERM $pid
+	wait $pid || fail "ship: $(cat $F/$id.err)"
+	WAIT_S=$SETTLE_S wait_until "the final account of $id" final_seen $id || fail "no final account"
+	wait_until "ingest idle" ingest_idle
+	sent=$(awk '{ s += $1 } END { print s }' $F/$id.gen)
+	got=$(sql "SELECT uniqExact(seq) FROM tcprt.records WHERE host = '$id'")
+	spooled=$(cat $F/spool/*.frames | python3 -c '
+import sys
+seqs = set()
+for l in sys.stdin:
+    f = l.split(" ", 6)
+    if f[0] == "D1" and f[1] == sys.argv[1]:
+        seqs.update(range(int(f[3]), int(f[3]) + int(f[5])))
+print(len(seqs))' $id)
+	diag "memq: $((sent - got)) of $sent lost"
+	expect_eq "$got" "$spooled" "records in the store: those the spool holds"
+	[ "$got" -lt "$sent" ] || fail "the negative control lost nothing: the test proves nothing"
+	expect_account $id "final $sent $got $((sent - got)) 0 0 $((sent - got)) 0 0"
+}
+
+# impstats' last line for the omrelp action's queue: size 0.
+sender_queue_empty() {	# a|b
+	tail -n 50 $F/$1/stats.log 2> /dev/null | grep 'tcprt_ship_relp queue' | tail -1 | grep -q ' size=0 '
+}
+
+# Nothing in the spool past what ingest loaded.
+ingest_idle() {
+	local f size loaded
+	for f in $F/spool/*.frames; do
+		size=$(stat -c %s "$f")
+		loaded=$(awk -v n="$(basename "$f")" '$1 == n { print $2 }' $F/spool/.tcprt-ingest.state)
+		[ "$size" = "${loaded:-0}" ] || return 1
+	done
+}
+
+# Bad input: malformed and vendor lines, an unknown host, control messages
+# out of order and clock steps, a spool line that is no message.
+case_bad_input() {
+	local n
+	python3 "$GEN" $F/bad 3000 --files 2 --bad 100 --vendor 7 --step-back 3600 > /dev/null
+	n=$(lines_in $F/bad)
+	ship b bad-b --dir $F/bad --once --rate 0 2> $F/ship.err || fail "ship"
+	grep -q "30 malformed (shipped, marked)" $F/ship.err || fail "ship's count: $(cat $F/ship.err)"
+	wait_settled bad-b
+	expect_account bad-b "final $n $n 0 0 0 0 30 0"
+	expect_lines bad-b $F/bad
+	expect_eq "$(sql "SELECT countIf(valid = 0), countIf(source = 'vendor'), countIf(source = 'tcp_rt') FROM tcprt.records FINAL WHERE host = 'bad-b'")" \
+		"30	$(grep -c ' $' $F/bad/rt-network-log*  | awk -F: '{ s += $2 } END { print s }')	$((n - 30 - $(grep -c ' $' $F/bad/rt-network-log* | awk -F: '{ s += $2 } END { print s }')))" \
+		"malformed lines marked, vendor lines told apart"
+	# the clock stepped back an hour mid-run: the records keep their own times
+	expect_eq "$(sql "SELECT max(sec) - min(sec) >= 3600 FROM tcprt.records FINAL WHERE host = 'bad-b' AND valid = 1")" 1 \
+		"records on both sides of the step"
+
+	# control messages out of order, and a sender never seen: written to
+	# the spool as the central would have written them
+	cat >> $F/spool/2099010100.frames <<-EOF
+		D1 never-seen 77 0 0 2 V6 R 1795218000 000001 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|V6 R 1795218000 000002 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 2 500 100 300 0 1448|
+		C1 never-seen 77 5 1795218000000000 1795218100000000 3 0 0 0 0 0 0 0 0 1
+		C1 never-seen 77 2 1795218000000000 1795219999000000 2 0 0 0 0 0 0 0 0 0
+		this line is no message of tcprt ship
+	EOF
+	WAIT_S=$SETTLE_S wait_until "the unknown host's account" final_seen never-seen ||
+		fail "never-seen: $(account never-seen)"
+	# ctl_seq 5 is the account (3 sent, final), though it came first and
+	# its clock is earlier
+	expect_account never-seen "final 3 2 1 0 0 1 0 0"
+	inc "$TCPRT" fleet gaps --url $CH --host never-seen | grep -q '^    missing: 2$' ||
+		fail "missing range: $(inc "$TCPRT" fleet gaps --url $CH --host never-seen)"
+	inc "$TCPRT" fleet gaps --url $CH | grep -q "messages the loader could not read" ||
+		fail "bad spool line not reported"
+	expect_ge "$(sql "SELECT count() FROM tcprt.bad_messages WHERE message = 'this line is no message of tcprt ship'")" 1 \
+		"the bad line kept in bad_messages"
+}
+
+# fleet summary against tcprt summary of the same records, and top.
+case_queries() {
+	local since=1795219000 until=1795219010
+	python3 "$GEN" $F/q 20000 --files 2 --start $since > /dev/null
+	ship a q-a --dir $F/q --once --rate 0 2> $F/ship.err || fail "ship"
+	wait_settled q-a
+	"$TCPRT" summary --dir $F/q --window 10 > $F/q.local 2>&1
+	inc "$TCPRT" fleet summary --url $CH --host q-a --since $since --until $until > $F/q.fleet
+	# the first window of tcprt summary is the fleet's span
+	grep -m 5 -E '^7100' $F/q.local | awk '{ $1 = $1; print }' > $F/q.l
+	grep -E '^7100' $F/q.fleet | awk '{ $1 = $1; print }' > $F/q.f
+	[ -s $F/q.l ] || fail "tcprt summary printed no window: $(cat $F/q.local)"
+	diff $F/q.l $F/q.f > /dev/null || fail "fleet summary differs from tcprt summary: $(diff $F/q.l $F/q.f | head)"
+	inc "$TCPRT" fleet top --url $CH --host q-a --since $since --until $until -n 3 --format json > $F/top.json
+	python3 - $F/q $F/top.json $until <<-'PY' || fail "top"
+		import json, os, sys
+		d = [int(l.split()[7]) for n in os.listdir(sys.argv[1])
+		     for l in open(os.path.join(sys.argv[1], n))
+		     if l.split()[1] == "R" and int(l.split()[2]) < int(sys.argv[3])]
+		top = [json.loads(l) for l in open(sys.argv[2])]
+		assert [t["duration"] for t in top] == sorted(d, reverse=True)[:3], top
+	PY
+}
+
+rm -rf $F
+mkdir -p $F/spool
+make_net
+start_clickhouse || { echo "not ok 1 - ClickHouse did not start: $(tail -5 $F/ch/error.log $F/ch/stdout)"; teardown; exit 1; }
+inc "$TCPRT" fleet init --url $CH > /dev/null
+start_central
+start_sender a
+start_sender b
+start_ingest
+
+run_case "fleet: clear errors: store unreachable, schema missing or of another version; fleet init" case_errors
+run_case "fleet: real traffic on two hosts, live and recorded: every record once, byte for byte" case_real_traffic
+run_case "fleet: the cap drops exactly the records a token-bucket model drops, told as cap" case_cap
+run_case "fleet: central rsyslog killed (SIGKILL) and restarted mid-run: nothing lost, nothing twice" case_central_killed
+run_case "fleet: ClickHouse killed and restarted mid-run: nothing lost, nothing twice" case_clickhouse_restarted
+run_case "fleet: a host's link to the central cut for 10 s: nothing lost" case_link_cut
+run_case "fleet: the loader killed mid-batch: nothing lost, nothing twice" case_ingest_killed
+run_case "fleet: negative control: a memory-queued central killed loses records, told exactly as transport loss" case_negative_control
+run_case "fleet: malformed and vendor lines, an unknown host, controls out of order, a clock step, a bad spool line" case_bad_input
+run_case "fleet: summary as tcprt summary computes it; top" case_queries
+
+teardown
+done_testing

@@ -36,7 +36,7 @@ static const char help[] =
 "                    [--state FILE] [--retire SECONDS | --keep] [--once]\n"
 "\n"
 "Load the messages the central rsyslog writes to DIR (files *.frames, see\n"
-"/usr/share/tcprt/fleet/tcprt-central.conf) into ClickHouse: records,\n"
+"share/tcprt/fleet/tcprt-central.conf) into ClickHouse: records,\n"
 "control messages, and the lines that are neither (table bad_messages).\n"
 "Runs until SIGINT/SIGTERM, or with --once until the files are loaded to\n"
 "their end.  Restarts lose nothing and count nothing twice: the state file\n"

@@ -39,7 +39,7 @@ static const char help[] =
 "Drain every rt-network-log<cpu> of /sys/kernel/debug/tcp-rt (reading\n"
 "consumes them), give every line the next sequence number of this run,\n"
 "cap the rate, and hand the records to the local rsyslog, which forwards\n"
-"them to the central (RELP; /usr/share/tcprt/fleet/tcprt-ship.conf).  Runs\n"
+"them to the central (RELP; share/tcprt/fleet/tcprt-ship.conf).  Runs\n"
 "until SIGINT/SIGTERM (or, with --once, until the files are read to their\n"
 "end), then sends a last control message.  Every loss is counted, sent to\n"
 "the central in the control messages and told by 'tcprt fleet gaps'.\n"

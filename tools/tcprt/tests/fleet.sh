@@ -1,14 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The fleet path end to end, inside the VM (scripts/vm-run, as root), with
-# the real daemons, started and stopped here (docs/fleet.md):
-#
-#   fleeta (10.98.0.2) --\                    /-- rsyslogd (imrelp :20514)
-#                         >-- fleetc (central)  -- tcprt ingest
-#   fleetb (10.98.1.2) --/   10.98.0.1         \-- clickhouse-server
-#                            10.98.1.1             (127.0.0.1:8123 of fleetc)
-#
-# Each host namespace runs its own rsyslogd (the installed snippet
+# the real daemons, started and stopped here (docs/fleet.md; the
+# namespaces and daemons: fleet-lib.sh).  Each host namespace runs its own rsyslogd (the installed snippet
 # fleet/tcprt-ship.conf, rendered) and tcprt ship; the central namespace
 # runs rsyslogd (fleet/tcprt-central.conf), tcprt ingest and ClickHouse.
 # Nothing listens outside these namespaces.  Every case uses host ids of
@@ -21,172 +15,15 @@
 #
 # Run: scripts/vm-run -- selftests/run tools/tcprt/tests/fleet.sh
 . "$(dirname "$0")/../../../selftests/lib.sh"
+. "$(dirname "$0")/fleet-lib.sh"
 
-TCPRT=$TOP/tools/tcprt/tcprt
-FLEET=$TOP/tools/tcprt/fleet
 GEN=$TOP/tools/tcprt/tests/fleet_gen.py
-F=/tmp/tcprt-fleet
-CH=http://127.0.0.1:8123/
-PORT=20514
-# Convergence of the pipeline after a fault: omrelp retries every 2 s at
-# first, more slowly as failures go on; ingest loads every 0.2 s.
-SETTLE_S=120
 
 for c in rsyslogd clickhouse-server curl python3; do
 	command -v $c > /dev/null ||
 		{ echo "not ok 1 - $c missing (scripts/install-deps)"; exit 1; }
 done
 [ -x "$TCPRT" ] || { echo "not ok 1 - $TCPRT not built (make -C tools/tcprt)"; exit 1; }
-
-inc() {	# cmd...: in the central's namespace
-	ip netns exec fleetc "$@"
-}
-
-sql() {	# query: its answer (TabSeparated)
-	inc curl -sS --fail-with-body "$CH" --data-binary "$1"
-}
-
-# ---- the daemons ---------------------------------------------------------------------
-
-make_net() {
-	local h i
-	ip netns add fleetc
-	i=0
-	for h in a b; do
-		ip netns add fleet$h
-		ip link add fc$i netns fleetc type veth peer name f${h}0 netns fleet$h
-		ip -n fleetc addr add 10.98.$i.1/24 dev fc$i
-		ip -n fleet$h addr add 10.98.$i.2/24 dev f${h}0
-		ip -n fleetc link set fc$i up
-		ip -n fleet$h link set f${h}0 up
-		ip -n fleet$h link set lo up
-		i=$((i + 1))
-	done
-	ip -n fleetc link set lo up
-}
-
-# Started detached (not a job of the case's subshell, which kills its jobs
-# when it ends): these live across cases.
-detach() {	# log cmd...
-	local log=$1
-	shift
-	( setsid "$@" > "$log" 2>&1 < /dev/null & )
-}
-
-ch_up() {
-	sql "SELECT 1" > /dev/null 2>&1
-}
-
-start_clickhouse() {
-	mkdir -p $F/ch
-	cat > $F/ch/config.xml <<-EOF
-		<?xml version="1.0"?>
-		<yandex>
-		  <logger><level>warning</level><log>$F/ch/server.log</log>
-		    <errorlog>$F/ch/error.log</errorlog><console>0</console></logger>
-		  <http_port>8123</http_port>
-		  <tcp_port>9000</tcp_port>
-		  <listen_host>127.0.0.1</listen_host>
-		  <path>$F/ch/data/</path>
-		  <tmp_path>$F/ch/tmp/</tmp_path>
-		  <user_files_path>$F/ch/user_files/</user_files_path>
-		  <users_config>users.xml</users_config>
-		  <default_profile>default</default_profile>
-		  <default_database>default</default_database>
-		  <mark_cache_size>5368709</mark_cache_size>
-		</yandex>
-	EOF
-	cat > $F/ch/users.xml <<-EOF
-		<?xml version="1.0"?>
-		<yandex>
-		  <profiles><default></default></profiles>
-		  <users><default><password></password>
-		    <networks><ip>127.0.0.1</ip></networks>
-		    <profile>default</profile><quota>default</quota></default></users>
-		  <quotas><default></default></quotas>
-		</yandex>
-	EOF
-	detach $F/ch/stdout ip netns exec fleetc clickhouse-server \
-		--config-file=$F/ch/config.xml
-	WAIT_S=$SETTLE_S wait_until "ClickHouse up" ch_up
-}
-
-stop_clickhouse() {	# [signal]
-	pkill -"${1:-TERM}" -f "clickhouse-server --config-file=$F/ch/config.xml"
-	wait_until "ClickHouse down" eval '! pgrep -f "clickhouse-server --config-file=$F/ch" > /dev/null'
-}
-
-listening() {	# netns port
-	ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q .
-}
-
-# The central rsyslogd: the installed snippet, rendered (or the negative
-# control's, memq).
-start_central() {	# [memq]
-	local snip=tcprt-central.conf conf=test-central.conf.in memq=()
-	if [ "${1:-}" = memq ]; then
-		snip=tcprt-central-memq.conf
-		conf=test-central-memq.conf.in
-		# nothing written until 60000 frames or 60 s
-		memq=(MEMQ_BACKLOG=60000)
-	fi
-	mkdir -p $F/central $F/spool
-	"$FLEET/render.sh" "$FLEET/$snip" TCPRT_PORT=$PORT TCPRT_SPOOL=$F/spool/ \
-		"${memq[@]}" > $F/central/snippet.conf
-	"$FLEET/render.sh" "$FLEET/$conf" WORKDIR=$F/central \
-		SNIPPET=$F/central/snippet.conf > $F/central/rsyslog.conf
-	detach $F/central/stdout ip netns exec fleetc rsyslogd -n \
-		-f $F/central/rsyslog.conf -i $F/central/pid
-	wait_until "central rsyslogd listening" listening fleetc $PORT
-}
-
-stop_central() {	# [signal]
-	local pid
-	pid=$(cat $F/central/pid 2> /dev/null) || return 0
-	kill -"${1:-TERM}" "$pid" 2> /dev/null || true
-	wait_until "central rsyslogd gone" eval "! kill -0 $pid 2> /dev/null"
-	rm -f $F/central/pid
-}
-
-# A host's rsyslogd: socket $F/<h>/ship.sock, forwarding to the central.
-start_sender() {	# a|b
-	local h=$1 i=0
-	[ "$h" = b ] && i=1
-	mkdir -p $F/$h
-	"$FLEET/render.sh" "$FLEET/tcprt-ship.conf" TCPRT_SOCKET=$F/$h/ship.sock \
-		TCPRT_CENTRAL=10.98.$i.1 TCPRT_PORT=$PORT > $F/$h/snippet.conf
-	"$FLEET/render.sh" "$FLEET/test-sender.conf.in" WORKDIR=$F/$h \
-		SNIPPET=$F/$h/snippet.conf > $F/$h/rsyslog.conf
-	detach $F/$h/stdout ip netns exec fleet$h rsyslogd -n -f $F/$h/rsyslog.conf \
-		-i $F/$h/pid
-	wait_until "host $h's rsyslog socket" test -S $F/$h/ship.sock
-}
-
-start_ingest() {	# [options]
-	detach $F/ingest.log ip netns exec fleetc "$TCPRT" ingest --spool $F/spool \
-		--url $CH --interval 0.2 --keep "$@"
-	wait_until "ingest running" pgrep -f "$TCPRT ingest" > /dev/null
-}
-
-stop_ingest() {	# [signal]
-	pkill -"${1:-TERM}" -f "$TCPRT ingest" || true
-	wait_until "ingest gone" eval "! pgrep -f '$TCPRT ingest' > /dev/null"
-}
-
-teardown() {
-	stop_ingest
-	pkill -f "$TCPRT ship" 2> /dev/null
-	for h in a b; do
-		[ -f $F/$h/pid ] && kill "$(cat $F/$h/pid)" 2> /dev/null
-	done
-	stop_central
-	stop_clickhouse
-	for ns in fleeta fleetb fleetc; do
-		ip netns pids $ns 2> /dev/null | xargs -r kill 2> /dev/null
-		ip netns del $ns 2> /dev/null
-	done
-	return 0
-}
 
 # ---- the store's accounts ------------------------------------------------------------
 

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -167,6 +168,22 @@ static void save_state(struct ingest *g)
 		fsync(fd);
 		close(fd);
 	}
+}
+
+/* One loader per state file: a second would load every batch twice. */
+static void lock_state(const struct ingest *g)
+{
+	char path[4200];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s.lock", g->state);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		die(EXIT_RUNTIME, "ingest: %s: %s", path, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		die(EXIT_RUNTIME, "ingest: another tcprt ingest is loading %s (it holds %s)",
+		    g->spool, path);
+	/* held until exit: the descriptor is never closed */
 }
 
 /* ---- rows -------------------------------------------------------------------- */
@@ -605,6 +622,7 @@ int cmd_ingest(int argc, char **argv)
 		ch_close(&g.ch);
 		return EXIT_RUNTIME;
 	}
+	lock_state(&g);
 	load_state(&g);
 	reset_batch(&g);
 	while (ok && !stop_requested) {

@@ -131,6 +131,10 @@ case_errors() {
 	expect_fail "ship: bad rate" "$TCPRT" ship --rate 12x
 	expect_fail "ingest: no spool" "$TCPRT" ingest
 	start_ingest
+	inc "$TCPRT" ingest --spool $F/spool --url $CH --once > /dev/null 2> $F/err &&
+		fail "a second ingest on the same spool ran"
+	grep -q "another tcprt ingest is loading $F/spool" $F/err ||
+		fail "second ingest: $(cat $F/err)"
 }
 
 # Real traffic: host b's records of a workload recorded from the module's
@@ -442,7 +446,7 @@ start_sender a
 start_sender b
 start_ingest
 
-run_case "fleet: clear errors: store unreachable, schema missing or of another version; fleet init" case_errors
+run_case "fleet: clear errors: store unreachable, schema missing or of another version, a second loader; fleet init" case_errors
 run_case "fleet: real traffic on two hosts, live and recorded: every record once, byte for byte" case_real_traffic
 run_case "fleet: the cap drops exactly the records a token-bucket model drops, told as cap" case_cap
 run_case "fleet: central rsyslog killed (SIGKILL) and restarted mid-run: nothing lost, nothing twice" case_central_killed

@@ -377,28 +377,23 @@ static void gaps_load(struct ch *c, const struct opts *o, struct accounts *as)
 			a->ctl[i] = u64(f[2 + i]);
 		a->final = a->ctl[A_FINAL];
 	}
-	for (i = 0; i < as->n; i++) {
-		struct account *a = &as->a[i];
+	/* records under and past each account's next_seq, in one query */
+	q.len = 0;
+	buf_printf(&q, "SELECT host, epoch, countIf(seq < n), countIf(seq >= n), countIf(valid = 0 AND seq < n), max(seq) FROM tcprt.records FINAL ANY INNER JOIN (SELECT host, epoch, argMax(next_seq, ctl_seq) AS n FROM tcprt.controls FINAL WHERE %s GROUP BY host, epoch) USING (host, epoch) WHERE %s GROUP BY host, epoch FORMAT TabSeparated",
+		   in.p, in.p);
+	query(c, q.p, &ans);
+	pos = 0;
+	while ((row = next_row(&ans, &pos))) {
+		struct account *a;
 
-		if (!a->has_ctl)
+		if (fields(row, f, 20) != 6)
 			continue;
-		/* records under and past the account's next_seq */
-		q.len = 0;
-		buf_printf(&q, "SELECT countIf(seq < %llu), countIf(seq >= %llu), countIf(valid = 0 AND seq < %llu), max(seq) FROM tcprt.records FINAL WHERE host = '%s' AND epoch = %llu FORMAT TabSeparated",
-			   (unsigned long long)a->ctl[A_NEXT],
-			   (unsigned long long)a->ctl[A_NEXT],
-			   (unsigned long long)a->ctl[A_NEXT], a->host,
-			   (unsigned long long)a->epoch);
-		query(c, q.p, &ans);
-		pos = 0;
-		row = next_row(&ans, &pos);
-		if (row && fields(row, f, 20) == 4) {
-			a->received = u64(f[0]);
-			a->after = u64(f[1]);
-			a->malformed = u64(f[2]);
-			a->max_seq = u64(f[3]);
-			a->has_rec = a->received + a->after > 0;
-		}
+		a = account_of(as, f[0], u64(f[1]));
+		a->received = u64(f[2]);
+		a->after = u64(f[3]);
+		a->malformed = u64(f[4]);
+		a->max_seq = u64(f[5]);
+		a->has_rec = true;
 	}
 	/* epochs with records and no control message at all */
 	q.len = 0;

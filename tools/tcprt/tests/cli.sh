@@ -99,7 +99,7 @@ case_help() {
 	local c
 	expect_eq "$(status_of "$TCPRT" --help)" 0 "tcprt --help"
 	grep -q '^usage: tcprt COMMAND' "$T/out" || fail "tcprt --help text"
-	for c in read summary export; do
+	for c in read summary export ship ingest fleet; do
 		expect_eq "$(status_of "$TCPRT" "$c" --help)" 0 "tcprt $c --help"
 		grep -q "^usage: tcprt $c" "$T/out" || fail "tcprt $c --help text"
 		cp "$T/out" "$T/help1"
@@ -637,7 +637,97 @@ case_install() {
 	[ -x "$dest/usr/local/bin/tcprt" ] || fail "binary"
 	grep -q '^ExecStart=/usr/local/bin/tcprt export ' "$dest/usr/local/lib/systemd/system/tcprt-export.service" ||
 		fail "unit ExecStart"
+	grep -q '^ExecStart=/usr/local/bin/tcprt ship ' "$dest/usr/local/lib/systemd/system/tcprt-ship.service" ||
+		fail "ship unit"
+	grep -q '^ExecStart=/usr/local/bin/tcprt ingest ' "$dest/usr/local/lib/systemd/system/tcprt-ingest.service" ||
+		fail "ingest unit"
+	for f in tcprt-ship.conf tcprt-central.conf schema.sql render.sh; do
+		[ -s "$dest/usr/local/share/tcprt/fleet/$f" ] || fail "fleet/$f not installed"
+	done
+	grep -q '^d /run/tcprt 0700 root root' "$dest/usr/local/lib/tmpfiles.d/tcprt.conf" ||
+		fail "tmpfiles.d"
+	# the schema built into tcprt is the file installed
+	"$TCPRT" fleet schema | cmp -s - "$dest/usr/local/share/tcprt/fleet/schema.sql" ||
+		fail "tcprt fleet schema differs from schema.sql"
 }
+
+# ---- the fleet commands, without their daemons -----------------------------------
+
+case_fleet_usage() {
+	local c
+	for c in "ship --rate 12x" "ship --host-id a/b" "ship --burst 100" \
+		 "ship --interval 0" "ingest" "ingest --spool $T --batch 0" "fleet" \
+		 "fleet nosuch" "fleet gaps --since yesterday" "fleet summary --by cpu" \
+		 "fleet top -n -1" "fleet gaps --since 2h --until 3h"; do
+		# shellcheck disable=SC2086
+		expect_eq "$(status_of "$TCPRT" $c)" 2 "tcprt $c"
+		grep -q "^tcprt: " "$T/err" || fail "tcprt $c: no message"
+	done
+	expect_eq "$(status_of "$TCPRT" ingest --spool "$T/none")" 1 "ingest --spool of nothing"
+	grep -q "ingest: --spool $T/none: No such file or directory" "$T/err" || fail "$(cat "$T/err")"
+	expect_eq "$(status_of "$TCPRT" fleet gaps --url http://127.0.0.1:1/)" 1 "store unreachable"
+	grep -q "ClickHouse at http://127.0.0.1:1/ is unreachable" "$T/err" || fail "$(cat "$T/err")"
+	expect_eq "$(status_of "$TCPRT" fleet schema)" 0 "fleet schema"
+	grep -q "CREATE TABLE IF NOT EXISTS tcprt.records" "$T/out" || fail "schema text"
+}
+
+# Records rsyslog's socket refuses are counted, exactly: a receiver that
+# never reads takes max_dgram_qlen + 1 datagrams (11 by default), the rest
+# wait --send-wait and are refused; the records in what it took plus the
+# refused ones are every line numbered.  Without any socket: all refused.
+case_ship_refused() {
+	local d=$T/ship n
+	mkdir -p "$d"
+	python3 tests/fleet_gen.py "$d" 3000 --files 2 > /dev/null
+	n=$(cat "$d"/rt-network-log* | wc -l)
+	python3 - "$T/sock" "$T/got" <<-'PY' &
+		import os, signal, socket, sys
+		s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+		s.bind(sys.argv[1])
+		# read nothing until told (SIGUSR1), then everything queued
+		signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+		open(sys.argv[1] + ".ready", "w").close()
+		signal.sigwait([signal.SIGUSR1])
+		s.setblocking(False)
+		with open(sys.argv[2], "wb") as out:
+		    try:
+		        while True:
+		            out.write(s.recv(65536) + b"\n")
+		    except BlockingIOError:
+		        pass
+	PY
+	local rx=$! i
+	for ((i = 0; i < 200; i++)); do
+		[ -e "$T/sock.ready" ] && break
+		sleep 0.05
+	done
+	[ -e "$T/sock.ready" ] || fail "the receiver did not start"
+	expect_eq "$(status_of "$TCPRT" ship --dir "$d" --once --host-id h1 --socket "$T/sock" \
+		--send-wait 0.1 --rate 0)" 1 "ship: the last control message refused"
+	kill -USR1 $rx
+	wait $rx
+	grep -q "rsyslog's socket $T/sock: still full after --send-wait" "$T/err" || fail "$(cat "$T/err")"
+	grep -q "the last control message could not be sent" "$T/err" || fail "$(cat "$T/err")"
+	python3 - "$T/got" "$T/err" "$n" "$(cat /proc/sys/net/unix/max_dgram_qlen)" <<-'PY' ||
+		import re, sys
+		msgs = open(sys.argv[1], "rb").read().split(b"\n")[:-1]
+		qlen = int(sys.argv[4])
+		assert len(msgs) == qlen + 1, (len(msgs), qlen)
+		assert all(m.startswith(b"<134>tcprt: D1 h1 ") for m in msgs), msgs[0][:40]
+		items = sum(int(m.split(b" ")[6]) for m in msgs)
+		err = open(sys.argv[2]).read()
+		m = re.search(r"(\d+) records numbered, (\d+) sent in (\d+) messages, 0 dropped by the cap, (\d+) refused", err)
+		numbered, sent, nmsg, refused = map(int, m.groups())
+		assert numbered == int(sys.argv[3]) and sent == items and nmsg == qlen + 1, (m.groups(), items)
+		assert sent + refused == numbered, m.groups()
+	PY
+		fail "refused count"
+	expect_eq "$(status_of "$TCPRT" ship --dir "$d" --once --host-id h1 --socket "$T/nosock" \
+		--send-wait 0)" 1 "ship without a socket"
+	grep -q "0 sent in 0 messages, 0 dropped by the cap, $n refused" "$T/err" || fail "$(cat "$T/err")"
+	grep -q "rsyslog's socket $T/nosock: connect: No such file or directory" "$T/err" || fail "$(cat "$T/err")"
+}
+
 
 run_case "--help of every command, exit 0" case_help
 run_case "usage errors exit 2 with a message" case_usage_errors
@@ -658,6 +748,8 @@ run_case "mixed folder: export counts every record once" case_mixed_export
 run_case "series --dir: table, csv, raw, --port" case_series
 run_case "series: malformed lines and bad options" case_series_hostile
 run_case "series --plot: a PNG, and none of nothing" case_series_plot
-run_case "make install DESTDIR= PREFIX=: binary and systemd unit" case_install
+run_case "make install DESTDIR= PREFIX=: binary, systemd units, fleet configuration" case_install
+run_case "ship, ingest, fleet: usage and runtime errors" case_fleet_usage
+run_case "ship: records the socket refuses are counted, exactly" case_ship_refused
 echo "1..$n"
 exit $((failed > 0))

@@ -109,6 +109,23 @@ case_help() {
 	expect_eq "$(status_of "$TCPRT" --version)" 0 "--version"
 }
 
+# tcprt.8 has every long option of every command's --help, and renders
+# without a warning.
+case_man() {
+	local c o
+	for c in read summary export series ship ingest fleet; do
+		for o in $("$TCPRT" "$c" --help | grep -oE '^ +-[a-zA-Z0-9], --[a-z-]+' |
+			   sed 's/.*--//'); do
+			[ "$o" = help ] && continue
+			grep -qF -- "\\-\\-${o//-/\\-}" tcprt.8 || fail "tcprt.8 lacks $c --$o"
+		done
+	done
+	if command -v man > /dev/null; then
+		MANWIDTH=80 man --warnings -l tcprt.8 > /dev/null 2> "$T/manerr" || fail "man: $(cat "$T/manerr")"
+		[ ! -s "$T/manerr" ] || fail "man warnings: $(cat "$T/manerr")"
+	fi
+}
+
 case_usage_errors() {
 	local args
 	while IFS= read -r args; do
@@ -730,6 +747,7 @@ case_ship_refused() {
 
 
 run_case "--help of every command, exit 0" case_help
+run_case "tcprt.8: every option of every --help, no warning" case_man
 run_case "usage errors exit 2 with a message" case_usage_errors
 run_case "runtime errors exit 1 with a message" case_runtime_errors
 run_case "read --format json: spec field names, every type, IPv6, E roles" case_json

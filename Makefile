@@ -13,7 +13,7 @@ KDIR ?= $(shell scripts/kdir)
 PWD  := $(CURDIR)
 
 .PHONY: all modules install clean check check-debug check-kernels dist demo bench bench-insns sparse \
-	checkpatch selftests deps tcprt deadhook
+	checkpatch selftests deps tcprt deadhook deb
 
 all: modules tcprt
 
@@ -72,6 +72,11 @@ dist:
 		{ echo "dkms.conf's PACKAGE_VERSION is not $(VERSION)" >&2; exit 1; }
 	git archive --prefix=tcp_rt-$(VERSION)/ -o tcp_rt-$(VERSION).tar.gz HEAD
 	@echo tcp_rt-$(VERSION).tar.gz
+
+# The Debian packages tcp-rt-dkms and tcprt (debian/), in a copy of the
+# checkout, then lintian: scripts/deb (the .debs land in this folder).
+deb:
+	@scripts/deb
 
 demo:
 	@scripts/demo

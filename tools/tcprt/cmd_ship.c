@@ -56,7 +56,8 @@ static const char help[] =
 "  -i, --interval S     seconds between control messages (default 10)\n"
 "  -w, --send-wait S    how long a message waits for room in rsyslog's\n"
 "                       socket before its records count as refused\n"
-"                       (default 1)\n"
+"                       (default 1); after a refusal the next messages\n"
+"                       do not wait, until one is taken\n"
 "  -d, --dir DIR        read the rt-network-log* files of DIR instead\n"
 "                       (recorded logs; nothing consumed; what is appended\n"
 "                       is shipped too unless --once)\n"
@@ -210,7 +211,12 @@ static void flush_data(struct ship *s)
 	memcpy(msg, SYSLOG_PREFIX, p);
 	h = frame_data_hdr(msg + p, FRAME_MAX, &s->hdr);
 	memcpy(msg + p + h, s->items, s->ilen);
-	if (sock_send(s, msg, p + h + s->ilen, s->send_wait_us)) {
+	/*
+	 * Once a message was refused, the next ones do not wait: ship keeps
+	 * draining the relay (whose overwrites count sub-buffers, not
+	 * records) and counts each refused record, until rsyslog takes one.
+	 */
+	if (sock_send(s, msg, p + h + s->ilen, s->down ? 0 : s->send_wait_us)) {
 		s->sent += s->hdr.n;
 		s->messages++;
 	} else {

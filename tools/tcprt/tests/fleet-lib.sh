@@ -25,7 +25,7 @@ inc() {	# cmd...: in the central's namespace
 }
 
 sql() {	# query: its answer (TabSeparated)
-	inc curl -sS --fail-with-body "$CH" --data-binary "$1"
+	inc curl -sS --max-time 60 --fail-with-body "$CH" --data-binary "$1"
 }
 
 # ---- the daemons ---------------------------------------------------------------------

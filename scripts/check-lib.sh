@@ -26,13 +26,18 @@ tap() {	# status description [log]
 # ("ok N - what") or Python's unittest -v ("name (class) ... ok").  A
 # program that fails without a failing result of its own adds one.
 host_tests() {	# tap|unittest prefix log what cmd...
-	local kind=$1 prefix=$2 out=$3 what=$4 st line
+	local kind=$1 prefix=$2 out=$3 what=$4 st line reason
 	shift 4
 	"$@" > "$out" 2>&1
 	st=$?
 	while IFS= read -r line; do
 		if [ "$kind" = tap ]; then
 			case "$line" in
+			"ok "*" # SKIP"*)
+				line=${line#ok * - }
+				reason=${line#* # SKIP}
+				skip "$prefix${line%% # SKIP*}" "${reason# }"
+				;;
 			"ok "*) tap 0 "$prefix${line#ok * - }" ;;
 			"not ok "*) tap 1 "$prefix${line#not ok * - }" "$out" ;;
 			"#"*) echo "$line" ;;

@@ -22,6 +22,7 @@
 
 #include "clickhouse.h"
 #include "cmd.h"
+#include "frame.h"
 #include "hist.h"
 #include "output.h"
 #include "record.h"
@@ -191,8 +192,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			until_set = true;
 			break;
 		case 'H':
-			if (!optarg[0] || strlen(optarg) > 64 ||
-			    strspn(optarg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != strlen(optarg))
+			if (!frame_host_ok(optarg))
 				usage_error("fleet", "--host: '%s' is not a host id (1 to 64 of [A-Za-z0-9._-])",
 					    optarg);
 			o->host = optarg;
@@ -292,15 +292,11 @@ struct account {
 	char host[72];
 	uint64_t epoch;
 	bool has_ctl, final;
-	uint64_t ctl[15];	/* frame.h's C1 fields from start_us, then n */
+	uint64_t ctl[CTL_NFIELDS];	/* the account: frame.h's C1 fields */
 	uint64_t received, after, malformed, max_seq;
-	bool has_rec;
 	uint64_t *starts, *ends;	/* runs of present numbers, for ranges */
 	size_t nstarts, nends;
 };
-
-enum { A_START, A_NOW, A_NEXT, A_CAP, A_REFUSED, A_BAD, A_MOD_KNOWN, A_OW0,
-       A_OW, A_SO0, A_SO, A_FINAL };
 
 struct accounts {
 	struct account *a;
@@ -329,8 +325,8 @@ static int account_cmp(const void *x, const void *y)
 	if (c)
 		return c;
 	/* an epoch's place: when it started (its numbers are random) */
-	if (a->ctl[A_START] != b->ctl[A_START])
-		return a->ctl[A_START] < b->ctl[A_START] ? -1 : 1;
+	if (a->ctl[CTL_START_US] != b->ctl[CTL_START_US])
+		return a->ctl[CTL_START_US] < b->ctl[CTL_START_US] ? -1 : 1;
 	return a->epoch < b->epoch ? -1 : a->epoch > b->epoch;
 }
 
@@ -342,7 +338,7 @@ static int u64_cmp(const void *x, const void *y)
 }
 
 /* The epochs in view: controls or records received since --since. */
-static void gaps_epochs(struct ch *c, const struct opts *o, struct buf *q)
+static void gaps_epochs(const struct opts *o, struct buf *q)
 {
 	q->len = 0;
 	buf_printf(q, "(host, epoch) IN (SELECT host, epoch FROM tcprt.controls WHERE received >= toDateTime(%llu)",
@@ -352,7 +348,6 @@ static void gaps_epochs(struct ch *c, const struct opts *o, struct buf *q)
 		   (unsigned long long)o->since);
 	where_host(q, o);
 	buf_printf(q, ")");
-	(void)c;
 }
 
 static void gaps_load(struct ch *c, const struct opts *o, struct accounts *as)
@@ -361,7 +356,7 @@ static void gaps_load(struct ch *c, const struct opts *o, struct accounts *as)
 	char *row, *f[20];
 	size_t pos = 0, i;
 
-	gaps_epochs(c, o, &in);
+	gaps_epochs(o, &in);
 	/* the account: the control message of the highest ctl_seq */
 	buf_printf(&q, "SELECT host, epoch, argMax(start_us, ctl_seq), argMax(now_us, ctl_seq), argMax(next_seq, ctl_seq), argMax(cap_dropped, ctl_seq), argMax(refused, ctl_seq), argMax(bad_lines, ctl_seq), argMax(module_known, ctl_seq), argMax(overwritten_start, ctl_seq), argMax(overwritten, ctl_seq), argMax(sampled_out_start, ctl_seq), argMax(sampled_out, ctl_seq), max(final) FROM tcprt.controls FINAL WHERE %s GROUP BY host, epoch FORMAT TabSeparated",
 		   in.p);
@@ -369,13 +364,13 @@ static void gaps_load(struct ch *c, const struct opts *o, struct accounts *as)
 	while ((row = next_row(&ans, &pos))) {
 		struct account *a;
 
-		if (fields(row, f, 20) != 14)
+		if (fields(row, f, 20) != 2 + CTL_NFIELDS)
 			continue;
 		a = account_of(as, f[0], u64(f[1]));
 		a->has_ctl = true;
-		for (i = 0; i < 12; i++)
+		for (i = 0; i < CTL_NFIELDS; i++)
 			a->ctl[i] = u64(f[2 + i]);
-		a->final = a->ctl[A_FINAL];
+		a->final = a->ctl[CTL_FINAL];
 	}
 	/* records under and past each account's next_seq, in one query */
 	q.len = 0;
@@ -393,7 +388,6 @@ static void gaps_load(struct ch *c, const struct opts *o, struct accounts *as)
 		a->after = u64(f[3]);
 		a->malformed = u64(f[4]);
 		a->max_seq = u64(f[5]);
-		a->has_rec = true;
 	}
 	/* epochs with records and no control message at all */
 	q.len = 0;
@@ -409,7 +403,6 @@ static void gaps_load(struct ch *c, const struct opts *o, struct accounts *as)
 		a = account_of(as, f[0], u64(f[1]));
 		if (a->has_ctl)
 			continue;
-		a->has_rec = true;
 		a->after = u64(f[2]);
 		a->malformed = u64(f[3]);
 		a->max_seq = u64(f[4]);
@@ -432,7 +425,7 @@ static void gaps_runs(struct ch *c, const struct opts *o, struct accounts *as)
 	size_t pos = 0;
 	int pass;
 
-	gaps_epochs(c, o, &in);
+	gaps_epochs(o, &in);
 	for (pass = 0; pass < 2; pass++) {
 		q.len = 0;
 		buf_printf(&q, "SELECT DISTINCT host, epoch, seq FROM tcprt.records WHERE %s AND (host, epoch, toUInt64(seq %s) NOT IN (SELECT host, epoch, seq FROM tcprt.records WHERE %s)%s FORMAT TabSeparated",
@@ -474,7 +467,7 @@ static uint64_t each_range(struct account *a,
 			   void (*fn)(uint64_t lo, uint64_t hi, void *ctx),
 			   void *ctx)
 {
-	uint64_t next = a->ctl[A_NEXT], lo = 0, n = 0;
+	uint64_t next = a->ctl[CTL_NEXT_SEQ], lo = 0, n = 0;
 	bool zero = a->nends > a->nstarts;
 	size_t i;
 
@@ -542,18 +535,18 @@ static const char *gaps_state(const struct account *a)
 
 static void gaps_print(const struct opts *o, struct account *a)
 {
-	uint64_t sent = a->ctl[A_NEXT];
+	uint64_t sent = a->ctl[CTL_NEXT_SEQ];
 	uint64_t missing = sent > a->received ? sent - a->received : 0;
-	uint64_t known = a->ctl[A_CAP] + a->ctl[A_REFUSED];
+	uint64_t known = a->ctl[CTL_CAP_DROPPED] + a->ctl[CTL_REFUSED];
 	uint64_t transport = missing > known ? missing - known : 0;
-	uint64_t ow = delta(a->ctl[A_OW0], a->ctl[A_OW]);
-	uint64_t so = delta(a->ctl[A_SO0], a->ctl[A_SO]);
-	bool mod = a->ctl[A_MOD_KNOWN];
+	uint64_t ow = delta(a->ctl[CTL_OVERWRITTEN_START], a->ctl[CTL_OVERWRITTEN]);
+	uint64_t so = delta(a->ctl[CTL_SAMPLED_START], a->ctl[CTL_SAMPLED]);
+	bool mod = a->ctl[CTL_MODULE_KNOWN];
 	struct range_out r = { .out = stdout, .fmt = o->fmt, .max = o->ranges };
 	char start[32] = "";
 
 	if (a->has_ctl)
-		fmt_time(start, sizeof(start), a->ctl[A_START], false);
+		fmt_time(start, sizeof(start), a->ctl[CTL_START_US], false);
 	switch (o->fmt) {
 	case FMT_TEXT:
 		if (!a->has_ctl) {
@@ -569,8 +562,8 @@ static void gaps_print(const struct opts *o, struct account *a)
 		       (unsigned long long)sent,
 		       (unsigned long long)a->received,
 		       (unsigned long long)missing,
-		       (unsigned long long)a->ctl[A_CAP],
-		       (unsigned long long)a->ctl[A_REFUSED],
+		       (unsigned long long)a->ctl[CTL_CAP_DROPPED],
+		       (unsigned long long)a->ctl[CTL_REFUSED],
 		       (unsigned long long)transport,
 		       (unsigned long long)a->malformed);
 		if (mod)
@@ -602,8 +595,8 @@ static void gaps_print(const struct opts *o, struct account *a)
 			       start, (unsigned long long)sent,
 			       (unsigned long long)a->received,
 			       (unsigned long long)missing,
-			       (unsigned long long)a->ctl[A_CAP],
-			       (unsigned long long)a->ctl[A_REFUSED],
+			       (unsigned long long)a->ctl[CTL_CAP_DROPPED],
+			       (unsigned long long)a->ctl[CTL_REFUSED],
 			       (unsigned long long)transport);
 		printf(",\"malformed\":%llu,\"past_last_control\":%llu",
 		       (unsigned long long)a->malformed,
@@ -628,8 +621,8 @@ static void gaps_print(const struct opts *o, struct account *a)
 			       (unsigned long long)sent,
 			       (unsigned long long)a->received,
 			       (unsigned long long)missing,
-			       (unsigned long long)a->ctl[A_CAP],
-			       (unsigned long long)a->ctl[A_REFUSED],
+			       (unsigned long long)a->ctl[CTL_CAP_DROPPED],
+			       (unsigned long long)a->ctl[CTL_REFUSED],
 			       (unsigned long long)transport);
 		else
 			printf(",,,,,,,");
@@ -831,13 +824,6 @@ static int srow_cmp(const void *x, const void *y)
 	return strcmp(a->key, b->key);
 }
 
-/* Ports sort as numbers: the key's port field padded for the sort only. */
-static void sort_rows(struct srows *s, const struct opts *o)
-{
-	(void)o;
-	qsort(s->r, s->n, sizeof(*s->r), srow_cmp);
-}
-
 static void summary_print(const struct opts *o, struct srows *s)
 {
 	uint64_t span = o->until - o->since;
@@ -950,7 +936,7 @@ static int fleet_summary(const struct opts *o)
 
 	connect_store(&c, o);
 	summary_load(&c, o, &s);
-	sort_rows(&s, o);
+	qsort(s.r, s.n, sizeof(*s.r), srow_cmp);
 	summary_print(o, &s);
 	for (i = 0; i < s.n; i++)
 		for (m = 0; m < M_NMETRICS; m++)

@@ -311,13 +311,15 @@ case_retransmissions() {
 case_out_of_order() {
 	setup
 	make_netns_pair
-	# the client's segments are delayed 10 ms but every 5th, which goes at
-	# once and overtakes the four before it: they arrive reordered (no
-	# segmentation offload, or the request travels as one packet).  A
-	# random "reorder 50% 50%" left a 7.3 run with none of 5 requests
-	# reordered.
+	# the client's segments are delayed 50 ms but every 5th, which goes at
+	# once and overtakes the four before it if they are still queued: they
+	# arrive reordered (no segmentation offload, or the request travels as
+	# one packet).  A random "reorder 50% 50%" left a 7.3 run with none of
+	# 5 requests reordered; a 10 ms delay left a run's cut request in order
+	# (2026-11-25): the emulated guest took longer than that to send four
+	# segments, so they had left before the fifth overtook them.
 	ip netns exec rtcli ethtool -K rtv1 tso off gso off > /dev/null
-	ip netns exec rtcli tc qdisc add dev rtv1 root netem delay 10ms reorder 100% gap 5
+	ip netns exec rtcli tc qdisc add dev rtv1 root netem delay 50ms reorder 100% gap 5
 	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 60000 \
 		--resp-bytes 100 > /dev/null
 	capture_start $PORT rtsrv
@@ -347,7 +349,7 @@ case_out_of_order_n() {
 	setup
 	make_netns_pair
 	ip netns exec rtcli ethtool -K rtv1 tso off gso off > /dev/null
-	ip netns exec rtcli tc qdisc add dev rtv1 root netem delay 10ms reorder 100% gap 5
+	ip netns exec rtcli tc qdisc add dev rtv1 root netem delay 50ms reorder 100% gap 5
 	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 60000 \
 		--resp-bytes 100 > /dev/null
 	capture_start $PORT rtsrv

@@ -155,7 +155,10 @@ case_real_traffic() {
 	done
 	diag "host b: $(lines_in $F/recb) lines recorded (server on $srv)"
 
-	ip netns exec fleeta "$TCPRT" ship --host-id live-a --socket $F/a/ship.sock \
+	# not under ip netns exec: it mounts a sysfs of its own on /sys,
+	# which hides debugfs; host a's rsyslog socket is a path, reachable
+	# from any network namespace
+	"$TCPRT" ship --host-id live-a --socket $F/a/ship.sock \
 		--interval 1 2> $F/shipa.err &
 	shipa=$!
 	start_server fleeta -- --port 7601 --req-bytes 100 --resp-bytes 5000 --conns 3 > /dev/null
@@ -379,10 +382,12 @@ sender_queue_empty() {	# a|b
 
 # Nothing in the spool past what ingest loaded.
 ingest_idle() {
-	local f size loaded
+	local f size loaded state=$F/spool/.tcprt-ingest.state
+	# no state file yet: the loader has loaded nothing
+	[ -f $state ] || return 1
 	for f in $F/spool/*.frames; do
 		size=$(stat -c %s "$f")
-		loaded=$(awk -v n="$(basename "$f")" '$1 == n { print $2 }' $F/spool/.tcprt-ingest.state)
+		loaded=$(awk -v n="$(basename "$f")" '$1 == n { print $2 }' $state)
 		[ "$size" = "${loaded:-0}" ] || return 1
 	done
 }

@@ -101,3 +101,33 @@ run_vm() {	# description [vm-run options] -- tests...
 		tap 1 "$what: selftests exited with status $st"
 	fi
 }
+
+# The Debian packages (debian/), built and checked on the host, then
+# installed, upgraded and purged in a VM as a user would
+# (selftests/deb_install.sh): the checkout's version, lintian clean, and a
+# higher one for the upgrade, both under selftests/debs/ (the project
+# folder the guest shares).  Kernel: a name of scripts/kernels, the
+# machine's own when none; one with a chroot of its own suite gets the
+# packages installed there (vm-run shares it).
+deb_install_test() {	# [kernel]
+	local k=${1:-} dir=selftests/debs ver new root= kopt=() st
+	ver=$(sed -n 's/^#define TCP_RT_VERSION[[:space:]]*"\(.*\)"/\1/p' include/tcp_rt.h)
+	new=$ver+debtest1
+	rm -rf "$dir"
+	scripts/deb --out "$dir/old" > "$log/deb" 2>&1
+	st=$?
+	tap "$st" "${k:+$k: }make deb: tcp-rt-dkms and tcprt build, lintian clean" "$log/deb"
+	[ "$st" = 0 ] || return 0
+	scripts/deb --out "$dir/new" --version "$new" > "$log/deb-new" 2>&1
+	st=$?
+	tap "$st" "${k:+$k: }make deb of a higher version, $new" "$log/deb-new"
+	[ "$st" = 0 ] || return 0
+	if [ -n "$k" ]; then
+		root=$(scripts/kernels chroot "$k") || return 0
+		kopt=(--kernel "$k")
+	fi
+	TCP_RT_DEBS=$PWD/$dir TCP_RT_DEB_NEW=$new TCP_RT_DEB_ROOT=$root VM_SHARE=$root \
+		run_vm "${k:+$k: }Debian packages installed, upgraded, purged" "${kopt[@]}" \
+		--timeout "${TCP_RT_CHECK_TIMEOUT:-3600}" -- selftests/deb_install.sh
+	rm -rf "$dir"
+}

@@ -11,6 +11,7 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+import tempfile
 import unittest
 
 sys.dont_write_bytecode = True
@@ -136,7 +137,8 @@ class LogCheckTest(unittest.TestCase):
 
 class QemuArgvTest(unittest.TestCase):
 
-    ENV = ("VM_CPU", "VM_PLUGIN", "VM_ICOUNT", "VM_ACCEL", "VM_MODULES_DIR", "VM_APPEND")
+    ENV = ("VM_CPU", "VM_PLUGIN", "VM_ICOUNT", "VM_ACCEL", "VM_MODULES_DIR", "VM_APPEND",
+           "VM_SHARE")
 
     def setUp(self):
         saved = {k: os.environ.get(k) for k in self.ENV}
@@ -181,6 +183,19 @@ class QemuArgvTest(unittest.TestCase):
         self.assertTrue(base.startswith("console=ttyS0 "))
         os.environ["VM_APPEND"] = "possible_cpus=80"
         self.assertEqual(self.option(self.argv(), "-append"), base + " possible_cpus=80")
+
+    def test_extra_share(self):
+        # selftests/deb_install.sh's chroot: read-only, tag "share"
+        self.assertFalse([a for a in self.argv() if "mount_tag=share" in a])
+        with tempfile.TemporaryDirectory() as d:
+            os.environ["VM_SHARE"] = d
+            shares = [a for a in self.argv() if "mount_tag=share" in a]
+            self.assertEqual(len(shares), 1)
+            self.assertTrue(shares[0].startswith(f"local,path={os.path.realpath(d)},"))
+            self.assertIn("readonly=on", shares[0])
+            os.environ["VM_SHARE"] = os.path.join(d, "missing")
+            with self.assertRaises(vm_run.Fail):
+                self.argv()
 
 
 if __name__ == "__main__":

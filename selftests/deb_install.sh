@@ -1,0 +1,169 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The Debian packages as a user installs them (issue 33), in the VM:
+# dpkg -i tcp-rt-dkms and tcprt, DKMS builds the module for the running
+# kernel, modprobe loads it and it records a workload read by the
+# package's tcprt; dpkg -i of a higher version rebuilds it and the reload
+# runs the new build; dpkg --purge leaves no file of either package and
+# the module unloaded.
+#
+# Run by scripts/deb-test, which builds the packages on the host
+# ($TCP_RT_DEBS/old, $TCP_RT_DEBS/new, version $TCP_RT_DEB_NEW) and boots
+# the kernel.  $TCP_RT_DEB_ROOT, when set, is a chroot of the kernel's own
+# Debian suite (scripts/kernels: one with the compiler the kernel was
+# built with, its headers installed as a package and dkms), shared
+# read-only by vm-run: the packages go there, as on a host of that
+# release.  Without it they go into the guest's own system (the host's,
+# under the guest's tmpfs overlay), whose kernel is the host's.
+. "$(dirname "$0")/lib.sh"
+
+KEEP_MODULE=1	# the cases hand the module on to each other
+PORT=7190
+REQS=20
+REL=$(uname -r)
+R=/
+[ -z "${TCP_RT_DEB_ROOT:-}" ] || R=/tmp/root
+DEBS=/tmp/debs
+
+# A read-only folder made writable: an overlay on tmpfs.
+writable() {	# lower mountpoint
+	local d
+	d=$(mktemp -d /tmp/ovl.XXXXXX)
+	mkdir "$d/up" "$d/work"
+	mount -t overlay -o lowerdir="$1",upperdir="$d/up",workdir="$d/work" overlay "$2" ||
+		fail "overlay of $1 on $2"
+}
+
+# The chroot: shared read-only, made writable, with the kernel's file
+# systems.  Its /lib/modules/<release> gets the running kernel's modules
+# (the guest's, from the kernel's image package, depmod run), as on a host
+# where that package is installed: the chroot has its headers only, and
+# DKMS skips depmod where it finds no modules.dep.  In the guest's own
+# system, the running kernel's /lib/modules/<release> is a read-only share
+# for a kernel of the matrix: made writable, so that dpkg and DKMS write
+# wherever they would on a host.
+setup_root() {
+	local m=/lib/modules/$REL
+	if [ "$R" != / ]; then
+		mkdir -p $R
+		writable "$TCP_RT_DEB_ROOT" $R
+		mount -t proc proc $R/proc
+		mount --rbind /sys $R/sys
+		mount --rbind /dev $R/dev
+		mount -t tmpfs tmpfs $R/tmp
+		mount -t tmpfs tmpfs $R/run
+		mkdir -p $R$m
+		writable $m $R$m
+	elif ! touch "$m/.w" 2>/dev/null; then
+		writable $m $m
+	else
+		rm -f "$m/.w"
+	fi
+	mkdir -p $R$DEBS
+	cp -r "$TCP_RT_DEBS"/old "$TCP_RT_DEBS"/new $R$DEBS/
+}
+
+in_root() {	# cmd...
+	if [ "$R" = / ]; then
+		"$@"
+	else
+		chroot $R "$@"
+	fi
+}
+
+# Requests on PORT, answered by rt_peer (the checkout's: a workload, not
+# part of the packages); the records read by the package's tcprt.
+workload_recorded() {	# what
+	local n
+	start_server -- --port $PORT --req-bytes 100 --resp-bytes 1000 > /dev/null
+	"$PEER" client --port $PORT --req-bytes 100 --resp-bytes 1000 \
+		--requests $REQS > /dev/null || fail "client"
+	wait_untracked
+	n=$(in_root tcprt read --type R --port $PORT --format csv | tail -n +2 | wc -l)
+	expect_eq "$n" $REQS "$1: R records read by the package's tcprt"
+	pkill -f "$PEER" || true
+}
+
+loaded_version() {
+	sed -n 's/^version //p' $DBG/status
+}
+
+dkms_status() {
+	in_root dkms status tcp_rt 2> /dev/null
+}
+
+case_install() {
+	local old
+	setup_root
+	old=$(dpkg-deb -f "$TCP_RT_DEBS"/old/tcp-rt-dkms_*.deb Version)
+	in_root sh -c "dpkg -i $DEBS/old/tcp-rt-dkms_*.deb $DEBS/old/tcprt_*.deb" \
+		> /tmp/dpkg-install.log 2>&1 || {
+		sed 's/^/# /' /tmp/dpkg-install.log
+		fail "dpkg -i"
+	}
+	diag "$(dkms_status)"
+	dkms_status | grep -q "^tcp_rt/$old, $REL, .*: installed" ||
+		fail "dkms status: not installed for $REL"
+	in_root modprobe tcp_rt lports=$PORT || {
+		sed 's/^/# /' /tmp/dpkg-install.log
+		fail "modprobe tcp_rt"
+	}
+	expect_eq "$(loaded_version)" "$old" "version of the loaded module"
+	workload_recorded "$old"
+	expect_eq "$(in_root tcprt --version | awk '{ print $1 }')" tcprt "tcprt --version"
+	in_root dpkg -L tcprt | grep -q '/man8/tcprt\.8\.gz$' || fail "tcprt(8) not in the package"
+}
+
+case_upgrade() {
+	local old new
+	old=$(dpkg-deb -f "$TCP_RT_DEBS"/old/tcp-rt-dkms_*.deb Version)
+	new=$TCP_RT_DEB_NEW
+	in_root sh -c "dpkg -i $DEBS/new/tcp-rt-dkms_*.deb $DEBS/new/tcprt_*.deb" \
+		> /tmp/dpkg-upgrade.log 2>&1 || {
+		sed 's/^/# /' /tmp/dpkg-upgrade.log
+		fail "dpkg -i of $new"
+	}
+	diag "$(dkms_status)"
+	dkms_status | grep -q "^tcp_rt/$new, $REL, .*: installed" ||
+		fail "dkms status: $new not installed for $REL"
+	dkms_status | grep -q "^tcp_rt/$old," && fail "dkms still has $old"
+	# an upgrade leaves the running module alone (debian/tcp-rt-dkms.prerm)
+	expect_eq "$(loaded_version)" "$old" "the loaded module across the upgrade"
+	expect_eq "$(in_root modinfo -F version tcp_rt)" "$new" "the module on disk"
+	in_root modprobe -r tcp_rt || fail "modprobe -r"
+	in_root modprobe tcp_rt lports=$PORT || fail "modprobe tcp_rt ($new)"
+	expect_eq "$(loaded_version)" "$new" "version of the reloaded module"
+	workload_recorded "$new"
+}
+
+case_purge() {
+	local f left=0
+	in_root dpkg -L tcp-rt-dkms tcprt > /tmp/files || fail "dpkg -L"
+	in_root dpkg --purge tcprt tcp-rt-dkms > /tmp/dpkg-purge.log 2>&1 || {
+		sed 's/^/# /' /tmp/dpkg-purge.log
+		fail "dpkg --purge"
+	}
+	grep -q "tcp_rt unloaded" /tmp/dpkg-purge.log || fail "no unload said: $(cat /tmp/dpkg-purge.log)"
+	[ ! -d /sys/module/tcp_rt ] || fail "tcp_rt still loaded"
+	# every file the packages had (their folders may be shared: /usr/bin, ...)
+	while read -r f; do
+		[ -d "$R$f" ] && continue
+		if [ -e "$R$f" ] || [ -L "$R$f" ]; then
+			diag "left behind: $f"
+			left=$((left + 1))
+		fi
+	done < /tmp/files
+	expect_eq "$left" 0 "files of the packages left after the purge"
+	# what DKMS made, which no package lists
+	expect_eq "$(find $R/var/lib/dkms $R/usr/src $R/lib/modules/$REL -name '*tcp_rt*' 2> /dev/null)" "" \
+		"DKMS's trees, the sources, built modules"
+	expect_eq "$(ls $R/etc/default | grep -c '^tcprt')" 0 "configuration files in /etc/default"
+	expect_eq "$(in_root dpkg-query -W -f '${db:Status-Abbrev}' tcprt tcp-rt-dkms 2> /dev/null)" "" \
+		"dpkg's knowledge of the packages"
+}
+
+run_case "deb: dpkg -i tcp-rt-dkms and tcprt, DKMS builds, modprobe, records read by tcprt" case_install
+run_case "deb: dpkg -i of a higher version: rebuilt by DKMS, the reload runs it" case_upgrade
+run_case "deb: dpkg --purge: module unloaded, no file of either package left" case_purge
+done_testing

@@ -8,7 +8,9 @@
 
 #include "record.h"
 
-#define TCPRT_VERSION	"1.0"
+#ifndef TCPRT_VERSION	/* tcp_rt's, from include/tcp_rt.h (Makefile) */
+#error "TCPRT_VERSION undefined: build tcprt with its Makefile"
+#endif
 
 /* Defaults, documented in README and --help. */
 #define DEFAULT_REORDER_US	(5 * 1000000ULL)	/* merge window */

@@ -109,10 +109,15 @@ case_help() {
 	expect_eq "$(status_of "$TCPRT" --version)" 0 "--version"
 }
 
-# tcprt.8 has every long option of every command's --help, and renders
+# tcprt.8 has every long option of every command's --help, names the
+# version tcprt --version prints (tcp_rt's, include/tcp_rt.h), and renders
 # without a warning.
 case_man() {
 	local c o
+	expect_eq "$("$TCPRT" --version)" "tcprt $(sed -n 's/^#define TCP_RT_VERSION[[:space:]]*"\(.*\)"/\1/p' ../../include/tcp_rt.h)" \
+		"tcprt --version: tcp_rt's version"
+	grep -q "^\.TH TCPRT 8 [0-9-]* \"$("$TCPRT" --version)\"" tcprt.8 ||
+		fail "tcprt.8's .TH does not name $("$TCPRT" --version)"
 	for c in read summary export series ship ingest fleet; do
 		for o in $("$TCPRT" "$c" --help | grep -oE '^ +-[a-zA-Z0-9], --[a-z-]+' |
 			   sed 's/.*--//'); do
@@ -747,7 +752,7 @@ case_ship_refused() {
 
 
 run_case "--help of every command, exit 0" case_help
-run_case "tcprt.8: every option of every --help, no warning" case_man
+run_case "tcprt.8: every option of every --help, the version, no warning" case_man
 run_case "usage errors exit 2 with a message" case_usage_errors
 run_case "runtime errors exit 1 with a message" case_runtime_errors
 run_case "read --format json: spec field names, every type, IPv6, E roles" case_json

@@ -357,8 +357,16 @@ static void gaps_load(struct ch *c, const struct opts *o, struct accounts *as)
 	size_t pos = 0, i;
 
 	gaps_epochs(o, &in);
-	/* the account: the control message of the highest ctl_seq */
-	buf_printf(&q, "SELECT host, epoch, argMax(start_us, ctl_seq), argMax(now_us, ctl_seq), argMax(next_seq, ctl_seq), argMax(cap_dropped, ctl_seq), argMax(refused, ctl_seq), argMax(bad_lines, ctl_seq), argMax(module_known, ctl_seq), argMax(overwritten_start, ctl_seq), argMax(overwritten, ctl_seq), argMax(sampled_out_start, ctl_seq), argMax(sampled_out, ctl_seq), max(final) FROM tcprt.controls FINAL WHERE %s GROUP BY host, epoch FORMAT TabSeparated",
+	/* the account: the control message of the highest ctl_seq, its
+	 * fields named as on the wire; final once any said so */
+	buf_printf(&q, "SELECT host, epoch");
+	for (i = 0; i < CTL_NFIELDS; i++) {
+		if (i == CTL_FINAL)
+			buf_printf(&q, ", max(%s)", ctl_field_name[i]);
+		else
+			buf_printf(&q, ", argMax(%s, ctl_seq)", ctl_field_name[i]);
+	}
+	buf_printf(&q, " FROM tcprt.controls FINAL WHERE %s GROUP BY host, epoch FORMAT TabSeparated",
 		   in.p);
 	query(c, q.p, &ans);
 	while ((row = next_row(&ans, &pos))) {

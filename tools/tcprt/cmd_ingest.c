@@ -353,18 +353,33 @@ static bool insert(struct ingest *g, const char *table, const char *cols,
 	return ch_insert(&g->ch, sql, rows);
 }
 
+/* The controls table's columns: a control message's fields, named as on
+ * the wire (frame.c's ctl_field_name; fleet/schema.sql, checked by
+ * tests/test_frame). */
+static void ctl_cols(struct buf *b)
+{
+	size_t i;
+
+	buf_printf(b, "host, epoch, ctl_seq");
+	for (i = 0; i < CTL_NFIELDS; i++)
+		buf_printf(b, ", %s", ctl_field_name[i]);
+}
+
 /* Load the batch; true once ClickHouse acknowledged all of it. */
 static bool load_batch(struct ingest *g)
 {
+	struct buf cols = { 0 };
+	bool ok;
 	size_t i;
 
 	if (!g->rows)
 		goto done;
-	if (!insert(g, "records", records_cols, &g->rec) ||
-	    !insert(g, "controls",
-		    "host, epoch, ctl_seq, start_us, now_us, next_seq, cap_dropped, refused, bad_lines, module_known, overwritten_start, overwritten, sampled_out_start, sampled_out, final",
-		    &g->ctl) ||
-	    !insert(g, "bad_messages", "file, offset, reason, message", &g->bad))
+	ctl_cols(&cols);
+	ok = insert(g, "records", records_cols, &g->rec) &&
+	     insert(g, "controls", cols.p, &g->ctl) &&
+	     insert(g, "bad_messages", "file, offset, reason, message", &g->bad);
+	buf_free(&cols);
+	if (!ok)
 		return false;
 	g->batches++;
 done:

@@ -5,8 +5,11 @@
  * byte; a control message round-trips field for field; and each defect a
  * loader can meet - a short or long item count, a missing '|', a bad host,
  * an escape cut short, a wrapped sequence - is refused with a reason.
+ * The store's controls table has a column for each control field, named
+ * as on the wire: ingest and fleet gaps name the columns that way.
  */
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "frame.h"
@@ -145,10 +148,34 @@ static void test_defects(void)
 	   "host ids: 1 to 64 characters");
 }
 
+static const char schema_sql[] =
+#include "schema.h"
+	;
+
+static void test_schema(void)
+{
+	const char *t = strstr(schema_sql, "CREATE TABLE IF NOT EXISTS tcprt.controls (");
+	const char *end = t ? strstr(t, ") ENGINE") : NULL;
+	char col[64];
+	size_t i;
+
+	ok(t && end, "fleet/schema.sql has the controls table");
+	if (!t || !end)
+		return;
+	for (i = 0; i < CTL_NFIELDS; i++) {
+		const char *c;
+
+		snprintf(col, sizeof(col), "\n    %s ", ctl_field_name[i]);
+		c = strstr(t, col);
+		ok(c && c < end, "controls has a column %s", ctl_field_name[i]);
+	}
+}
+
 int main(void)
 {
 	test_roundtrip();
 	test_ctl();
 	test_defects();
+	test_schema();
 	return done_testing();
 }

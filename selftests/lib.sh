@@ -134,6 +134,7 @@ cleanup_case() {
 	pkill -f "$PEER" 2>/dev/null
 	pkill -f "$TOP/tools/bench/rt_load" 2>/dev/null
 	pkill -x redis-server 2>/dev/null
+	pkill -x nginx 2>/dev/null
 	for ns in $(ip netns list 2>/dev/null | awk '/^rt/ {print $1}'); do
 		ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
 		ip netns del "$ns"

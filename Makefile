@@ -66,7 +66,7 @@ check-kernels:
 	@scripts/check-kernels $(KERNELS)
 
 # A source tarball for DKMS (dkms add/ldtarball): tcp_rt-<version>.tar.gz.
-VERSION := $(shell sed -n 's/^\#define TCP_RT_VERSION[[:space:]]*"\(.*\)"/\1/p' include/tcp_rt.h)
+VERSION := $(shell scripts/version)
 dist:
 	@grep -qx 'PACKAGE_VERSION="$(VERSION)"' dkms.conf || \
 		{ echo "dkms.conf's PACKAGE_VERSION is not $(VERSION)" >&2; exit 1; }

@@ -110,9 +110,8 @@ run_vm() {	# description [vm-run options] -- tests...
 # machine's own when none; one with a chroot of its own suite gets the
 # packages installed there (vm-run shares it).
 deb_install_test() {	# [kernel]
-	local k=${1:-} dir=selftests/debs ver new root= kopt=() st
-	ver=$(sed -n 's/^#define TCP_RT_VERSION[[:space:]]*"\(.*\)"/\1/p' include/tcp_rt.h)
-	new=$ver+debtest1
+	local k=${1:-} dir=selftests/debs new root= kopt=() st
+	new=$(scripts/version)+debtest1
 	rm -rf "$dir"
 	scripts/deb --out "$dir/old" > "$log/deb" 2>&1
 	st=$?

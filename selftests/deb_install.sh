@@ -25,13 +25,15 @@ REL=$(uname -r)
 R=/
 [ -z "${TCP_RT_DEB_ROOT:-}" ] || R=/tmp/root
 DEBS=/tmp/debs
+OLD=$(dpkg-deb -f "$TCP_RT_DEBS"/old/tcp-rt-dkms_*.deb Version)
+NEW=$TCP_RT_DEB_NEW
 
 # A read-only folder made writable: an overlay on tmpfs.
 writable() {	# lower mountpoint
 	local d
 	d=$(mktemp -d /tmp/ovl.XXXXXX)
 	mkdir "$d/up" "$d/work"
-	mount -t overlay -o lowerdir="$1",upperdir="$d/up",workdir="$d/work" overlay "$2" ||
+	mount -t overlay -o "lowerdir=$1,upperdir=$d/up,workdir=$d/work" overlay "$2" ||
 		fail "overlay of $1 on $2"
 }
 
@@ -93,57 +95,55 @@ dkms_status() {
 	in_root dkms status tcp_rt 2> /dev/null
 }
 
-case_install() {
-	local old
-	setup_root
-	old=$(dpkg-deb -f "$TCP_RT_DEBS"/old/tcp-rt-dkms_*.deb Version)
-	in_root sh -c "dpkg -i $DEBS/old/tcp-rt-dkms_*.deb $DEBS/old/tcprt_*.deb" \
-		> /tmp/dpkg-install.log 2>&1 || {
-		sed 's/^/# /' /tmp/dpkg-install.log
-		fail "dpkg -i"
+# dpkg in the root (its arguments' globs expanded there), its output in
+# the test's when it fails.
+dpkg_ok() {	# log dpkg-args...
+	local log=$1
+	shift
+	in_root sh -c "dpkg $*" > "$log" 2>&1 || {
+		sed 's/^/# /' "$log"
+		fail "dpkg $*"
 	}
+}
+
+# One build's packages (old, new) installed, and DKMS built its version
+# for the running kernel.
+install_debs() {	# old|new version
+	dpkg_ok /tmp/dpkg-$1.log -i "$DEBS/$1/tcp-rt-dkms_*.deb" "$DEBS/$1/tcprt_*.deb"
 	diag "$(dkms_status)"
-	dkms_status | grep -q "^tcp_rt/$old, $REL, .*: installed" ||
-		fail "dkms status: not installed for $REL"
+	dkms_status | grep -q "^tcp_rt/$2, $REL, .*: installed" ||
+		fail "dkms status: $2 not installed for $REL"
+}
+
+case_install() {
+	setup_root
+	install_debs old "$OLD"
 	in_root modprobe tcp_rt lports=$PORT || {
-		sed 's/^/# /' /tmp/dpkg-install.log
+		sed 's/^/# /' /tmp/dpkg-old.log	# DKMS's build, for the reason
 		fail "modprobe tcp_rt"
 	}
-	expect_eq "$(loaded_version)" "$old" "version of the loaded module"
-	workload_recorded "$old"
+	expect_eq "$(loaded_version)" "$OLD" "version of the loaded module"
+	workload_recorded "$OLD"
 	expect_eq "$(in_root tcprt --version | awk '{ print $1 }')" tcprt "tcprt --version"
 	in_root dpkg -L tcprt | grep -q '/man8/tcprt\.8\.gz$' || fail "tcprt(8) not in the package"
 }
 
 case_upgrade() {
-	local old new
-	old=$(dpkg-deb -f "$TCP_RT_DEBS"/old/tcp-rt-dkms_*.deb Version)
-	new=$TCP_RT_DEB_NEW
-	in_root sh -c "dpkg -i $DEBS/new/tcp-rt-dkms_*.deb $DEBS/new/tcprt_*.deb" \
-		> /tmp/dpkg-upgrade.log 2>&1 || {
-		sed 's/^/# /' /tmp/dpkg-upgrade.log
-		fail "dpkg -i of $new"
-	}
-	diag "$(dkms_status)"
-	dkms_status | grep -q "^tcp_rt/$new, $REL, .*: installed" ||
-		fail "dkms status: $new not installed for $REL"
-	dkms_status | grep -q "^tcp_rt/$old," && fail "dkms still has $old"
+	install_debs new "$NEW"
+	dkms_status | grep -q "^tcp_rt/$OLD," && fail "dkms still has $OLD"
 	# an upgrade leaves the running module alone (debian/tcp-rt-dkms.prerm)
-	expect_eq "$(loaded_version)" "$old" "the loaded module across the upgrade"
-	expect_eq "$(in_root modinfo -F version tcp_rt)" "$new" "the module on disk"
+	expect_eq "$(loaded_version)" "$OLD" "the loaded module across the upgrade"
+	expect_eq "$(in_root modinfo -F version tcp_rt)" "$NEW" "the module on disk"
 	in_root modprobe -r tcp_rt || fail "modprobe -r"
-	in_root modprobe tcp_rt lports=$PORT || fail "modprobe tcp_rt ($new)"
-	expect_eq "$(loaded_version)" "$new" "version of the reloaded module"
-	workload_recorded "$new"
+	in_root modprobe tcp_rt lports=$PORT || fail "modprobe tcp_rt ($NEW)"
+	expect_eq "$(loaded_version)" "$NEW" "version of the reloaded module"
+	workload_recorded "$NEW"
 }
 
 case_purge() {
 	local f left=0
 	in_root dpkg -L tcp-rt-dkms tcprt > /tmp/files || fail "dpkg -L"
-	in_root dpkg --purge tcprt tcp-rt-dkms > /tmp/dpkg-purge.log 2>&1 || {
-		sed 's/^/# /' /tmp/dpkg-purge.log
-		fail "dpkg --purge"
-	}
+	dpkg_ok /tmp/dpkg-purge.log --purge tcprt tcp-rt-dkms
 	grep -q "tcp_rt unloaded" /tmp/dpkg-purge.log || fail "no unload said: $(cat /tmp/dpkg-purge.log)"
 	[ ! -d /sys/module/tcp_rt ] || fail "tcp_rt still loaded"
 	# every file the packages had (their folders may be shared: /usr/bin, ...)
@@ -158,7 +158,7 @@ case_purge() {
 	# what DKMS made, which no package lists
 	expect_eq "$(find $R/var/lib/dkms $R/usr/src $R/lib/modules/$REL -name '*tcp_rt*' 2> /dev/null)" "" \
 		"DKMS's trees, the sources, built modules"
-	expect_eq "$(ls $R/etc/default | grep -c '^tcprt')" 0 "configuration files in /etc/default"
+	expect_eq "$(find $R/etc/default -name 'tcprt*' | wc -l)" 0 "configuration files in /etc/default"
 	expect_eq "$(in_root dpkg-query -W -f '${db:Status-Abbrev}' tcprt tcp-rt-dkms 2> /dev/null)" "" \
 		"dpkg's knowledge of the packages"
 }

@@ -357,8 +357,10 @@ static void gaps_load(struct ch *c, const struct opts *o, struct accounts *as)
 	size_t pos = 0, i;
 
 	gaps_epochs(o, &in);
-	/* the account: the control message of the highest ctl_seq, its
-	 * fields named as on the wire; final once any said so */
+	/*
+	 * the account: the control message of the highest ctl_seq, its
+	 * fields named as on the wire; final once any said so
+	 */
 	buf_printf(&q, "SELECT host, epoch");
 	for (i = 0; i < CTL_NFIELDS; i++) {
 		if (i == CTL_FINAL)

@@ -353,9 +353,11 @@ static bool insert(struct ingest *g, const char *table, const char *cols,
 	return ch_insert(&g->ch, sql, rows);
 }
 
-/* The controls table's columns: a control message's fields, named as on
+/*
+ * The controls table's columns: a control message's fields, named as on
  * the wire (frame.c's ctl_field_name; fleet/schema.sql, checked by
- * tests/test_frame). */
+ * tests/test_frame).
+ */
 static void ctl_cols(struct buf *b)
 {
 	size_t i;

@@ -114,7 +114,7 @@ case_help() {
 # without a warning.
 case_man() {
 	local c o
-	expect_eq "$("$TCPRT" --version)" "tcprt $(sed -n 's/^#define TCP_RT_VERSION[[:space:]]*"\(.*\)"/\1/p' ../../include/tcp_rt.h)" \
+	expect_eq "$("$TCPRT" --version)" "tcprt $(../../scripts/version)" \
 		"tcprt --version: tcp_rt's version"
 	grep -q "^\.TH TCPRT 8 [0-9-]* \"$("$TCPRT" --version)\"" tcprt.8 ||
 		fail "tcprt.8's .TH does not name $("$TCPRT" --version)"

@@ -74,15 +74,10 @@ static struct {
 	__be16 cport;			/* the client's port */
 	atomic_t estab[TCP_RT_HC_SIDES];
 	atomic_t closed[TCP_RT_HC_SIDES];
-	/* by hook; tcp_rt.c's table fits (BUILD_BUG_ON) */
+	/* by hook; tcp_rt_hooks.c's table fits (BUILD_BUG_ON) */
 	atomic_t calls[TCP_RT_HOOKS_MAX][TCP_RT_HC_SIDES];
 	atomic_t sent[TCP_RT_HC_SIDES];	/* new data the transmit hook saw */
 } tcp_rt_hc;
-
-static bool tcp_rt_hook_check = true;
-module_param_named(hook_check, tcp_rt_hook_check, bool, 0444);
-MODULE_PARM_DESC(hook_check,
-		 "At load, prove the hooks see a loopback exchange (default 1; 0: skip)");
 
 static u64 tcp_rt_hc_us;	/* how long the check took; written by init */
 

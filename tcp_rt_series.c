@@ -3,8 +3,10 @@
  * Fine-timescale series of the tracked ports: on-demand sampling runs in
  * buckets of 100 us, 1 ms or 10 ms, and the rt-network-series file.
  *
- * A run is started by writing 1 to the series_run parameter.  It begins at
- * the next wall-clock multiple of the bucket width and ends by itself
+ * A run is started by writing 1 to the series_run parameter
+ * (tcp_rt_main.c: tcp_rt_series_begin(), the engine's walk of the tasks
+ * open then, tcp_rt_series_begun()).  It begins at the next wall-clock
+ * multiple of the bucket width and ends by itself
  * series_buckets buckets later, when a delayed work retires it: the hooks
  * stop counting, the per-CPU arrays are merged into one table and the
  * table waits in tcp_rt_series_ready for one reader, who takes it away on
@@ -24,8 +26,11 @@
  *     on PREEMPT_RT may finish on another CPU; atomics keep every count,
  *     and a CPU only ever writes to its own array's cache lines.
  *   - A run's port slots are claimed with cmpxchg() and never released.
- *   - tcp_rt_series_us and tcp_rt_series_buckets are copied into a run
- *     when it starts; changing them affects the next run.
+ *   - tcp_rt_series_us and tcp_rt_series_buckets (tcp_rt_params.c) are
+ *     copied into a run when it starts; changing them affects the next
+ *     run.
+ *   - Starting and stopping are serialised by their caller
+ *     (tcp_rt_main.c's tcp_rt_ctl_mutex).
  */
 
 #define pr_fmt(fmt) "tcp_rt: " fmt
@@ -77,9 +82,6 @@ static bool tcp_rt_series_running;
 static u32 tcp_rt_series_gen;
 static void tcp_rt_series_work_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(tcp_rt_series_work, tcp_rt_series_work_fn);
-
-static unsigned int tcp_rt_series_us = 1000;
-static unsigned int tcp_rt_series_buckets = 2000;
 
 static atomic_long_t tcp_rt_series_nr_runs = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_series_nr_unread = ATOMIC_LONG_INIT(0);
@@ -260,7 +262,12 @@ static unsigned long tcp_rt_series_bytes(u32 nbuckets, u32 nslots)
 	       sizeof(atomic_t) * (num_possible_cpus() + 1);
 }
 
-static int tcp_rt_series_start(void)
+/*
+ * Begin a run: from its return the hooks count into it.  The caller then
+ * adds the tasks open now (tcp_rt_series_initial()) and calls
+ * tcp_rt_series_begun().
+ */
+int tcp_rt_series_begin(u32 *gen)
 {
 	u32 width = READ_ONCE(tcp_rt_series_us);
 	u32 nbuckets = READ_ONCE(tcp_rt_series_buckets);
@@ -268,25 +275,28 @@ static int tcp_rt_series_start(void)
 			   (unsigned int)TCP_RT_SERIES_SLOTS);
 	struct tcp_rt_series_run *run;
 	unsigned long bytes;
-	u64 now;
+	int err = 0;
 
-	lockdep_assert_held(&tcp_rt_series_mutex);
+	mutex_lock(&tcp_rt_series_mutex);
 	if (tcp_rt_series_running) {
 		pr_err("series_run: a run is in progress; write 0 to end it\n");
-		return -EBUSY;
+		err = -EBUSY;
+		goto out;
 	}
 	bytes = tcp_rt_series_bytes(nbuckets, nslots);
 	if (bytes > TCP_RT_SERIES_MEM_MAX) {
 		pr_err("series_run: %u buckets x %u ports on %u CPUs need %lu MiB, more than %lu; use fewer series_buckets\n",
 		       nbuckets, nslots, num_possible_cpus(), bytes >> 20,
 		       TCP_RT_SERIES_MEM_MAX >> 20);
-		return -EINVAL;
+		err = -EINVAL;
+		goto out;
 	}
 	run = tcp_rt_series_alloc(width, nbuckets, nslots);
 	if (!run) {
 		pr_err("series_run: no memory for %u buckets x %u ports\n",
 		       nbuckets, nslots);
-		return -ENOMEM;
+		err = -ENOMEM;
+		goto out;
 	}
 
 	/* The previous run's table goes, read or not. */
@@ -300,21 +310,34 @@ static int tcp_rt_series_start(void)
 	tcp_rt_series_align(run);
 	rcu_assign_pointer(tcp_rt_series_cur, run);
 	static_branch_enable(&tcp_rt_series_on);
-	/* Hooks now count; the walk adds what was open before. */
-	tcp_rt_series_enroll_all(run->gen);
+	*gen = run->gen;
+out:
+	mutex_unlock(&tcp_rt_series_mutex);
+	return err;
+}
+
+/*
+ * The run begun last is under way: its end is scheduled, and it is said
+ * to run once bucket 0 began, so that what the writer, or whoever sees
+ * series_run read 1, does next is counted.
+ */
+void tcp_rt_series_begun(void)
+{
+	struct tcp_rt_series_run *run;
+	u64 now;
+
+	mutex_lock(&tcp_rt_series_mutex);
+	run = rcu_dereference_protected(tcp_rt_series_cur,
+					lockdep_is_held(&tcp_rt_series_mutex));
 	atomic_long_inc(&tcp_rt_series_nr_runs);
 	schedule_delayed_work(&tcp_rt_series_work,
 			      usecs_to_jiffies(run->start_us + run->span_us -
 					       tcp_clock_us()) + 1);
-	/*
-	 * Say so once bucket 0 began: what the writer, or whoever sees
-	 * series_run read 1, does next is counted.
-	 */
 	now = tcp_clock_us();
 	if (now < run->start_us)
 		fsleep(run->start_us - now);
 	WRITE_ONCE(tcp_rt_series_running, true);
-	return 0;
+	mutex_unlock(&tcp_rt_series_mutex);
 }
 
 /* Sum every CPU's counts; the open gauge becomes a running total. */
@@ -381,80 +404,20 @@ static void tcp_rt_series_work_fn(struct work_struct *work)
 	mutex_unlock(&tcp_rt_series_mutex);
 }
 
-/* ------------------------------------------------------------------------
- * Parameters
- */
-
-static int tcp_rt_series_us_set(const char *val, const struct kernel_param *kp)
+/* End the run now, if one runs; it is complete when this returns. */
+void tcp_rt_series_stop(void)
 {
-	unsigned int v;
-
-	if (kstrtouint(val, 10, &v) || (v != 100 && v != 1000 && v != 10000)) {
-		pr_err("series_us: '%.*s' is not 100, 1000 or 10000\n",
-		       (int)strcspn(val, "\n"), val);
-		return -EINVAL;
-	}
-	WRITE_ONCE(tcp_rt_series_us, v);
-	return 0;
-}
-
-static const struct kernel_param_ops tcp_rt_series_us_ops = {
-	.set = tcp_rt_series_us_set,
-	.get = param_get_uint,
-};
-module_param_cb(series_us, &tcp_rt_series_us_ops, &tcp_rt_series_us, 0644);
-MODULE_PARM_DESC(series_us,
-		 "series bucket width in microseconds: 100, 1000 (default) or 10000");
-
-static struct tcp_rt_uint tcp_rt_series_buckets_arg = {
-	.val = &tcp_rt_series_buckets, .min = 1, .max = 10000,
-};
-module_param_cb(series_buckets, &tcp_rt_uint_ops,
-		&tcp_rt_series_buckets_arg, 0644);
-MODULE_PARM_DESC(series_buckets,
-		 "buckets in a series run (1..10000, default 2000)");
-
-/* A run asked for at load starts once the module is up. */
-static bool tcp_rt_series_live;
-static bool tcp_rt_series_at_load;
-
-static int tcp_rt_series_run_set(const char *val, const struct kernel_param *kp)
-{
-	unsigned int v;
-	int err = 0;
-
-	if (kstrtouint(val, 10, &v) || v > 1) {
-		pr_err("series_run: '%.*s' is not 0 or 1\n",
-		       (int)strcspn(val, "\n"), val);
-		return -EINVAL;
-	}
 	mutex_lock(&tcp_rt_series_mutex);
-	if (!tcp_rt_series_live)
-		tcp_rt_series_at_load = v;
-	else if (v)
-		err = tcp_rt_series_start();
-	else if (tcp_rt_series_running)
+	if (tcp_rt_series_running)
 		mod_delayed_work(system_wq, &tcp_rt_series_work, 0);
 	mutex_unlock(&tcp_rt_series_mutex);
-	/* A run ended with 0 is complete when the write returns. */
-	if (!v)
-		flush_delayed_work(&tcp_rt_series_work);
-	return err;
+	flush_delayed_work(&tcp_rt_series_work);
 }
 
-static int tcp_rt_series_run_get(char *buffer, const struct kernel_param *kp)
+bool tcp_rt_series_is_running(void)
 {
-	return scnprintf(buffer, PAGE_SIZE, "%d\n",
-			 READ_ONCE(tcp_rt_series_running));
+	return READ_ONCE(tcp_rt_series_running);
 }
-
-static const struct kernel_param_ops tcp_rt_series_run_ops = {
-	.set = tcp_rt_series_run_set,
-	.get = tcp_rt_series_run_get,
-};
-module_param_cb(series_run, &tcp_rt_series_run_ops, NULL, 0644);
-MODULE_PARM_DESC(series_run,
-		 "write 1 to start a series run; reads 1 while one runs");
 
 /* ------------------------------------------------------------------------
  * rt-network-series
@@ -563,36 +526,16 @@ void tcp_rt_series_status(struct seq_file *m)
 		   atomic_long_read(&tcp_rt_series_nr_dropped));
 }
 
-/*
- * Before the hooks are registered, so that its failure leaves nothing
- * tracked: a run asked for at load starts here, and counts from the
- * moment the hooks are attached.
- */
-int tcp_rt_series_init(struct dentry *dir)
+void tcp_rt_series_init(struct dentry *dir)
 {
-	int err = 0;
-
 	debugfs_create_file("rt-network-series", 0400, dir, NULL,
 			    &tcp_rt_series_fops);
-	mutex_lock(&tcp_rt_series_mutex);
-	tcp_rt_series_live = true;
-	if (tcp_rt_series_at_load)
-		err = tcp_rt_series_start();
-	mutex_unlock(&tcp_rt_series_mutex);
-	return err;
 }
 
 /* After the hooks are gone and the file removed (no reader: it pins us). */
 void tcp_rt_series_exit(void)
 {
-	/*
-	 * series_run stays writable until the module is freed: once live is
-	 * false a write only stores its value, so no run, and no work, can
-	 * start after the cancel.
-	 */
-	mutex_lock(&tcp_rt_series_mutex);
-	tcp_rt_series_live = false;
-	mutex_unlock(&tcp_rt_series_mutex);
+	/* No run can start any more (tcp_rt_ctl_exit()). */
 	cancel_delayed_work_sync(&tcp_rt_series_work);
 	mutex_lock(&tcp_rt_series_mutex);
 	tcp_rt_series_retire();

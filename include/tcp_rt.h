@@ -1,12 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * tcp_rt - internal interface between the module's parts.
+ * tcp_rt - internal interface between the module's parts, one section a
+ * file.  Calls go one way (scripts/calls --check): main -> hooks ->
+ * (hookcheck, task), task -> sinks (log, stats, series), log and stats ->
+ * relay, and every part -> params, which calls none.
  *
- * tcp_rt.c owns the parameters, the hooks and the per-connection state;
- * tcp_rt_log.c owns the relay channels and the record format;
- * tcp_rt_stats.c owns the per-port aggregation;
- * tcp_rt_series.c owns the fine-timescale sampling runs;
- * tcp_rt_hookcheck.c proves at load that the hooks see TCP's events.
+ * tcp_rt_main.c      init/exit, the status file, the commands;
+ * tcp_rt_params.c    every setting and the port configuration;
+ * tcp_rt_hooks.c     the tracepoint and ftrace hooks;
+ * tcp_rt_hookcheck.c proves at load that the hooks see TCP's events;
+ * tcp_rt_task.c      the connection table and the task state machine;
+ * tcp_rt_log.c       the record format and the per-CPU logs;
+ * tcp_rt_relay.c     the relay files' operations (whole records only);
+ * tcp_rt_stats.c     the per-port aggregation;
+ * tcp_rt_series.c    the fine-timescale sampling runs.
  */
 #ifndef _TCP_RT_H
 #define _TCP_RT_H
@@ -19,6 +26,7 @@
 
 struct dentry;
 struct seq_file;
+struct sk_buff;
 struct sock;
 
 #define TCP_RT_VERSION		"0.5"
@@ -32,14 +40,6 @@ enum tcp_rt_rec {
 	TCP_RT_REC_E,
 	TCP_RT_REC_MAX,
 };
-
-/* Hot counters, one copy per CPU; summed only when status is read. */
-struct tcp_rt_pcpu_counters {
-	u64 records[TCP_RT_REC_MAX];
-	u64 sampled_out;	/* records log_sample left out */
-};
-
-DECLARE_PER_CPU(struct tcp_rt_pcpu_counters, tcp_rt_counters);
 
 /* Longest record: header with two bracketed IPv6 addresses and ten u64s. */
 #define TCP_RT_REC_FIELDS_MAX	10
@@ -61,7 +61,7 @@ struct tcp_rt_task_sample {
 #define TCP_RT_KEY_VALID	BIT(17)
 #define TCP_RT_STATS_LISTED_MAX	12	/* lports + pports */
 
-/* tcp_rt.c: a bounded unsigned parameter (tcp_rt_uint_ops), for every file */
+/* tcp_rt_params.c: a bounded unsigned parameter (tcp_rt_uint_ops) */
 struct tcp_rt_uint {
 	unsigned int *val;
 	unsigned int min;
@@ -70,13 +70,69 @@ struct tcp_rt_uint {
 
 extern const struct kernel_param_ops tcp_rt_uint_ops;
 
-/* tcp_rt.c: parameters read by the stats worker */
+/* tcp_rt_params.c: the ports, as bitmaps indexed in network byte order */
+#define TCP_RT_NR_PORTS		65536
+
+/* Which port list a connection's ports are in. */
+enum tcp_rt_match {
+	TCP_RT_MATCH_NONE,
+	TCP_RT_MATCH_LOCAL,	/* lports, lports_range: it serves */
+	TCP_RT_MATCH_PEER,	/* pports, pports_range: it is a client */
+};
+
+extern unsigned long tcp_rt_watch_local[];
+extern unsigned long tcp_rt_watch_peer[];
+enum tcp_rt_match tcp_rt_ports_match(const struct sock *sk);
+unsigned int tcp_rt_listed_ports(u32 *keys, unsigned int max);
+unsigned int tcp_rt_ports_configured(void);
+/* tcp_rt_params.c: the settings, each read where it is used */
+extern bool tcp_rt_active;
+extern unsigned int tcp_rt_max_tracked;
+extern unsigned int tcp_rt_log_sample;
+extern u32 tcp_rt_log_sample_seed;
+extern unsigned int tcp_rt_log_buf_num;
+extern unsigned int tcp_rt_stats_buf_num;
 extern unsigned int tcp_rt_stats_off;
 extern unsigned int tcp_rt_stats_interval;
-unsigned int tcp_rt_listed_ports(u32 *keys, unsigned int max);
-/* tcp_rt.c: for the series */
-unsigned int tcp_rt_ports_configured(void);
-void tcp_rt_series_enroll_all(u32 gen);
+extern unsigned int tcp_rt_series_us;
+extern unsigned int tcp_rt_series_buckets;
+extern bool tcp_rt_hook_check;
+int tcp_rt_val_len(const char *val);
+void tcp_rt_params_deactivate(void);
+int tcp_rt_params_init(void);
+void tcp_rt_params_exit(void);
+
+/* tcp_rt_hooks.c */
+int tcp_rt_hooks_start(void);
+void tcp_rt_hooks_stop(void);
+void tcp_rt_hooks_status(struct seq_file *m);
+
+/* tcp_rt_task.c: the kernel's events in, from the hooks */
+void tcp_rt_task_estab(const struct sock *sk);
+void tcp_rt_task_close(const struct sock *sk, int oldstate);
+void tcp_rt_task_sync(struct sock *sk);
+void tcp_rt_task_xmit(struct sock *sk, const struct sk_buff *skb, u32 len);
+/* tcp_rt_task.c: from main */
+struct tcp_rt_task_counts {
+	int tracked;
+	long alloc_failed;
+	long pool_empty;
+	long client_cut;
+	long conns_sampled_out;
+	long fastopen_missed;
+	long released;
+	long released_open;
+	u64 records_sampled_out;
+	unsigned int conn_state_bytes;
+	unsigned int conn_table_buckets;
+};
+
+void tcp_rt_task_counts(struct tcp_rt_task_counts *n);
+void tcp_rt_task_enroll_all(u32 gen);
+void tcp_rt_task_release_all(void);
+void tcp_rt_task_release_live(bool live);
+int tcp_rt_task_init(void);
+void tcp_rt_task_exit(void);
 
 /* tcp_rt_hookcheck.c: the load-time proof that the hooks see TCP's events */
 enum tcp_rt_hook_kind {
@@ -102,19 +158,22 @@ void tcp_rt_hookcheck_hook(const struct sock *sk, unsigned int i,
 void tcp_rt_hookcheck_state(const struct sock *sk, int newstate);
 void tcp_rt_hookcheck_status(struct seq_file *m);
 
-/* tcp_rt_log.c */
+/* tcp_rt_relay.c */
 struct rchan_buf;
-int tcp_rt_relay_fops_init(void);
-void tcp_rt_relay_fops_exit(void);
+int tcp_rt_relay_init(void);
+void tcp_rt_relay_exit(void);
 struct dentry *tcp_rt_relay_create_file(const char *name,
 					struct dentry *parent, umode_t mode,
 					struct rchan_buf *buf);
 int tcp_rt_relay_remove_file(struct dentry *dentry);
 unsigned long tcp_rt_relay_reads_lapped(void);
+
+/* tcp_rt_log.c */
 int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs);
 void tcp_rt_log_exit(void);
 void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
 		       u64 start_us, const u64 *fields, unsigned int n);
+u64 tcp_rt_log_records(enum tcp_rt_rec type);
 unsigned long tcp_rt_log_overwritten(void);
 
 /* tcp_rt_stats.c */
@@ -144,8 +203,12 @@ enum tcp_rt_series_field {
 
 DECLARE_STATIC_KEY_FALSE(tcp_rt_series_on);
 
-int tcp_rt_series_init(struct dentry *dir);
+void tcp_rt_series_init(struct dentry *dir);
 void tcp_rt_series_exit(void);
+int tcp_rt_series_begin(u32 *gen);
+void tcp_rt_series_begun(void);
+void tcp_rt_series_stop(void);
+bool tcp_rt_series_is_running(void);
 void tcp_rt_series_status(struct seq_file *m);
 u32 tcp_rt_series_gen_active(void);
 void tcp_rt_series_initial(u32 gen, u32 key);

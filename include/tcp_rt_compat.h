@@ -81,7 +81,7 @@ tcp_rt_ftrace_arg(struct pt_regs *regs, unsigned int n)
 }
 
 /* One bit per context (task, softirq, hardirq, NMI) this CPU is hooked in;
- * defined in tcp_rt.c.
+ * defined in tcp_rt_hooks.c.
  */
 #define TCP_RT_NEED_RECURSION_GUARD
 DECLARE_PER_CPU(unsigned int, tcp_rt_in_hook);

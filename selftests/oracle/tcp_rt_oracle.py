@@ -184,7 +184,7 @@ class Task:
 class Tasks:
     """The task bookkeeping of docs/records.md, fed with what the wire says.
 
-    It is kept step by step like tcp_rt.c's (on_data_in, on_data_out,
+    It is kept step by step like tcp_rt_task.c's (on_data_in, on_data_out,
     on_ack), so that a difference with the module is a difference in what
     was seen, not in how it was counted.  Sequence positions are the
     unwrapped 64-bit ones of Connection.

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * How tcp_rt is hooked into the kernel: the state-change tracepoint and
+ * the ftrace callbacks, their registration, the recursion guard and the
+ * port test that untracked traffic stops at.  Each event goes to the task
+ * engine (tcp_rt_task.c), or, while the load-time check runs, to the check
+ * (tcp_rt_hookcheck.c).  With include/tcp_rt_compat.h this is the only
+ * file that knows how the kernel is hooked.
+ *
+ * Hooks (no kernel patch):
+ *   - tracepoint sock:inet_sock_set_state: ESTABLISHED starts tracking,
+ *     CLOSE writes the last records and stops it;
+ *   - ftrace callbacks at the entry of tcp_rate_skb_sent() (data sent),
+ *     tcp_rate_gen() (ACK processed), tcp_send_ack() and
+ *     tcp_send_delayed_ack() (data received), or their equivalents where
+ *     a kernel inlines one (include/tcp_rt_compat.h); see below.
+ *
+ * Concurrency and what protects what:
+ *   - The hook table is written at registration only, before any callback
+ *     can run, and its missed counters are atomics.
+ *   - Every hooked function runs with the socket lock held, owned by a
+ *     process or spinlocked in softirq: the engine relies on it.
+ *   - The watch bitmaps (tcp_rt_params.c) only gain bits: read without a
+ *     lock.
+ */
+
+#define pr_fmt(fmt) "tcp_rt: " fmt
+
+#include <linux/atomic.h>
+#include <linux/ftrace.h>
+#include <linux/seq_file.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+#include <net/inet_sock.h>
+#include <net/tcp.h>
+#include <trace/events/sock.h>
+
+#include "include/tcp_rt.h"
+#include "include/tcp_rt_compat.h"
+
+#ifdef TCP_RT_NEED_RECURSION_GUARD
+DEFINE_PER_CPU(unsigned int, tcp_rt_in_hook);
+#endif
+
+/* A port ever configured: the one test untracked traffic pays. */
+static inline bool tcp_rt_watched(const struct sock *sk)
+{
+	const struct inet_sock *inet = inet_sk(sk);
+
+	return test_bit((__force u16)inet->inet_sport, tcp_rt_watch_local) ||
+	       test_bit((__force u16)inet->inet_dport, tcp_rt_watch_peer);
+}
+
+static void tcp_rt_set_state_probe(void *data, const struct sock *sk,
+				   const int oldstate, const int newstate)
+{
+	if (sk->sk_protocol != IPPROTO_TCP)
+		return;
+	/* until the load-time check ends (tcp_rt_hookcheck.c) */
+	if (static_branch_unlikely(&tcp_rt_hookcheck_on)) {
+		tcp_rt_hookcheck_state(sk, newstate);
+		return;
+	}
+	if (!tcp_rt_watched(sk))
+		return;
+	if (newstate == TCP_ESTABLISHED && oldstate != TCP_ESTABLISHED)
+		tcp_rt_task_estab(sk);
+	else if (newstate == TCP_CLOSE && oldstate != TCP_CLOSE)
+		tcp_rt_task_close(sk, oldstate);
+}
+
+/*
+ * The function hooks are ftrace callbacks at function entry, not kprobes:
+ * the kprobe core runs one kprobe handler per CPU at a time and skips (and
+ * counts) a kprobe that fires while another one's handler runs, which
+ * happens whenever a softirq receive interrupts a hook running in process
+ * context.  ftrace's recursion guard is per context (task, softirq,
+ * hardirq, NMI), so such a nested hook runs; it only refuses recursion
+ * within one context, which none of our handlers can cause, and we count
+ * that too.
+ *
+ * The hooked functions are called from other files than their own, so no
+ * call that matters is inlined, and each runs once the state it reports is
+ * in the socket (kernels that inline the first two get the points beside
+ * them instead: TCP_RT_HOOK_XMIT and TCP_RT_HOOK_ACK, in
+ * include/tcp_rt_compat.h):
+ *   tcp_rate_skb_sent()    a data segment leaves; new data has
+ *                          TCP_SKB_CB(skb)->seq == tp->snd_nxt;
+ *   tcp_rate_gen()         near the end of tcp_ack(), for every ACK that
+ *                          found data in flight: snd_una and the RTT sample
+ *                          are updated;
+ *   tcp_send_ack(),
+ *   tcp_send_delayed_ack() in-order data was queued (rcv_nxt moved) and the
+ *                          ACK for it is due; when data is sent first and
+ *                          carries that ACK, tcp_rate_skb_sent() catches up;
+ *   __tcp_ack_snd_check()  the same, on kernels that may defer that ACK
+ *                          (TCP_RT_HOOK_ACK_DUE).
+ * All of them run with the socket lock held.
+ */
+struct tcp_rt_hook {
+	struct ftrace_ops ops;
+	void (*handler)(struct sock *sk, unsigned long arg1);
+	enum tcp_rt_hook_kind kind;	/* what it sees, for the load check */
+	atomic_long_t missed;
+	char func[32];		/* writable: ftrace_set_filter() takes a buffer */
+};
+
+/* New data in a segment leaving: retransmissions start below snd_nxt. */
+static u32 tcp_rt_skb_new_data(const struct sock *sk,
+			       const struct sk_buff *skb)
+{
+	const struct tcp_skb_cb *scb = TCP_SKB_CB(skb);
+
+	if (scb->seq != tcp_sk(sk)->snd_nxt)
+		return 0;
+	return scb->end_seq - scb->seq - !!(scb->tcp_flags & TCPHDR_FIN);
+}
+
+/* ACK processed or in-order data received: catch up with the socket. */
+static void tcp_rt_hook_sync(struct sock *sk, unsigned long arg1)
+{
+	tcp_rt_task_sync(sk);
+}
+
+static void tcp_rt_hook_xmit(struct sock *sk, unsigned long arg1)
+{
+	const struct sk_buff *skb = (const void *)arg1;
+
+	tcp_rt_task_xmit(sk, skb, tcp_rt_skb_new_data(sk, skb));
+}
+
+static struct tcp_rt_hook tcp_rt_hooks[];
+
+/* A hook's event, while the load-time check runs (tcp_rt_hookcheck.c). */
+static noinline void tcp_rt_hook_to_check(const struct tcp_rt_hook *hook,
+					  const struct sock *sk,
+					  unsigned long arg1)
+{
+	u32 len = 0;
+
+	if (hook->kind == TCP_RT_HOOK_KIND_XMIT)
+		len = tcp_rt_skb_new_data(sk, (const void *)arg1);
+	tcp_rt_hookcheck_hook(sk, hook - tcp_rt_hooks, len);
+}
+
+static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
+				  struct ftrace_ops *ops,
+				  struct tcp_rt_ftrace_regs *fregs)
+{
+	struct tcp_rt_hook *hook = container_of(ops, struct tcp_rt_hook, ops);
+	struct sock *sk = (struct sock *)tcp_rt_ftrace_arg(fregs, 0);
+	int bit;
+
+	if (static_branch_unlikely(&tcp_rt_hookcheck_on)) {
+		tcp_rt_hook_to_check(hook, sk, tcp_rt_ftrace_arg(fregs, 1));
+		return;
+	}
+	if (!tcp_rt_watched(sk))
+		return;
+	/* Also disables preemption: records go to this CPU's buffer. */
+	bit = tcp_rt_recursion_trylock(ip, parent_ip);
+	if (unlikely(bit < 0)) {
+		atomic_long_inc(&hook->missed);
+		return;
+	}
+	hook->handler(sk, tcp_rt_ftrace_arg(fregs, 1));
+	tcp_rt_recursion_unlock(bit);
+}
+
+#define TCP_RT_HOOK(fn, h, k) {						\
+	.ops = {							\
+		.func	= tcp_rt_ftrace,				\
+		.flags	= TCP_RT_FTRACE_FLAGS,				\
+	},								\
+	.handler	= h,						\
+	.kind		= TCP_RT_HOOK_KIND_ ## k,			\
+	.missed		= ATOMIC_LONG_INIT(0),				\
+	.func		= fn,						\
+}
+
+/*
+ * Selftests only (tcp_rt_module.sh): a build whose ACK hook sits on a
+ * function no loopback exchange calls, which the load-time check refuses.
+ */
+#ifdef TCP_RT_TEST_DEAD_HOOK
+#undef TCP_RT_HOOK_ACK
+#define TCP_RT_HOOK_ACK		"tcp_v4_mtu_reduced"
+#endif
+
+static struct tcp_rt_hook tcp_rt_hooks[] = {
+	TCP_RT_HOOK(TCP_RT_HOOK_XMIT, tcp_rt_hook_xmit, XMIT),
+	TCP_RT_HOOK(TCP_RT_HOOK_ACK, tcp_rt_hook_sync, ACK),
+	TCP_RT_HOOK("tcp_send_ack", tcp_rt_hook_sync, RCV),
+	TCP_RT_HOOK("tcp_send_delayed_ack", tcp_rt_hook_sync, RCV),
+#ifdef TCP_RT_HOOK_ACK_DUE
+	TCP_RT_HOOK(TCP_RT_HOOK_ACK_DUE, tcp_rt_hook_sync, RCV_ALL),
+#endif
+};
+
+static struct tracepoint *tcp_rt_set_state_tp;
+
+static void tcp_rt_find_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "inet_sock_set_state"))
+		tcp_rt_set_state_tp = tp;
+}
+
+static unsigned long tcp_rt_probe_missed(void)
+{
+	unsigned long n = 0;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks); i++)
+		n += atomic_long_read(&tcp_rt_hooks[i].missed);
+	return n;
+}
+
+/* probe_missed, then each hook's share of it, for the status file. */
+void tcp_rt_hooks_status(struct seq_file *m)
+{
+	unsigned int i;
+
+	seq_printf(m, "probe_missed %lu\n", tcp_rt_probe_missed());
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks); i++)
+		seq_printf(m, "probe_missed_%s %ld\n", tcp_rt_hooks[i].func,
+			   atomic_long_read(&tcp_rt_hooks[i].missed));
+}
+
+static int tcp_rt_hook_attach(struct tcp_rt_hook *hook)
+{
+	int err;
+
+	err = ftrace_set_filter(&hook->ops, hook->func, strlen(hook->func), 1);
+	if (err) {
+		pr_err("cannot hook %s: not a traceable function here (%d)\n",
+		       hook->func, err);
+		return err;
+	}
+	err = register_ftrace_function(&hook->ops);
+	if (err) {
+		pr_err("cannot hook %s: %d\n", hook->func, err);
+		tcp_rt_ftrace_free_filter(&hook->ops);
+	}
+	return err;
+}
+
+static void tcp_rt_hook_detach(struct tcp_rt_hook *hook)
+{
+	/* Returns once no CPU can still be in the callback. */
+	unregister_ftrace_function(&hook->ops);
+	tcp_rt_ftrace_free_filter(&hook->ops);
+}
+
+static int tcp_rt_hooks_register(void)
+{
+	unsigned int i;
+	int err;
+
+	/* The probe's prototype, checked against the tracepoint's at build. */
+	check_trace_callback_type_inet_sock_set_state(tcp_rt_set_state_probe);
+	for_each_kernel_tracepoint(tcp_rt_find_tp, NULL);
+	if (!tcp_rt_set_state_tp) {
+		pr_err("tracepoint sock:inet_sock_set_state not found\n");
+		return -ENOENT;
+	}
+
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks); i++) {
+		err = tcp_rt_hook_attach(&tcp_rt_hooks[i]);
+		if (err)
+			goto err_hooks;
+	}
+	err = tracepoint_probe_register(tcp_rt_set_state_tp,
+					tcp_rt_set_state_probe, NULL);
+	if (err) {
+		pr_err("cannot attach to tracepoint inet_sock_set_state: %d\n",
+		       err);
+		goto err_hooks;
+	}
+	return 0;
+
+err_hooks:
+	while (i--)
+		tcp_rt_hook_detach(&tcp_rt_hooks[i]);
+	return err;
+}
+
+/* Returns once no hook can run any more. */
+void tcp_rt_hooks_stop(void)
+{
+	unsigned int i;
+
+	tracepoint_probe_unregister(tcp_rt_set_state_tp, tcp_rt_set_state_probe,
+				    NULL);
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks); i++)
+		tcp_rt_hook_detach(&tcp_rt_hooks[i]);
+	tracepoint_synchronize_unregister();
+}
+
+/* Attach the hooks and prove them (tcp_rt_hookcheck.c); all or nothing. */
+int tcp_rt_hooks_start(void)
+{
+	struct tcp_rt_hook_desc desc[ARRAY_SIZE(tcp_rt_hooks)];
+	unsigned int i;
+	int err;
+
+	BUILD_BUG_ON(ARRAY_SIZE(tcp_rt_hooks) > TCP_RT_HOOKS_MAX);
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks); i++) {
+		desc[i].func = tcp_rt_hooks[i].func;
+		desc[i].kind = tcp_rt_hooks[i].kind;
+	}
+	tcp_rt_hookcheck_begin();
+	err = tcp_rt_hooks_register();
+	if (err) {
+		tcp_rt_hookcheck_end();
+		return err;
+	}
+	err = tcp_rt_hookcheck_run(desc, ARRAY_SIZE(desc));
+	if (err)
+		tcp_rt_hooks_stop();
+	/* on failure, not before the hooks are gone: nothing is tracked */
+	tcp_rt_hookcheck_end();
+	return err;
+}

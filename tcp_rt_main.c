@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Request/response timing of TCP connections, on a stock kernel: the
+ * module's init and exit, the debugfs folder and its status file, and the
+ * two parameters that are commands rather than settings (deactivate,
+ * series_run), each of which acts on more than one part.
+ *
+ * The parts, in the one direction calls go (scripts/calls --check):
+ *   tcp_rt_hooks.c     the kernel's events (tracepoint, ftrace), and the
+ *                      load-time check of them (tcp_rt_hookcheck.c);
+ *   tcp_rt_task.c      the task engine: tracked connections, tasks;
+ *   tcp_rt_log.c, tcp_rt_stats.c, tcp_rt_series.c
+ *                      the sinks: records, per-port stats, series;
+ *   tcp_rt_relay.c     the relay files the logs and the stats are read by;
+ *   tcp_rt_params.c    every setting, asked by all of the above.
+ * See docs/design.md.
+ *
+ * Concurrency and what protects what:
+ *   - init and exit are serialised by the module loader; parameter writes
+ *     by the kernel's parameter lock, but not against init and exit.
+ *   - tcp_rt_ctl_mutex guards tcp_rt_ctl_live and tcp_rt_series_at_load: a
+ *     series run is started only between init's series setup and exit's
+ *     teardown of it; one asked for at load starts at init.
+ */
+
+#define pr_fmt(fmt) "tcp_rt: " fmt
+
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/seq_file.h>
+
+#include "include/tcp_rt.h"
+
+/* ------------------------------------------------------------------------
+ * Commands
+ */
+
+/*
+ * Deactivation is one way: connections already tracked are followed to
+ * their end, so that their module references drop and rmmod can succeed.
+ * The parameter is the way that works under kernel lockdown, where debugfs
+ * refuses writes; the debugfs file stays for TCP-RT's tools.  Writing 2
+ * also lets go of every connection tracked now (tcp_rt_task_release_all()):
+ * one idle pooled connection no longer holds an unload or an upgrade.
+ */
+static int tcp_rt_deactivate_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+
+	if (kstrtouint(val, 10, &v) || v > 2) {
+		pr_err("deactivate: '%.*s' is not 0, 1 or 2\n",
+		       tcp_rt_val_len(val), val);
+		return -EINVAL;
+	}
+	if (v) {
+		tcp_rt_params_deactivate();
+		if (v == 2)
+			tcp_rt_task_release_all();
+	} else if (!READ_ONCE(tcp_rt_active)) {
+		pr_err("deactivate: cannot be undone; reload the module to track again\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int tcp_rt_deactivate_get(char *buffer, const struct kernel_param *kp)
+{
+	return scnprintf(buffer, PAGE_SIZE, "%d\n", !READ_ONCE(tcp_rt_active));
+}
+
+static const struct kernel_param_ops tcp_rt_deactivate_ops = {
+	.set = tcp_rt_deactivate_set,
+	.get = tcp_rt_deactivate_get,
+};
+module_param_cb(deactivate, &tcp_rt_deactivate_ops, NULL, 0644);
+MODULE_PARM_DESC(deactivate,
+		 "1: track no new connection (cannot be undone); 2: also release the tracked ones now; reads 0 or 1");
+
+static DEFINE_MUTEX(tcp_rt_ctl_mutex);
+static bool tcp_rt_ctl_live;
+static bool tcp_rt_series_at_load;
+
+/*
+ * A series run (tcp_rt_series.c) counts what the engine hands it from the
+ * moment it begins; the tasks already open then are added by a walk of the
+ * engine's connections, before the run is said to have started.
+ */
+static int tcp_rt_series_run_start(void)
+{
+	u32 gen;
+	int err;
+
+	err = tcp_rt_series_begin(&gen);
+	if (err)
+		return err;
+	tcp_rt_task_enroll_all(gen);
+	tcp_rt_series_begun();
+	return 0;
+}
+
+static int tcp_rt_series_run_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+	int err = 0;
+
+	if (kstrtouint(val, 10, &v) || v > 1) {
+		pr_err("series_run: '%.*s' is not 0 or 1\n",
+		       (int)strcspn(val, "\n"), val);
+		return -EINVAL;
+	}
+	mutex_lock(&tcp_rt_ctl_mutex);
+	if (!tcp_rt_ctl_live)
+		tcp_rt_series_at_load = v;
+	else if (v)
+		err = tcp_rt_series_run_start();
+	else
+		tcp_rt_series_stop();
+	mutex_unlock(&tcp_rt_ctl_mutex);
+	return err;
+}
+
+static int tcp_rt_series_run_get(char *buffer, const struct kernel_param *kp)
+{
+	return scnprintf(buffer, PAGE_SIZE, "%d\n", tcp_rt_series_is_running());
+}
+
+static const struct kernel_param_ops tcp_rt_series_run_ops = {
+	.set = tcp_rt_series_run_set,
+	.get = tcp_rt_series_run_get,
+};
+module_param_cb(series_run, &tcp_rt_series_run_ops, NULL, 0644);
+MODULE_PARM_DESC(series_run,
+		 "write 1 to start a series run; reads 1 while one runs");
+
+/* Before the hooks: a run asked for at load counts from their start. */
+static int tcp_rt_ctl_init(void)
+{
+	int err = 0;
+
+	mutex_lock(&tcp_rt_ctl_mutex);
+	tcp_rt_ctl_live = true;
+	if (tcp_rt_series_at_load)
+		err = tcp_rt_series_run_start();
+	mutex_unlock(&tcp_rt_ctl_mutex);
+	return err;
+}
+
+/*
+ * series_run stays writable until the module is freed: from here on a
+ * write only stores its value, so no run can start during or after exit.
+ */
+static void tcp_rt_ctl_exit(void)
+{
+	mutex_lock(&tcp_rt_ctl_mutex);
+	tcp_rt_ctl_live = false;
+	mutex_unlock(&tcp_rt_ctl_mutex);
+}
+
+/* ------------------------------------------------------------------------
+ * debugfs: status and deactivate
+ */
+
+static struct dentry *tcp_rt_dir;
+
+static int tcp_rt_status_show(struct seq_file *m, void *v)
+{
+	static const char * const names[TCP_RT_REC_MAX] = {
+		"records_R", "records_W", "records_N", "records_P", "records_E",
+	};
+	struct tcp_rt_task_counts t;
+	unsigned int i;
+
+	tcp_rt_task_counts(&t);
+	seq_printf(m, "version %s\n", TCP_RT_VERSION);
+	seq_printf(m, "active %d\n", READ_ONCE(tcp_rt_active));
+	seq_printf(m, "tracked %d\n", t.tracked);
+	for (i = 0; i < TCP_RT_REC_MAX; i++)
+		seq_printf(m, "%s %llu\n", names[i], tcp_rt_log_records(i));
+	seq_printf(m, "log_subbufs_overwritten %lu\n", tcp_rt_log_overwritten());
+	seq_printf(m, "reads_lapped %lu\n", tcp_rt_relay_reads_lapped());
+	seq_printf(m, "stats_lines %lu\n", tcp_rt_stats_lines());
+	seq_printf(m, "stats_subbufs_overwritten %lu\n",
+		   tcp_rt_stats_overwritten());
+	seq_printf(m, "stats_dropped %lu\n", tcp_rt_stats_dropped());
+	seq_printf(m, "alloc_failed %ld\n", t.alloc_failed);
+	seq_printf(m, "pool_empty %ld\n", t.pool_empty);
+	seq_printf(m, "client_cut %ld\n", t.client_cut);
+	seq_printf(m, "conns_sampled_out %ld\n", t.conns_sampled_out);
+	seq_printf(m, "fastopen_missed %ld\n", t.fastopen_missed);
+	seq_printf(m, "released %ld\n", t.released);
+	seq_printf(m, "released_open %ld\n", t.released_open);
+	seq_printf(m, "records_sampled_out %llu\n", t.records_sampled_out);
+	tcp_rt_hooks_status(m);
+	tcp_rt_hookcheck_status(m);
+	tcp_rt_series_status(m);
+	seq_printf(m, "conn_state_bytes %u\n", t.conn_state_bytes);
+	seq_printf(m, "conn_table_buckets %u\n", t.conn_table_buckets);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(tcp_rt_status);
+
+static ssize_t tcp_rt_deactivate_write(struct file *file,
+				       const char __user *buf, size_t count,
+				       loff_t *ppos)
+{
+	tcp_rt_params_deactivate();
+	return count;
+}
+
+static const struct file_operations tcp_rt_deactivate_fops = {
+	.owner	= THIS_MODULE,
+	.open	= simple_open,
+	.write	= tcp_rt_deactivate_write,
+	.llseek	= noop_llseek,
+};
+
+/* ------------------------------------------------------------------------
+ * Module
+ */
+
+static int __init tcp_rt_init(void)
+{
+	int err;
+
+	err = tcp_rt_params_init();
+	if (err)
+		return err;
+	err = tcp_rt_task_init();
+	if (err)
+		goto err_params;
+
+	tcp_rt_dir = debugfs_create_dir("tcp-rt", NULL);
+	if (IS_ERR(tcp_rt_dir)) {
+		pr_err("cannot create /sys/kernel/debug/tcp-rt\n");
+		err = PTR_ERR(tcp_rt_dir);
+		goto err_task;
+	}
+	err = tcp_rt_relay_init();
+	if (err)
+		goto err_dir;
+	err = tcp_rt_log_init(tcp_rt_dir, tcp_rt_log_buf_num);
+	if (err)
+		goto err_relay;
+	err = tcp_rt_stats_init(tcp_rt_dir, tcp_rt_stats_buf_num);
+	if (err)
+		goto err_log;
+	debugfs_create_file("status", 0444, tcp_rt_dir, NULL,
+			    &tcp_rt_status_fops);
+	debugfs_create_file("deactivate", 0200, tcp_rt_dir, NULL,
+			    &tcp_rt_deactivate_fops);
+
+	tcp_rt_series_init(tcp_rt_dir);
+	err = tcp_rt_ctl_init();
+	if (err)
+		goto err_series;
+	/*
+	 * Last, and nothing after it can fail: from the moment the load-time
+	 * check ends (or the tracepoint is attached, without the check) a
+	 * connection may be tracked, holding a module reference and a state
+	 * that only its close releases.  Until then nothing is tracked.
+	 */
+	err = tcp_rt_hooks_start();
+	if (err)
+		goto err_series;
+	tcp_rt_task_release_live(true);
+	pr_info("loaded, version %s\n", TCP_RT_VERSION);
+	return 0;
+
+err_series:
+	tcp_rt_ctl_exit();
+	tcp_rt_series_exit();
+	tcp_rt_stats_exit();
+err_log:
+	tcp_rt_log_exit();
+err_relay:
+	tcp_rt_relay_exit();
+err_dir:
+	debugfs_remove_recursive(tcp_rt_dir);
+err_task:
+	tcp_rt_task_exit();
+err_params:
+	tcp_rt_params_exit();
+	return err;
+}
+
+static void __exit tcp_rt_exit(void)
+{
+	tcp_rt_task_release_live(false);
+	tcp_rt_hooks_stop();
+	tcp_rt_stats_exit();
+	tcp_rt_log_exit();
+	tcp_rt_relay_exit();
+	debugfs_remove_recursive(tcp_rt_dir);
+	tcp_rt_ctl_exit();
+	tcp_rt_series_exit();
+	tcp_rt_task_exit();
+	tcp_rt_params_exit();
+}
+
+module_init(tcp_rt_init);
+module_exit(tcp_rt_exit);
+
+MODULE_AUTHOR("tcp_rt developers");
+MODULE_DESCRIPTION("TCP request/response timing (TCP-RT interface) for stock kernels");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(TCP_RT_VERSION);

@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every parameter that configures tcp_rt, and the one place the other
+ * parts ask "which ports, which settings": the port lists and their RCU
+ * publication, the bounded numeric settings, and whether new connections
+ * are tracked at all.  The commands among the parameters (deactivate,
+ * series_run) act on the other parts and live in tcp_rt_main.c.  Nothing
+ * here calls into another part of the module.
+ *
+ * Concurrency and what protects what:
+ *   - Port configuration is an immutable struct tcp_rt_cfg published with
+ *     RCU; parameter writes build a new one under tcp_rt_cfg_mutex, which
+ *     also guards the lists themselves and tcp_rt_cfg_live.
+ *   - The watch bitmaps are the union of every port configured since load.
+ *     They only gain bits, so the hooks test them without a lock: a
+ *     connection still tracked after its port was removed stays visible.
+ *   - Numeric settings are single words, written with WRITE_ONCE() by
+ *     their parameter and read with READ_ONCE() where they are used.
+ *   - tcp_rt_active only goes from true to false (deactivate), read with
+ *     READ_ONCE(): a connection that raced with it is tracked to its end.
+ */
+
+#define pr_fmt(fmt) "tcp_rt: " fmt
+
+#include <linux/bitmap.h>
+#include <linux/kernel.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/random.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <net/inet_sock.h>
+
+#include "include/tcp_rt.h"
+
+#define TCP_RT_MAX_PORTS	6	/* entries in a port list, as TCP-RT */
+
+/* A port list parameter: single ports, or lo,hi pairs for a range one. */
+struct tcp_rt_port_list {
+	bool ranges;
+	bool peer;		/* applies to the peer port, not the local */
+	unsigned int n;
+	u16 port[TCP_RT_MAX_PORTS];
+};
+
+static struct tcp_rt_port_list tcp_rt_lports;
+static struct tcp_rt_port_list tcp_rt_lports_range = { .ranges = true };
+static struct tcp_rt_port_list tcp_rt_pports = { .peer = true };
+static struct tcp_rt_port_list tcp_rt_pports_range = {
+	.ranges = true, .peer = true,
+};
+
+static struct tcp_rt_port_list *const tcp_rt_port_lists[] = {
+	&tcp_rt_lports, &tcp_rt_lports_range,
+	&tcp_rt_pports, &tcp_rt_pports_range,
+};
+
+/*
+ * The ports in force, as bitmaps indexed by the port in network byte order
+ * (the form the socket holds, so the hot path does not swap bytes).
+ */
+struct tcp_rt_cfg {
+	struct rcu_head rcu;
+	DECLARE_BITMAP(local, TCP_RT_NR_PORTS);
+	DECLARE_BITMAP(peer, TCP_RT_NR_PORTS);
+};
+
+static struct tcp_rt_cfg __rcu *tcp_rt_cfg;
+static DEFINE_MUTEX(tcp_rt_cfg_mutex);
+/*
+ * Parameters given at load are parsed before tcp_rt_init() runs, and a
+ * load that fails on a later parameter never calls tcp_rt_exit(): until
+ * init has built the first configuration, a write only stores the list.
+ */
+static bool tcp_rt_cfg_live;
+DECLARE_BITMAP(tcp_rt_watch_local, TCP_RT_NR_PORTS) __read_mostly;
+DECLARE_BITMAP(tcp_rt_watch_peer, TCP_RT_NR_PORTS) __read_mostly;
+
+unsigned int tcp_rt_stats_off __read_mostly;
+unsigned int tcp_rt_stats_interval __read_mostly = 60;
+unsigned int tcp_rt_log_buf_num = 8;
+unsigned int tcp_rt_stats_buf_num = 8;
+unsigned int tcp_rt_max_tracked __read_mostly = 262144;
+unsigned int tcp_rt_log_sample __read_mostly = 1;
+u32 tcp_rt_log_sample_seed __read_mostly;
+unsigned int tcp_rt_series_us = 1000;
+unsigned int tcp_rt_series_buckets = 2000;
+bool tcp_rt_hook_check = true;
+
+bool tcp_rt_active __read_mostly = true;
+
+static inline unsigned int tcp_rt_port_bit(u16 port)
+{
+	return (__force u16)htons(port);
+}
+
+static void tcp_rt_cfg_add(unsigned long *map, unsigned long *watch,
+			   const struct tcp_rt_port_list *l)
+{
+	unsigned int i, p;
+
+	for (i = 0; i < l->n; i += l->ranges ? 2 : 1) {
+		unsigned int hi = l->ranges ? l->port[i + 1] : l->port[i];
+
+		for (p = l->port[i]; p <= hi; p++) {
+			__set_bit(tcp_rt_port_bit(p), map);
+			set_bit(tcp_rt_port_bit(p), watch);
+		}
+	}
+}
+
+/*
+ * Publish the configuration that results from replacing @old by @new
+ * (both NULL: the lists as they are).  Called with tcp_rt_cfg_mutex held.
+ * Nothing is changed on failure.
+ */
+static int tcp_rt_cfg_commit(struct tcp_rt_port_list *old,
+			     const struct tcp_rt_port_list *new)
+{
+	struct tcp_rt_cfg *cfg, *prev;
+	unsigned int i;
+
+	cfg = kzalloc(sizeof(*cfg), GFP_KERNEL);
+	if (!cfg)
+		return -ENOMEM;
+
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_port_lists); i++) {
+		const struct tcp_rt_port_list *l = tcp_rt_port_lists[i];
+
+		if (l == old)
+			l = new;
+		if (l->peer)
+			tcp_rt_cfg_add(cfg->peer, tcp_rt_watch_peer, l);
+		else
+			tcp_rt_cfg_add(cfg->local, tcp_rt_watch_local, l);
+	}
+
+	if (old)
+		*old = *new;
+	prev = rcu_replace_pointer(tcp_rt_cfg, cfg,
+				   lockdep_is_held(&tcp_rt_cfg_mutex));
+	if (prev)
+		kfree_rcu(prev, rcu);
+	return 0;
+}
+
+/* Parse "p1,p2,..." into @out; "" (or a lone newline) means no port. */
+static int tcp_rt_ports_parse(const char *val, const struct kernel_param *kp,
+			      struct tcp_rt_port_list *out)
+{
+	char buf[8 * TCP_RT_MAX_PORTS], *s, *tok;
+	size_t len = strlen(val);
+	unsigned int i, v;
+
+	if (len && val[len - 1] == '\n')
+		len--;
+	if (len >= sizeof(buf)) {
+		pr_err("%s: value too long\n", kp->name);
+		return -EINVAL;
+	}
+	memcpy(buf, val, len);
+	buf[len] = '\0';
+	out->n = 0;
+	if (!len)
+		return 0;
+
+	s = buf;
+	while ((tok = strsep(&s, ",")) != NULL) {
+		if (out->n == TCP_RT_MAX_PORTS) {
+			pr_err("%s: more than %d values\n", kp->name,
+			       TCP_RT_MAX_PORTS);
+			return -EINVAL;
+		}
+		if (kstrtouint(tok, 10, &v)) {
+			pr_err("%s: '%s' is not a port number\n", kp->name, tok);
+			return -EINVAL;
+		}
+		if (v < 1 || v > 65535) {
+			pr_err("%s: port %u out of range 1..65535\n",
+			       kp->name, v);
+			return -EINVAL;
+		}
+		out->port[out->n++] = v;
+	}
+
+	if (!out->ranges)
+		return 0;
+	if (out->n % 2) {
+		pr_err("%s: ranges need lo,hi pairs, got %u values\n",
+		       kp->name, out->n);
+		return -EINVAL;
+	}
+	for (i = 0; i < out->n; i += 2) {
+		if (out->port[i] > out->port[i + 1]) {
+			pr_err("%s: range %u,%u has lo > hi\n", kp->name,
+			       out->port[i], out->port[i + 1]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int tcp_rt_ports_set(const char *val, const struct kernel_param *kp)
+{
+	struct tcp_rt_port_list *cur = kp->arg;
+	struct tcp_rt_port_list new = *cur;
+	int err;
+
+	err = tcp_rt_ports_parse(val, kp, &new);
+	if (err)
+		return err;
+
+	mutex_lock(&tcp_rt_cfg_mutex);
+	if (tcp_rt_cfg_live)
+		err = tcp_rt_cfg_commit(cur, &new);
+	else
+		*cur = new;
+	mutex_unlock(&tcp_rt_cfg_mutex);
+	if (err)
+		pr_err("%s: no memory for the new port set\n", kp->name);
+	return err;
+}
+
+static int tcp_rt_ports_get(char *buffer, const struct kernel_param *kp)
+{
+	const struct tcp_rt_port_list *l = kp->arg;
+	unsigned int i;
+	int len = 0;
+
+	mutex_lock(&tcp_rt_cfg_mutex);
+	for (i = 0; i < l->n; i++)
+		len += scnprintf(buffer + len, PAGE_SIZE - len, "%s%u",
+				 i ? "," : "", l->port[i]);
+	mutex_unlock(&tcp_rt_cfg_mutex);
+	len += scnprintf(buffer + len, PAGE_SIZE - len, "\n");
+	return len;
+}
+
+/* Stats keys of the listed lports then pports, in the order given. */
+unsigned int tcp_rt_listed_ports(u32 *keys, unsigned int max)
+{
+	unsigned int i, n = 0;
+
+	mutex_lock(&tcp_rt_cfg_mutex);
+	for (i = 0; i < tcp_rt_lports.n && n < max; i++)
+		keys[n++] = TCP_RT_KEY_VALID | tcp_rt_lports.port[i];
+	for (i = 0; i < tcp_rt_pports.n && n < max; i++)
+		keys[n++] = TCP_RT_KEY_VALID | TCP_RT_KEY_PEER |
+			    tcp_rt_pports.port[i];
+	mutex_unlock(&tcp_rt_cfg_mutex);
+	return n;
+}
+
+/*
+ * Which list @sk's ports are in, in the configuration in force: its local
+ * port (it serves) before its peer's (it is a client).
+ */
+enum tcp_rt_match tcp_rt_ports_match(const struct sock *sk)
+{
+	const struct inet_sock *inet = inet_sk(sk);
+	const struct tcp_rt_cfg *cfg;
+	enum tcp_rt_match m = TCP_RT_MATCH_NONE;
+
+	rcu_read_lock();
+	cfg = rcu_dereference(tcp_rt_cfg);
+	if (cfg && test_bit((__force u16)inet->inet_sport, cfg->local))
+		m = TCP_RT_MATCH_LOCAL;
+	else if (cfg && test_bit((__force u16)inet->inet_dport, cfg->peer))
+		m = TCP_RT_MATCH_PEER;
+	rcu_read_unlock();
+	return m;
+}
+
+/* How many ports the configuration covers, local and peer. */
+unsigned int tcp_rt_ports_configured(void)
+{
+	const struct tcp_rt_cfg *cfg;
+	unsigned int n = 0;
+
+	rcu_read_lock();
+	cfg = rcu_dereference(tcp_rt_cfg);
+	if (cfg)
+		n = bitmap_weight(cfg->local, TCP_RT_NR_PORTS) +
+		    bitmap_weight(cfg->peer, TCP_RT_NR_PORTS);
+	rcu_read_unlock();
+	return n;
+}
+
+static const struct kernel_param_ops tcp_rt_ports_ops = {
+	.set = tcp_rt_ports_set,
+	.get = tcp_rt_ports_get,
+};
+
+module_param_cb(lports, &tcp_rt_ports_ops, &tcp_rt_lports, 0644);
+MODULE_PARM_DESC(lports, "local (server) ports to track, up to 6: p1,p2,...");
+module_param_cb(lports_range, &tcp_rt_ports_ops, &tcp_rt_lports_range, 0644);
+MODULE_PARM_DESC(lports_range, "local port ranges, up to 3 pairs: lo,hi,...");
+module_param_cb(pports, &tcp_rt_ports_ops, &tcp_rt_pports, 0644);
+MODULE_PARM_DESC(pports, "peer (remote server) ports to track, up to 6");
+module_param_cb(pports_range, &tcp_rt_ports_ops, &tcp_rt_pports_range, 0644);
+MODULE_PARM_DESC(pports_range, "peer port ranges, up to 3 pairs: lo,hi,...");
+
+/* How much of a written value to quote in a message: no newline, 32 max. */
+int tcp_rt_val_len(const char *val)
+{
+	size_t len = strnlen(val, 32);
+
+	return len && val[len - 1] == '\n' ? len - 1 : len;
+}
+
+static int tcp_rt_uint_set(const char *val, const struct kernel_param *kp)
+{
+	const struct tcp_rt_uint *p = kp->arg;
+	unsigned int v;
+
+	if (kstrtouint(val, 10, &v)) {
+		pr_err("%s: '%.*s' is not a number\n", kp->name,
+		       tcp_rt_val_len(val), val);
+		return -EINVAL;
+	}
+	if (v < p->min || v > p->max) {
+		pr_err("%s: %u out of range %u..%u\n", kp->name, v, p->min,
+		       p->max);
+		return -EINVAL;
+	}
+	WRITE_ONCE(*p->val, v);
+	return 0;
+}
+
+static int tcp_rt_uint_get(char *buffer, const struct kernel_param *kp)
+{
+	const struct tcp_rt_uint *p = kp->arg;
+
+	return scnprintf(buffer, PAGE_SIZE, "%u\n", READ_ONCE(*p->val));
+}
+
+const struct kernel_param_ops tcp_rt_uint_ops = {
+	.set = tcp_rt_uint_set,
+	.get = tcp_rt_uint_get,
+};
+
+static struct tcp_rt_uint tcp_rt_stats_arg = {
+	.val = &tcp_rt_stats_off, .min = 0, .max = 1,
+};
+module_param_cb(stats, &tcp_rt_uint_ops, &tcp_rt_stats_arg, 0644);
+MODULE_PARM_DESC(stats, "0: write per-port stats (default), 1: do not");
+
+static struct tcp_rt_uint tcp_rt_stats_interval_arg = {
+	.val = &tcp_rt_stats_interval, .min = 1, .max = 86400,
+};
+module_param_cb(stats_interval, &tcp_rt_uint_ops, &tcp_rt_stats_interval_arg,
+		0644);
+MODULE_PARM_DESC(stats_interval,
+		 "seconds between stats lines (1..86400, default 60)");
+
+static struct tcp_rt_uint tcp_rt_log_buf_num_arg = {
+	.val = &tcp_rt_log_buf_num, .min = 1, .max = 64,
+};
+module_param_cb(log_buf_num, &tcp_rt_uint_ops, &tcp_rt_log_buf_num_arg, 0444);
+MODULE_PARM_DESC(log_buf_num,
+		 "256 KiB sub-buffers per CPU log (1..64, default 8)");
+
+static struct tcp_rt_uint tcp_rt_stats_buf_num_arg = {
+	.val = &tcp_rt_stats_buf_num, .min = 1, .max = 64,
+};
+module_param_cb(stats_buf_num, &tcp_rt_uint_ops, &tcp_rt_stats_buf_num_arg,
+		0444);
+MODULE_PARM_DESC(stats_buf_num,
+		 "16 KiB sub-buffers of the stats file (1..64, default 8)");
+
+static struct tcp_rt_uint tcp_rt_max_tracked_arg = {
+	.val = &tcp_rt_max_tracked, .min = 1, .max = 1 << 24,
+};
+module_param_cb(max_tracked, &tcp_rt_uint_ops, &tcp_rt_max_tracked_arg, 0644);
+MODULE_PARM_DESC(max_tracked,
+		 "most connections tracked at once (1..16777216, default 262144)");
+
+static struct tcp_rt_uint tcp_rt_log_sample_arg = {
+	.val = &tcp_rt_log_sample, .min = 1, .max = 65536,
+};
+module_param_cb(log_sample, &tcp_rt_uint_ops, &tcp_rt_log_sample_arg, 0644);
+MODULE_PARM_DESC(log_sample,
+		 "log the records of one connection in N (1..65536, default 1: all); stats and series count every one");
+
+module_param_named(hook_check, tcp_rt_hook_check, bool, 0444);
+MODULE_PARM_DESC(hook_check,
+		 "At load, prove the hooks see a loopback exchange (default 1; 0: skip)");
+
+static int tcp_rt_series_us_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+
+	if (kstrtouint(val, 10, &v) || (v != 100 && v != 1000 && v != 10000)) {
+		pr_err("series_us: '%.*s' is not 100, 1000 or 10000\n",
+		       (int)strcspn(val, "\n"), val);
+		return -EINVAL;
+	}
+	WRITE_ONCE(tcp_rt_series_us, v);
+	return 0;
+}
+
+static const struct kernel_param_ops tcp_rt_series_us_ops = {
+	.set = tcp_rt_series_us_set,
+	.get = param_get_uint,
+};
+module_param_cb(series_us, &tcp_rt_series_us_ops, &tcp_rt_series_us, 0644);
+MODULE_PARM_DESC(series_us,
+		 "series bucket width in microseconds: 100, 1000 (default) or 10000");
+
+static struct tcp_rt_uint tcp_rt_series_buckets_arg = {
+	.val = &tcp_rt_series_buckets, .min = 1, .max = 10000,
+};
+module_param_cb(series_buckets, &tcp_rt_uint_ops,
+		&tcp_rt_series_buckets_arg, 0644);
+MODULE_PARM_DESC(series_buckets,
+		 "buckets in a series run (1..10000, default 2000)");
+
+/* Deactivation is one way (see tcp_rt_main.c's deactivate). */
+void tcp_rt_params_deactivate(void)
+{
+	if (READ_ONCE(tcp_rt_active))
+		pr_info("deactivated: no new connection will be tracked\n");
+	WRITE_ONCE(tcp_rt_active, false);
+}
+
+/* The first configuration, from the lists given at load. */
+int tcp_rt_params_init(void)
+{
+	int err;
+
+	tcp_rt_log_sample_seed = get_random_u32();
+	mutex_lock(&tcp_rt_cfg_mutex);
+	err = tcp_rt_cfg_commit(NULL, NULL);
+	tcp_rt_cfg_live = !err;
+	mutex_unlock(&tcp_rt_cfg_mutex);
+	return err;
+}
+
+/*
+ * The parameters' sysfs files outlive exit (they go with the module): a
+ * port write from then on only stores the list, as before init.
+ */
+void tcp_rt_params_exit(void)
+{
+	mutex_lock(&tcp_rt_cfg_mutex);
+	tcp_rt_cfg_live = false;
+	kfree(rcu_dereference_protected(tcp_rt_cfg,
+					lockdep_is_held(&tcp_rt_cfg_mutex)));
+	RCU_INIT_POINTER(tcp_rt_cfg, NULL);
+	mutex_unlock(&tcp_rt_cfg_mutex);
+}

@@ -629,8 +629,7 @@ static u32 tcp_rt_snd_end(const struct sock *sk)
  * probe_missed) is taken in first, so that a missed response still ends
  * its task when the next request comes.
  */
-static void tcp_rt_sync(struct tcp_rt_conn *c, const struct sock *sk,
-			    u64 now)
+static void tcp_rt_sync(struct tcp_rt_conn *c, const struct sock *sk, u64 now)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	u32 end = tcp_rt_snd_end(sk);

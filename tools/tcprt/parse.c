@@ -8,7 +8,8 @@
 
 #include "util.h"
 
-#define MAX_TOKENS	24
+/* the header, up to 10 fields, and room for extension fields */
+#define MAX_TOKENS	64
 #define HEADER_TOKENS	6	/* V6 type sec usec peer local */
 #define STATS_TOKENS	12	/* sec all port + 9 numbers */
 
@@ -319,6 +320,77 @@ static bool parse_fields(const struct token *tok, size_t n, struct record *r,
 	return true;
 }
 
+/* An extension field's name: a lower-case letter, then [a-z0-9_]. */
+static bool ext_name_ok(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || s[0] < 'a' || s[0] > 'z')
+		return false;
+	for (i = 1; i < len; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+/*
+ * The extension fields after the documented ones (log_ext): every token
+ * name=value.  Those of rec_ext_name are kept (a decimal value, once
+ * each); any other name is a later tcp_rt's field, and ignored.
+ */
+static bool parse_ext(const struct token *tok, size_t n, struct record *r,
+		      char *why)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const char *eq = memchr(tok[i].s, '=', tok[i].len);
+		size_t nlen = eq ? (size_t)(eq - tok[i].s) : 0;
+		int e;
+
+		if (!eq) {
+			snprintf(why, PARSE_WHY_MAX,
+				 "field " TOK_FMT " after the extension fields is not name=value",
+				 TOK_ARG(tok[i]));
+			return false;
+		}
+		if (!ext_name_ok(tok[i].s, nlen) || nlen + 1 == tok[i].len) {
+			snprintf(why, PARSE_WHY_MAX,
+				 "bad extension field " TOK_FMT " (name=value, the name of [a-z0-9_])",
+				 TOK_ARG(tok[i]));
+			return false;
+		}
+		e = rec_ext_of(tok[i].s, nlen);
+		if (e < 0)
+			continue;	/* a later tcp_rt's field */
+		if (rec_has_ext(r, (enum rec_ext)e)) {
+			snprintf(why, PARSE_WHY_MAX, "extension field %s twice",
+				 rec_ext_name[e]);
+			return false;
+		}
+		if (!parse_dec(eq + 1, tok[i].len - nlen - 1, &r->ext[e])) {
+			snprintf(why, PARSE_WHY_MAX,
+				 "%s is not a decimal number (64 bits, no leading zero): " TOK_FMT,
+				 rec_ext_name[e], TOK_ARG(tok[i]));
+			return false;
+		}
+		r->ext_present |= 1u << e;
+	}
+	return true;
+}
+
+/* The first token of @tok that is name=value: where the documented fields end. */
+static size_t documented_end(const struct token *tok, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (memchr(tok[i].s, '=', tok[i].len))
+			break;
+	return i;
+}
+
 /*
  * usec as @src prints it: tcp_rt pads it to six digits, the vendor prints
  * it as any other number (no leading zero).
@@ -348,7 +420,7 @@ bool parse_log_line(const char *line, size_t len, struct record *r,
 	struct token tok[MAX_TOKENS];
 	int type, fam_peer, fam_local;
 	enum source src = SRC_TCP_RT;
-	size_t n;
+	size_t n, ndoc;
 
 	/* every field of a vendor line is followed by a space, the last too */
 	if (len > 1 && line[len - 1] == ' ') {
@@ -396,7 +468,11 @@ bool parse_log_line(const char *line, size_t len, struct record *r,
 			 "peer and local addresses of different families");
 		return false;
 	}
-	if (!parse_fields(tok + HEADER_TOKENS, n - HEADER_TOKENS, r, src, why))
+	ndoc = HEADER_TOKENS + documented_end(tok + HEADER_TOKENS,
+					      n - HEADER_TOKENS);
+	if (!parse_fields(tok + HEADER_TOKENS, ndoc - HEADER_TOKENS, r, src,
+			  why) ||
+	    !parse_ext(tok + ndoc, n - ndoc, r, why))
 		return false;
 
 	if (r->type == REC_P ||

@@ -32,6 +32,13 @@
  * r->present which fields the line had.  Stats lines are the same in both;
  * their source stays unknown.
  *
+ * Either form may end with extension fields (tcp_rt's log_ext): tokens
+ * name=value after the type's documented fields, which keep their count
+ * and places.  Those tcprt knows (record.h, enum rec_ext) are kept, their
+ * value a decimal number, each at most once; a name=value of any other
+ * name is accepted and ignored; a token without '=' after one with is
+ * malformed.  Stats lines have none.
+ *
  * A parsed record's role and service port follow from its type (R W N:
  * server, P: client); for E the caller decides (see input.c), parse leaves
  * the guess "the lower port is the service port".

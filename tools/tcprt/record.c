@@ -2,6 +2,8 @@
 /* Record types, field names and derived quantities. */
 #include "record.h"
 
+#include <string.h>
+
 static const char *const fields_r[] = {
 	"sent_bytes", "duration", "min_rtt", "retrans", "task_seq",
 	"process_time", "upload_time", "recv_bytes", "out_of_order", "mss",
@@ -46,6 +48,11 @@ const char *const metric_name[M_NMETRICS] = {
 	[M_MIN_RTT] = "min_rtt",
 };
 
+const char *const rec_ext_name[REC_EXT_N] = {
+	[EXT_NETNS] = "netns",
+	[EXT_CGROUP] = "cgroup",
+};
+
 /* Indexes into record.f; R, W and P share their first five fields. */
 enum {
 	F_SENT = 0, F_DURATION = 1, F_MIN_RTT = 2, F_RETRANS = 3,
@@ -63,6 +70,17 @@ int rec_type_of(char letter)
 	for (t = 0; t < REC_NTYPES; t++)
 		if (rec_desc[t].letter && rec_desc[t].letter == letter)
 			return t;
+	return -1;
+}
+
+int rec_ext_of(const char *name, size_t len)
+{
+	int e;
+
+	for (e = 0; e < REC_EXT_N; e++)
+		if (strlen(rec_ext_name[e]) == len &&
+		    !memcmp(rec_ext_name[e], name, len))
+			return e;
 	return -1;
 }
 

@@ -29,6 +29,15 @@ enum metric { M_DURATION, M_PROCESS, M_UPLOAD, M_DOWNLOAD, M_MIN_RTT, M_NMETRICS
 #define REC_ADDR_MAX	48	/* an IPv6 address in text, without brackets */
 #define REC_FIELDS_MAX	10
 
+/*
+ * The extension fields tcprt knows (tcp_rt's log_ext parameter,
+ * docs/records.md): " name=value" after a record's documented fields.
+ * Their values are kept in record.ext; a name=value of any other name is
+ * accepted and ignored (a field of a later tcp_rt).  Adding one here is
+ * adding its name to rec_ext_name (record.c).
+ */
+enum rec_ext { EXT_NETNS, EXT_CGROUP, REC_EXT_N };
+
 struct record {
 	enum rec_type type;
 	enum role role;
@@ -45,6 +54,8 @@ struct record {
 	unsigned int nfields;	/* fields after the header on the line */
 	unsigned int present;	/* bit i: f[i] was on the line */
 	uint64_t f[REC_FIELDS_MAX];	/* the type's fields, rec_desc order */
+	unsigned int ext_present;	/* bit i: ext[i] was on the line */
+	uint64_t ext[REC_EXT_N];	/* extension fields, enum rec_ext order */
 };
 
 /* Where records go: the next stage of a pipeline. */
@@ -66,6 +77,8 @@ struct rec_desc {
 
 extern const struct rec_desc rec_desc[REC_NTYPES];
 extern const char *const metric_name[M_NMETRICS];
+/* "netns", "cgroup": the names on the line, enum rec_ext order */
+extern const char *const rec_ext_name[REC_EXT_N];
 
 static inline const char *role_name(enum role r)
 {
@@ -83,6 +96,15 @@ static inline bool rec_has(const struct record *r, unsigned int i)
 {
 	return i < REC_FIELDS_MAX && (r->present >> i & 1);
 }
+
+/* True when extension field @e was on the record's line. */
+static inline bool rec_has_ext(const struct record *r, enum rec_ext e)
+{
+	return r->ext_present >> e & 1;
+}
+
+/* The extension field named @name (@len bytes), or -1 when tcprt has none. */
+int rec_ext_of(const char *name, size_t len);
 
 /* The record type of a letter (R W N P E), or -1. */
 int rec_type_of(char letter);

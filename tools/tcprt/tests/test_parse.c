@@ -130,6 +130,11 @@ static void to_line(const struct record *r, char *buf, size_t len)
 		o += (size_t)snprintf(buf + o, len - o, " %llu",
 				      (unsigned long long)r->f[at]);
 	}
+	for (i = 0; i < REC_EXT_N && o < len; i++)
+		if (rec_has_ext(r, (enum rec_ext)i))
+			o += (size_t)snprintf(buf + o, len - o, " %s=%llu",
+					      rec_ext_name[i],
+					      (unsigned long long)r->ext[i]);
 	if (vendor && o < len)
 		snprintf(buf + o, len - o, " ");
 }
@@ -204,6 +209,7 @@ static void test_ipv6(void)
 static void test_hostile(void)
 {
 	char buf[2048];
+	size_t i, o;
 
 	refused("", "empty line", "empty line");
 	refused("V6 R 1795218248 701232 127.0.0.1:41252 127.0.0.1:7100 5000 237115 322 0 1 234455 0 300 0",
@@ -272,13 +278,105 @@ static void test_hostile(void)
 		"binary data: byte 0x0d", "carriage return");
 	refused("V6 R 1 000001 1.2.3.4:1 1.2.3.4:2 1 2 3 4 5 6 7 8 0 1\xc3\xa9",
 		"binary data: byte 0xc3", "UTF-8");
-	refused("1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25",
-		"too many fields", "25 fields");
+	for (i = 0, o = 0; i < 65; i++)
+		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%zu",
+				      i ? " " : "", i + 1);
+	refused(buf, "too many fields (more than 64)", "65 fields");
 	ok(!parse_log_line("V6 R 1\0 000001", 14, &rec, why) &&
 	   strstr(why, "byte 0x00"), "refused: NUL byte (%s)", why);
 	memset(buf, '7', sizeof(buf));
 	ok(!parse_log_line(buf, PARSE_LINE_MAX + 1, &rec, why) &&
 	   strstr(why, "longer than"), "refused: overlong line (%s)", why);
+}
+
+#define R_DOC	"V6 R 1795218248 701232 127.0.0.1:41252 127.0.0.1:7100 5000 237115 322 0 1 234455 0 300 0 32768"
+
+/* Extension fields (log_ext): name=value after the documented fields. */
+static void test_ext(void)
+{
+	static const char *const typed[] = {
+		"V6 R 1 000001 10.0.0.2:1 10.0.0.1:80 1 2 3 4 5 6 7 8 0 10",
+		"V6 W 1 000001 10.0.0.2:1 10.0.0.1:80 1 2 3 4 5 6 7 8 10",
+		"V6 N 1 000001 10.0.0.2:1 10.0.0.1:80 1 2 3 0 10",
+		"V6 P 1 000001 10.0.0.1:80 10.0.0.2:1 1 2 3 4 5 6 7 8 0 10",
+		"V6 E 1 000001 10.0.0.2:1 10.0.0.1:80 1 2 3 4 5 6",
+	};
+	char line[600], back[600];
+	struct record plain;
+	unsigned int t;
+
+	ok(parse(R_DOC) && rec.ext_present == 0, "no extension fields: none present");
+	plain = rec;
+	ok(parse(R_DOC " netns=4026531840 cgroup=1234") &&
+	   rec_has_ext(&rec, EXT_NETNS) && rec.ext[EXT_NETNS] == 4026531840ULL &&
+	   rec_has_ext(&rec, EXT_CGROUP) && rec.ext[EXT_CGROUP] == 1234,
+	   "R with netns and cgroup: both kept");
+	ok(rec.nfields == plain.nfields && rec.present == plain.present &&
+	   !memcmp(rec.f, plain.f, sizeof(rec.f)) && rec.port == 7100 &&
+	   rec.source == SRC_TCP_RT,
+	   "R with extension fields: the documented fields as without");
+	for (t = 0; t < sizeof(typed) / sizeof(typed[0]); t++) {
+		snprintf(line, sizeof(line), "%s netns=%u cgroup=%u", typed[t],
+			 4026532000u + t, 7000 + t);
+		ok(parse(line) && rec.ext[EXT_NETNS] == 4026532000u + t &&
+		   rec.ext[EXT_CGROUP] == 7000 + t && rec.ext_present == 3,
+		   "%c with netns and cgroup", typed[t][3]);
+		to_line(&rec, back, sizeof(back));
+		ok(!strcmp(back, line), "%c with extension fields prints back to itself",
+		   typed[t][3]);
+	}
+	ok(parse(R_DOC " cgroup=9") && rec.ext_present == 1u << EXT_CGROUP &&
+	   rec.ext[EXT_CGROUP] == 9, "cgroup alone");
+	ok(parse(R_DOC " netns=0") && rec.ext_present == 1u << EXT_NETNS &&
+	   rec.ext[EXT_NETNS] == 0, "netns alone, 0");
+	ok(parse(R_DOC " cgroup=2 netns=1") && rec.ext[EXT_NETNS] == 1 &&
+	   rec.ext[EXT_CGROUP] == 2, "the other order");
+	ok(parse(R_DOC " netns=18446744073709551615") &&
+	   rec.ext[EXT_NETNS] == UINT64_MAX, "2^64 - 1");
+
+	/* unknown (later) fields: accepted, ignored */
+	ok(parse(R_DOC " netns=5 cgroup=6 rq_wait=10 app=20 sq_wait=30 rwnd_limited=0 sndbuf_limited=1 app_limited=2") &&
+	   rec.ext_present == 3 && rec.ext[EXT_NETNS] == 5 && rec.ext[EXT_CGROUP] == 6 &&
+	   rec.nfields == 10 && rec.f[9] == 32768,
+	   "the time-breakdown fields after netns and cgroup: ignored");
+	ok(parse(R_DOC " rq_wait=10 netns=5 x9=abc cgroup=6") && rec.ext_present == 3 &&
+	   rec.ext[EXT_NETNS] == 5 && rec.ext[EXT_CGROUP] == 6,
+	   "unknown fields before and between: ignored, whatever their value");
+	ok(parse(R_DOC " future=1") && rec.ext_present == 0,
+	   "only an unknown field: a valid record without extension fields");
+	ok(parse("V6 E 1 000001 10.0.0.2:1 10.0.0.1:80 1 2 3 4 5 6 zz_top=1") &&
+	   rec.type == REC_E && rec.ext_present == 0, "E with an unknown field");
+	ok(parse("V6 R 1795218248 1232 127.0.0.1:41252 127.0.0.1:7100 5000 237115 322 0 1 234455 0 300 0 32768 netns=7 ") &&
+	   rec.source == SRC_VENDOR && rec.ext[EXT_NETNS] == 7,
+	   "a vendor-form line (trailing space) with an extension field");
+	snprintf(line, sizeof(line), "%s", R_DOC);
+	for (t = 0; strlen(line) + 32 < PARSE_LINE_MAX; t++)
+		snprintf(line + strlen(line), sizeof(line) - strlen(line),
+			 " f%u=18446744073709551615", t);
+	ok(parse(line) && rec.ext_present == 0,
+	   "%u unknown fields, %zu bytes: accepted", t, strlen(line));
+
+	/* what stays malformed */
+	refused(R_DOC " netns=x", "netns is not a decimal number", "netns=x");
+	refused(R_DOC " cgroup=012", "no leading zero", "cgroup with a leading zero");
+	refused(R_DOC " cgroup=-1", "cgroup is not a decimal", "negative cgroup");
+	refused(R_DOC " netns=18446744073709551616", "64 bits", "netns 2^64");
+	refused(R_DOC " netns=", "bad extension field", "netns without a value");
+	refused(R_DOC " =5", "bad extension field", "a value without a name");
+	refused(R_DOC " Netns=5", "bad extension field", "an upper-case name");
+	refused(R_DOC " 9x=5", "bad extension field", "a name starting with a digit");
+	refused(R_DOC " netns=1 netns=2", "extension field netns twice", "netns twice");
+	refused(R_DOC " netns=1 77", "'77' after the extension fields is not name=value",
+		"a number after an extension field");
+	refused(R_DOC " 7 netns=1", "too many fields for R: 11 fields", "an 11th field, then netns");
+	refused("V6 R 1 000001 1.2.3.4:1 1.2.3.4:2 1 2 3 4 5 6 7 8 0 netns=1",
+		"too few fields for R: 9 fields", "R of 9 fields, then netns");
+	refused("V6 W 1 000001 1.2.3.4:1 1.2.3.4:2 1 2 3 4 5 6 7 8 0 10 netns=1",
+		"too many fields for W: 10 fields", "tcp_rt W of 10 fields, then netns");
+	refused(R_DOC "  netns=1", "empty field", "double space before netns");
+	refused("V6 R 1 000001 1.2.3.4:1 1.2.3.4:2 1 2 3 4 5 6 7 8 0 10 netns=1 ",
+		"usec is not a number below 1000000",
+		"a padded usec and a trailing space after netns");
 }
 
 /* The vendor's lines, each written as its output.c defines them (vline()). */
@@ -613,6 +711,17 @@ static void test_files(void)
 	   "file: tcp_rt and vendor lines mixed: 4 read, 2 refused (bad %llu, got %u)",
 	   (unsigned long long)bad, got);
 
+	/* lines with and without extension fields in one file */
+	put_str("rt-network-log0",
+		VALID_R
+		"V6 R 1795218248 701233 127.0.0.1:41252 127.0.0.1:7100 5000 237115 322 0 1 234455 0 300 0 32768 netns=4026531840 cgroup=77\n"
+		"V6 E 1795218248 697287 127.0.0.1:41252 127.0.0.1:7100 1 5000 0 300 0 322 netns=4026531840 cgroup=77 later=1\n");
+	bad = read_dir(false);
+	ok(bad == 0 && got == 3 && last.type == REC_E &&
+	   last.ext[EXT_CGROUP] == 77 && last.role == ROLE_SERVER,
+	   "file: lines with and without extension fields (bad %llu, got %u)",
+	   (unsigned long long)bad, got);
+
 	put_str("rt-network-log0", VALID_R);
 	put_str("rt-network-real0", "1795219325 all 8080 1 2 3 4 5 6 7 8 9\n");
 	bad = read_dir(true);
@@ -641,6 +750,7 @@ int main(void)
 	test_types();
 	test_ipv6();
 	test_hostile();
+	test_ext();
 	test_vendor();
 	test_stats();
 	test_fuzz();

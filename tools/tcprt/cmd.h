@@ -38,6 +38,11 @@ void bad_option(const char *cmd, int o, char **argv)
 uint16_t opt_port(const char *cmd, const char *arg);
 uint64_t opt_seconds(const char *cmd, const char *opt, const char *arg,
 		     bool zero_ok);
+/* --netns: N or net:[N], N > 0. */
+uint64_t opt_netns(const char *cmd, const char *arg);
+/* --container: an id, a prefix of 12 digits or more (not of two running
+ * containers), or NAME.service; returns @arg. */
+const char *opt_container(const char *cmd, const char *arg);
 /* "R,W,N,P,E" -> a bit mask of 1 << REC_x. */
 unsigned int opt_types(const char *cmd, const char *arg);
 

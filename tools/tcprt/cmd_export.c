@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "container.h"
 #include "input.h"
 #include "prom.h"
 #include "series.h"
@@ -25,6 +26,7 @@
 static const char help[] =
 "usage: tcprt export --textfile PATH [--interval SECONDS] [--once]\n"
 "                    [--buckets r5|r10|r20] [--port P] [--max-ports N]\n"
+"                    [--netns N] [--container ID] [--max-containers N]\n"
 "                    [--archive FILE] [--dir DIR]\n"
 "\n"
 "Drain the tcp_rt logs every SECONDS (default 15) and write Prometheus\n"
@@ -32,7 +34,10 @@ static const char help[] =
 "--collector.textfile.directory at PATH's folder; PATH must end in .prom).\n"
 "The file is written to a temporary file and renamed: a scrape never sees\n"
 "half a file.  Counters count from tcprt's start.  Labels: port, role\n"
-"(server/client), type (R W N P); no addresses.\n"
+"(server/client), type (R W N P); no addresses.  Records with netns or\n"
+"cgroup (tcp_rt's log_ext) also get container (as tcprt read names it: the\n"
+"container's id, the systemd service, the cgroup path, or the number when\n"
+"nothing matches) and, for a Kubernetes pod's, pod (its UID).\n"
 "\n"
 "  -t, --textfile PATH  the .prom file to write\n"
 "  -i, --interval S     seconds between updates (default 15)\n"
@@ -43,6 +48,14 @@ static const char help[] =
 "  -p, --port P         only service port P\n"
 "  -m, --max-ports N    at most N ports get series of their own (default 64);\n"
 "                       records of further ports are counted as port=\"other\"\n"
+"  -n, --netns N        only records of network namespace N (N or net:[N])\n"
+"  -c, --container ID   only records of container ID: its full id, a prefix\n"
+"                       of at least 12 hex digits, or NAME.service\n"
+"  -M, --max-containers N  at most N containers get series of their own\n"
+"                       (default 64); records of further ones are counted as\n"
+"                       container=\"other\" and in\n"
+"                       tcprt_container_overflow_records_total; 0: no\n"
+"                       container label\n"
 "  -a, --archive FILE   also append every valid record line read to FILE\n"
 "                       (reading consumes the logs: this keeps a copy)\n"
 "  -d, --dir DIR        read recorded rt-network-log* files of DIR instead\n"
@@ -62,6 +75,9 @@ static const char help[] =
 "  tcprt_download_seconds            histogram: download time (R W P)\n"
 "  tcprt_records_read_total          valid lines read (no labels)\n"
 "  tcprt_malformed_lines_total       malformed lines skipped (no labels)\n"
+"  tcprt_container_overflow_records_total\n"
+"                                    records counted as container=\"other\"\n"
+"                                    (no labels)\n"
 "  tcprt_module_status{key}          every numeric line of tcp_rt's status\n";
 
 enum { H_DURATION, H_PROCESS, H_UPLOAD, H_DOWNLOAD, NHIST };
@@ -74,6 +90,7 @@ struct exp_val {
 	uint64_t records;	/* tasks, or connections for E */
 	uint64_t sent, recv, retrans;
 	struct prom_hist h[NHIST];
+	char pod[CT_POD_MAX + 1];	/* the container's pod's UID, or "" */
 };
 
 #define T(x) (1u << REC_##x)
@@ -120,10 +137,14 @@ static const struct histogram {
 
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
 #define MAX_STATUS 64
+#define DEFAULT_MAX_CONTAINERS	64
+#define LABELS_MAX	8192	/* a series' labels, escaped */
 
 struct exporter {
 	const struct prom_buckets *b;
 	int port;
+	struct ct_filter ctf;	/* --netns, --container */
+	bool containers;	/* the container label: --max-containers > 0 */
 	struct series_table t;
 	struct input in;
 	struct {
@@ -136,6 +157,8 @@ struct exporter {
 static void add(const struct record *r, void *arg)
 {
 	struct exporter *x = arg;
+	const struct ct_info *ci = NULL;
+	struct series *se;
 	struct exp_val *v;
 	uint64_t val;
 	unsigned int i;
@@ -144,7 +167,14 @@ static void add(const struct record *r, void *arg)
 		return;
 	if (x->port >= 0 && r->port != x->port)
 		return;
-	v = series_get(&x->t, r->port, r->role, r->type);
+	if (!ct_match(&x->ctf, r))
+		return;
+	if (x->containers && r->ext_present)
+		ci = ct_of_record(r);
+	v = series_get_key(&x->t, r->port, ci && ci->any ? ci->key : NULL,
+			   r->role, r->type, &se);
+	if (ci && !se->other_key && !v->pod[0])
+		snprintf(v->pod, sizeof(v->pod), "%s", ci->name.pod);
 	v->records++;
 	v->sent += rec_sent_bytes(r);
 	v->recv += rec_recv_bytes(r);
@@ -178,20 +208,46 @@ static void status_line(const char *key, uint64_t value, void *arg)
 	x->status[x->nstatus++].value = value;
 }
 
+/* A label value: backslash, double quote and line feed escaped. */
+static size_t label_value(char *buf, size_t len, const char *v)
+{
+	size_t o = 0;
+
+	for (; *v && o + 3 < len; v++) {
+		if (*v == '\\' || *v == '"' || *v == '\n') {
+			buf[o++] = '\\';
+			buf[o++] = *v == '\n' ? 'n' : *v;
+		} else {
+			buf[o++] = *v;
+		}
+	}
+	buf[o] = '\0';
+	return o;
+}
+
+/* port, then container and pod when the series has them, role, type. */
 static void labels(char *buf, size_t len, const struct series *s)
 {
-	char port[8];
+	const struct exp_val *v = s->val;
+	char port[8], ct[LABELS_MAX / 2], pod[CT_POD_MAX + 16] = "";
+	char ctl[LABELS_MAX / 2 + 16] = "";
 
 	if (s->port == SERIES_OTHER)
 		snprintf(port, sizeof(port), "other");
 	else
 		snprintf(port, sizeof(port), "%u", s->port);
+	if (s->key || s->other_key) {
+		label_value(ct, sizeof(ct), s->other_key ? "other" : s->key);
+		snprintf(ctl, sizeof(ctl), ",container=\"%s\"", ct);
+	}
+	if (v->pod[0])
+		snprintf(pod, sizeof(pod), ",pod=\"%s\"", v->pod);
 	if (s->type == REC_E)
-		snprintf(buf, len, "port=\"%s\",role=\"%s\"", port,
+		snprintf(buf, len, "port=\"%s\"%s%s,role=\"%s\"", port, ctl, pod,
 			 role_name(s->role));
 	else
-		snprintf(buf, len, "port=\"%s\",role=\"%s\",type=\"%s\"", port,
-			 role_name(s->role), rec_desc[s->type].name);
+		snprintf(buf, len, "port=\"%s\"%s%s,role=\"%s\",type=\"%s\"", port,
+			 ctl, pod, role_name(s->role), rec_desc[s->type].name);
 }
 
 static bool any_series(const struct exporter *x, unsigned int types)
@@ -206,7 +262,7 @@ static bool any_series(const struct exporter *x, unsigned int types)
 
 static void write_metrics(FILE *out, const struct exporter *x)
 {
-	char lab[96];
+	static char lab[LABELS_MAX];
 	unsigned int c, h;
 	size_t i;
 
@@ -246,6 +302,10 @@ static void write_metrics(FILE *out, const struct exporter *x)
 			prom_hist_write(out, k->name, lab, &v->h[h], x->b);
 		}
 	}
+	fprintf(out, "# HELP tcprt_container_overflow_records_total Records counted as container=\"other\": more than --max-containers containers had series.\n"
+		"# TYPE tcprt_container_overflow_records_total counter\n"
+		"tcprt_container_overflow_records_total %llu\n",
+		(unsigned long long)x->t.key_overflow);
 	fprintf(out, "# HELP tcprt_records_read_total Valid lines tcprt read.\n"
 		"# TYPE tcprt_records_read_total counter\n"
 		"tcprt_records_read_total %llu\n",
@@ -317,6 +377,9 @@ int cmd_export(int argc, char **argv)
 		{ "buckets", required_argument, NULL, 'b' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "max-ports", required_argument, NULL, 'm' },
+		{ "netns", required_argument, NULL, 'n' },
+		{ "container", required_argument, NULL, 'c' },
+		{ "max-containers", required_argument, NULL, 'M' },
 		{ "archive", required_argument, NULL, 'a' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
@@ -324,6 +387,7 @@ int cmd_export(int argc, char **argv)
 	};
 	struct exporter *x = xcalloc(1, sizeof(*x));
 	uint64_t interval = 15 * USEC_PER_SEC, next, max_ports = DEFAULT_MAX_PORTS;
+	uint64_t max_containers = DEFAULT_MAX_CONTAINERS;
 	const char *path = NULL, *dir = NULL, *archive = NULL;
 	bool once = false;
 	unsigned int tick = 0;
@@ -334,7 +398,7 @@ int cmd_export(int argc, char **argv)
 	x->port = -1;
 	optind = 1;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":t:i:1b:p:m:a:d:h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":t:i:1b:p:m:n:c:M:a:d:h", opts, NULL)) != -1) {
 		switch (o) {
 		case 't': path = optarg; break;
 		case 'i': interval = opt_seconds("export", "--interval", optarg, false); break;
@@ -350,6 +414,17 @@ int cmd_export(int argc, char **argv)
 			if (!parse_u64(optarg, strlen(optarg), &max_ports) ||
 			    max_ports < 1 || max_ports > 65535)
 				usage_error("export", "--max-ports: '%s' is not 1..65535",
+					    optarg);
+			break;
+		case 'n':
+			x->ctf.netns_set = true;
+			x->ctf.netns = opt_netns("export", optarg);
+			break;
+		case 'c': x->ctf.container = opt_container("export", optarg); break;
+		case 'M':
+			if (!parse_u64(optarg, strlen(optarg), &max_containers) ||
+			    max_containers > 65535)
+				usage_error("export", "--max-containers: '%s' is not 0..65535",
 					    optarg);
 			break;
 		case 'a': archive = optarg; break;
@@ -368,7 +443,9 @@ int cmd_export(int argc, char **argv)
 			    path);
 
 	signals_init();
-	series_init(&x->t, sizeof(struct exp_val), (unsigned int)max_ports);
+	series_init(&x->t, sizeof(struct exp_val), (unsigned int)max_ports,
+		    (unsigned int)max_containers);
+	x->containers = max_containers > 0;
 	st = input_open(&x->in, dir, false, add, x);
 	if (st == EXIT_OK && archive) {
 		x->in.archive = fopen(archive, "a");
@@ -414,6 +491,7 @@ out:
 		fclose(x->in.archive);
 	input_close(&x->in);
 	series_free(&x->t, free_val);
+	ct_free();
 	free(x);
 	return st;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "container.h"
 #include "input.h"
 #include "merge.h"
 #include "output.h"
@@ -13,7 +14,8 @@
 
 static const char help[] =
 "usage: tcprt read [--follow] [--format text|json|csv] [--type R,W,N,P,E]\n"
-"                  [--port P] [--stats] [--dir DIR] [--reorder SECONDS]\n"
+"                  [--port P] [--netns N] [--container ID] [--stats]\n"
+"                  [--dir DIR] [--reorder SECONDS]\n"
 "\n"
 "Drain every rt-network-log<cpu> of /sys/kernel/debug/tcp-rt (reading\n"
 "consumes them) and print the records, merged into start-time order.\n"
@@ -23,13 +25,24 @@ static const char help[] =
 "                      then name=value for every field; json: one object per\n"
 "                      line with the field names of docs/records.md; csv: a\n"
 "                      header line, then one row per record (empty cells for\n"
-"                      the fields a record does not have), source last.\n"
+"                      the fields a record does not have), then source,\n"
+"                      netns, cgroup, cgroup_path, runtime, container, pod.\n"
 "                      source: tcp_rt or vendor (the vendor's TCP-RT), when\n"
-"                      tcprt can tell\n"
+"                      tcprt can tell.  Records with netns or cgroup (tcp_rt's\n"
+"                      log_ext) get what they name on this host: cgroup_path,\n"
+"                      runtime (docker, containerd, cri-o, podman,\n"
+"                      kubernetes, systemd, host), container (its id, the\n"
+"                      systemd service, the path, or the number when nothing\n"
+"                      matches) and pod (a Kubernetes pod's UID)\n"
 "  -t, --type LIST     only these record types, e.g. R,W\n"
 "  -p, --port P        only records of service port P (the local port of\n"
 "                      R/W/N, the peer port of P, that of the connection\n"
 "                      for E)\n"
+"  -n, --netns N       only records of network namespace N (its inode number,\n"
+"                      or net:[N] as readlink /proc/PID/ns/net prints it)\n"
+"  -c, --container ID  only records of container ID: its full id or a prefix\n"
+"                      of at least 12 hex digits (not one of two running\n"
+"                      containers), or a systemd service (NAME.service)\n"
 "  -s, --stats         also the lines of rt-network-stats (type \"stats\"), or\n"
 "                      of the vendor's older rt-network-real<cpu>\n"
 "  -d, --dir DIR       read the rt-network-log* (and rt-network-stats) files\n"
@@ -54,6 +67,7 @@ struct read_ctx {
 	enum format fmt;
 	unsigned int types;	/* mask of 1 << REC_x; 0: all */
 	int port;		/* -1: all */
+	struct ct_filter ctf;	/* --netns, --container */
 	struct merge merge;
 	int write_errno;
 };
@@ -66,6 +80,8 @@ static void filter(const struct record *r, void *arg)
 	if (r->type != REC_STATS && c->types && !(c->types & (1u << r->type)))
 		return;
 	if (c->port >= 0 && r->port != c->port)
+		return;
+	if (!ct_match(&c->ctf, r))
 		return;
 	merge_push(r, &c->merge);
 }
@@ -88,6 +104,8 @@ int cmd_read(int argc, char **argv)
 		{ "format", required_argument, NULL, 'o' },
 		{ "type", required_argument, NULL, 't' },
 		{ "port", required_argument, NULL, 'p' },
+		{ "netns", required_argument, NULL, 'n' },
+		{ "container", required_argument, NULL, 'c' },
 		{ "stats", no_argument, NULL, 's' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "reorder", required_argument, NULL, 'r' },
@@ -104,7 +122,7 @@ int cmd_read(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":fo:t:p:sd:r:h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":fo:t:p:n:c:sd:r:h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'f': follow = true; break;
 		case 'o':
@@ -115,6 +133,11 @@ int cmd_read(int argc, char **argv)
 			break;
 		case 't': c.types = opt_types("read", optarg); break;
 		case 'p': c.port = opt_port("read", optarg); break;
+		case 'n':
+			c.ctf.netns_set = true;
+			c.ctf.netns = opt_netns("read", optarg);
+			break;
+		case 'c': c.ctf.container = opt_container("read", optarg); break;
 		case 's': stats = true; break;
 		case 'd': dir = optarg; break;
 		case 'r': reorder = opt_seconds("read", "--reorder", optarg, true); break;
@@ -161,6 +184,7 @@ int cmd_read(int argc, char **argv)
 		       c.merge.forced == 1 ? "" : "s", DEFAULT_MAX_HELD);
 	input_close(&in);
 	merge_free(&c.merge);
+	ct_free();
 	if (c.write_errno && c.write_errno != EPIPE) {
 		warnx_("writing the output: %s", strerror(c.write_errno));
 		return EXIT_RUNTIME;

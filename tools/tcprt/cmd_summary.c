@@ -12,11 +12,13 @@
  * span between its first and last record.  The window still open at the end
  * is not reported.
  */
+#include <arpa/inet.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
+#include "container.h"
 #include "hist.h"
 #include "input.h"
 #include "merge.h"
@@ -24,11 +26,13 @@
 #include "util.h"
 
 static const char help[] =
-"usage: tcprt summary [--port P] [--window SECONDS] [--follow] [--dir DIR]\n"
+"usage: tcprt summary [--port P] [--netns N] [--container ID]\n"
+"                     [--by port|container|netns|peer|peer/24|peer/64]\n"
+"                     [--window SECONDS] [--follow] [--dir DIR]\n"
 "                     [--reorder SECONDS]\n"
 "\n"
-"Per window of SECONDS (default 60), per service port and task type (R W N\n"
-"P): the count, the rate (count / window length) and p50/p90/p99/max of\n"
+"Per window of SECONDS (default 60), per service port (or what --by says)\n"
+"and task type (R W N P): the count, the rate (count / window length) and p50/p90/p99/max of\n"
 "duration, process time (P: service time), upload time, download time\n"
 "(duration - upload - process; P: response time) and min RTT, in\n"
 "microseconds.  E records (connection ends) are not summarised.  A record\n"
@@ -45,6 +49,18 @@ static const char help[] =
 "histograms (bounded memory) within 0.79 % of the exact value.\n"
 "\n"
 "  -p, --port P        only service port P\n"
+"  -n, --netns N       only records of network namespace N (N or net:[N])\n"
+"  -c, --container ID  only records of container ID: its full id, a prefix\n"
+"                      of at least 12 hex digits, or NAME.service\n"
+"  -b, --by KEY        the rows: port (default); container (the container's\n"
+"                      id, systemd service, cgroup path, or the number when\n"
+"                      nothing matches, as read shows it; \"-\": records\n"
+"                      without netns and cgroup); netns (its number); peer\n"
+"                      (the peer's address: the client's for R W N);\n"
+"                      peer/24 or peer/64 (the same: an IPv4 peer's /24, an\n"
+"                      IPv6 peer's /64).  At most 64 ports, or 1024 of the\n"
+"                      others, get rows of their own per window; the rest\n"
+"                      are summed as \"other\"\n"
 "  -w, --window S      window length, seconds (default 60)\n"
 "  -f, --follow        keep reading; print each window as it completes\n"
 "  -d, --dir DIR       read recorded rt-network-log* files of DIR\n"
@@ -52,6 +68,18 @@ static const char help[] =
 "  -h, --help          this text\n";
 
 #define DEFAULT_WINDOW_US	(60 * USEC_PER_SEC)
+#define MAX_KEYS		1024	/* rows of --by other than port */
+
+enum by { BY_PORT, BY_CONTAINER, BY_NETNS, BY_PEER, BY_PEER_NET };
+
+static const char *const by_names[] = {
+	[BY_PORT] = "port", [BY_CONTAINER] = "container", [BY_NETNS] = "netns",
+	[BY_PEER] = "peer", [BY_PEER_NET] = "peer/24",
+};
+static const char *const by_header[] = {
+	[BY_PORT] = "PORT", [BY_CONTAINER] = "CONTAINER", [BY_NETNS] = "NETNS",
+	[BY_PEER] = "PEER", [BY_PEER_NET] = "PEER",
+};
 
 static const unsigned int quantiles[] = { 500, 900, 990, 1000 };
 
@@ -63,6 +91,8 @@ struct win_val {
 struct summary {
 	uint64_t window_us;
 	int port;		/* -1: all */
+	enum by by;
+	struct ct_filter ctf;	/* --netns, --container */
 	bool started;
 	bool closed_any;	/* a window has been closed: earlier is late */
 	uint64_t cur;		/* start of the open window */
@@ -102,9 +132,39 @@ static void print_empty_run(struct summary *s)
 	s->empty_n = 0;
 }
 
+/* A row's key as printed: its port, or its key. */
+static const char *row_key(const struct summary *s, const struct series *se,
+			   char *buf, size_t len)
+{
+	if (s->by != BY_PORT)
+		return se->other_key ? "other" : se->key;
+	if (se->port == SERIES_OTHER)
+		return "other";
+	snprintf(buf, len, "%u", se->port);
+	return buf;
+}
+
+/* The width of the key column: 6 for ports, the longest key otherwise. */
+static int key_width(const struct summary *s)
+{
+	size_t i, w = 6;
+	char buf[8];
+
+	if (s->by == BY_PORT)
+		return 6;
+	for (i = 0; i < s->t.n; i++) {
+		size_t len = strlen(row_key(s, &s->t.s[i], buf, sizeof(buf)));
+
+		if (len + 1 > w)
+			w = len + 1;
+	}
+	return (int)w;
+}
+
 static void print_window(struct summary *s)
 {
 	uint64_t w = s->window_us;
+	int kw = key_width(s);
 	size_t i;
 
 	print_empty_run(s);
@@ -116,24 +176,22 @@ static void print_window(struct summary *s)
 	else
 		printf(" (%llu s)", (unsigned long long)(w / USEC_PER_SEC));
 	printf("; times in microseconds\n");
-	printf("%-6s %-6s %-4s %8s %10s  %-9s %9s %9s %9s %9s\n", "PORT", "ROLE",
-	       "TYPE", "COUNT", "RATE/s", "METRIC", "P50", "P90", "P99", "MAX");
+	printf("%-*s %-6s %-4s %8s %10s  %-9s %9s %9s %9s %9s\n", kw,
+	       by_header[s->by], "ROLE", "TYPE", "COUNT", "RATE/s", "METRIC",
+	       "P50", "P90", "P99", "MAX");
 	for (i = 0; i < s->t.n; i++) {
 		const struct series *se = &s->t.s[i];
 		const struct win_val *v = se->val;
-		char port[8];
+		char buf[8];
+		const char *key = row_key(s, se, buf, sizeof(buf));
 		/* rate = count / window, in thousandths */
 		uint64_t rate = (v->count * 1000 * USEC_PER_SEC + w / 2) / w;
 		unsigned int m, q;
 
-		if (se->port == SERIES_OTHER)
-			snprintf(port, sizeof(port), "other");
-		else
-			snprintf(port, sizeof(port), "%u", se->port);
 		for (m = 0; m < M_NMETRICS; m++) {
 			if (!v->h[m].n)
 				continue;
-			printf("%-6s %-6s %-4s %8llu %6llu.%03llu  %-9s", port,
+			printf("%-*s %-6s %-4s %8llu %6llu.%03llu  %-9s", kw, key,
 			       role_name(se->role), rec_desc[se->type].name,
 			       (unsigned long long)v->count,
 			       (unsigned long long)(rate / 1000),
@@ -159,7 +217,7 @@ static void close_window(struct summary *s)
 		s->empty_n++;
 	}
 	series_free(&s->t, free_val);
-	series_init(&s->t, sizeof(struct win_val), DEFAULT_MAX_PORTS);
+	series_init(&s->t, sizeof(struct win_val), DEFAULT_MAX_PORTS, MAX_KEYS);
 	s->in_cur = 0;
 	s->cur += s->window_us;
 	s->closed_any = true;
@@ -186,6 +244,54 @@ static void close_until(struct summary *s, uint64_t t)
 	}
 }
 
+/* An address's network: an IPv4 address's /24, an IPv6 address's /64. */
+static void peer_net(const char *addr, char *out, size_t len)
+{
+	unsigned char b[16];
+
+	if (inet_pton(AF_INET, addr, b) == 1) {
+		snprintf(out, len, "%u.%u.%u.0/24", b[0], b[1], b[2]);
+	} else if (inet_pton(AF_INET6, addr, b) == 1) {
+		char a[INET6_ADDRSTRLEN];
+
+		memset(b + 8, 0, 8);
+		inet_ntop(AF_INET6, b, a, sizeof(a));
+		snprintf(out, len, "%s/64", a);
+	} else {
+		snprintf(out, len, "%s", addr);
+	}
+}
+
+/* The series of a record: its port's, or its key's (--by). */
+static struct win_val *series_of(struct summary *s, const struct record *r)
+{
+	char buf[REC_ADDR_MAX + 8];
+	const char *key = buf;
+
+	switch (s->by) {
+	case BY_PORT:
+		return series_get(&s->t, r->port, r->role, r->type);
+	case BY_CONTAINER:
+		key = ct_of_record(r)->key;
+		break;
+	case BY_NETNS:
+		if (rec_has_ext(r, EXT_NETNS))
+			snprintf(buf, sizeof(buf), "%llu",
+				 (unsigned long long)r->ext[EXT_NETNS]);
+		else
+			key = "";
+		break;
+	case BY_PEER:
+		key = r->peer_addr;
+		break;
+	case BY_PEER_NET:
+		peer_net(r->peer_addr, buf, sizeof(buf));
+		break;
+	}
+	return series_get_key(&s->t, SERIES_OTHER, *key ? key : "-", r->role,
+			      r->type, NULL);
+}
+
 /* After the merge: records in start-time order (but for late ones). */
 static void add(const struct record *r, void *arg)
 {
@@ -206,7 +312,7 @@ static void add(const struct record *r, void *arg)
 		return;
 	}
 	close_until(s, t);
-	w = series_get(&s->t, r->port, r->role, r->type);
+	w = series_of(s, r);
 	w->count++;
 	s->in_cur++;
 	for (m = 0; m < M_NMETRICS; m++)
@@ -226,6 +332,8 @@ static void filter(const struct record *r, void *arg)
 		return;
 	if (s->port >= 0 && r->port != s->port)
 		return;
+	if (!ct_match(&s->ctf, r))
+		return;
 	if (rec_metric(r, M_DURATION, &d))
 		end += d;
 	if (end > s->max_end)
@@ -233,10 +341,26 @@ static void filter(const struct record *r, void *arg)
 	merge_push(r, &s->merge);
 }
 
+static enum by opt_by(const char *arg)
+{
+	unsigned int b;
+
+	if (!strcmp(arg, "peer/64"))
+		return BY_PEER_NET;
+	for (b = 0; b < sizeof(by_names) / sizeof(by_names[0]); b++)
+		if (!strcmp(arg, by_names[b]))
+			return (enum by)b;
+	usage_error("summary", "--by: '%s' is not port, container, netns, peer, peer/24 or peer/64",
+		    arg);
+}
+
 int cmd_summary(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "port", required_argument, NULL, 'p' },
+		{ "netns", required_argument, NULL, 'n' },
+		{ "container", required_argument, NULL, 'c' },
+		{ "by", required_argument, NULL, 'b' },
 		{ "window", required_argument, NULL, 'w' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "dir", required_argument, NULL, 'd' },
@@ -255,9 +379,15 @@ int cmd_summary(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":p:w:fd:r:h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":p:n:c:b:w:fd:r:h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'p': s.port = opt_port("summary", optarg); break;
+		case 'n':
+			s.ctf.netns_set = true;
+			s.ctf.netns = opt_netns("summary", optarg);
+			break;
+		case 'c': s.ctf.container = opt_container("summary", optarg); break;
+		case 'b': s.by = opt_by(optarg); break;
 		case 'w': s.window_us = opt_seconds("summary", "--window", optarg, false); break;
 		case 'f': follow = true; break;
 		case 'd': dir = optarg; break;
@@ -270,7 +400,7 @@ int cmd_summary(int argc, char **argv)
 		usage_error("summary", "unexpected argument '%s'", argv[optind]);
 
 	signals_init();
-	series_init(&s.t, sizeof(struct win_val), DEFAULT_MAX_PORTS);
+	series_init(&s.t, sizeof(struct win_val), DEFAULT_MAX_PORTS, MAX_KEYS);
 	merge_init(&s.merge, reorder, DEFAULT_MAX_HELD, add, &s);
 	st = input_open(&in, dir, false, filter, &s);
 	if (st != EXIT_OK) {
@@ -315,5 +445,6 @@ int cmd_summary(int argc, char **argv)
 	input_close(&in);
 	merge_free(&s.merge);
 	series_free(&s.t, free_val);
+	ct_free();
 	return EXIT_OK;
 }

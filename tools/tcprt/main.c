@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "container.h"
 #include "util.h"
 
 static const char usage[] =
@@ -112,6 +113,37 @@ unsigned int opt_types(const char *cmd, const char *arg)
 			return mask;
 		p += 2;
 	}
+}
+
+uint64_t opt_netns(const char *cmd, const char *arg)
+{
+	size_t len = strlen(arg);
+	const char *p = arg;
+	uint64_t ino;
+
+	/* as readlink /proc/PID/ns/net prints it, too */
+	if (!strncmp(arg, "net:[", 5) && len > 6 && arg[len - 1] == ']') {
+		p = arg + 5;
+		len -= 6;
+	}
+	if (!parse_u64(p, len, &ino) || ino == 0)
+		usage_error(cmd, "--netns: '%s' is not a network namespace's inode number (N or net:[N], N > 0)",
+			    arg);
+	return ino;
+}
+
+const char *opt_container(const char *cmd, const char *arg)
+{
+	char first[CT_ID_MAX + 1];
+	const char *why;
+
+	if (!ct_container_arg_ok(arg, &why))
+		usage_error(cmd, "--container: '%s' is %s", arg, why);
+	if (strlen(arg) < CT_ID_LEN && !strstr(arg, ".service") &&
+	    ct_running(arg, first) > 1)
+		usage_error(cmd, "--container: '%s' is ambiguous: the ids of several running containers start with it; give more of the id",
+			    arg);
+	return arg;
 }
 
 int main(int argc, char **argv)

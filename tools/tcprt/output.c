@@ -6,11 +6,15 @@
  * log file's number) and source (tcp_rt or vendor, when known).  Stats
  * lines print as type "stats" with unix_sec.  A field the record's line
  * did not have (see record.h) is left out, as a type's missing fields are.
+ * The extension fields tcprt knows (netns, cgroup) follow the documented
+ * ones, then what container.c makes of them: cgroup_path, runtime,
+ * container and pod, each when known.
  */
 #include "output.h"
 
 #include <string.h>
 
+#include "container.h"
 #include "util.h"
 
 #define CSV_MAX_COLS	64
@@ -32,6 +36,81 @@ static void endpoint(FILE *out, const char *addr, unsigned int port)
 		fprintf(out, "[%s]:%u", addr, port);
 	else
 		fprintf(out, "%s:%u", addr, port);
+}
+
+/* A string in JSON: quotes, backslashes and control bytes escaped. */
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+/* A CSV cell: quoted when it holds a comma, a quote or a line break. */
+static void csv_str(FILE *out, const char *s)
+{
+	if (!s[strcspn(s, ",\"\r\n")]) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+/*
+ * The names tcprt adds after the extension fields, in this order, and
+ * their values for @ci (NULL: not known).
+ */
+enum { N_PATH, N_RUNTIME, N_CONTAINER, N_POD, N_NAMES };
+static const char *const name_cols[N_NAMES] = {
+	"cgroup_path", "runtime", "container", "pod",
+};
+
+static void names_of(const struct ct_info *ci, const char *v[N_NAMES])
+{
+	v[N_PATH] = ci->path;
+	v[N_RUNTIME] = ct_runtime_name(ci->name.runtime);
+	v[N_CONTAINER] = ci->any ? ci->key : NULL;
+	v[N_POD] = ci->name.pod[0] ? ci->name.pod : NULL;
+}
+
+/* A record's extension fields and names, as " name=value" or ,"name":value. */
+static void print_ext(FILE *out, const struct record *r, bool json)
+{
+	const char *v[N_NAMES];
+	unsigned int i;
+
+	for (i = 0; i < REC_EXT_N; i++)
+		if (rec_has_ext(r, (enum rec_ext)i))
+			fprintf(out, json ? ",\"%s\":%llu" : " %s=%llu",
+				rec_ext_name[i], (unsigned long long)r->ext[i]);
+	if (!r->ext_present)
+		return;
+	names_of(ct_of_record(r), v);
+	for (i = 0; i < N_NAMES; i++) {
+		if (!v[i])
+			continue;
+		if (json) {
+			fprintf(out, ",\"%s\":", name_cols[i]);
+			json_str(out, v[i]);
+		} else {
+			fprintf(out, " %s=%s", name_cols[i], v[i]);
+		}
+	}
 }
 
 static void print_text(FILE *out, const struct record *r)
@@ -57,6 +136,7 @@ static void print_text(FILE *out, const struct record *r)
 		if (rec_has(r, i))
 			fprintf(out, " %s=%llu", d->fields[i],
 				(unsigned long long)r->f[i]);
+	print_ext(out, r, false);
 	fputc('\n', out);
 }
 
@@ -84,12 +164,14 @@ static void print_json(FILE *out, const struct record *r)
 		if (rec_has(r, i))
 			fprintf(out, ",\"%s\":%llu", d->fields[i],
 				(unsigned long long)r->f[i]);
+	print_ext(out, r, true);
 	fputs("}\n", out);
 }
 
 /*
  * CSV: fixed columns, then every field name once, in type order, then
- * source (last, so that the columns before it keep their places).
+ * source, then the extension fields and the names tcprt gives them (after
+ * source, so that the columns before it keep their places).
  */
 
 static const char *const csv_fixed[] = {
@@ -124,6 +206,30 @@ static void csv_init(void)
 		}
 	}
 	csv_cols[csv_ncols++] = "source";
+	for (i = 0; i < REC_EXT_N; i++)
+		csv_cols[csv_ncols++] = rec_ext_name[i];
+	for (i = 0; i < N_NAMES; i++)
+		csv_cols[csv_ncols++] = name_cols[i];
+}
+
+/* The cells after source: the extension fields, then the names. */
+static void csv_ext(FILE *out, const struct record *r)
+{
+	const char *v[N_NAMES] = { 0 };
+	unsigned int i;
+
+	for (i = 0; i < REC_EXT_N; i++) {
+		fputc(',', out);
+		if (rec_has_ext(r, (enum rec_ext)i))
+			fprintf(out, "%llu", (unsigned long long)r->ext[i]);
+	}
+	if (r->ext_present)
+		names_of(ct_of_record(r), v);
+	for (i = 0; i < N_NAMES; i++) {
+		fputc(',', out);
+		if (v[i])
+			csv_str(out, v[i]);
+	}
 }
 
 static void print_csv(FILE *out, const struct record *r)
@@ -145,13 +251,15 @@ static void print_csv(FILE *out, const struct record *r)
 			(unsigned long long)r->usec, role_name(r->role), r->port,
 			r->peer_addr, r->peer_port, r->local_addr, r->local_port,
 			r->cpu);
-	for (i = CSV_FIXED; i < csv_ncols - 1; i++) {
+	for (i = CSV_FIXED; i < csv_ncols - 1 - REC_EXT_N - N_NAMES; i++) {
 		if (col_val[i])
 			fprintf(out, ",%llu", (unsigned long long)*col_val[i]);
 		else
 			fputc(',', out);
 	}
-	fprintf(out, ",%s\n", src ? src : "");
+	fprintf(out, ",%s", src ? src : "");
+	csv_ext(out, r);
+	fputc('\n', out);
 }
 
 void output_header(FILE *out, enum format fmt)

@@ -229,7 +229,7 @@ case_csv_text() {
 	d=$(make_all_types)
 	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format csv --stats)" 0 "read csv"
 	expect_eq "$(wc -l < "$T/out")" 9 "csv: header + 8 rows"
-	head -n 1 "$T/out" | grep -q '^type,sec,usec,role,port,peer_addr,peer_port,local_addr,local_port,cpu,sent_bytes,duration,.*,tasks,source$' ||
+	head -n 1 "$T/out" | grep -q '^type,sec,usec,role,port,peer_addr,peer_port,local_addr,local_port,cpu,sent_bytes,duration,.*,tasks,source,netns,cgroup,cgroup_path,runtime,container,pod$' ||
 		fail "csv header: $(head -n 1 "$T/out")"
 	cols=$(awk -F, '{ print NF }' "$T/out" | sort -u)
 	expect_eq "$cols" "$(head -n 1 "$T/out" | awk -F, '{ print NF }')" "csv: every row has every column"
@@ -503,7 +503,8 @@ case_mixed_read() {
 		assert sum(1 for r in recs if r["type"] == "E" and r["role"] == "client") == 10
 	PY
 	expect_eq "$(status_of "$TCPRT" read --dir "$M" --format csv)" 0 "read csv"
-	expect_eq "$(tail -n +2 "$T/out" | awk -F, '{ print $NF }' | sort | uniq -c | awk '{ printf "%s=%s ", $2, $1 }')" \
+	expect_eq "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "source") c = i; next }
+		{ print $c }' "$T/out" | sort | uniq -c | awk '{ printf "%s=%s ", $2, $1 }')" \
 		"tcp_rt=$nt vendor=$nv " "csv source column"
 	expect_eq "$(status_of "$TCPRT" read --dir "$M")" 0 "read text"
 	grep -q ' R server port=7100 cpu=1 source=vendor peer=10.0.0.2:31001 ' "$T/out" ||

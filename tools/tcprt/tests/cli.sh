@@ -654,6 +654,347 @@ case_export_atomic() {
 	expect_eq "$(ls -A "$T/prom2")" tcprt.prom "no temporary file left"
 }
 
+# ---- containers: extension fields, names, filters, --by, the export bound ------------
+
+# Container ids and a pod UID, made up here; the cgroup ids are the inode
+# numbers of the folders the test makes (stat), the netns numbers those its
+# /proc says.
+ID_A=$(echo container-a | sha256sum | cut -c1-64)
+ID_B=$(echo container-b | sha256sum | cut -c1-64)
+ID_C=cccccccccccc$(echo container-c | sha256sum | cut -c1-52)
+ID_D=cccccccccccc$(echo container-d | sha256sum | cut -c1-52)
+POD_UID=0a1b2c3d-1111-4222-8333-444455556666
+NS_HOST=4026531840 NS_A=4026532500 NS_B=4026532600 NS_NONE=4026539999
+
+# A synthetic cgroup2 tree and /proc in $T/ct: cg/ and proc/; sets the
+# CG_* numbers; the commands read them through TCPRT_CGROUP_ROOT and
+# TCPRT_PROC_ROOT.
+make_ct() {
+	local c=$T/ct pid p ns cg
+	P_A=system.slice/docker-$ID_A.scope
+	P_B=kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${POD_UID//-/_}.slice/cri-containerd-$ID_B.scope
+	P_C=machine.slice/libpod-$ID_C.scope
+	P_D=system.slice/docker-$ID_D.scope
+	P_NGINX=system.slice/nginx.service
+	P_CONMON=machine.slice/libpod-conmon-$ID_C.scope
+	export TCPRT_CGROUP_ROOT=$c/cg TCPRT_PROC_ROOT=$c/proc
+	if [ ! -d "$c" ]; then
+		mkdir -p "$c/cg/$P_A" "$c/cg/$P_B" "$c/cg/$P_C/container" "$c/cg/$P_D" \
+			"$c/cg/$P_NGINX" "$c/cg/$P_CONMON" "$c/cg/gone"
+		stat -c %i "$c/cg/gone" > "$c/gone"
+		rmdir "$c/cg/gone"	# its container has exited
+		# PID 1 in the host's namespace; 500 (and 510) in A's, 600 in B's
+		for pid in 1:$NS_HOST:/init.scope 500:$NS_A:/$P_A 510:$NS_A:/$P_NGINX 600:$NS_B:/$P_B; do
+			IFS=: read -r p ns cg <<< "$pid"
+			mkdir -p "$c/proc/$p/ns"
+			ln -s "net:[$ns]" "$c/proc/$p/ns/net"
+			echo "0::$cg" > "$c/proc/$p/cgroup"
+		done
+	fi
+	CG_A=$(stat -c %i "$c/cg/$P_A")
+	CG_B=$(stat -c %i "$c/cg/$P_B")
+	CG_C=$(stat -c %i "$c/cg/$P_C")
+	CG_D=$(stat -c %i "$c/cg/$P_D")
+	CG_NGINX=$(stat -c %i "$c/cg/$P_NGINX")
+	CG_CONMON=$(stat -c %i "$c/cg/$P_CONMON")
+	CG_GONE=$(cat "$c/gone")
+}
+
+# A record line with the peer @2 (IPv4 or IPv6) and extension fields @4:
+# trec type start_us peer [ext [local_port]]
+trec() {
+	local t=$1 us=$2 peer=$3 ext=${4:-} lp=${5:-7100} p l line
+	p=$peer:40000 l=10.0.0.1:$lp
+	case $peer in *:*) p=[$peer]:40000 l=[2001:db8::1]:$lp ;; esac
+	case $t in
+	R) line="V6 R $((us / 1000000)) $(printf %06d $((us % 1000000))) $p $l 5000 1000 300 1 1 500 100 300 0 1448" ;;
+	W) line="V6 W $((us / 1000000)) $(printf %06d $((us % 1000000))) $p $l 5000 1000 300 0 2 500 0 1000 1448" ;;
+	N) line="V6 N $((us / 1000000)) $(printf %06d $((us % 1000000))) $p $l 3 1000 400 0 1448" ;;
+	P) line="V6 P $((us / 1000000)) $(printf %06d $((us % 1000000))) $l $p 300 1000 200 0 1 500 250 4000 0 1448" ;;
+	E) line="V6 E $((us / 1000000)) $(printf %06d $((us % 1000000))) $p $l 3 10000 1000 700 1 300" ;;
+	esac
+	echo "$line${ext:+ $ext}"
+}
+
+# Every type, with and without extension fields, of every shape.
+make_ct_records() {
+	local d=$T/ctrec b=$((BASE * 1000000))
+	make_ct
+	rm -rf "$d"
+	mkdir -p "$d"
+	{
+		trec R $((b + 1)) 10.0.0.9
+		trec R $((b + 2)) 10.0.1.5 "netns=$NS_A cgroup=$CG_A"
+		trec R $((b + 3)) 10.0.2.7 "netns=$NS_B cgroup=$CG_B rq_wait=5 app=7 sq_wait=1 rwnd_limited=0 sndbuf_limited=0 app_limited=3"
+		trec W $((b + 4)) 10.0.1.5 "netns=$NS_A cgroup=$CG_NGINX"
+		trec N $((b + 5)) 10.0.1.6 "cgroup=$CG_C"
+		trec P $((b + 6)) 10.0.2.8 "netns=$NS_B"
+		trec R $((b + 7)) 10.0.3.1 "netns=$NS_NONE cgroup=$CG_GONE"
+		trec R $((b + 8)) 2001:db8:1:2::5 "future_field=x netns=$NS_A"
+		trec R $((b + 9)) 10.0.0.9 "netns=$NS_HOST"
+		trec R $((b + 10)) 10.0.0.9 "cgroup=$CG_CONMON"
+		trec E $((b + 11)) 10.0.1.5 "netns=$NS_A cgroup=$CG_A"
+	} > "$d/rt-network-log0"
+	echo "$d"
+}
+
+case_ct_json() {
+	local d
+	make_ct
+	d=$(make_ct_records)
+	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format json)" 0 "read json"
+	[ ! -s "$T/err" ] || fail "stderr: $(cat "$T/err")"
+	expect_eq "$(wc -l < "$T/out")" 11 "every line read"
+	python3 - "$T/out" "$ID_A" "$ID_B" "$ID_C" "$POD_UID" "$NS_A" "$NS_B" "$CG_A" "$CG_B" \
+		"$CG_C" "$CG_NGINX" "$CG_GONE" "$NS_NONE" "$P_A" "$P_B" "$P_C" "$NS_HOST" "$CG_CONMON" <<-'PY' || fail "json"
+		import json, sys
+		(out, ida, idb, idc, pod, nsa, nsb, cga, cgb, cgc, cgn, cggone, nsnone,
+		 pa, pb, pc, nshost, cgconmon) = sys.argv[1:]
+		recs = [json.loads(l) for l in open(out)]
+		by = {r["usec"]: r for r in recs}
+		names = ("netns", "cgroup", "cgroup_path", "runtime", "container", "pod")
+		def want(usec, **kw):
+		    r = by[usec]
+		    got = {k: r[k] for k in names if k in r}
+		    kw = {k: (int(v) if k in ("netns", "cgroup") else v) for k, v in kw.items()}
+		    assert got == kw, (usec, got, kw)
+		want(1)
+		want(2, netns=nsa, cgroup=cga, cgroup_path="/" + pa, runtime="docker", container=ida)
+		want(3, netns=nsb, cgroup=cgb, cgroup_path="/" + pb, runtime="containerd", container=idb, pod=pod)
+		want(4, netns=nsa, cgroup=cgn, cgroup_path="/system.slice/nginx.service", runtime="systemd", container="nginx.service")
+		want(5, cgroup=cgc, cgroup_path="/" + pc, runtime="podman", container=idc)
+		want(6, netns=nsb, cgroup_path="/" + pb, runtime="containerd", container=idb, pod=pod)
+		want(7, netns=nsnone, cgroup=cggone, container=cggone)
+		want(8, netns=nsa, cgroup_path="/" + pa, runtime="docker", container=ida)
+		want(9, netns=nshost, runtime="host", container="host")
+		want(10, cgroup=cgconmon, cgroup_path="/machine.slice/libpod-conmon-" + idc + ".scope",
+		     container="/machine.slice/libpod-conmon-" + idc + ".scope")
+		want(11, netns=nsa, cgroup=cga, cgroup_path="/" + pa, runtime="docker", container=ida)
+		# the documented fields as on a line without extension fields
+		assert by[3]["mss"] == 1448 and by[3]["recv_bytes"] == 300 and by[3]["port"] == 7100, by[3]
+		assert by[6]["type"] == "P" and by[6]["service_time"] == 500, by[6]
+		assert list(by[1])[-1] == "mss", list(by[1])
+	PY
+}
+
+case_ct_csv_text() {
+	local d c
+	make_ct
+	d=$(make_ct_records)
+	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format csv)" 0 "read csv"
+	cols=$(awk -F, '{ print NF }' "$T/out" | sort -u)
+	expect_eq "$cols" "$(head -n 1 "$T/out" | awk -F, '{ print NF }')" "csv: every row has every column"
+	c=$(head -n 1 "$T/out" | tr ',' '\n' | grep -n '^container$' | cut -d: -f1)
+	expect_eq "$(sed -n 3p "$T/out" | cut -d, -f"$c")" "$ID_A" "csv container column"
+	expect_eq "$(sed -n 2p "$T/out" | cut -d, -f"$((c - 4))"-)" ",,,,," "csv: no extension fields, empty cells"
+	expect_eq "$(status_of "$TCPRT" read --dir "$d")" 0 "read text"
+	grep -q " mss=1448 netns=$NS_B cgroup=$CG_B cgroup_path=/$P_B runtime=containerd container=$ID_B pod=$POD_UID\$" "$T/out" ||
+		fail "text: $(sed -n 3p "$T/out")"
+	grep -q " mss=1448 netns=$NS_NONE cgroup=$CG_GONE container=$CG_GONE\$" "$T/out" ||
+		fail "text, a cgroup gone: $(sed -n 7p "$T/out")"
+}
+
+case_ct_filters() {
+	local d
+	make_ct
+	d=$(make_ct_records)
+	usecs() {	# the records' usec, from read --format csv
+		tail -n +2 "$T/out" | cut -d, -f3 | tr '\n' ' '
+	}
+	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format csv --netns "$NS_A")" 0 "--netns"
+	expect_eq "$(usecs)" "2 4 8 11 " "--netns $NS_A"
+	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format csv --netns "net:[$NS_B]")" 0 "--netns net:[N]"
+	expect_eq "$(usecs)" "3 6 " "--netns net:[$NS_B]"
+	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format csv --container "$ID_A")" 0 "--container ID"
+	expect_eq "$(usecs)" "2 8 11 " "--container, the full id"
+	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format csv --container "${ID_B:0:12}")" 0 "--container prefix"
+	expect_eq "$(usecs)" "3 6 " "--container, 12 digits"
+	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format csv --container nginx.service)" 0 "--container unit"
+	expect_eq "$(usecs)" "4 " "--container nginx.service"
+	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format csv --container "${ID_C:0:13}" --type N)" 0 "--container podman"
+	expect_eq "$(usecs)" "5 " "--container of a Podman container, with --type"
+	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format csv --container "$ID_A" --netns "$NS_B")" 0 "both"
+	expect_eq "$(usecs)" "" "--container A and --netns of B: nothing"
+	# C and D share their first 12 digits, and both run: ambiguous
+	expect_eq "$(status_of "$TCPRT" read --dir "$d" --container "${ID_C:0:12}")" 2 "ambiguous prefix"
+	grep -q "^tcprt: read: --container: '${ID_C:0:12}' is ambiguous" "$T/err" || fail "$(cat "$T/err")"
+	expect_eq "$(status_of "$TCPRT" summary --dir "$d" --container "${ID_C:0:13}" --by container --window 1)" 0 "summary --container"
+	expect_eq "$(status_of "$TCPRT" export --once --dir "$d" --textfile "$T/f.prom" --netns "$NS_B")" 0 "export --netns"
+	expect_eq "$(awk '/^tcprt_tasks_total/ { n += $2 } END { print n }' "$T/f.prom")" 2 "export --netns: 2 tasks"
+}
+
+# Summary rows by each --by, counted from what the test wrote.
+make_ct_summary() {
+	local d=$T/ctsum b=$((BASE * 1000000)) i=0 line
+	make_ct
+	rm -rf "$d"
+	mkdir -p "$d"
+	while read -r peer port ext; do
+		[ "$ext" = - ] && ext=
+		trec R $((b + i * 100000)) "$peer" "$ext" "$port" >> "$d/rt-network-log$((i % 2))"
+		i=$((i + 1))
+	done <<-EOF2
+		10.0.1.5 7100 netns=$NS_A cgroup=$CG_A
+		10.0.1.5 7100 netns=$NS_A cgroup=$CG_A
+		10.0.1.6 7100 netns=$NS_A cgroup=$CG_A
+		10.0.2.7 8080 netns=$NS_B cgroup=$CG_B
+		10.0.2.7 8080 netns=$NS_B cgroup=$CG_B
+		10.0.1.5 7100 netns=$NS_A cgroup=$CG_NGINX
+		2001:db8:1:2::5 7100 -
+		2001:db8:1:2::6 7100 -
+		10.0.3.1 7100 netns=$NS_NONE cgroup=$CG_GONE
+	EOF2
+	# the end of the observation: a task in the next window
+	trec R $((b + 11000000)) 10.0.0.1 >> "$d/rt-network-log0"
+	echo "$d"
+}
+
+summary_rows() {	# --by value: "KEY TYPE COUNT" of the duration rows, sorted
+	"$TCPRT" summary --dir "$1" --window 10 --by "$2" 2> "$T/err" |
+		awk '$6 == "duration" { print $1, $3, $4 }' | sort | tr '\n' '|'
+}
+
+case_ct_summary_by() {
+	local d
+	make_ct
+	d=$(make_ct_summary)
+	expect_eq "$(summary_rows "$d" container)" \
+		"$(printf '%s\n' "$ID_A R 3" "$ID_B R 2" "nginx.service R 1" "- R 2" "$CG_GONE R 1" | sort | tr '\n' '|')" \
+		"--by container"
+	grep -q "1 record of the window starting" "$T/err" || fail "stderr: $(cat "$T/err")"
+	"$TCPRT" summary --dir "$d" --window 10 --by container 2> /dev/null | grep -q "^CONTAINER  *ROLE" ||
+		fail "--by container: the header"
+	expect_eq "$(summary_rows "$d" netns)" \
+		"$(printf '%s\n' "$NS_A R 4" "$NS_B R 2" "- R 2" "$NS_NONE R 1" | sort | tr '\n' '|')" "--by netns"
+	expect_eq "$(summary_rows "$d" port)" "$(printf '%s\n' "7100 R 7" "8080 R 2" | sort | tr '\n' '|')" "--by port"
+	expect_eq "$("$TCPRT" summary --dir "$d" --window 10 2> /dev/null | md5sum)" \
+		"$("$TCPRT" summary --dir "$d" --window 10 --by port 2> /dev/null | md5sum)" "--by port is the default"
+	expect_eq "$(summary_rows "$d" peer)" \
+		"$(printf '%s\n' "10.0.1.5 R 3" "10.0.1.6 R 1" "10.0.2.7 R 2" "2001:db8:1:2::5 R 1" \
+			"2001:db8:1:2::6 R 1" "10.0.3.1 R 1" | sort | tr '\n' '|')" "--by peer"
+	expect_eq "$(summary_rows "$d" peer/24)" \
+		"$(printf '%s\n' "10.0.1.0/24 R 4" "10.0.2.0/24 R 2" "10.0.3.0/24 R 1" "2001:db8:1:2::/64 R 2" |
+			sort | tr '\n' '|')" "--by peer/24"
+	expect_eq "$(summary_rows "$d" peer/64)" "$(summary_rows "$d" peer/24)" "--by peer/64: the same grouping"
+	expect_eq "$(summary_rows "$d" container | tr '|' '\n' | awk '{ n += $3 } END { print n }')" 9 \
+		"--by container: every task of the window once"
+}
+
+case_ct_export() {
+	local d=$T/ctexp b=$((BASE * 1000000)) f=$T/ctprom/tcprt.prom
+	make_ct
+	rm -rf "$d"
+	mkdir -p "$d" "$T/ctprom"
+	{	# in this order: A, B, then C, D and nginx past --max-containers 2
+		trec R $((b + 1)) 10.0.1.5 "netns=$NS_A cgroup=$CG_A"
+		trec E $((b + 2)) 10.0.1.5 "netns=$NS_A cgroup=$CG_A"
+		trec R $((b + 3)) 10.0.2.7 "netns=$NS_B cgroup=$CG_B"
+		trec R $((b + 4)) 10.0.2.7 "netns=$NS_B cgroup=$CG_B"
+		trec R $((b + 5)) 10.0.1.6 "cgroup=$CG_C"
+		trec R $((b + 6)) 10.0.1.6 "cgroup=$CG_C"
+		trec R $((b + 7)) 10.0.1.7 "cgroup=$CG_D"
+		trec W $((b + 8)) 10.0.1.5 "netns=$NS_A cgroup=$CG_NGINX"
+		trec R $((b + 9)) 10.0.0.9
+	} > "$d/rt-network-log0"
+	expect_eq "$(status_of "$TCPRT" export --once --dir "$d" --textfile "$f" --max-containers 2)" 0 "export"
+	grep -q "^tcprt_tasks_total{port=\"7100\",container=\"$ID_A\",role=\"server\",type=\"R\"} 1\$" "$f" ||
+		fail "A: $(grep tasks_total "$f")"
+	grep -q "^tcprt_connections_total{port=\"7100\",container=\"$ID_A\",role=\"server\"} 1\$" "$f" ||
+		fail "A's E: $(grep connections_total "$f")"
+	grep -q "^tcprt_tasks_total{port=\"7100\",container=\"$ID_B\",pod=\"$POD_UID\",role=\"server\",type=\"R\"} 2\$" "$f" ||
+		fail "B, with its pod: $(grep tasks_total "$f")"
+	grep -q '^tcprt_tasks_total{port="7100",container="other",role="server",type="R"} 3$' "$f" ||
+		fail "C, D past the bound: $(grep tasks_total "$f")"
+	grep -q '^tcprt_tasks_total{port="7100",container="other",role="server",type="W"} 1$' "$f" ||
+		fail "nginx past the bound: $(grep tasks_total "$f")"
+	grep -q '^tcprt_tasks_total{port="7100",role="server",type="R"} 1$' "$f" ||
+		fail "no extension fields: the labels as before"
+	grep -q '^tcprt_container_overflow_records_total 4$' "$f" || fail "overflow: $(grep overflow "$f")"
+	expect_eq "$(grep -c '^tcprt_tasks_total' "$f")" 5 "5 task series"
+	if command -v promtool > /dev/null; then
+		promtool check metrics < "$f" > "$T/pt" 2>&1 || fail "promtool: $(cat "$T/pt")"
+	fi
+	expect_eq "$(status_of "$TCPRT" export --once --dir "$d" --textfile "$f")" 0 "export, the default bound"
+	grep -q '^tcprt_container_overflow_records_total 0$' "$f" || fail "default: no overflow"
+	expect_eq "$(grep -c '^tcprt_tasks_total.*container=' "$f")" 5 "default: every container its series"
+	expect_eq "$(status_of "$TCPRT" export --once --dir "$d" --textfile "$f" --max-containers 0)" 0 "--max-containers 0"
+	if grep -q '{.*container=' "$f"; then fail "--max-containers 0: a container label"; fi
+	grep -q '^tcprt_tasks_total{port="7100",role="server",type="R"} 7$' "$f" || fail "$(grep tasks_total "$f")"
+}
+
+# ship passes lines with extension fields on byte for byte.
+case_ct_ship() {
+	local d
+	make_ct
+	d=$(make_ct_records)
+	python3 - "$T/shsock" "$T/shgot" <<-'PY' &
+		import socket, sys
+		s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+		s.bind(sys.argv[1])
+		s.settimeout(20)
+		open(sys.argv[1] + ".ready", "w").close()
+		with open(sys.argv[2], "wb") as out:
+		    while True:
+		        m = s.recv(65536)
+		        out.write(m + b"\n")
+		        f = m.split(b" ")
+		        if f[1] == b"C1" and f[-1] == b"1":
+		            break
+	PY
+	local rx=$! i
+	for ((i = 0; i < 200; i++)); do
+		[ -e "$T/shsock.ready" ] && break
+		sleep 0.05
+	done
+	expect_eq "$(status_of "$TCPRT" ship --dir "$d" --once --host-id h1 --socket "$T/shsock" --rate 0)" 0 "ship"
+	wait $rx || fail "the receiver"
+	python3 - "$T/shgot" "$d/rt-network-log0" <<-'PY' || fail "shipped lines differ"
+		import sys
+		items = []
+		for m in open(sys.argv[1], "rb").read().split(b"\n")[:-1]:
+		    f = m.split(b" ", 7)
+		    if f[1] == b"D1":
+		        items += f[7].split(b"|")[:-1]
+		lines = open(sys.argv[2], "rb").read().split(b"\n")[:-1]
+		# E's item carries the role after "~"
+		got = [i[:-2] if i.endswith((b"~s", b"~c")) else i for i in items]
+		assert got == lines, (got, lines)
+	PY
+	grep -q "11 records numbered, 11 sent in 1 messages, 0 dropped by the cap, 0 refused by rsyslog's socket, 0 malformed" "$T/err" ||
+		fail "$(cat "$T/err")"
+}
+
+case_ct_usage() {
+	local opt args
+	make_ct
+	while IFS='|' read -r opt args; do
+		# shellcheck disable=SC2086
+		expect_eq "$(status_of "$TCPRT" $args)" 2 "tcprt $args"
+		grep -q "^tcprt: ${args%% *}: $opt: " "$T/err" || fail "tcprt $args: $(cat "$T/err")"
+	done <<-LIST
+		--netns|read --netns abc
+		--netns|read --netns 0
+		--netns|read --netns net:[12
+		--netns|read --netns -5
+		--container|read --container xyz
+		--container|read --container 0123456789a
+		--container|read --container ${ID_A}0
+		--container|read --container my/app.service
+		--by|summary --by pod
+		--by|summary --by peer/16
+		--netns|summary --netns 12x
+		--container|summary --container ABCDEF012345
+		--max-containers|export --textfile $T/x.prom --max-containers -1
+		--max-containers|export --textfile $T/x.prom --max-containers 65536
+		--container|export --textfile $T/x.prom --container 12
+		--netns|export --textfile $T/x.prom --netns x
+	LIST
+	expect_eq "$(status_of "$TCPRT" read --container 0123456789a)" 2 "a short prefix"
+	grep -q "too short: give at least 12 hex digits" "$T/err" || fail "$(cat "$T/err")"
+	expect_eq "$(status_of "$TCPRT" summary --by pod)" 2 "--by pod"
+	grep -q "'pod' is not port, container, netns, peer, peer/24 or peer/64" "$T/err" || fail "$(cat "$T/err")"
+}
+
 case_install() {
 	local dest=$T/dest
 	make -s install DESTDIR="$dest" PREFIX=/usr/local > "$T/inst" 2>&1 || fail "$(cat "$T/inst")"
@@ -772,6 +1113,13 @@ run_case "mixed folder: export counts every record once" case_mixed_export
 run_case "series --dir: table, csv, raw, --port" case_series
 run_case "series: malformed lines and bad options" case_series_hostile
 run_case "series --plot: a PNG, and none of nothing" case_series_plot
+run_case "containers: read --format json names each runtime's container, ignores unknown fields" case_ct_json
+run_case "containers: csv columns and text" case_ct_csv_text
+run_case "containers: --netns and --container on read, summary, export" case_ct_filters
+run_case "containers: summary --by container, netns, port, peer, peer/24, peer/64" case_ct_summary_by
+run_case "containers: export's container and pod labels, --max-containers, the overflow counted" case_ct_export
+run_case "containers: ship passes lines with extension fields byte for byte" case_ct_ship
+run_case "containers: bad option values exit 2, naming the option and the reason" case_ct_usage
 run_case "make install DESTDIR= PREFIX=: binary, systemd units, fleet configuration" case_install
 run_case "ship, ingest, fleet: usage and runtime errors" case_fleet_usage
 run_case "ship: records the socket refuses are counted, exactly" case_ship_refused

@@ -45,6 +45,41 @@ static size_t build(char *msg, const char *const *lines, const size_t *lens,
 	return o;
 }
 
+/*
+ * Lines with extension fields (log_ext) travel as they are: an item and
+ * its message read back give the line byte for byte, and the loader's
+ * parse of it the fields.
+ */
+static void test_ext(void)
+{
+	static const char rx[] =
+		"V6 R 1795220891 439697 127.0.0.1:44396 127.0.0.1:8080 3000 167943 335 0 1 167608 0 200 0 32768 netns=4026532500 cgroup=9876 rq_wait=3";
+	static const char ex[] =
+		"V6 E 1795220891 439697 127.0.0.1:44396 127.0.0.1:8080 1 3000 0 200 0 335 netns=4026532500 cgroup=9876";
+	static char msg[FRAME_MAX], line[PARSE_LINE_MAX];
+	const char *lines[] = { rx, ex }, *items[4];
+	size_t ls[] = { strlen(rx), strlen(ex) }, lens[4], n;
+	char why[PARSE_WHY_MAX];
+	struct record r, e, back;
+	const struct record *recs[] = { &r, &e };
+	struct frame_hdr h;
+	int role, kind;
+
+	ok(parse(rx, &r) && parse(ex, &e), "lines with extension fields parse");
+	e.role = ROLE_CLIENT;
+	n = build(msg, lines, ls, recs, 2, 7);
+	ok(frame_parse_data(msg, n, &h, items, lens, 4, why) && h.n == 2,
+	   "a message of them read back: %s", why);
+	kind = frame_item_line(items[0], lens[0], line, &n, &role);
+	ok(kind == 1 && n == strlen(rx) && !memcmp(line, rx, n) && role == -1,
+	   "R with extension fields: the line byte for byte");
+	ok(parse_log_line(line, n, &back, why) && back.ext[EXT_NETNS] == 4026532500ULL &&
+	   back.ext[EXT_CGROUP] == 9876, "and its netns and cgroup parsed back");
+	kind = frame_item_line(items[1], lens[1], line, &n, &role);
+	ok(kind == 1 && n == strlen(ex) && !memcmp(line, ex, n) && role == ROLE_CLIENT,
+	   "E with extension fields: the line byte for byte, its role after it");
+}
+
 static void test_roundtrip(void)
 {
 	static char msg[FRAME_MAX * 4], line[PARSE_LINE_MAX];
@@ -174,6 +209,7 @@ static void test_schema(void)
 int main(void)
 {
 	test_roundtrip();
+	test_ext();
 	test_ctl();
 	test_defects();
 	test_schema();

@@ -572,6 +572,92 @@ static void test_fuzz(void)
 	   "fuzz: 200000 mutated lines, every accepted one prints back to itself");
 }
 
+/*
+ * @line without the tokens the parser is to ignore: after the header and
+ * the first token with '=', those whose name is not netns or cgroup.
+ */
+static void known_only(const char *line, char *out, size_t len)
+{
+	size_t o = 0, tok = 0;
+	bool ext = false;
+	const char *p = line;
+
+	while (*p) {
+		size_t n = strcspn(p, " ");
+		const char *eq = memchr(p, '=', n);
+
+		if (tok >= 6 && eq)
+			ext = true;
+		if (!ext || !eq ||
+		    ((size_t)(eq - p) == 5 && !memcmp(p, "netns", 5)) ||
+		    ((size_t)(eq - p) == 6 && !memcmp(p, "cgroup", 6)))
+			o += (size_t)snprintf(out + o, len - o, "%s%.*s",
+					      o ? " " : "", (int)n, p);
+		p += n;
+		if (*p == ' ' && !p[1] && o < len - 1)
+			out[o++] = ' ';	/* the vendor's trailing space */
+		if (*p)
+			p++;
+		tok++;
+	}
+	out[o] = '\0';
+}
+
+/*
+ * Random mutations of lines with extension fields: every line accepted
+ * prints back to itself without the fields it is to ignore.
+ */
+static void test_fuzz_ext(void)
+{
+	static const char *const seeds[] = {
+		"V6 R 1795218248 701232 127.0.0.1:41252 127.0.0.1:7100 5000 237115 322 0 1 234455 0 300 0 32768 netns=4026532500 cgroup=1234",
+		"V6 E 1795218248 697287 [::1]:41252 [::1]:7100 1 5000 0 300 0 322 netns=4026531840 cgroup=77 rq_wait=5",
+		"V6 N 1732100000 250117 10.0.0.2:51234 10.0.0.1:80 2 1500 400 1 1448 cgroup=9",
+		"V6 R 1795218248 1232 127.0.0.1:41252 127.0.0.1:7100 5000 237115 322 0 1 234455 0 300 0 32768 netns=5 app=1 ",
+	};
+	static const char alphabet[] = "0123456789 =:netscgroupapz_-+";
+	char line[600], back[600], want[600];
+	unsigned int i, accepted = 0, same = 0, with_ext = 0;
+
+	for (i = 0; i < 100000; i++) {
+		const char *seed = seeds[rnd() % (sizeof(seeds) / sizeof(seeds[0]))];
+		size_t len = strlen(seed), pos;
+		unsigned int k, edits = 1 + rnd() % 3;
+
+		memcpy(line, seed, len + 1);
+		for (k = 0; k < edits; k++) {
+			/* mostly in the extension fields */
+			pos = len - 1 - rnd() % (len / 4);
+			switch (rnd() % 3) {
+			case 0:
+				line[pos] = alphabet[rnd() % (sizeof(alphabet) - 1)];
+				break;
+			case 1:
+				memmove(line + pos, line + pos + 1, len - pos);
+				len--;
+				break;
+			default:
+				memmove(line + pos + 1, line + pos, len - pos + 1);
+				line[pos] = alphabet[rnd() % (sizeof(alphabet) - 1)];
+				len++;
+			}
+		}
+		if (!parse_log_line(line, len, &rec, why))
+			continue;
+		accepted++;
+		with_ext += rec.ext_present != 0;
+		to_line(&rec, back, sizeof(back));
+		known_only(line, want, sizeof(want));
+		same += !strcmp(back, want);
+		if (strcmp(back, want))
+			diag("accepted '%s' prints back as '%s'", line, back);
+	}
+	diag("fuzz: %u of 100000 mutated lines with extension fields accepted, %u with netns or cgroup",
+	     accepted, with_ext);
+	ok(accepted == same && with_ext > 0,
+	   "fuzz: every accepted line prints back to itself, less the fields it ignores");
+}
+
 /* ---- through the file reader ------------------------------------------------ */
 
 static char dir[64];
@@ -754,6 +840,7 @@ int main(void)
 	test_vendor();
 	test_stats();
 	test_fuzz();
+	test_fuzz_ext();
 	test_files();
 	return done_testing();
 }

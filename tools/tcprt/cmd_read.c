@@ -61,7 +61,8 @@ static const char help[] =
 "Every line is validated, as tcp_rt writes it or as the vendor's TCP-RT\n"
 "does (a trailing space, unpadded usec, its W and older P); a malformed or\n"
 "truncated one is skipped and reported on stderr with its file, line number\n"
-"and reason.\n";
+"and reason.  A line may end with extension fields (tcp_rt's log_ext):\n"
+"netns=N and cgroup=N are read, any other name=value is ignored.\n";
 
 struct read_ctx {
 	enum format fmt;

@@ -38,7 +38,6 @@
 #define pr_fmt(fmt) "tcp_rt: " fmt
 
 #include <linux/atomic.h>
-#include <linux/bit_spinlock.h>
 #include <linux/bitmap.h>
 #include <linux/delay.h>
 #include <linux/error-injection.h>
@@ -52,6 +51,8 @@
 #include <net/inet_sock.h>
 #include <net/ipv6.h>
 #include <net/tcp.h>
+/* after what defines cpu_relax(), which it uses and does not include (6.12) */
+#include <linux/bit_spinlock.h>
 
 #include "include/tcp_rt.h"
 #include "include/tcp_rt_compat.h"

@@ -222,11 +222,46 @@ static char *tcp_rt_put_endpoint(char *p, const struct sock *sk, bool peer)
 
 #define TCP_RT_REC_LEN	(sizeof("V6 R ") - 1 + TCP_RT_U64_LEN + sizeof(" 000000 ") - 1 + \
 			 2 * TCP_RT_EP_LEN + 1 +					\
-			 TCP_RT_REC_FIELDS_MAX * (1 + TCP_RT_U64_LEN) + 1)
+			 TCP_RT_REC_FIELDS_MAX * (1 + TCP_RT_U64_LEN) +		\
+			 TCP_RT_EXT_CONN_LEN + 1)
+
+/* " name=value" */
+static char *tcp_rt_put_ext(char *p, enum tcp_rt_ext field, u64 v)
+{
+	size_t len = strlen(tcp_rt_ext_names[field]);
+
+	*p++ = ' ';
+	memcpy(p, tcp_rt_ext_names[field], len);
+	p += len;
+	*p++ = '=';
+	return tcp_rt_put_u64(p, v);
+}
+
+/*
+ * The extension fields of @mask that belong to the connection rather than
+ * to a task (TCP_RT_EXT_CONN), as the text every record of it ends with:
+ * formatted once, when it is established, so that a record only copies
+ * them.  Returns the length written to @text, at most TCP_RT_EXT_CONN_LEN.
+ */
+unsigned int tcp_rt_log_ext_conn(const struct sock *sk, unsigned int mask,
+				 char *text)
+{
+	char *p = text;
+
+	/* the longest: both fields at their widest */
+	BUILD_BUG_ON(sizeof(" netns=4294967295 cgroup=18446744073709551615") - 1 >
+		     TCP_RT_EXT_CONN_LEN);
+	if (mask & BIT(TCP_RT_EXT_NETNS))
+		p = tcp_rt_put_ext(p, TCP_RT_EXT_NETNS, tcp_rt_sk_netns(sk));
+	if (mask & BIT(TCP_RT_EXT_CGROUP))
+		p = tcp_rt_put_ext(p, TCP_RT_EXT_CGROUP, tcp_rt_sk_cgroup(sk));
+	return p - text;
+}
 
 static char *tcp_rt_format(char *p, const struct sock *sk,
 			   enum tcp_rt_rec type, const struct timespec64 *ts,
-			   const u64 *fields, unsigned int n)
+			   const u64 *fields, unsigned int n,
+			   const char *ext, unsigned int ext_len)
 {
 	unsigned int i;
 
@@ -246,6 +281,14 @@ static char *tcp_rt_format(char *p, const struct sock *sk,
 		*p++ = ' ';
 		p = tcp_rt_put_u64(p, fields[i]);
 	}
+	/*
+	 * The connection's extension text, copied whole (a fixed size is a
+	 * few moves; the record has room for it), kept to its length.
+	 */
+	if (ext_len) {
+		memcpy(p, ext, TCP_RT_EXT_CONN_LEN);
+		p += ext_len;
+	}
 	*p++ = '\n';
 	return p;
 }
@@ -254,6 +297,8 @@ static char *tcp_rt_format(char *p, const struct sock *sk,
  * Write one record.  @start_us is a tcp_clock_us() time; records carry the
  * wall-clock time of that instant, from the current offset between the
  * two clocks: reading a clock can cost microseconds (an emulated HPET).
+ * @ext is the connection's extension text (tcp_rt_log_ext_conn(), a
+ * TCP_RT_EXT_CONN_LEN buffer), of which @ext_len bytes are written.
  *
  * This is relay_write() with the record formatted in place: room for the
  * longest record is made (a sub-buffer switch leaves the rest of the old
@@ -262,7 +307,8 @@ static char *tcp_rt_format(char *p, const struct sock *sk,
  * else writes this CPU's buffer meanwhile.
  */
 void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
-		       u64 start_us, const u64 *fields, unsigned int n)
+		       u64 start_us, const u64 *fields, unsigned int n,
+		       const char *ext, unsigned int ext_len)
 {
 	ktime_t start = ns_to_ktime(start_us * NSEC_PER_USEC);
 	struct rchan *chan = tcp_rt_log_chan;
@@ -286,7 +332,8 @@ void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
 	rec = buf->data + buf->offset;
 	/* the record's bytes before the offset that covers them: a reader */
 	smp_store_release(&buf->offset,
-			  tcp_rt_format(rec, sk, type, &ts, fields, n) -
+			  tcp_rt_format(rec, sk, type, &ts, fields, n, ext,
+					ext_len) -
 			  (char *)buf->data);
 	local_irq_restore(flags);
 	this_cpu_inc(tcp_rt_log_nr[type]);

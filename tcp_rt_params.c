@@ -8,14 +8,16 @@
  * here calls into another part of the module.
  *
  * Concurrency and what protects what:
- *   - Port configuration is an immutable struct tcp_rt_cfg published with
- *     RCU; parameter writes build a new one under tcp_rt_cfg_mutex, which
- *     also guards the lists themselves and tcp_rt_cfg_live.
+ *   - Port and namespace configuration is an immutable struct tcp_rt_cfg
+ *     published with RCU; parameter writes build a new one under
+ *     tcp_rt_cfg_mutex, which also guards the lists themselves and
+ *     tcp_rt_cfg_live.
  *   - The watch bitmaps are the union of every port configured since load.
  *     They only gain bits, so the hooks test them without a lock: a
  *     connection still tracked after its port was removed stays visible.
- *   - Numeric settings are single words, written with WRITE_ONCE() by
- *     their parameter and read with READ_ONCE() where they are used.
+ *   - Numeric settings, and log_ext's field mask, are single words,
+ *     written with WRITE_ONCE() by their parameter and read with
+ *     READ_ONCE() where they are used.
  *   - tcp_rt_active only goes from true to false (deactivate), read with
  *     READ_ONCE(): a connection that raced with it is tracked to its end.
  */
@@ -33,6 +35,7 @@
 #include <net/inet_sock.h>
 
 #include "include/tcp_rt.h"
+#include "include/tcp_rt_compat.h"
 
 #define TCP_RT_MAX_PORTS	6	/* entries in a port list, as TCP-RT */
 
@@ -57,13 +60,29 @@ static struct tcp_rt_port_list *const tcp_rt_port_lists[] = {
 };
 
 /*
+ * The netns parameter: the network namespaces, by inode number, the ports
+ * apply in (none listed: all of them).  A Kubernetes node runs about a
+ * hundred pods at most by default: the list holds more than that.
+ */
+#define TCP_RT_MAX_NETNS	128
+
+struct tcp_rt_netns_list {
+	unsigned int n;
+	u32 inum[TCP_RT_MAX_NETNS];
+};
+
+static struct tcp_rt_netns_list tcp_rt_netns;
+
+/*
  * The ports in force, as bitmaps indexed by the port in network byte order
- * (the form the socket holds, so the hot path does not swap bytes).
+ * (the form the socket holds, so the hot path does not swap bytes), and
+ * the namespaces they apply in.
  */
 struct tcp_rt_cfg {
 	struct rcu_head rcu;
 	DECLARE_BITMAP(local, TCP_RT_NR_PORTS);
 	DECLARE_BITMAP(peer, TCP_RT_NR_PORTS);
+	struct tcp_rt_netns_list netns;
 };
 
 static struct tcp_rt_cfg __rcu *tcp_rt_cfg;
@@ -87,6 +106,13 @@ u32 tcp_rt_log_sample_seed __read_mostly;
 unsigned int tcp_rt_series_us = 1000;
 unsigned int tcp_rt_series_buckets = 2000;
 bool tcp_rt_hook_check = true;
+unsigned int tcp_rt_log_ext __read_mostly;	/* BIT(enum tcp_rt_ext) */
+
+/* log_ext's names, by field: the order records carry them in. */
+const char *const tcp_rt_ext_names[TCP_RT_EXT_MAX] = {
+	[TCP_RT_EXT_NETNS]	= "netns",
+	[TCP_RT_EXT_CGROUP]	= "cgroup",
+};
 
 bool tcp_rt_active __read_mostly = true;
 
@@ -112,11 +138,13 @@ static void tcp_rt_cfg_add(unsigned long *map, unsigned long *watch,
 
 /*
  * Publish the configuration that results from replacing @old by @new
- * (both NULL: the lists as they are).  Called with tcp_rt_cfg_mutex held.
- * Nothing is changed on failure.
+ * (both NULL: the lists as they are) and, if @netns is given, the
+ * namespace list by it.  Called with tcp_rt_cfg_mutex held.  Nothing is
+ * changed on failure.
  */
 static int tcp_rt_cfg_commit(struct tcp_rt_port_list *old,
-			     const struct tcp_rt_port_list *new)
+			     const struct tcp_rt_port_list *new,
+			     const struct tcp_rt_netns_list *netns)
 {
 	struct tcp_rt_cfg *cfg, *prev;
 	unsigned int i;
@@ -124,6 +152,9 @@ static int tcp_rt_cfg_commit(struct tcp_rt_port_list *old,
 	cfg = kzalloc(sizeof(*cfg), GFP_KERNEL);
 	if (!cfg)
 		return -ENOMEM;
+	if (netns)
+		tcp_rt_netns = *netns;
+	cfg->netns = tcp_rt_netns;
 
 	for (i = 0; i < ARRAY_SIZE(tcp_rt_port_lists); i++) {
 		const struct tcp_rt_port_list *l = tcp_rt_port_lists[i];
@@ -213,7 +244,7 @@ static int tcp_rt_ports_set(const char *val, const struct kernel_param *kp)
 
 	mutex_lock(&tcp_rt_cfg_mutex);
 	if (tcp_rt_cfg_live)
-		err = tcp_rt_cfg_commit(cur, &new);
+		err = tcp_rt_cfg_commit(cur, &new, NULL);
 	else
 		*cur = new;
 	mutex_unlock(&tcp_rt_cfg_mutex);
@@ -252,9 +283,26 @@ unsigned int tcp_rt_listed_ports(u32 *keys, unsigned int max)
 	return n;
 }
 
+/* Is @sk in a namespace the ports apply in?  (Connections only: a scan.) */
+static bool tcp_rt_netns_match(const struct tcp_rt_cfg *cfg,
+			       const struct sock *sk)
+{
+	u32 inum;
+	unsigned int i;
+
+	if (!cfg->netns.n)
+		return true;
+	inum = tcp_rt_sk_netns(sk);
+	for (i = 0; i < cfg->netns.n; i++)
+		if (cfg->netns.inum[i] == inum)
+			return true;
+	return false;
+}
+
 /*
  * Which list @sk's ports are in, in the configuration in force: its local
- * port (it serves) before its peer's (it is a client).
+ * port (it serves) before its peer's (it is a client); none outside the
+ * namespaces listed in netns.
  */
 enum tcp_rt_match tcp_rt_ports_match(const struct sock *sk)
 {
@@ -268,6 +316,8 @@ enum tcp_rt_match tcp_rt_ports_match(const struct sock *sk)
 		m = TCP_RT_MATCH_LOCAL;
 	else if (cfg && test_bit((__force u16)inet->inet_dport, cfg->peer))
 		m = TCP_RT_MATCH_PEER;
+	if (m != TCP_RT_MATCH_NONE && !tcp_rt_netns_match(cfg, sk))
+		m = TCP_RT_MATCH_NONE;
 	rcu_read_unlock();
 	return m;
 }
@@ -300,6 +350,152 @@ module_param_cb(pports, &tcp_rt_ports_ops, &tcp_rt_pports, 0644);
 MODULE_PARM_DESC(pports, "peer (remote server) ports to track, up to 6");
 module_param_cb(pports_range, &tcp_rt_ports_ops, &tcp_rt_pports_range, 0644);
 MODULE_PARM_DESC(pports_range, "peer port ranges, up to 3 pairs: lo,hi,...");
+
+/*
+ * netns: "inum,inum,..." (decimal, as `readlink /proc/PID/ns/net` and
+ * `lsns -t net` show them); "" for every namespace.
+ */
+static int tcp_rt_netns_parse(const char *val, struct tcp_rt_netns_list *out)
+{
+	char *buf, *s, *tok;
+	int err = 0;
+
+	buf = kstrndup(val, strcspn(val, "\n"), GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	out->n = 0;
+	s = buf;
+	while (*buf && (tok = strsep(&s, ",")) != NULL) {
+		u32 v;
+
+		if (out->n == TCP_RT_MAX_NETNS) {
+			pr_err("netns: more than %d namespaces\n",
+			       TCP_RT_MAX_NETNS);
+			err = -EINVAL;
+			break;
+		}
+		if (kstrtou32(tok, 10, &v) || !v) {
+			pr_err("netns: '%.*s' is not a namespace inode number\n",
+			       tcp_rt_val_len(tok), tok);
+			err = -EINVAL;
+			break;
+		}
+		out->inum[out->n++] = v;
+	}
+	kfree(buf);
+	return err;
+}
+
+static int tcp_rt_netns_set(const char *val, const struct kernel_param *kp)
+{
+	struct tcp_rt_netns_list *new;
+	int err;
+
+	new = kmalloc(sizeof(*new), GFP_KERNEL);
+	if (!new)
+		return -ENOMEM;
+	err = tcp_rt_netns_parse(val, new);
+	if (!err) {
+		mutex_lock(&tcp_rt_cfg_mutex);
+		if (tcp_rt_cfg_live)
+			err = tcp_rt_cfg_commit(NULL, NULL, new);
+		else
+			tcp_rt_netns = *new;
+		mutex_unlock(&tcp_rt_cfg_mutex);
+		if (err)
+			pr_err("netns: no memory for the new namespace set\n");
+	}
+	kfree(new);
+	return err;
+}
+
+static int tcp_rt_netns_get(char *buffer, const struct kernel_param *kp)
+{
+	unsigned int i;
+	int len = 0;
+
+	mutex_lock(&tcp_rt_cfg_mutex);
+	for (i = 0; i < tcp_rt_netns.n; i++)
+		len += scnprintf(buffer + len, PAGE_SIZE - len, "%s%u",
+				 i ? "," : "", tcp_rt_netns.inum[i]);
+	mutex_unlock(&tcp_rt_cfg_mutex);
+	len += scnprintf(buffer + len, PAGE_SIZE - len, "\n");
+	return len;
+}
+
+static const struct kernel_param_ops tcp_rt_netns_ops = {
+	.set = tcp_rt_netns_set,
+	.get = tcp_rt_netns_get,
+};
+
+module_param_cb(netns, &tcp_rt_netns_ops, NULL, 0644);
+MODULE_PARM_DESC(netns,
+		 "network namespaces (inode numbers, up to 128) the ports apply in; empty: all");
+
+/*
+ * log_ext: "name,name,..." of the extension fields every record line ends
+ * with (any order; written in tcp_rt_ext_names' order); "" for none.
+ */
+static int tcp_rt_log_ext_parse(const char *val, unsigned int *mask)
+{
+	const char *tok = val, *end = val + strcspn(val, "\n");
+
+	*mask = 0;
+	if (tok == end)
+		return 0;
+	for (;;) {
+		size_t n = strcspn(tok, ",\n");
+		unsigned int i;
+
+		for (i = 0; i < TCP_RT_EXT_MAX; i++)
+			if (n == strlen(tcp_rt_ext_names[i]) &&
+			    !strncmp(tok, tcp_rt_ext_names[i], n))
+				break;
+		if (i == TCP_RT_EXT_MAX) {
+			pr_err("log_ext: no field '%.*s' (netns, cgroup)\n",
+			       (int)min_t(size_t, n, 32), tok);
+			return -EINVAL;
+		}
+		*mask |= BIT(i);
+		tok += n;
+		if (tok == end)
+			return 0;
+		tok++;		/* the comma */
+	}
+}
+
+static int tcp_rt_log_ext_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int mask;
+	int err;
+
+	err = tcp_rt_log_ext_parse(val, &mask);
+	if (!err)
+		WRITE_ONCE(tcp_rt_log_ext, mask);
+	return err;
+}
+
+static int tcp_rt_log_ext_get(char *buffer, const struct kernel_param *kp)
+{
+	unsigned int mask = READ_ONCE(tcp_rt_log_ext), i;
+	int len = 0;
+
+	for (i = 0; i < TCP_RT_EXT_MAX; i++)
+		if (mask & BIT(i))
+			len += scnprintf(buffer + len, PAGE_SIZE - len, "%s%s",
+					 len ? "," : "", tcp_rt_ext_names[i]);
+	len += scnprintf(buffer + len, PAGE_SIZE - len, "\n");
+	return len;
+}
+
+static const struct kernel_param_ops tcp_rt_log_ext_ops = {
+	.set = tcp_rt_log_ext_set,
+	.get = tcp_rt_log_ext_get,
+};
+
+module_param_cb(log_ext, &tcp_rt_log_ext_ops, NULL, 0644);
+MODULE_PARM_DESC(log_ext,
+		 "extension fields each record line ends with: netns,cgroup (default empty: none)");
 
 /* How much of a written value to quote in a message: no newline, 32 max. */
 int tcp_rt_val_len(const char *val)
@@ -431,7 +627,7 @@ int tcp_rt_params_init(void)
 
 	tcp_rt_log_sample_seed = get_random_u32();
 	mutex_lock(&tcp_rt_cfg_mutex);
-	err = tcp_rt_cfg_commit(NULL, NULL);
+	err = tcp_rt_cfg_commit(NULL, NULL, NULL);
 	tcp_rt_cfg_live = !err;
 	mutex_unlock(&tcp_rt_cfg_mutex);
 	return err;

@@ -24,8 +24,9 @@
  *   - Hot counters are per CPU; rare ones (alloc_failed, pool_empty,
  *     client_cut, conns_sampled_out, fastopen_missed, released,
  *     released_open) are atomics.
- *   - Whether a connection is logged (log_sample) is decided once, before
- *     it is published in the table, and only read after.
+ *   - Whether a connection is logged (log_sample), and the extension
+ *     fields its records end with (log_ext), are decided once, before it
+ *     is published in the table, and only read after.
  *   - A connection's series_state is claimed by cmpxchg() when a series
  *     run starts, then changed by its hooks only (see "open-task gauge");
  *     the series counters are tcp_rt_series.c's.
@@ -85,6 +86,7 @@ struct tcp_rt_conn {
 	u64 estab_us;
 	u64 t0;
 	u32 t1, t2, t3;
+	u8 ext_len;		/* of ext: 0 unless log_ext was set */
 	u64 rcv_bytes;		/* in-order data received since established */
 	u64 snd_bytes;		/* new data sent since established */
 	u64 task_rcv;		/* rcv_bytes at the task's start */
@@ -107,6 +109,8 @@ struct tcp_rt_conn {
 	u8 req_ooo;		/* a server's request came out of order */
 	u8 logged;		/* its records go to the logs (log_sample) */
 	struct rcu_head rcu;
+	/* log_ext's fields of the connection, as its records end with them */
+	char ext[TCP_RT_EXT_CONN_LEN];
 };
 
 /*
@@ -415,7 +419,8 @@ static void tcp_rt_conn_log(const struct tcp_rt_conn *c, const struct sock *sk,
 			    unsigned int n)
 {
 	if (likely(c->logged))
-		tcp_rt_log_record(sk, type, start_us, f, n);
+		tcp_rt_log_record(sk, type, start_us, f, n, c->ext,
+				  c->ext_len);
 	else
 		this_cpu_inc(tcp_rt_records_sampled_out);
 }
@@ -803,6 +808,18 @@ static bool tcp_rt_fastopen_data(enum tcp_rt_role role,
 }
 
 /* A connection of a watched port became ESTABLISHED: track it if listed. */
+/*
+ * log_ext as the connection is established is what its records carry:
+ * the fields that belong to it are formatted now, once.
+ */
+static void tcp_rt_conn_ext(struct tcp_rt_conn *c, const struct sock *sk)
+{
+	unsigned int mask = READ_ONCE(tcp_rt_log_ext) & TCP_RT_EXT_CONN;
+
+	if (unlikely(mask))
+		c->ext_len = tcp_rt_log_ext_conn(sk, mask, c->ext);
+}
+
 void tcp_rt_task_estab(const struct sock *sk)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
@@ -834,6 +851,8 @@ void tcp_rt_task_estab(const struct sock *sk)
 	c->role = role;
 	c->key = tcp_rt_conn_key(role, sk);
 	c->logged = tcp_rt_log_sampled(sk);
+	if (c->logged)
+		tcp_rt_conn_ext(c, sk);
 	/*
 	 * c->segs_in stays 0: a data segment counted before ESTABLISHED is
 	 * the one completing the handshake, whose data is queued after it.

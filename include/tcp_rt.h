@@ -44,6 +44,23 @@ enum tcp_rt_rec {
 /* Longest record: header with two bracketed IPv6 addresses and ten u64s. */
 #define TCP_RT_REC_FIELDS_MAX	10
 
+/*
+ * log_ext's extension fields, in the order a record line carries them
+ * (docs/records.md; the spec's section 6).  A field is a line here, a name
+ * in tcp_rt_params.c and its value in tcp_rt_log.c.  Those of the
+ * connection (netns, cgroup) are formatted once, when it is established,
+ * into TCP_RT_EXT_CONN_LEN bytes of its state.
+ */
+enum tcp_rt_ext {
+	TCP_RT_EXT_NETNS,	/* the connection's network namespace inode */
+	TCP_RT_EXT_CGROUP,	/* the socket's cgroup v2 id */
+	TCP_RT_EXT_MAX,
+};
+
+#define TCP_RT_EXT_CONN		(BIT(TCP_RT_EXT_NETNS) | BIT(TCP_RT_EXT_CGROUP))
+/* " netns=" + 10 digits, " cgroup=" + 20: 45, copied as 48 */
+#define TCP_RT_EXT_CONN_LEN	48
+
 /* What the stats need of a completed task (R or P). */
 struct tcp_rt_task_sample {
 	u32 duration;
@@ -97,6 +114,8 @@ extern unsigned int tcp_rt_stats_interval;
 extern unsigned int tcp_rt_series_us;
 extern unsigned int tcp_rt_series_buckets;
 extern bool tcp_rt_hook_check;
+extern unsigned int tcp_rt_log_ext;
+extern const char *const tcp_rt_ext_names[TCP_RT_EXT_MAX];
 int tcp_rt_val_len(const char *val);
 void tcp_rt_params_deactivate(void);
 int tcp_rt_params_init(void);
@@ -171,8 +190,11 @@ unsigned long tcp_rt_relay_reads_lapped(void);
 /* tcp_rt_log.c */
 int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs);
 void tcp_rt_log_exit(void);
+unsigned int tcp_rt_log_ext_conn(const struct sock *sk, unsigned int mask,
+				 char *text);
 void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
-		       u64 start_us, const u64 *fields, unsigned int n);
+		       u64 start_us, const u64 *fields, unsigned int n,
+		       const char *ext, unsigned int ext_len);
 u64 tcp_rt_log_records(enum tcp_rt_rec type);
 unsigned long tcp_rt_log_overwritten(void);
 

@@ -191,4 +191,35 @@ static inline void tcp_rt_ftrace_free_filter(struct ftrace_ops *ops)
 #define tcp_rt_sockaddr		sockaddr
 #endif
 
+/*
+ * A socket's network namespace and cgroup, for log_ext's netns and cgroup
+ * fields: loads only, safe in any hook.  The namespace's inode number is
+ * what /proc/PID/ns/net names.  The cgroup is the v2 one the socket was
+ * charged to when it was created (an accepted connection: its listener's);
+ * sock_cgroup_ptr() takes a non-const pointer on every kernel, and only
+ * reads.  Without socket cgroup data (CONFIG_SOCK_CGROUP_DATA, set by any
+ * of cgroup v2's socket users) the field is 0, as docs/records.md says.
+ */
+#include <net/net_namespace.h>
+#include <net/sock.h>
+#include <linux/cgroup.h>
+
+static inline u32 tcp_rt_sk_netns(const struct sock *sk)
+{
+	return sock_net(sk)->ns.inum;
+}
+
+#ifdef CONFIG_SOCK_CGROUP_DATA
+static inline u64 tcp_rt_sk_cgroup(const struct sock *sk)
+{
+	return cgroup_id(sock_cgroup_ptr((struct sock_cgroup_data *)
+					 &sk->sk_cgrp_data));
+}
+#else
+static inline u64 tcp_rt_sk_cgroup(const struct sock *sk)
+{
+	return 0;
+}
+#endif
+
 #endif /* _TCP_RT_COMPAT_H */

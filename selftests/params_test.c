@@ -130,6 +130,8 @@ static const struct param_default defaults[] = {
 	{ "max_tracked",	"262144\n",	0644 },
 	{ "log_sample",		"1\n",		0644 },
 	{ "deactivate",		"0\n",		0644 },
+	{ "log_ext",		"\n",		0644 },
+	{ "netns",		"\n",		0644 },
 };
 
 struct bad_value {
@@ -171,6 +173,19 @@ static const struct bad_value bad_values[] = {
 	{ "deactivate", "3" },
 	{ "deactivate", "yes" },
 	{ "deactivate", "-1" },
+	{ "log_ext", "foo" },
+	{ "log_ext", "netns," },
+	{ "log_ext", ",cgroup" },
+	{ "log_ext", "netns cgroup" },
+	{ "log_ext", "NETNS" },
+	{ "log_ext", "netns,,cgroup" },
+	{ "netns", "abc" },
+	{ "netns", "0" },
+	{ "netns", "-1" },
+	{ "netns", "4294967296" },
+	{ "netns", "4026531840,,4026531841" },
+	{ "netns", " 4026531840" },
+	{ "netns", "4026531840," },
 };
 
 TEST(load_time_defaults_and_modes)
@@ -227,7 +242,7 @@ TEST(load_time_bad_values_refused)
 		"pports=65536", "pports_range=1", "stats=3",
 		"stats_interval=0", "log_buf_num=0", "log_buf_num=65",
 		"stats_buf_num=100", "max_tracked=0", "deactivate=3",
-		"log_sample=0",
+		"log_sample=0", "log_ext=bogus", "netns=x",
 		/* a bad value after good ones must not leave anything behind */
 		"lports=80 pports=443 stats_interval=x",
 	};
@@ -304,11 +319,20 @@ TEST_F(runtime, good_values_accepted)
 		{ "max_tracked", "16777216" },
 		{ "log_sample", "65536" },
 		{ "log_sample", "16" },
+		/* written in the records' order, whatever order was given */
+		{ "log_ext", "cgroup,netns" },
+		{ "log_ext", "netns\n" },
+		{ "log_ext", "cgroup,cgroup" },
+		{ "log_ext", "\n" },
+		{ "netns", "4026531840,4294967295,1" },
+		{ "netns", "\n" },
 	};
 	static const char * const expect[] = {
 		"81,82,83,84,85,86\n", "443\n", "\n", "1,65535\n",
 		"10,20,30,40,50,60\n", "6380\n", "1,1\n", "1\n", "1\n",
 		"16777216\n", "65536\n", "16\n",
+		"netns,cgroup\n", "netns\n", "cgroup\n", "\n",
+		"4026531840,4294967295,1\n", "\n",
 	};
 	char val[256];
 	unsigned int i;
@@ -320,6 +344,25 @@ TEST_F(runtime, good_values_accepted)
 		ASSERT_EQ(0, read_param(good[i].name, val, sizeof(val)));
 		EXPECT_STREQ(expect[i], val) TH_LOG("%s", good[i].name);
 	}
+}
+
+/* netns holds 128 namespaces: the 129th is refused, the 128 kept. */
+TEST_F(runtime, netns_list_bounded)
+{
+	char list[129 * 11 + 1], val[sizeof(list) + 1];
+	int len = 0, logged, i;
+
+	for (i = 0; i < 128; i++)
+		len += sprintf(list + len, "%s%u", i ? "," : "", 4026531840U + i);
+	ASSERT_EQ(0, write_param("netns", list));
+	logged = klog_count("tcp_rt: netns: more than 128");
+	sprintf(list + len, ",%u", 4026531840U + 128);
+	EXPECT_EQ(-EINVAL, write_param("netns", list));
+	EXPECT_EQ(logged + 1, klog_count("tcp_rt: netns: more than 128"));
+	ASSERT_EQ(0, read_param("netns", val, sizeof(val)));
+	list[len] = '\0';
+	strcat(list, "\n");
+	EXPECT_STREQ(list, val);
 }
 
 TEST_HARNESS_MAIN

@@ -132,7 +132,9 @@ static enum ct_runtime container_at(const struct comp *c, size_t i, char *id)
 	if (id_between(&c[i], "crio-", ".scope", id) ||
 	    id_between(&c[i], "crio-", "", id))
 		return CT_CRIO;
-	if (id_between(&c[i], "libpod-", ".scope", id))
+	/* systemd's layout, and cgroupfs's (libpod_parent/libpod-<id>) */
+	if (id_between(&c[i], "libpod-", ".scope", id) ||
+	    id_between(&c[i], "libpod-", "", id))
 		return CT_PODMAN;
 	if (i > 0 && id_between(&c[i], "", "", id)) {
 		if (comp_is(&c[i - 1], "docker"))

@@ -64,6 +64,9 @@ static void test_shapes(void)
 	shape("/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID_B ".scope",
 	      CT_PODMAN, ID_B, "");
 	shape("/machine.slice/libpod-conmon-" ID_A ".scope", CT_NONE, "", "");
+	/* podman --cgroup-manager=cgroupfs, as podman 4.3 lays it out */
+	shape("/libpod_parent/libpod-" ID_A, CT_PODMAN, ID_A, "");
+	shape("/libpod_parent/conmon", CT_NONE, "", "");
 	shape("/system.slice/nginx.service", CT_SYSTEMD, "nginx.service", "");
 	shape("/user.slice/user-1000.slice/user@1000.service/app.slice/foo.service",
 	      CT_SYSTEMD, "foo.service", "");

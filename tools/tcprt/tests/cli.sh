@@ -922,6 +922,17 @@ case_ct_export() {
 	grep -q '^tcprt_tasks_total{port="7100",role="server",type="R"} 7$' "$f" || fail "$(grep tasks_total "$f")"
 }
 
+# A receiver of ship's datagrams bound at PATH, and ready: it creates
+# PATH.ready once bound.  Polled for 10 s at most.
+await_ready() {	# path
+	local i
+	for ((i = 0; i < 200; i++)); do
+		[ -e "$1.ready" ] && return 0
+		sleep 0.05
+	done
+	fail "the receiver at $1 did not start"
+}
+
 # ship passes lines with extension fields on byte for byte.
 case_ct_ship() {
 	local d
@@ -941,11 +952,8 @@ case_ct_ship() {
 		        if f[1] == b"C1" and f[-1] == b"1":
 		            break
 	PY
-	local rx=$! i
-	for ((i = 0; i < 200; i++)); do
-		[ -e "$T/shsock.ready" ] && break
-		sleep 0.05
-	done
+	local rx=$!
+	await_ready "$T/shsock"
 	expect_eq "$(status_of "$TCPRT" ship --dir "$d" --once --host-id h1 --socket "$T/shsock" --rate 0)" 0 "ship"
 	wait $rx || fail "the receiver"
 	python3 - "$T/shgot" "$d/rt-network-log0" <<-'PY' || fail "shipped lines differ"
@@ -1060,12 +1068,8 @@ case_ship_refused() {
 		    except BlockingIOError:
 		        pass
 	PY
-	local rx=$! i
-	for ((i = 0; i < 200; i++)); do
-		[ -e "$T/sock.ready" ] && break
-		sleep 0.05
-	done
-	[ -e "$T/sock.ready" ] || fail "the receiver did not start"
+	local rx=$!
+	await_ready "$T/sock"
 	expect_eq "$(status_of "$TCPRT" ship --dir "$d" --once --host-id h1 --socket "$T/sock" \
 		--send-wait 0.1 --rate 0)" 1 "ship: the last control message refused"
 	kill -USR1 $rx

@@ -311,57 +311,59 @@ ct_client() {	# pid [rt_peer client args...]
 		--req-bytes 300 "$@" > /dev/null
 }
 
-# A real container, stopped while a connection to it is tracked; then
-# another one on the same port.
-case_podman_container() {
-	local gate=/tmp/gate.ct n c json cpid
+# Two real containers serving the same port, each in its own namespace;
+# one stopped while a connection to it is tracked.
+case_podman_containers() {
+	local gate=/tmp/gate.ct id1 p1 n1 c1 id2 p2 n2 c2 json cpid
 	command -v podman > /dev/null || fail "podman is not installed (scripts/install-deps)"
 	cg_cleanup
 	rm -f $LOG $gate
 	mod_load lports=$PORT log_ext=netns,cgroup
 	podman_server rt_ct 2
-	n=$(ns_inum "$CT_PID")
-	c=$(cg_inum "$CT_PID")
-	ct_client "$CT_PID" --requests 4 ||
-		fail "client: $(podman_ ps -a; podman_ logs rt_ct)"
-	# one more connection: a request answered, the next held back
+	id1=$CT_ID p1=$CT_PID n1=$(ns_inum "$CT_PID") c1=$(cg_inum "$CT_PID")
+	podman_server rt_ct2 1
+	id2=$CT_ID p2=$CT_PID n2=$(ns_inum "$CT_PID") c2=$(cg_inum "$CT_PID")
+	expect_ne "$n1" "$n2" "the containers' namespaces"
+	expect_ne "$c1" "$c2" "the containers' cgroups"
+	ct_client "$p1" --requests 4 || fail "client of rt_ct: $(podman_ logs rt_ct)"
+	ct_client "$p2" --requests 3 || fail "client of rt_ct2: $(podman_ logs rt_ct2)"
+	# one more connection to rt_ct: a request answered, the next held back
 	mkfifo $gate
 	exec 7<> $gate
-	ct_client "$CT_PID" --requests 2 --gate $gate &
+	ct_client "$p1" --requests 2 --gate $gate &
 	cpid=$!
 	printf x >&7
 	wait_until "the held connection's first response" \
-		answered_in 1 3000 nsenter -t "$CT_PID" -n ||
+		answered_in 1 3000 nsenter -t "$p1" -n ||
 		fail "the held connection's first request was not answered"
-	expect_eq "$(status tracked)" 1 "tracked while the container runs"
-	# the container goes, with its namespace, the connection still open
+	expect_eq "$(status tracked)" 1 "tracked while rt_ct runs"
+	# rt_ct goes, with its namespace, the connection still open
 	podman_ rm -f -t 0 rt_ct > /dev/null || fail "podman rm"
 	printf x >&7
 	wait $cpid && fail "the held client's second request was answered"
 	wait_untracked
 	drain_logs $LOG
 	sed 's/^/# /' $LOG
-	expect_eq "$(records_where $LOG R netns "$n" | grep -c " cgroup=$c\$")" 5 \
-		"R records with the container's netns and cgroup"
-	expect_eq "$(records_where $LOG E netns "$n" | grep -c " cgroup=$c\$")" 2 \
-		"E records with the container's netns and cgroup"
-	expect_eq "$(awk '$1 == "V6"' $LOG | wc -l)" 7 "records in all"
-	# another container, another namespace, the same port
-	podman_server rt_ct2 1
-	expect_ne "$(cg_inum "$CT_PID")" "$c" "the new container's cgroup"
-	n=$(ns_inum "$CT_PID")
-	c=$(cg_inum "$CT_PID")
-	ct_client "$CT_PID" --requests 3 || fail "client of the second container"
-	wait_untracked
-	drain_logs $LOG
-	expect_eq "$(records_where $LOG R netns "$n" | grep -c " cgroup=$c\$")" 3 \
-		"R records with the second container's netns and cgroup"
-	# tcprt names it with the id podman gave (the first is gone: a number)
-	json=$("$TCPRT" read --format json --container "${CT_ID:0:12}" --dir $LOGDIR)
-	echo "$json" | head -1 | sed 's/^/# /'
-	expect_eq "$(grep '"type":"R"' <<< "$json" | grep -c "\"runtime\":\"podman\",\"container\":\"$CT_ID\"")" 3 \
-		"tcprt read --container <short id>: R records naming podman's container id"
-	podman_ rm -f -t 0 rt_ct2 > /dev/null || fail "podman rm"
+	expect_eq "$(records_where $LOG R netns "$n1" | grep -c " cgroup=$c1\$")" 5 \
+		"rt_ct's R records with its netns and cgroup"
+	expect_eq "$(records_where $LOG E netns "$n1" | grep -c " cgroup=$c1\$")" 2 \
+		"rt_ct's E records with its netns and cgroup"
+	expect_eq "$(records_where $LOG R netns "$n2" | grep -c " cgroup=$c2\$")" 3 \
+		"rt_ct2's R records with its netns and cgroup"
+	expect_eq "$(records_where $LOG E netns "$n2" | grep -c " cgroup=$c2\$")" 1 \
+		"rt_ct2's E records with its netns and cgroup"
+	expect_eq "$(awk '$1 == "V6"' $LOG | wc -l)" 11 "records in all"
+	# tcprt names the running one with the id podman gave; the one gone
+	# by then stays a number
+	"$TCPRT" read --type R --dir $LOGDIR | sed 's/^/# tcprt: /'
+	json=$("$TCPRT" read --format json --dir $LOGDIR)
+	expect_eq "$(grep '"type":"R"' <<< "$json" | grep -c "\"runtime\":\"podman\",\"container\":\"$id2\"")" 3 \
+		"tcprt read: R records naming rt_ct2's id"
+	expect_eq "$(grep -c "\"container\":\"$id1\"" <<< "$json")" 0 \
+		"tcprt read: records naming the removed rt_ct's id"
+	expect_eq "$("$TCPRT" read --type R --container "${id2:0:12}" --dir $LOGDIR | wc -l)" 3 \
+		"tcprt read --container <short id>: R records"
+	podman_ rm -f -t 0 rt_ct2 > /dev/null || fail "podman rm rt_ct2"
 }
 
 case_bad_values_one_line_each() {
@@ -384,6 +386,6 @@ run_case "log_ext: two namespaces on one port, each record with its server's net
 run_case "log_ext: a change applies to connections established after it; plain lines without" case_log_ext_at_runtime
 run_case "netns: the ports apply in the namespaces listed; a change applies to new connections" case_netns_filter
 run_case "a namespace destroyed while tracked: records end, the next one is attributed anew" case_netns_destroyed
-run_case "a podman container: its records carry its netns and cgroup, tcprt names its id" case_podman_container
+run_case "two podman containers on one port, one removed while tracked: netns, cgroup, tcprt names them" case_podman_containers
 run_case "log_ext, netns: bad values refused with one line each, old value kept" case_bad_values_one_line_each
 done_testing

@@ -15,10 +15,13 @@
 #ifndef _TCP_RT_COMPAT_H
 #define _TCP_RT_COMPAT_H
 
+#include <linux/cgroup.h>
 #include <linux/ftrace.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/ptrace.h>
+#include <net/net_namespace.h>
+#include <net/sock.h>
 
 #if !defined(CONFIG_X86_64) || !defined(CONFIG_DYNAMIC_FTRACE)
 #error "tcp_rt needs x86-64 with CONFIG_DYNAMIC_FTRACE"
@@ -200,10 +203,6 @@ static inline void tcp_rt_ftrace_free_filter(struct ftrace_ops *ops)
  * reads.  Without socket cgroup data (CONFIG_SOCK_CGROUP_DATA, set by any
  * of cgroup v2's socket users) the field is 0, as docs/records.md says.
  */
-#include <net/net_namespace.h>
-#include <net/sock.h>
-#include <linux/cgroup.h>
-
 static inline u32 tcp_rt_sk_netns(const struct sock *sk)
 {
 	return sock_net(sk)->ns.inum;

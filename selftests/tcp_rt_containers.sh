@@ -24,12 +24,6 @@ cg_inum() {	# pid
 	stat -c %i "$CGROOT$(sed -n 's/^0:://p' "/proc/$1/cgroup")"
 }
 
-# Values of the extension field NAME in the records of TYPE ("." any).
-ext_vals() {	# file type name
-	awk -v t="$2" -v k="$3=" '$1 == "V6" && ($2 == t || t == ".") {
-		for (i = 8; i <= NF; i++) if (index($i, k) == 1) print substr($i, length(k) + 1) }' "$1"
-}
-
 # Records of TYPE whose field NAME is VALUE.
 records_where() {	# file type name value
 	awk -v t="$2" -v f=" $3=$4( |\$)" '$1 == "V6" && $2 == t && $0 ~ f' "$1"

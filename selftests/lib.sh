@@ -105,12 +105,14 @@ _kill_jobs() {
 # $TCP_RT_CASES, when set, is a regular expression: only the cases whose
 # description matches it run (for working on one case).
 run_case() {	# description function
-	local desc=$1 fn=$2 rc
+	local desc=$1 fn=$2 rc t0=$SECONDS
 	[[ -z ${TCP_RT_CASES:-} || $desc =~ $TCP_RT_CASES ]] || return 0
 	_tap_n=$((_tap_n + 1))
 	( set -eE; trap _kill_jobs EXIT; "$fn" )
 	rc=$?
 	cleanup_case
+	# Where a suite's time goes, for whoever has to shorten it.
+	echo "# case $((_tap_n)): $((SECONDS - t0)) s"
 	if [ "$rc" -eq 0 ]; then
 		echo "ok $_tap_n - $desc"
 	elif [ "$rc" -eq 4 ]; then

@@ -21,10 +21,11 @@ fail() {
 }
 
 run_case() {	# description function
-	local rc
+	local rc t0=$SECONDS
 	n=$((n + 1))
 	( set -eE; "$2" )
 	rc=$?
+	echo "# case $n: $((SECONDS - t0)) s"
 	if [ $rc = 0 ]; then
 		echo "ok $n - $1"
 	elif [ $rc = 4 ]; then

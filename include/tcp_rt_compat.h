@@ -3,9 +3,10 @@
  * tcp_rt - what differs between the kernels it supports, in one place.
  *
  * Tested kernels (scripts/kernels list): Debian's 5.10, 6.1, 6.1-rt, 6.12
- * and 7.x.  Where a kernel lacks what the module needs, the build stops
- * here with an #error naming it, so no module is ever built that would load
- * and record nothing.
+ * and 7.x on x86-64, and their arm64 builds (the -arm64 entries).  Where a
+ * kernel lacks what the module needs, the build stops here with an #error
+ * naming it, so no module is ever built that would load and record
+ * nothing.
  *
  * No kernel version is tested anywhere: Kbuild probes the kernel's own
  * headers and symbol list for each difference and defines a TCP_RT_HAVE_*
@@ -23,8 +24,8 @@
 #include <net/net_namespace.h>
 #include <net/sock.h>
 
-#if !defined(CONFIG_X86_64) || !defined(CONFIG_DYNAMIC_FTRACE)
-#error "tcp_rt needs x86-64 with CONFIG_DYNAMIC_FTRACE"
+#if !(defined(CONFIG_X86_64) || defined(CONFIG_ARM64)) || !defined(CONFIG_DYNAMIC_FTRACE)
+#error "tcp_rt needs x86-64 or arm64 with CONFIG_DYNAMIC_FTRACE"
 #endif
 
 /*
@@ -111,29 +112,42 @@ static __always_inline void tcp_rt_recursion_unlock(int bit)
 
 #else /* 5.11 and later */
 /*
- * A callback gets a struct ftrace_regs holding the argument registers
- * (x86-64: DYNAMIC_FTRACE_WITH_ARGS, no SAVE_REGS needed); 6.x made it
- * opaque behind accessors.  The ops do not ask for ftrace's own recursion
+ * A callback gets a struct ftrace_regs.  With DYNAMIC_FTRACE_WITH_ARGS
+ * (x86-64 from 5.11, arm64 from 6.2) it holds the argument registers
+ * whatever the ops ask; 6.x made it opaque behind accessors, and where an
+ * architecture lays it out itself (HAVE_ARCH_FTRACE_REGS: arm64) the
+ * accessor is an inline function, not the generic macro.  Without it
+ * (arm64 up to 6.1) it is a struct pt_regs, filled only for ops that ask
+ * for it (SAVE_REGS).  The ops do not ask for ftrace's own recursion
  * guard (FTRACE_OPS_FL_RECURSION): it would drop a recursive call before
  * the callback could count it.  The callback takes the same per-context
  * guard itself, ftrace_test_recursion_trylock(), which also disables
  * preemption.
  */
-#ifndef CONFIG_DYNAMIC_FTRACE_WITH_ARGS
-#error "tcp_rt needs CONFIG_DYNAMIC_FTRACE_WITH_ARGS"
-#endif
 #define tcp_rt_ftrace_regs	ftrace_regs
+#if defined(CONFIG_DYNAMIC_FTRACE_WITH_ARGS)
 #define TCP_RT_FTRACE_FLAGS	0
 
 static __always_inline unsigned long
 tcp_rt_ftrace_arg(struct ftrace_regs *fregs, unsigned int n)
 {
-#ifdef ftrace_regs_get_argument
+#if defined(ftrace_regs_get_argument) || defined(HAVE_ARCH_FTRACE_REGS)
 	return ftrace_regs_get_argument(fregs, n);
 #else
 	return regs_get_kernel_argument(&fregs->regs, n);
 #endif
 }
+#elif defined(CONFIG_DYNAMIC_FTRACE_WITH_REGS)
+#define TCP_RT_FTRACE_FLAGS	FTRACE_OPS_FL_SAVE_REGS
+
+static __always_inline unsigned long
+tcp_rt_ftrace_arg(struct ftrace_regs *fregs, unsigned int n)
+{
+	return regs_get_kernel_argument(ftrace_get_regs(fregs), n);
+}
+#else
+#error "tcp_rt needs CONFIG_DYNAMIC_FTRACE_WITH_ARGS or CONFIG_DYNAMIC_FTRACE_WITH_REGS"
+#endif
 
 #define tcp_rt_recursion_trylock	ftrace_test_recursion_trylock
 #define tcp_rt_recursion_unlock		ftrace_test_recursion_unlock

@@ -3,10 +3,10 @@
  * tcp_rt - what differs between the kernels it supports, in one place.
  *
  * Tested kernels (scripts/kernels list): Debian's 5.10, 6.1, 6.1-rt, 6.12
- * and 7.x on x86-64, and their arm64 builds (the -arm64 entries).  Where a
- * kernel lacks what the module needs, the build stops here with an #error
- * naming it, so no module is ever built that would load and record
- * nothing.
+ * and 7.x on x86-64; the same series are built for arm64 (the -arm64
+ * entries), not yet tested there.  Where a kernel lacks what the module
+ * needs, the build stops here with an #error naming it, so no module is
+ * ever built that would load and record nothing.
  *
  * No kernel version is tested anywhere: Kbuild probes the kernel's own
  * headers and symbol list for each difference and defines a TCP_RT_HAVE_*

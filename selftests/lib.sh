@@ -112,7 +112,7 @@ run_case() {	# description function
 	rc=$?
 	cleanup_case
 	# Where a suite's time goes, for whoever has to shorten it.
-	echo "# case $((_tap_n)): $((SECONDS - t0)) s"
+	echo "# case $_tap_n: $((SECONDS - t0)) s"
 	if [ "$rc" -eq 0 ]; then
 		echo "ok $_tap_n - $desc"
 	elif [ "$rc" -eq 4 ]; then

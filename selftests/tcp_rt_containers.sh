@@ -312,9 +312,13 @@ case_podman_containers() {
 	local gate=/tmp/gate.ct id1 p1 n1 c1 id2 p2 n2 c2 json cpid
 	command -v podman > /dev/null || fail "podman is not installed (scripts/install-deps)"
 	# Debian's kernels have them; a debug kernel built before
-	# debug-kernel/tcp_rt-debug.config asked for them does not
+	# debug-kernel/tcp_rt-debug.config asked for them has not
 	if [ ! -e /proc/self/setgroups ]; then
 		diag "no user namespaces in this kernel (CONFIG_USER_NS): crun cannot run"
+		exit 4
+	fi
+	if ! grep -qw bpf /proc/filesystems; then
+		diag "no BPF in this kernel (CONFIG_BPF_SYSCALL, CONFIG_CGROUP_BPF): crun cannot confine devices"
 		exit 4
 	fi
 	cg_cleanup

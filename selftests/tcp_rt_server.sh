@@ -247,9 +247,11 @@ case_rtt_changes() {
 		--resp-bytes 20000 > /dev/null
 	rm -f $gate
 	mkfifo $gate
+	# held long enough for ss below to find it, on a slow kernel too (the
+	# debug kernel's 2 s once ran out first: ss read no minrtt)
 	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT \
 		--req-bytes 100 --resp-bytes 20000 --requests 2 --gate $gate \
-		--hold-ms 2000 > /dev/null &
+		--hold-ms $((2000 * TCP_RT_SLOW)) > /dev/null &
 	exec 3> $gate
 	echo -n 1 >&3
 	wait_until "the first response acknowledged" acked_in rtsrv 20000 ||
@@ -262,6 +264,7 @@ case_rtt_changes() {
 		fail "second response"
 	ss_min=$(ip netns exec rtsrv ss -Htin state established "( sport = :$PORT )" |
 		 grep -o 'minrtt:[0-9.]*' | cut -d: -f2)
+	[ -n "$ss_min" ] || fail "ss found no minrtt: the connection was gone before it read it"
 	wait_untracked
 	drain_logs $LOG
 	sed 's/^/# /' $LOG

@@ -7,10 +7,10 @@ symbols), among bytes that look like them in part.
 
     python3 scripts/test_kimage.py [-v]
 
-The decoder was checked on Debian's images too: it gives the symbols of
-/tmp/i31-style dumps of the five x86-64 kernels byte for byte, and on the
-four arm64 Images _text, primary_entry and _end where their headers say
-(docs/kernels.md, "The hook audit").
+The decoder was checked on Debian's images too: on the five x86-64
+kernels it gives the symbols an independent decoder gave, byte for byte;
+on the four arm64 Images _text, primary_entry and _end lie where their
+headers say (docs/kernels.md, "The hook audit").
 """
 
 import gzip

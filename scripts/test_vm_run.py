@@ -235,7 +235,7 @@ class QemuArgvTest(unittest.TestCase):
                 "-monitor", "none", "-no-reboot", "-accel", "tcg", "-cpu", "max",
                 "-smp", "1", "-m", "512", "-kernel", "/k", "-initrd", "/i",
                 "-append", "console=ttyS0 loglevel=8 printk.devkmsg=on panic=-1 "
-                "mitigations=off pci=noacpi",
+                "mitigations=off pci=noacpi tsc=reliable",
                 "-chardev", "file,id=con,path=/l", "-serial", "chardev:con",
                 "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,"
                 "multidevs=remap",

@@ -223,7 +223,7 @@ static char *tcp_rt_put_endpoint(char *p, const struct sock *sk, bool peer)
 #define TCP_RT_REC_LEN	(sizeof("V6 R ") - 1 + TCP_RT_U64_LEN + sizeof(" 000000 ") - 1 + \
 			 2 * TCP_RT_EP_LEN + 1 +					\
 			 TCP_RT_REC_FIELDS_MAX * (1 + TCP_RT_U64_LEN) +		\
-			 TCP_RT_EXT_CONN_LEN + 1)
+			 TCP_RT_EXT_CONN_LEN + TCP_RT_EXT_TASK_LEN + 1)
 
 /* " name=value" */
 static char *tcp_rt_put_ext(char *p, enum tcp_rt_ext field, u64 v)
@@ -258,10 +258,26 @@ unsigned int tcp_rt_log_ext_conn(const struct sock *sk, unsigned int mask,
 	return p - text;
 }
 
+/* The task's fields of the time breakdown, in the table's order. */
+static char *tcp_rt_put_ext_task(char *p, const struct tcp_rt_ext_task *xt)
+{
+	unsigned int i;
+
+	/* the names, then " =" and 10 digits each */
+	BUILD_BUG_ON(sizeof("rq_waitappsq_waitrwnd_limitedsndbuf_limitedapp_limited") - 1 +
+		     TCP_RT_EXT_TASK_N * 12 > TCP_RT_EXT_TASK_LEN);
+	for (i = 0; i < TCP_RT_EXT_TASK_N; i++)
+		if (xt->mask & BIT(TCP_RT_EXT_TASK_FIRST + i))
+			p = tcp_rt_put_ext(p, TCP_RT_EXT_TASK_FIRST + i,
+					   xt->v[i]);
+	return p;
+}
+
 static char *tcp_rt_format(char *p, const struct sock *sk,
 			   enum tcp_rt_rec type, const struct timespec64 *ts,
 			   const u64 *fields, unsigned int n,
-			   const char *ext, unsigned int ext_len)
+			   const char *ext, unsigned int ext_len,
+			   const struct tcp_rt_ext_task *xt)
 {
 	unsigned int i;
 
@@ -289,6 +305,8 @@ static char *tcp_rt_format(char *p, const struct sock *sk,
 		memcpy(p, ext, TCP_RT_EXT_CONN_LEN);
 		p += ext_len;
 	}
+	if (xt)
+		p = tcp_rt_put_ext_task(p, xt);
 	*p++ = '\n';
 	return p;
 }
@@ -298,7 +316,8 @@ static char *tcp_rt_format(char *p, const struct sock *sk,
  * wall-clock time of that instant, from the current offset between the
  * two clocks: reading a clock can cost microseconds (an emulated HPET).
  * @ext is the connection's extension text (tcp_rt_log_ext_conn(), a
- * TCP_RT_EXT_CONN_LEN buffer), of which @ext_len bytes are written.
+ * TCP_RT_EXT_CONN_LEN buffer), of which @ext_len bytes are written; @xt,
+ * if not NULL, the task's fields of the time breakdown.
  *
  * This is relay_write() with the record formatted in place: room for the
  * longest record is made (a sub-buffer switch leaves the rest of the old
@@ -308,7 +327,8 @@ static char *tcp_rt_format(char *p, const struct sock *sk,
  */
 void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
 		       u64 start_us, const u64 *fields, unsigned int n,
-		       const char *ext, unsigned int ext_len)
+		       const char *ext, unsigned int ext_len,
+		       const struct tcp_rt_ext_task *xt)
 {
 	ktime_t start = ns_to_ktime(start_us * NSEC_PER_USEC);
 	struct rchan *chan = tcp_rt_log_chan;
@@ -333,7 +353,7 @@ void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
 	/* the record's bytes before the offset that covers them: a reader */
 	smp_store_release(&buf->offset,
 			  tcp_rt_format(rec, sk, type, &ts, fields, n, ext,
-					ext_len) -
+					ext_len, xt) -
 			  (char *)buf->data);
 	local_irq_restore(flags);
 	this_cpu_inc(tcp_rt_log_nr[type]);

@@ -560,6 +560,7 @@ static void client_request(struct conn *c)
 	gate_wait();
 	if (write_split(c->fd, o.req_bytes, o.req_parts, o.part_gap_ms, 'q', &c->sent))
 		die("conn %llu: write request %llu", c->idx, c->requests + 1);
+	sleep_ms(o.read_delay_ms);
 	ret = read_n(c->fd, want, &got);
 	c->received += got;
 	if (ret < 0)
@@ -726,6 +727,8 @@ static const char usage_text[] =
 "  --ack-wait-ms W  before an RST close (--end linger0/rst) wait up to W ms\n"
 "                   until all sent data is acked (SIOCOUTQ 0); default 0\n"
 "  --timeout S      exit 1 if still running after S seconds (default: never)\n"
+"  --read-delay-ms D  wait D ms before reading each request (server) or each\n"
+"                   response, after writing its request (client); default 0\n"
 "  --verbose        also print one line per connection before the summary\n"
 "  --fastopen       TCP Fast Open: server TCP_FASTOPEN on the listener, client\n"
 "                   TCP_FASTOPEN_CONNECT (the request rides the SYN once the\n"
@@ -735,7 +738,6 @@ static const char usage_text[] =
 "                   (IPV6_V6ONLY=0; without --dual it is set to 1)\n"
 "  --ready-file F   after listen() write \"PORT\\n\" to F.tmp, rename to F;\n"
 "                   \"ready PORT\" is always printed on stdout\n"
-"  --read-delay-ms D  wait D ms before reading each request (default 0)\n"
 "  --delay-ms D     think time before each response (default 0)\n"
 "  --resp-writes K  split each response into K writes, 1..RESP (default 1)\n"
 "  --write-gap-ms G pause between those writes (default 0)\n"
@@ -841,7 +843,7 @@ static const struct opt_desc {
 	FLAG("dual",	      MODE_SERVER, &o.dual, true),
 	STR("ready-file",     MODE_SERVER, &o.ready_file),
 	NUM("delay-ms",	      MODE_SERVER, &o.delay_ms, MS),
-	NUM("read-delay-ms",  MODE_SERVER, &o.read_delay_ms, MS),
+	NUM("read-delay-ms",  MODE_BOTH,   &o.read_delay_ms, MS),
 	STR("stamps",	      MODE_SERVER, &o.stamps),
 	NUM("resp-writes",    MODE_SERVER, &o.resp_writes, BIG),
 	NUM("write-gap-ms",   MODE_SERVER, &o.write_gap_ms, MS),

@@ -1,0 +1,336 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Where the time goes (issue 31): log_ext's rq_wait, app, sq_wait,
+# rwnd_limited, sndbuf_limited and app_limited.  The truths each record is
+# held to: the server's own read() and send() stamps (rt_peer --stamps,
+# CLOCK_REALTIME, the clock records carry), the waits the peers were told
+# to make, and the sum rule on every record.
+. "$(dirname "$0")/lib.sh"
+
+LOG=/tmp/bd.log
+STAMPS=/tmp/bd.stamps
+PORT=7800
+BD=rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited
+# A stamp and the module's view of the same call: the record's times are
+# tcp_clock_us() offsets from a start converted to the wall clock when the
+# record is written, the stamps the wall clock read around the call, both
+# truncated to the microsecond: they agree within a few.  1 ms is room for
+# a clock step, of which the guest has none (no NTP).
+STAMP_TOL_US=1000
+
+bd_cleanup() {
+	rm -f "$LOG" "$STAMPS"
+}
+
+# The value of extension field NAME on each record of TYPE, one a line ("-"
+# where the record has none).
+ext() {	# file type name
+	records "$1" "$2" | awk -v n="$3=" '{
+		v = "-"
+		for (i = 7; i <= NF; i++)
+			if (index($i, n) == 1)
+				v = substr($i, length(n) + 1)
+		print v
+	}'
+}
+
+# The sum rule on every R and W: "records bad missing".  rq_wait + app +
+# sq_wait is process_time; the transfer's parts fit in the download (R)
+# or the upload (P).
+sum_rule() {	# file
+	awk '
+	function x(n,   i) {
+		for (i = 7; i <= NF; i++)
+			if (index($i, n "=") == 1)
+				return substr($i, length(n) + 2) + 0
+		return -1
+	}
+	$1 != "V6" || ($2 != "R" && $2 != "W" && $2 != "P") { next }
+	x("sq_wait") < 0 { missing++; next }
+	{ n++; xf = x("rwnd_limited") + x("sndbuf_limited") + x("app_limited") }
+	$2 != "P" && x("rq_wait") + x("app") + x("sq_wait") != $12 {
+		bad++; print "# sum rule: " $0 > "/dev/stderr"
+	}
+	$2 == "R" && xf > $8 - $13 - $12 {
+		bad++; print "# transfer over the download: " $0 > "/dev/stderr"
+	}
+	$2 == "P" && (xf > $8 - $12 - $13 || x("app") >= 0) {
+		bad++; print "# P: " $0 > "/dev/stderr"
+	}
+	END { print n + 0, bad + 0, missing + 0 }' "$1"
+}
+
+expect_sum_rule() {	# file
+	local n bad missing
+	read -r n bad missing < <(sum_rule "$1")
+	expect_ge "$n" 1 "records with the breakdown"
+	expect_eq "$bad" 0 "records breaking the sum rule"
+	expect_eq "$missing" 0 "records without the breakdown"
+}
+
+# Each R of a one-connection run held to its request's stamps: the read
+# (T1 + rq_wait) lies within the read() that returned the request's last
+# byte, the write (T1 + rq_wait + app) within its response's first send().
+# Prints "held", then the largest distance (us) outside a call, if any.
+held_to_stamps() {	# log stamps
+	awk -v tol="$STAMP_TOL_US" '
+	function x(n,   i) {
+		for (i = 7; i <= NF; i++)
+			if (index($i, n "=") == 1)
+				return substr($i, length(n) + 2) + 0
+		return -1
+	}
+	function off(v, lo, hi) {
+		return v < lo ? lo - v : (v > hi ? v - hi : 0)
+	}
+	FNR == NR { if ($1 == "stamp") { rs[$3] = $4; re[$3] = $5; ws[$3] = $6; we[$3] = $7 }; next }
+	$1 == "V6" && $2 == "R" && ($11 in rs) {
+		t1 = $3 * 1000000 + $4 + $13
+		r = t1 + x("rq_wait"); w = r + x("app")
+		d = off(r, rs[$11], re[$11]); if (d > worst) worst = d
+		d = off(w, ws[$11], we[$11]); if (d > worst) worst = d
+		if (d > tol) print "# off " d " us: " $0 > "/dev/stderr"
+		held++
+	}
+	END { print held + 0, worst + 0 }' "$2" "$1"
+}
+
+# ---- cases ------------------------------------------------------------------
+
+case_param() {
+	bd_cleanup
+	mod_load
+	expect_eq "$(status breakdown_hooks)" 0 "breakdown_hooks at load"
+	echo rq_wait > "$PARAMS/log_ext"
+	expect_eq "$(status breakdown_hooks)" 1 "breakdown_hooks with rq_wait"
+	expect_eq "$(cat "$PARAMS/log_ext")" rq_wait "log_ext reads back"
+	echo "app_limited,netns,app" > "$PARAMS/log_ext"
+	expect_eq "$(cat "$PARAMS/log_ext")" netns,app,app_limited "log_ext in the table's order"
+	expect_fail "an unknown field" sh -c "echo rq_wait,bogus > $PARAMS/log_ext"
+	expect_eq "$(cat "$PARAMS/log_ext")" netns,app,app_limited "old value kept"
+	echo netns > "$PARAMS/log_ext"
+	expect_eq "$(status breakdown_hooks)" 0 "breakdown_hooks without a breakdown field"
+	mod_unload
+	# asked for at load: on from the start
+	mod_load log_ext=sq_wait
+	expect_eq "$(status breakdown_hooks)" 1 "breakdown_hooks with log_ext at load"
+	mod_unload
+}
+
+# The default: no field, no hook, no record changed.
+case_off() {
+	bd_cleanup
+	mod_load lports=$PORT
+	port=$(start_server -- --port $PORT --resp-bytes 5000 --req-bytes 300)
+	"$PEER" client --port "$port" --requests 3 --resp-bytes 5000 --req-bytes 300 > /dev/null
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" 3 "R records"
+	expect_eq "$(grep -c '_limited=\|wait=\| app=' $LOG)" 0 "records with a breakdown field"
+	expect_eq "$(status breakdown_hooks)" 0 "breakdown_hooks"
+	expect_eq "$(status probe_missed_tcp_rate_check_app_limited)" 0 "write hook misses"
+}
+
+# The server waits 300 ms before each read: rq_wait is that wait.
+case_rq_wait() {
+	bd_cleanup
+	mod_load lports=$PORT log_ext=$BD
+	port=$(start_server -- --port $PORT --resp-bytes 5000 --req-bytes 300 \
+		--read-delay-ms 300 --stamps $STAMPS)
+	"$PEER" client --port "$port" --requests 3 --resp-bytes 5000 --req-bytes 300 > /dev/null
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" 3 "R records"
+	expect_sum_rule $LOG
+	read -r held worst < <(held_to_stamps $LOG $STAMPS)
+	expect_eq "$held" 3 "records held to the stamps"
+	expect_le "$worst" $STAMP_TOL_US "us outside the read() and send() calls"
+	for v in $(ext $LOG R rq_wait); do
+		expect_range "$v" 270000 $((300000 + 50000 * TCP_RT_SLOW)) "rq_wait"
+	done
+	for v in $(ext $LOG R app); do
+		expect_le "$v" $((20000 * TCP_RT_SLOW)) "app of a server that answers at once"
+	done
+	expect_eq "$(status breakdown_early_write)" 0 "early writes"
+	expect_eq "$(status breakdown_no_write)" 0 "tasks without a write"
+	expect_no_probe_miss
+}
+
+# The server reads at once and thinks 200 ms: app is the think time.
+case_app() {
+	bd_cleanup
+	mod_load lports=$PORT log_ext=$BD
+	port=$(start_server -- --port $PORT --resp-bytes 5000 --req-bytes 300 \
+		--delay-ms 200 --stamps $STAMPS)
+	"$PEER" client --port "$port" --requests 3 --resp-bytes 5000 --req-bytes 300 > /dev/null
+	wait_untracked
+	drain_logs $LOG
+	expect_sum_rule $LOG
+	read -r held worst < <(held_to_stamps $LOG $STAMPS)
+	expect_eq "$held" 3 "records held to the stamps"
+	expect_le "$worst" $STAMP_TOL_US "us outside the read() and send() calls"
+	for v in $(ext $LOG R app); do
+		expect_time_min "$v" 200000 50000 "app"
+	done
+	for v in $(ext $LOG R rq_wait); do
+		expect_le "$v" $((20000 * TCP_RT_SLOW)) "rq_wait of a server that reads at once"
+	done
+}
+
+# A response written in 4 pieces 100 ms apart: the 3 gaps are app_limited.
+case_app_limited() {
+	bd_cleanup
+	mod_load lports=$PORT log_ext=$BD
+	port=$(start_server -- --port $PORT --resp-bytes 40000 --req-bytes 300 \
+		--resp-writes 4 --write-gap-ms 100)
+	"$PEER" client --port "$port" --requests 2 --resp-bytes 40000 --req-bytes 300 > /dev/null
+	wait_untracked
+	drain_logs $LOG
+	expect_sum_rule $LOG
+	for v in $(ext $LOG R app_limited); do
+		expect_range "$v" 270000 $((300000 + 50000 * TCP_RT_SLOW)) "app_limited"
+	done
+	for v in $(ext $LOG R rwnd_limited); do
+		expect_eq "$v" 0 "rwnd_limited of a fast reader"
+	done
+}
+
+# A 4 MB response to a client with a 64 KB receive buffer that waits
+# 500 ms before reading it: the sender stalls on the receive window.
+case_rwnd() {
+	bd_cleanup
+	mod_load lports=$PORT log_ext=$BD
+	port=$(start_server -- --port $PORT --resp-bytes 4000000 --req-bytes 300)
+	"$PEER" client --port "$port" --requests 2 --resp-bytes 4000000 --req-bytes 300 \
+		--rcvbuf 65536 --read-delay-ms 500 > /dev/null
+	wait_untracked
+	drain_logs $LOG
+	expect_sum_rule $LOG
+	for v in $(ext $LOG R rwnd_limited); do
+		expect_ge "$v" 450000 "rwnd_limited of a reader 500 ms late"
+	done
+}
+
+# A 2 MB response with a 32 KB send buffer on a path with 20 ms each way:
+# the application waits on its buffer most of the download.
+case_sndbuf() {
+	bd_cleanup
+	make_netns_pair delay 20ms
+	mod_load lports=$PORT log_ext=$BD
+	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --resp-bytes 2000000 \
+		--req-bytes 300 --sndbuf 32768 > /dev/null
+	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT --requests 1 \
+		--resp-bytes 2000000 --req-bytes 300 > /dev/null
+	wait_untracked
+	drain_logs $LOG
+	expect_sum_rule $LOG
+	records $LOG R | while read -r line; do
+		dl=$(awk '{ print $8 - $13 - $12 }' <<< "$line")
+		sb=$(ext <(echo "$line") R sndbuf_limited)
+		diag "download $dl us, sndbuf_limited $sb us"
+		expect_ge $((sb * 2)) "$dl" "sndbuf_limited, half the download at least"
+	done
+}
+
+# A client: its request waits in no queue (sq_wait near 0); it reads its
+# response 300 ms after it came: rq_wait.  P has no app.
+case_client() {
+	bd_cleanup
+	mod_load pports=$PORT log_ext=$BD
+	port=$(start_server -- --port $PORT --resp-bytes 4000 --req-bytes 300)
+	"$PEER" client --port "$port" --requests 3 --resp-bytes 4000 --req-bytes 300 \
+		--read-delay-ms 300 > /dev/null
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG P)" 3 "P records"
+	expect_sum_rule $LOG
+	for v in $(ext $LOG P rq_wait); do
+		expect_range "$v" 270000 $((300000 + 50000 * TCP_RT_SLOW)) "rq_wait of a client reading 300 ms late"
+	done
+	for v in $(ext $LOG P sq_wait); do
+		expect_le "$v" $((20000 * TCP_RT_SLOW)) "sq_wait"
+	done
+	expect_eq "$(ext $LOG P app | grep -vc '^-$')" 0 "P records with app"
+}
+
+# log_ext loses its fields while a connection is open: its hooks go, and
+# its later records carry no breakdown (counted).
+case_partial() {
+	bd_cleanup
+	mod_load lports=$PORT log_ext=$BD
+	port=$(start_server -- --port $PORT --resp-bytes 1000 --req-bytes 100)
+	"$PEER" client --port "$port" --requests 4 --resp-bytes 1000 --req-bytes 100 \
+		--think-ms 300 > /dev/null &
+	wait_until "the first task" test "$(status records_R)" -ge 1
+	echo "" > "$PARAMS/log_ext"
+	wait
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" 4 "R records"
+	expect_ge "$(ext $LOG R rq_wait | grep -c '^-$')" 2 "R records without the breakdown"
+	expect_eq "$(status breakdown_partial)" "$(ext $LOG R rq_wait | grep -c '^-$')" \
+		"breakdown_partial"
+	expect_eq "$(status breakdown_hooks)" 0 "breakdown_hooks"
+}
+
+# Real servers: nginx sending a file with sendfile, redis.  The parts add
+# up on every record and the application's own part is never 0.
+case_nginx() {
+	bd_cleanup
+	command -v nginx > /dev/null || { diag "no nginx"; exit 4; }
+	mkdir -p /tmp/nginx/www /tmp/nginx/logs
+	head -c 200000 /dev/urandom > /tmp/nginx/www/f
+	cat > /tmp/nginx/nginx.conf <<-EOF
+		daemon off;
+		worker_processes 1;
+		pid /tmp/nginx/nginx.pid;
+		error_log /tmp/nginx/logs/error.log;
+		events {}
+		http {
+		    access_log off;
+		    sendfile on;
+		    server { listen $PORT; root /tmp/nginx/www; }
+		}
+	EOF
+	mod_load lports=$PORT log_ext=$BD
+	nginx -p /tmp/nginx -c /tmp/nginx/nginx.conf > /tmp/nginx/logs/stdout 2>&1 &
+	wait_until "nginx" curl -sf -o /dev/null "http://127.0.0.1:$PORT/f" ||
+		fail "nginx: $(cat /tmp/nginx/logs/error.log)"
+	for _ in 1 2 3 4 5; do
+		curl -sf -o /dev/null "http://127.0.0.1:$PORT/f" "http://127.0.0.1:$PORT/f"
+	done
+	wait_untracked
+	drain_logs $LOG
+	expect_ge "$(count_records $LOG R)" 11 "R records"
+	expect_sum_rule $LOG
+	expect_eq "$(ext $LOG R app | awk '$1 == 0' | wc -l)" 0 "records with app 0"
+	expect_eq "$(status breakdown_no_write)" 0 "tasks without a write (sendfile)"
+}
+
+case_redis() {
+	bd_cleanup
+	command -v redis-server > /dev/null || { diag "no redis"; exit 4; }
+	mod_load lports=6379 log_ext=$BD
+	redis_start
+	redis-benchmark -p 6379 -c 2 -n 200 -t set,get -q > /dev/null
+	pkill -x redis-server
+	wait_untracked
+	drain_logs $LOG
+	expect_ge "$(count_records $LOG R)" 400 "R records"
+	expect_sum_rule $LOG
+	expect_eq "$(ext $LOG R app | awk '$1 == 0' | wc -l)" 0 "records with app 0"
+}
+
+trap bd_cleanup EXIT
+run_case "log_ext: the breakdown's hooks attach only while one of its fields is listed" case_param
+run_case "breakdown off: no field, no hook" case_off
+run_case "a server that waits before reading: rq_wait, held to its read() and send()" case_rq_wait
+run_case "a server that thinks: app, held to its read() and send()" case_app
+run_case "a response written in slow pieces: app_limited" case_app_limited
+run_case "a slow reader: rwnd_limited" case_rwnd
+run_case "a small send buffer on a 40 ms path: sndbuf_limited" case_sndbuf
+run_case "a client reading late: rq_wait on P, no app" case_client
+run_case "log_ext loses the breakdown mid-connection: breakdown_partial" case_partial
+run_case "nginx with sendfile: the parts add up, app > 0" case_nginx
+run_case "redis: the parts add up, app > 0" case_redis
+done_testing

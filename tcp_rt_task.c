@@ -674,8 +674,10 @@ static void tcp_rt_task_start(struct tcp_rt_conn *c,
 	c->task_segs = tp->data_segs_out;
 	c->task_min_rtt = U32_MAX;
 	c->phase = TCP_RT_REQUEST;
-	c->bd.rd_us = 0;
-	c->bd.xf_on = 0;
+	if (tcp_rt_bd(c)) {
+		c->bd.rd_us = 0;
+		c->bd.xf_on = 0;
+	}
 	tcp_rt_series_add_at(c->key, now, TCP_RT_SER_STARTED, 1);
 }
 
@@ -859,11 +861,13 @@ static void tcp_rt_on_data_in(struct tcp_rt_conn *c, const struct sock *sk,
 	if (c->phase == TCP_RT_REQUEST) {
 		c->phase = TCP_RT_RESPONSE;
 		c->t2 = tcp_rt_since(c, now);
-		c->bd.xf_on = 0;
+		if (tcp_rt_bd(c))
+			c->bd.xf_on = 0;	/* the upload ended */
 	}
 	if (c->phase == TCP_RT_RESPONSE) {
 		c->t3 = tcp_rt_since(c, now);
-		c->bd.rd_us = 0;	/* more of it to read */
+		if (tcp_rt_bd(c))
+			c->bd.rd_us = 0;	/* more of it to read */
 	}
 	tcp_rt_rcv_to(c, end);
 }

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * split.c: the bands of the percentiles (against sums computed here from
+ * the values), merging, and the largest remainder rounding (the parts add
+ * up to the total, each within one unit of its exact share).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "split.h"
+#include "tap.h"
+
+static void test_round(void)
+{
+	uint64_t out[4], w[4];
+	unsigned int k, i, bad = 0;
+
+	/* shares 1502.67, 250.28, 49.04: floors 1801, the unit left to the first */
+	split_round(1802, (const uint64_t[]){ 1501, 250, 49 }, 3, out);
+	ok(out[0] == 1503 && out[1] == 250 && out[2] == 49,
+	   "1802 by 1501:250:49 = 1503 + 250 + 49 (largest remainders)");
+	split_round(10, (const uint64_t[]){ 1, 1, 1 }, 3, out);
+	ok(out[0] == 4 && out[1] == 3 && out[2] == 3, "10 in thirds: 4 3 3, the lower index first");
+	split_round(0, (const uint64_t[]){ 0, 0, 0 }, 3, out);
+	ok(!out[0] && !out[1] && !out[2], "nothing to split: all 0");
+	split_round(7, (const uint64_t[]){ 0, 5, 0, 0 }, 4, out);
+	ok(out[1] == 7 && !out[0] && !out[2] && !out[3], "one part holds it all");
+	split_round(100000, (const uint64_t[]){ UINT64_MAX / 2, UINT64_MAX / 4, UINT64_MAX / 4 },
+		    3, out);
+	ok(out[0] == 50000 && out[1] == 25000 && out[2] == 25000,
+	   "weights near 2^64: no overflow, the shares kept");
+	for (k = 0; k < 20000; k++) {
+		uint64_t total = rnd() % 2000000, sum = 0, all = 0;
+		unsigned int n = 2 + (unsigned int)(rnd() % 3);
+
+		for (i = 0; i < n; i++)
+			all += w[i] = rnd() % (k % 2 ? 1000 : 4000000000ULL);
+		if (!all)
+			total = 0;
+		split_round(total, w, n, out);
+		for (i = 0; i < n; i++) {
+			/* within one unit of total * w / all */
+			double exact = all ? (double)total * (double)w[i] / (double)all : 0;
+
+			sum += out[i];
+			if ((double)out[i] < exact - 1 || (double)out[i] > exact + 1)
+				bad++;
+		}
+		bad += sum != total;
+	}
+	ok(!bad, "20000 random splits: each adds up, each part within a unit of its share");
+}
+
+/* Sums of the parts of the values in [lo, hi] (hi inclusive). */
+static void model_band(const uint64_t (*t)[3], unsigned int n, uint64_t lo,
+		       uint64_t hi, uint64_t *sum)
+{
+	unsigned int i;
+
+	sum[0] = sum[1] = 0;
+	for (i = 0; i < n; i++)
+		if (t[i][0] >= lo && t[i][0] <= hi) {
+			sum[0] += t[i][1];
+			sum[1] += t[i][2];
+		}
+}
+
+static void test_band(void)
+{
+	/* total, part a, part b; totals below 128 are exact buckets */
+	static uint64_t t[100][3];
+	struct split s, m;
+	uint64_t sum[SPLIT_MAX_PARTS], want[2];
+	unsigned int i;
+
+	split_init(&s, 2);
+	for (i = 0; i < 100; i++) {
+		t[i][0] = i + 1;		/* 1..100 */
+		t[i][1] = i;
+		t[i][2] = 1;
+		split_add(&s, t[i][0], t[i] + 1);
+	}
+	ok(hist_quantile(&s.total, 500) == 50 && hist_quantile(&s.total, 900) == 90 &&
+	   hist_quantile(&s.total, 990) == 99, "p50 50, p90 90, p99 99");
+	split_band(&s, 500, 900, sum);
+	model_band((const uint64_t (*)[3])t, 100, 50, 89, want);
+	ok(sum[0] == want[0] && sum[1] == want[1] && sum[1] == 40,
+	   "p50 band: the 40 tasks of [50, 90)");
+	split_band(&s, 990, 1000, sum);
+	model_band((const uint64_t (*)[3])t, 100, 99, 100, want);
+	ok(sum[0] == want[0] && sum[1] == 2, "p99 band: [99, max], max included");
+	split_band(&s, 1000, 1000, sum);
+	ok(sum[0] == 99 && sum[1] == 1, "max: its bucket");
+
+	/* two percentiles in one bucket: the band is that bucket */
+	split_init(&m, 2);
+	for (i = 0; i < 10; i++)
+		split_add(&m, 7, (const uint64_t[]){ 3, 4 });
+	split_add(&m, 1000000, (const uint64_t[]){ 1, 999999 });
+	split_band(&m, 500, 900, sum);
+	ok(sum[0] == 30 && sum[1] == 40, "p50 and p90 in one bucket: the p50 band is the bucket");
+	split_band(&m, 990, 1000, sum);
+	ok(sum[0] == 1 && sum[1] == 999999, "the p99 band: the max's bucket");
+
+	split_merge(&m, &s);
+	ok(m.total.n == 111, "merged: 111 tasks");
+	split_band(&m, 500, 900, sum);
+	/* 111 tasks: 1..6, eleven 7s, 8..100, 1000000: rank 56 is 46, rank 100 is 90 */
+	ok(hist_quantile(&m.total, 500) == 46 && hist_quantile(&m.total, 900) == 90,
+	   "merged: p50 46, p90 90");
+	model_band((const uint64_t (*)[3])t, 100, 46, 89, want);
+	ok(sum[0] == want[0] && sum[1] == want[1], "merged: the p50 band's sums");
+	split_reset(&m);
+	split_reset(&s);
+	ok(!m.total.n && !m.sum[0] && m.nparts == 2, "reset: empty, its parts kept");
+}
+
+int main(void)
+{
+	test_round();
+	test_band();
+	return done_testing();
+}

@@ -8,8 +8,13 @@
 
 #include "record.h"
 
-/* The longest line accepted (tcp_rt writes at most 255 bytes with '\n'). */
-#define PARSE_LINE_MAX	511
+/*
+ * The longest line accepted: tcp_rt writes at most 522 bytes before the
+ * '\n' (docs/records.md, every log_ext field); room for fields a later
+ * module adds, while a malformed line of this length, escaped, still fits
+ * in one fleet message (frame.h).
+ */
+#define PARSE_LINE_MAX	767
 #define PARSE_WHY_MAX	128
 
 /*

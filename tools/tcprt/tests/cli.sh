@@ -273,7 +273,7 @@ case_hostile() {
 	grep -q "rt-network-log0:2: truncated header" "$T/err" || fail "too few fields"
 	grep -q "rt-network-log0:3: too many fields for R" "$T/err" || fail "too many fields"
 	grep -q "rt-network-log0:4: R sent_bytes is not a decimal number" "$T/err" || fail "non-numeric"
-	grep -q "rt-network-log0:5: line longer than 511 bytes" "$T/err" || fail "overlong"
+	grep -q "rt-network-log0:5: line longer than 767 bytes" "$T/err" || fail "overlong"
 	grep -q "rt-network-log0:6: binary data: byte 0x01" "$T/err" || fail "binary"
 	grep -q "rt-network-log0:8: truncated line (no newline at end of file)" "$T/err" || fail "missing newline"
 	grep -q "rt-network-log1: [0-9]* malformed lines skipped" "$T/err" || fail "random bytes counted"

@@ -301,7 +301,7 @@ static void test_ext(void)
 		"V6 P 1 000001 10.0.0.1:80 10.0.0.2:1 1 2 3 4 5 6 7 8 0 10",
 		"V6 E 1 000001 10.0.0.2:1 10.0.0.1:80 1 2 3 4 5 6",
 	};
-	char line[600], back[600];
+	char line[PARSE_LINE_MAX + 90], back[PARSE_LINE_MAX + 90];
 	struct record plain;
 	unsigned int t;
 
@@ -384,7 +384,7 @@ static void test_ext(void)
 
 static void test_breakdown_parse(void)
 {
-	char line[600], back[600];
+	char line[PARSE_LINE_MAX + 90], back[PARSE_LINE_MAX + 90];
 	unsigned int e;
 
 	ok(parse(R_180 " netns=4026532198 cgroup=250" BREAKDOWN) &&
@@ -631,7 +631,7 @@ static void test_fuzz(void)
 	};
 #define NSEEDS	(sizeof(seeds) / sizeof(seeds[0]))
 	static const char alphabet[] = "0123456789 :.[]VRWNPEabcdef\n\t\x01\xff-+";
-	char line[600], back[600];
+	char line[PARSE_LINE_MAX + 90], back[PARSE_LINE_MAX + 90];
 	unsigned int i, accepted = 0, roundtrip = 0, vendor = 0;
 
 	for (i = 0; i < 200000; i++) {
@@ -718,7 +718,7 @@ static void test_fuzz_ext(void)
 		"V6 R 1795218248 1232 127.0.0.1:41252 127.0.0.1:7100 5000 237115 322 0 1 234455 0 300 0 32768 netns=5 app=1 ",
 	};
 	static const char alphabet[] = "0123456789 =:netscgroupapz_-+";
-	char line[600], back[600], want[600];
+	char line[PARSE_LINE_MAX + 90], back[PARSE_LINE_MAX + 90], want[PARSE_LINE_MAX + 90];
 	unsigned int i, accepted = 0, same = 0, with_ext = 0;
 
 	for (i = 0; i < 100000; i++) {

@@ -321,6 +321,28 @@ case_redis() {
 	expect_eq "$(ext $LOG R app | awk '$1 == 0' | wc -l)" 0 "records with app 0"
 }
 
+# An example for the README, kept in selftests/artifacts/breakdown: a
+# server on 4 connections that reads each request 60 ms late (its workers
+# busy), thinks 20 ms and writes its response in 2 pieces 20 ms apart,
+# for 6 s.  The records, tcprt's summary (2 s windows) and its plot.
+case_example() {
+	bd_cleanup
+	local dir=$TOP/selftests/artifacts/breakdown
+	mkdir -p "$dir"
+	mod_load lports=$PORT log_ext=$BD
+	start_server -- --port $PORT --resp-bytes 40000 --req-bytes 400 \
+		--read-delay-ms 60 --delay-ms 20 --resp-writes 2 --write-gap-ms 20 > /dev/null
+	"$PEER" client --port $PORT --conns 4 --requests 60 --resp-bytes 40000 \
+		--req-bytes 400 > /dev/null
+	wait_untracked
+	drain_logs $LOG
+	expect_sum_rule $LOG
+	cp $LOG "$dir/rt-network-log0"
+	"$TOP/tools/tcprt/tcprt" summary --dir "$dir" --window 2 \
+		--plot "$dir/summary.png" > "$dir/summary.txt" 2>&1 || true
+	sed 's/^/# /' "$dir/summary.txt"
+}
+
 trap bd_cleanup EXIT
 run_case "log_ext: the breakdown's hooks attach only while one of its fields is listed" case_param
 run_case "breakdown off: no field, no hook" case_off
@@ -333,4 +355,5 @@ run_case "a client reading late: rq_wait on P, no app" case_client
 run_case "log_ext loses the breakdown mid-connection: breakdown_partial" case_partial
 run_case "nginx with sendfile: the parts add up, app > 0" case_nginx
 run_case "redis: the parts add up, app > 0" case_redis
+run_case "an example: records, tcprt summary and its plot kept" case_example
 done_testing

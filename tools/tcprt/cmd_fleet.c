@@ -26,6 +26,7 @@
 #include "hist.h"
 #include "output.h"
 #include "record.h"
+#include "store.h"
 #include "util.h"
 
 static const char help[] =
@@ -224,11 +225,13 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 /* ---- answers -------------------------------------------------------------------- */
 
-static void connect_store(struct ch *c, const struct opts *o)
+/* The store, of schema version @need or later (gaps and top read a store
+ * of the oldest version: they need none of the columns added since). */
+static void connect_store(struct ch *c, const struct opts *o, int need)
 {
 	if (!ch_open(c, o->url, 600))
 		die(EXIT_RUNTIME, "fleet: %s", c->err);
-	if (!ch_check_schema(c))
+	if (!ch_check_schema(c, need))
 		die(EXIT_RUNTIME, "fleet: %s", c->err);
 }
 
@@ -657,7 +660,7 @@ static int fleet_gaps(const struct opts *o)
 	struct ch c;
 	size_t i;
 
-	connect_store(&c, o);
+	connect_store(&c, o, STORE_OLDEST);
 	gaps_load(&c, o, &as);
 	gaps_runs(&c, o, &as);
 	qsort(as.a, as.n, sizeof(*as.a), account_cmp);
@@ -944,7 +947,7 @@ static int fleet_summary(const struct opts *o)
 	size_t i;
 	unsigned int m;
 
-	connect_store(&c, o);
+	connect_store(&c, o, STORE_VERSION);
 	summary_load(&c, o, &s);
 	qsort(s.r, s.n, sizeof(*s.r), srow_cmp);
 	summary_print(o, &s);
@@ -979,7 +982,7 @@ static int fleet_top(const struct opts *o)
 	size_t pos = 0, i;
 	struct ch c;
 
-	connect_store(&c, o);
+	connect_store(&c, o, STORE_OLDEST);
 	buf_printf(&q, "SELECT ");
 	for (i = 0; i < NTOP; i++)
 		buf_printf(&q, "%s%s", i ? ", " : "", top_cols[i]);
@@ -1034,15 +1037,22 @@ static int fleet_top(const struct opts *o)
 
 static int fleet_init(const struct opts *o)
 {
+	struct ch_init done;
 	struct ch c;
 
 	if (!ch_open(&c, o->url, 600))
 		die(EXIT_RUNTIME, "fleet: %s", c.err);
-	if (!ch_init_schema(&c))
+	if (!ch_init_schema(&c, &done))
 		die(EXIT_RUNTIME, "fleet init: %s", c.err);
-	if (!ch_check_schema(&c))
+	if (!ch_check_schema(&c, STORE_VERSION))
 		die(EXIT_RUNTIME, "fleet init: %s", c.err);
-	printf("tcprt schema %s ready in ClickHouse at %s\n", CH_SCHEMA_VERSION, c.url);
+	if (done.added)
+		printf("tcprt.records: %u column%s added\n", done.added,
+		       done.added == 1 ? "" : "s");
+	if (done.from && done.from < STORE_VERSION)
+		printf("tcprt schema upgraded from %d to %d: the new columns are 0 in the rows loaded before\n",
+		       done.from, STORE_VERSION);
+	printf("tcprt schema %d ready in ClickHouse at %s\n", STORE_VERSION, c.url);
 	ch_close(&c);
 	return EXIT_OK;
 }

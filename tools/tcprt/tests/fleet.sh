@@ -123,10 +123,16 @@ case_errors() {
 	inc "$TCPRT" fleet init --url $CH > /dev/null || fail "fleet init, a second time"
 	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '99')"
 	inc "$TCPRT" fleet gaps --url $CH > /dev/null 2> $F/err && fail "schema 99: exit 0"
-	grep -q "schema in ClickHouse at $CH is version 99; this tcprt .* knows version 1" $F/err ||
+	grep -q "schema in ClickHouse at $CH is version 99; this tcprt .* knows version 2: a newer tcprt upgraded it, use that one" $F/err ||
 		fail "schema 99: $(cat $F/err)"
-	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '1')"
-	inc "$TCPRT" fleet gaps --url $CH > /dev/null || fail "schema 1 again"
+	# fleet init leaves a store of a newer schema as it is
+	inc "$TCPRT" fleet init --url $CH > /dev/null 2> $F/err && fail "fleet init on schema 99: exit 0"
+	grep -q "is version 99; .*; fleet init leaves it as it is" $F/err ||
+		fail "fleet init on schema 99: $(cat $F/err)"
+	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 99 \
+		"the version after fleet init on schema 99"
+	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '2')"
+	inc "$TCPRT" fleet gaps --url $CH > /dev/null || fail "schema 2 again"
 	expect_fail "ship: bad host id" "$TCPRT" ship --host-id 'a b'
 	expect_fail "ship: bad rate" "$TCPRT" ship --rate 12x
 	expect_fail "ingest: no spool" "$TCPRT" ingest

@@ -120,9 +120,9 @@ static void test_band(void)
 
 /*
  * The bucket of @v as tcprt fleet summary has ClickHouse compute it
- * (cmd_fleet.c's bucket_sql()): v below 128; above, e = floor(log2 v) of
- * v as a Float64 (which rounds v to 53 bits), corrected by one when
- * v >> (e - 6) is not in [64, 128).  Written from that SQL, not from
+ * (cmd_fleet.c's bucket_sql()): v below 128; above, e = floor(log2 (v | 1))
+ * of v | 1 as a Float64 (which rounds it to 53 bits), corrected by one
+ * when v >> (e - 6) is not in [64, 128).  Written from that SQL, not from
  * hist_index().
  */
 static unsigned int sql_bucket(uint64_t v)
@@ -131,7 +131,7 @@ static unsigned int sql_bucket(uint64_t v)
 
 	if (v < 128)
 		return (unsigned int)v;
-	e = (int)floor(log2((double)v));
+	e = (int)floor(log2((double)(v | 1)));
 	if (v >> (e - 6) >= 128)
 		e++;
 	else if (v >> (e - 6) < 64)
@@ -193,7 +193,7 @@ static void test_buckets(void)
 		t[i][3] = t[i][0] - t[i][1] - t[i][2];
 		badidx += sql_bucket(t[i][0]) != hist_index(t[i][0]);
 		rounded += t[i][0] >= 128 &&
-			   (int)floor(log2((double)t[i][0])) != 63 - __builtin_clzll(t[i][0]);
+			   (int)floor(log2((double)(t[i][0] | 1))) != 63 - __builtin_clzll(t[i][0]);
 		split_add(&one, t[i][0], t[i] + 1);
 		row_add(rows, &nrows, t[i]);
 	}

@@ -20,7 +20,7 @@ static const char *transfer_name(enum rec_type t)
 
 /* ---- adding ---------------------------------------------------------------- */
 
-static struct breakdown *bd_new(enum rec_type type)
+struct breakdown *bd_new(enum rec_type type)
 {
 	struct breakdown *bd = xcalloc(1, sizeof(*bd));
 
@@ -79,6 +79,19 @@ void bd_free(struct breakdown *bd)
 	for (i = 0; i < NBREAKDOWN; i++)
 		hist_reset(&bd->part[i]);
 	free(bd);
+}
+
+void bd_report_bad(const struct bd_bad *bad)
+{
+	if (bad->process)
+		warnx_("%llu record%s whose rq_wait + app + sq_wait is not %s process time: left out of the process split",
+		       (unsigned long long)bad->process,
+		       bad->process == 1 ? "" : "s", bad->process == 1 ? "its" : "their");
+	if (bad->transfer)
+		warnx_("%llu record%s whose rwnd_limited + sndbuf_limited + app_limited exceed%s %s transfer time: left out of the transfer split",
+		       (unsigned long long)bad->transfer,
+		       bad->transfer == 1 ? "" : "s", bad->transfer == 1 ? "s" : "",
+		       bad->transfer == 1 ? "its" : "their");
 }
 
 /* ---- units ------------------------------------------------------------------- */

@@ -36,6 +36,8 @@ struct bd_bad {
 	uint64_t transfer;	/* the limited parts past the transfer */
 };
 
+/* An empty breakdown of a row of @type (R or P). */
+struct breakdown *bd_new(enum rec_type type);
 /*
  * Add the breakdown fields of @r (R or P) to *@bd, allocated when the
  * first record with any of them comes; a record without leaves it NULL.
@@ -43,6 +45,8 @@ struct bd_bad {
 void bd_add(struct breakdown **bd, const struct record *r, struct bd_bad *bad);
 void bd_merge(struct breakdown **dst, const struct breakdown *src);
 void bd_free(struct breakdown *bd);
+/* What bd_add left out, on stderr (nothing when nothing was). */
+void bd_report_bad(const struct bd_bad *bad);
 
 /*
  * The block of a row, @label ("port 7700 server R") and its @count tasks:

@@ -415,19 +415,6 @@ static void filter(const struct record *r, void *arg)
 	merge_push(r, &s->merge);
 }
 
-static void report_bad(const struct bd_bad *bad)
-{
-	if (bad->process)
-		warnx_("%llu record%s whose rq_wait + app + sq_wait is not %s process time: left out of the process split",
-		       (unsigned long long)bad->process,
-		       bad->process == 1 ? "" : "s", bad->process == 1 ? "its" : "their");
-	if (bad->transfer)
-		warnx_("%llu record%s whose rwnd_limited + sndbuf_limited + app_limited exceed%s %s transfer time: left out of the transfer split",
-		       (unsigned long long)bad->transfer,
-		       bad->transfer == 1 ? "" : "s", bad->transfer == 1 ? "s" : "",
-		       bad->transfer == 1 ? "its" : "their");
-}
-
 /* Tasks with a split: what orders the rows of the picture. */
 static uint64_t split_tasks(const struct breakdown *bd)
 {
@@ -581,7 +568,7 @@ int cmd_summary(int argc, char **argv)
 			warnx_("%llu record%s arrived after %s window had been reported: not counted",
 			       (unsigned long long)s.late,
 			       s.late == 1 ? "" : "s", s.late == 1 ? "its" : "their");
-		report_bad(&s.bad);
+		bd_report_bad(&s.bad);
 	}
 	if (s.plot && plot(&s) < 0)
 		st = EXIT_RUNTIME;

@@ -33,6 +33,20 @@ void split_add(struct split *s, uint64_t total, const uint64_t *part)
 		sum[i] += part[i];
 }
 
+void split_add_bucket(struct split *s, unsigned int idx, uint64_t count,
+		      uint64_t min, uint64_t max, const uint64_t *sum)
+{
+	uint64_t *b;
+	unsigned int i;
+
+	if (!count || idx >= HIST_BUCKETS)
+		return;
+	hist_add_bucket(&s->total, idx, count, min, max);
+	b = sums_of(s, idx);
+	for (i = 0; i < s->nparts; i++)
+		b[i] += sum[i];
+}
+
 void split_merge(struct split *dst, const struct split *src)
 {
 	unsigned int c, i;

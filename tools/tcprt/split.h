@@ -33,6 +33,14 @@ struct split {
 void split_init(struct split *s, unsigned int nparts);
 /* A task: its total and its parts (which add up to it: the caller checks). */
 void split_add(struct split *s, uint64_t total, const uint64_t *part);
+/*
+ * @count tasks known only by the bucket @idx (hist_index) of their totals,
+ * the smallest and largest of those totals, @min and @max, and the sums of
+ * their parts, @sum: a split counted elsewhere (tcprt fleet summary's, by
+ * ClickHouse).  The same as split_add() of each of those tasks.
+ */
+void split_add_bucket(struct split *s, unsigned int idx, uint64_t count,
+		      uint64_t min, uint64_t max, const uint64_t *sum);
 void split_merge(struct split *dst, const struct split *src);
 void split_reset(struct split *s);
 

@@ -2,8 +2,11 @@
 /*
  * split.c: the bands of the percentiles (against sums computed here from
  * the values), merging, and the largest remainder rounding (the parts add
- * up to the total, each within one unit of its exact share).
+ * up to the total, each within one unit of its exact share); a split fed
+ * per bucket, as tcprt fleet summary feeds it from ClickHouse, against
+ * one fed the same tasks one by one.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,9 +118,122 @@ static void test_band(void)
 	ok(!m.total.n && !m.sum[0] && m.nparts == 2, "reset: empty, its parts kept");
 }
 
+/*
+ * The bucket of @v as tcprt fleet summary has ClickHouse compute it
+ * (cmd_fleet.c's bucket_sql()): v below 128; above, e = floor(log2 (v | 1))
+ * of v | 1 as a Float64 (which rounds it to 53 bits), corrected by one
+ * when v >> (e - 6) is not in [64, 128).  Written from that SQL, not from
+ * hist_index().
+ */
+static unsigned int sql_bucket(uint64_t v)
+{
+	int e;
+
+	if (v < 128)
+		return (unsigned int)v;
+	e = (int)floor(log2((double)(v | 1)));
+	if (v >> (e - 6) >= 128)
+		e++;
+	else if (v >> (e - 6) < 64)
+		e--;
+	return (unsigned int)((e - 6) * 64 + (int)(v >> (e - 6)));
+}
+
+/* What ClickHouse answers per bucket: count(), min(v), max(v), sum(part). */
+struct row {
+	unsigned int idx;
+	uint64_t n, min, max, sum[3];
+};
+
+#define NTASKS	30000
+#define NROWS	4000
+
+/* Add task @t (total, three parts) to the rows, by its SQL bucket. */
+static void row_add(struct row *rows, unsigned int *nrows, const uint64_t *t)
+{
+	unsigned int idx = sql_bucket(t[0]), i, k;
+
+	for (i = 0; i < *nrows && rows[i].idx != idx; i++)
+		;
+	if (i == *nrows) {
+		rows[i] = (struct row){ .idx = idx, .min = t[0], .max = t[0] };
+		++*nrows;
+	}
+	rows[i].n++;
+	if (t[0] < rows[i].min)
+		rows[i].min = t[0];
+	if (t[0] > rows[i].max)
+		rows[i].max = t[0];
+	for (k = 0; k < 3; k++)
+		rows[i].sum[k] += t[k + 1];
+}
+
+/* The same tasks, one by one and per bucket: the same split. */
+static void test_buckets(void)
+{
+	static const unsigned int q[] = { 1, 100, 500, 900, 990, 999, 1000 };
+	static uint64_t t[NTASKS][4];
+	static struct row rows[NROWS];
+	struct split one, per;
+	uint64_t a[SPLIT_MAX_PARTS], b[SPLIT_MAX_PARTS];
+	unsigned int i, k, nrows = 0, bad = 0, badidx = 0, rounded = 0;
+
+	split_init(&one, 3);
+	split_init(&per, 3);
+	for (i = 0; i < NTASKS; i++) {
+		/* totals over every power of two, 0 and the edges of the buckets
+		 * where a Float64 rounds (2^k - 1 for k > 53) included */
+		unsigned int sh = (unsigned int)(rnd() % 64);
+
+		t[i][0] = i % 7 == 0 ? (1ULL << sh) - (i % 3) : rnd() >> sh;
+		if (i % 11 == 0)
+			t[i][0] = i % 2 ? UINT64_MAX : 0;
+		t[i][1] = t[i][0] / 3;
+		t[i][2] = t[i][0] / 5;
+		t[i][3] = t[i][0] - t[i][1] - t[i][2];
+		badidx += sql_bucket(t[i][0]) != hist_index(t[i][0]);
+		rounded += t[i][0] >= 128 &&
+			   (int)floor(log2((double)(t[i][0] | 1))) != 63 - __builtin_clzll(t[i][0]);
+		split_add(&one, t[i][0], t[i] + 1);
+		row_add(rows, &nrows, t[i]);
+	}
+	ok(!badidx && rounded, "the bucket fleet summary's SQL computes is hist_index(), for %u totals from 0 to 2^64 - 1 (%u where log2 is off by one)",
+	   NTASKS, rounded);
+	/* ClickHouse's rows come in any order */
+	for (i = nrows; i-- > 0;)
+		split_add_bucket(&per, rows[i].idx, rows[i].n, rows[i].min,
+				 rows[i].max, rows[i].sum);
+	diag("%u tasks in %u buckets", NTASKS, nrows);
+	ok(per.total.n == one.total.n && per.total.min == one.total.min &&
+	   per.total.max == one.total.max, "per bucket: as many tasks, the same min and max");
+	for (i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+		bad += hist_quantile(&per.total, q[i]) != hist_quantile(&one.total, q[i]);
+		for (k = i + 1; k < sizeof(q) / sizeof(q[0]); k++) {
+			split_band(&one, q[i], q[k], a);
+			split_band(&per, q[i], q[k], b);
+			bad += memcmp(a, b, sizeof(a)) != 0;
+		}
+	}
+	ok(!bad, "per bucket: every percentile and every band's sums as one by one");
+	for (i = 0; i < HIST_CHUNKS; i++) {
+		if (!one.sum[i] != !per.sum[i] || !one.total.chunk[i] != !per.total.chunk[i])
+			bad++;
+		else if (one.sum[i] && (memcmp(one.sum[i], per.sum[i], HIST_SUB * 3 * sizeof(uint64_t)) ||
+					memcmp(one.total.chunk[i], per.total.chunk[i], HIST_SUB * sizeof(uint64_t))))
+			bad++;
+	}
+	ok(!bad, "per bucket: every bucket's count and sums as one by one");
+	split_add_bucket(&per, HIST_BUCKETS, 5, 1, 1, rows[0].sum);
+	split_add_bucket(&per, 3, 0, 3, 3, rows[0].sum);
+	ok(per.total.n == one.total.n, "a bucket past the last, or of no task: nothing added");
+	split_reset(&one);
+	split_reset(&per);
+}
+
 int main(void)
 {
 	test_round();
 	test_band();
+	test_buckets();
 	return done_testing();
 }

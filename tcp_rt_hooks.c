@@ -19,6 +19,9 @@
  *     callback at the entry of tcp_rate_check_app_limited() (it writes).
  *
  * Concurrency and what protects what:
+ *   - Every hook runs with preemption disabled, which the engine relies
+ *     on: the ftrace callbacks through their recursion guard, the
+ *     tracepoint probe by disabling it itself (7.x no longer does).
  *   - The hook table is written at registration only, before any callback
  *     can run, and its missed counters are atomics.
  *   - Every hooked function runs with the socket lock held, owned by a
@@ -58,11 +61,9 @@ static inline bool tcp_rt_watched(const struct sock *sk)
 	       test_bit((__force u16)inet->inet_dport, tcp_rt_watch_peer);
 }
 
-static void tcp_rt_set_state_probe(void *data, const struct sock *sk,
-				   const int oldstate, const int newstate)
+static void tcp_rt_set_state_event(const struct sock *sk, int oldstate,
+				   int newstate)
 {
-	if (sk->sk_protocol != IPPROTO_TCP)
-		return;
 	/* until the load-time check ends (tcp_rt_hookcheck.c) */
 	if (static_branch_unlikely(&tcp_rt_hookcheck_on)) {
 		tcp_rt_hookcheck_state(sk, newstate);
@@ -74,6 +75,25 @@ static void tcp_rt_set_state_probe(void *data, const struct sock *sk,
 		tcp_rt_task_estab(sk);
 	else if (newstate == TCP_CLOSE && oldstate != TCP_CLOSE)
 		tcp_rt_task_close(sk, oldstate);
+}
+
+/*
+ * Up to 6.12 a tracepoint calls its probes with preemption disabled; 7.x
+ * calls them under SRCU-fast only, preemptible in process context (a
+ * close() or a connect()).  The engine relies on staying on one CPU for
+ * the whole event: the last R or P and the E after it go to one CPU's
+ * log in that order, and the per-CPU counters and pools take no lock.
+ * So the probe disables preemption itself, on every kernel: two
+ * instructions where the tracepoint already did.
+ */
+static void tcp_rt_set_state_probe(void *data, const struct sock *sk,
+				   const int oldstate, const int newstate)
+{
+	if (sk->sk_protocol != IPPROTO_TCP)
+		return;
+	preempt_disable_notrace();
+	tcp_rt_set_state_event(sk, oldstate, newstate);
+	preempt_enable_notrace();
 }
 
 /*

@@ -277,8 +277,10 @@ case_rtt_changes() {
 	# ss prints milliseconds with three decimals
 	ss_min=$(awk -v m="$ss_min" 'BEGIN { printf "%d", m * 1000 }')
 	diag "the live socket's minrtt: $ss_min us"
-	expect_ge "$(field $LOG E 12)" "$ss_min" "E min_rtt vs ss minrtt"
-	expect_le "$(field $LOG E 12)" $((ss_min + 5000)) "E min_rtt vs ss minrtt"
+	# no smaller; larger by what a data ACK's processing adds to the
+	# handshake's, which a slow kernel stretches (7 ms on the PREEMPT_RT
+	# debug kernel, against 5 ms of slack unscaled)
+	expect_time_min "$(field $LOG E 12)" "$ss_min" 5000 "E min_rtt vs ss minrtt"
 }
 
 # The server socket in NETNS has BYTES or more acknowledged.

@@ -21,7 +21,7 @@
  * Concurrency and what protects what:
  *   - Every hook runs with preemption disabled, which the engine relies
  *     on: the ftrace callbacks through their recursion guard, the
- *     tracepoint probe by disabling it itself (7.x no longer does).
+ *     tracepoint probes by disabling it themselves (7.x no longer does).
  *   - The hook table is written at registration only, before any callback
  *     can run, and its missed counters are atomics.
  *   - Every hooked function runs with the socket lock held, owned by a
@@ -258,7 +258,10 @@ static void tcp_rt_rcv_space_probe(void *data, struct sock *sk)
 	if (static_branch_unlikely(&tcp_rt_hookcheck_on) ||
 	    !tcp_rt_watched(sk))
 		return;
+	/* process context, preemptible on 7.x: see tcp_rt_set_state_probe() */
+	preempt_disable_notrace();
 	tcp_rt_task_read(sk);
+	preempt_enable_notrace();
 }
 
 static struct tracepoint *tcp_rt_set_state_tp;

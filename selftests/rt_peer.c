@@ -64,6 +64,7 @@ static struct {
 	unsigned long long delay_ms, read_delay_ms, resp_writes, write_gap_ms;
 	unsigned long long req_parts, part_gap_ms, think_ms, hold_ms, ack_wait_ms;
 	unsigned long long conns, requests, sndbuf, rcvbuf, timeout_s;
+	unsigned long long pacing_rate;
 	unsigned long long greeting, resp_read;
 	bool requests_set, partial_set, resp_read_set, dual, no_read, nodelay;
 	bool verbose, fastopen;
@@ -329,6 +330,10 @@ static void set_common_opts(int fd)
 		set_int_opt(fd, SOL_SOCKET, SO_SNDBUF, (int)o.sndbuf, "SO_SNDBUF");
 	if (o.rcvbuf)
 		set_int_opt(fd, SOL_SOCKET, SO_RCVBUF, (int)o.rcvbuf, "SO_RCVBUF");
+	/* TCP paces itself (no fq qdisc needed) once this is set */
+	if (o.pacing_rate)
+		set_int_opt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, (int)o.pacing_rate,
+			    "SO_MAX_PACING_RATE");
 }
 
 /*
@@ -723,6 +728,8 @@ static const char usage_text[] =
 "                   until the client closes, else --end applies after R)\n"
 "  --end MODE       what to do after the last request, see below\n"
 "  --sndbuf N, --rcvbuf N   SO_SNDBUF / SO_RCVBUF (default: system)\n"
+"  --pacing-rate N  SO_MAX_PACING_RATE, bytes/s: TCP spaces its segments so\n"
+"                   (default: none)\n"
 "  --nodelay        set TCP_NODELAY (default); --no-nodelay: do not\n"
 "  --ack-wait-ms W  before an RST close (--end linger0/rst) wait up to W ms\n"
 "                   until all sent data is acked (SIOCOUTQ 0); default 0\n"
@@ -833,6 +840,7 @@ static const struct opt_desc {
 	{ "end", K_END,	      MODE_BOTH,   &o.end, 0, NULL },
 	NUM("sndbuf",	      MODE_BOTH,   &o.sndbuf, INT_MAX),
 	NUM("rcvbuf",	      MODE_BOTH,   &o.rcvbuf, INT_MAX),
+	NUM("pacing-rate",    MODE_BOTH,   &o.pacing_rate, INT_MAX),
 	FLAG("nodelay",	      MODE_BOTH,   &o.nodelay, true),
 	FLAG("no-nodelay",    MODE_BOTH,   &o.nodelay, false),
 	NUM("ack-wait-ms",    MODE_BOTH,   &o.ack_wait_ms, MS),

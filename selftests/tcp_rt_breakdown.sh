@@ -232,6 +232,43 @@ case_sndbuf() {
 	done
 }
 
+# A server paced at 20 KB/s (SO_MAX_PACING_RATE: TCP's own pacing, no
+# qdisc): each 3000-byte response leaves as one segment, and TCP holds
+# the next segment 150 ms after it.  The client asks again at once, so
+# responses 2 and 3 wait in the send queue: sq_wait is that wait.  The
+# application's write is held to its send() stamp, T2 (process_time) to
+# the capture: sq_wait between them is the capture's too.
+case_sq_wait() {
+	bd_cleanup
+	mod_load lports=$PORT log_ext=$BD
+	start_server -- --port $PORT --resp-bytes 3000 --req-bytes 300 \
+		--pacing-rate 20000 --stamps $STAMPS > /dev/null
+	capture_start $PORT
+	"$PEER" client --port $PORT --requests 3 --resp-bytes 3000 --req-bytes 300 > /dev/null
+	wait_untracked
+	capture_stop
+	drain_logs $LOG
+	oracle_check $LOG --lport $PORT
+	expect_eq "$(count_records $LOG R)" 3 "R records"
+	expect_sum_rule $LOG
+	read -r held worst < <(held_to_stamps $LOG $STAMPS)
+	expect_eq "$held" 3 "records held to the stamps"
+	expect_le "$worst" $STAMP_TOL_US "us outside the read() and send() calls"
+	# task 1: nothing sent before it; 2 and 3 wait out the pacing of the
+	# response before, less the client's turn (well under 20 ms)
+	local seq v
+	for seq in 1 2 3; do
+		v=$(records $LOG R | awk -v s=$seq '$11 == s' | ext /dev/stdin R sq_wait)
+		diag "task $seq: sq_wait $v us"
+		if [ $seq = 1 ]; then
+			expect_le "$v" $((20000 * TCP_RT_SLOW)) "sq_wait of the first response"
+		else
+			expect_range "$v" 130000 $((150000 + 20000 * TCP_RT_SLOW)) \
+				"sq_wait behind the pacing"
+		fi
+	done
+}
+
 # A client: its request waits in no queue (sq_wait near 0); it reads its
 # response 300 ms after it came: rq_wait.  P has no app.
 case_client() {
@@ -351,6 +388,7 @@ run_case "a server that thinks: app, held to its read() and send()" case_app
 run_case "a response written in slow pieces: app_limited" case_app_limited
 run_case "a slow reader: rwnd_limited" case_rwnd
 run_case "a small send buffer on a 40 ms path: sndbuf_limited" case_sndbuf
+run_case "a paced server: the response waits in the send queue, sq_wait, held to send() and the capture" case_sq_wait
 run_case "a client reading late: rq_wait on P, no app" case_client
 run_case "log_ext loses the breakdown mid-connection: breakdown_partial" case_partial
 run_case "nginx with sendfile: the parts add up, app > 0" case_nginx

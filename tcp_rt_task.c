@@ -124,6 +124,7 @@ struct tcp_rt_bd {
 	u8 w_set;		/* a write candidate is held */
 	u8 xf_on;		/* the transfer is accounted */
 	u8 xf_idle;		/* everything written was sent at xf_last */
+	u8 xf_blocked;		/* the application waited for room then */
 };
 
 /*
@@ -470,6 +471,18 @@ static inline u32 tcp_rt_us(u64 from, u64 to)
 	return to > from ? min_t(u64, to - from, U32_MAX) : 0;
 }
 
+/*
+ * The application waits for room in the send buffer.  SOCK_NOSPACE is what
+ * the kernel's own SNDBUF_LIMITED test reads (tcp_cwnd_validate()): set by
+ * a write that waits for room and by a poll that found none, cleared when
+ * an ACK makes room (after the ACK hook).  The socket lock, held at every hook, keeps sk_socket
+ * (sock_orphan() clears it under that lock).
+ */
+static inline bool tcp_rt_app_blocked(const struct sock *sk)
+{
+	return sk->sk_socket && test_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+}
+
 /* The transfer starts (T2, S0): account it from @now. */
 static void tcp_rt_bd_xf_start(struct tcp_rt_bd *b, const struct sock *sk,
 			       u64 now)
@@ -487,12 +500,14 @@ static void tcp_rt_bd_account(struct tcp_rt_bd *b, const struct sock *sk,
 			      u64 now)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
+	bool blocked;
 	u32 dt;
 
 	if (!b->xf_on || now <= b->xf_last)
 		return;
 	dt = tcp_rt_us(b->xf_last, now);
 	b->xf_last = now;
+	blocked = tcp_rt_app_blocked(sk);
 	switch (tp->chrono_type) {
 	case TCP_CHRONO_RWND_LIMITED:
 		b->xf[TCP_RT_XF_RWND] += dt;
@@ -501,7 +516,16 @@ static void tcp_rt_bd_account(struct tcp_rt_bd *b, const struct sock *sk,
 		b->xf[TCP_RT_XF_SNDBUF] += dt;
 		break;
 	default:
-		if (b->xf_idle)
+		/*
+		 * All written was sent and the application is (or was, until
+		 * an ACK made room) blocked on the full buffer: it blocks
+		 * right after the push that emptied the write queue, a push
+		 * that sent something and so never started the kernel's own
+		 * SNDBUF_LIMITED chronograph (docs/records.md).
+		 */
+		if (b->xf_idle && (b->xf_blocked || blocked))
+			b->xf[TCP_RT_XF_SNDBUF] += dt;
+		else if (b->xf_idle)
 			b->xf_pending += dt;
 	}
 	/* the application wrote again: the sender was waiting for it */
@@ -512,11 +536,16 @@ static void tcp_rt_bd_account(struct tcp_rt_bd *b, const struct sock *sk,
 	}
 }
 
-/* At a hook's end: was everything written sent? */
+/*
+ * At a hook's end: was everything written sent, and was the application
+ * blocked on the send buffer?
+ */
 static inline void tcp_rt_bd_end(struct tcp_rt_conn *c, const struct sock *sk)
 {
-	if (tcp_rt_bd(c))
+	if (tcp_rt_bd(c)) {
 		c->bd.xf_idle = !after(tcp_rt_written(sk), c->snd_data);
+		c->bd.xf_blocked = tcp_rt_app_blocked(sk);
+	}
 }
 
 /* The offset of @us in the task, within [@lo, @hi]; counts a clamp. */

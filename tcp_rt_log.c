@@ -220,21 +220,44 @@ static char *tcp_rt_put_endpoint(char *p, const struct sock *sk, bool peer)
 	return tcp_rt_put_u64(p, port);
 }
 
+/*
+ * Each extension field's " name=", made at init from tcp_rt_ext_names and
+ * padded: a record copies all TCP_RT_EXT_PREFIX bytes (a few stores, not a
+ * strlen() and a memcpy() call a field) and keeps the prefix's length;
+ * the digits overwrite the rest, and what lies past the record's end is
+ * in room it reserved (TCP_RT_REC_LEN) and never read.
+ */
+#define TCP_RT_EXT_PREFIX	24
+static char tcp_rt_ext_prefix[TCP_RT_EXT_MAX][TCP_RT_EXT_PREFIX] __read_mostly;
+static u8 tcp_rt_ext_prefix_len[TCP_RT_EXT_MAX] __read_mostly;
+
 #define TCP_RT_REC_LEN	(sizeof("V6 R ") - 1 + TCP_RT_U64_LEN + sizeof(" 000000 ") - 1 + \
 			 2 * TCP_RT_EP_LEN + 1 +					\
 			 TCP_RT_REC_FIELDS_MAX * (1 + TCP_RT_U64_LEN) +		\
-			 TCP_RT_EXT_CONN_LEN + TCP_RT_EXT_TASK_LEN + 1)
+			 TCP_RT_EXT_CONN_LEN + TCP_RT_EXT_TASK_LEN + 1 +		\
+			 TCP_RT_EXT_PREFIX)
+
+static int tcp_rt_ext_prefixes(void)
+{
+	unsigned int i, n;
+
+	for (i = 0; i < TCP_RT_EXT_MAX; i++) {
+		n = strlen(tcp_rt_ext_names[i]);
+		if (WARN_ON(n + 2 > TCP_RT_EXT_PREFIX))
+			return -EINVAL;
+		tcp_rt_ext_prefix[i][0] = ' ';
+		memcpy(&tcp_rt_ext_prefix[i][1], tcp_rt_ext_names[i], n);
+		tcp_rt_ext_prefix[i][n + 1] = '=';
+		tcp_rt_ext_prefix_len[i] = n + 2;
+	}
+	return 0;
+}
 
 /* " name=value" */
 static char *tcp_rt_put_ext(char *p, enum tcp_rt_ext field, u64 v)
 {
-	size_t len = strlen(tcp_rt_ext_names[field]);
-
-	*p++ = ' ';
-	memcpy(p, tcp_rt_ext_names[field], len);
-	p += len;
-	*p++ = '=';
-	return tcp_rt_put_u64(p, v);
+	memcpy(p, tcp_rt_ext_prefix[field], TCP_RT_EXT_PREFIX);
+	return tcp_rt_put_u64(p + tcp_rt_ext_prefix_len[field], v);
 }
 
 /*
@@ -250,6 +273,9 @@ unsigned int tcp_rt_log_ext_conn(const struct sock *sk, unsigned int mask,
 
 	/* the longest: both fields at their widest */
 	BUILD_BUG_ON(sizeof(" netns=4294967295 cgroup=18446744073709551615") - 1 >
+		     TCP_RT_EXT_CONN_LEN);
+	/* and the padded copy of the second prefix */
+	BUILD_BUG_ON(sizeof(" netns=4294967295") - 1 + TCP_RT_EXT_PREFIX >
 		     TCP_RT_EXT_CONN_LEN);
 	if (mask & BIT(TCP_RT_EXT_NETNS))
 		p = tcp_rt_put_ext(p, TCP_RT_EXT_NETNS, tcp_rt_sk_netns(sk));
@@ -380,6 +406,8 @@ int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs)
 	unsigned int i;
 
 	BUILD_BUG_ON(TCP_RT_REC_LEN > TCP_RT_LOG_SUBBUF_SIZE);
+	if (tcp_rt_ext_prefixes())
+		return -EINVAL;
 	for (i = 0; i < 100; i++) {
 		tcp_rt_digit_pairs[2 * i] = '0' + i / 10;
 		tcp_rt_digit_pairs[2 * i + 1] = '0' + i % 10;

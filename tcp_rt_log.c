@@ -231,11 +231,12 @@ static char *tcp_rt_put_endpoint(char *p, const struct sock *sk, bool peer)
 static char tcp_rt_ext_prefix[TCP_RT_EXT_MAX][TCP_RT_EXT_PREFIX] __read_mostly;
 static u8 tcp_rt_ext_prefix_len[TCP_RT_EXT_MAX] __read_mostly;
 
-#define TCP_RT_REC_LEN	(sizeof("V6 R ") - 1 + TCP_RT_U64_LEN + sizeof(" 000000 ") - 1 + \
-			 2 * TCP_RT_EP_LEN + 1 +					\
-			 TCP_RT_REC_FIELDS_MAX * (1 + TCP_RT_U64_LEN) +		\
-			 TCP_RT_EXT_CONN_LEN + TCP_RT_EXT_TASK_LEN + 1 +		\
-			 TCP_RT_EXT_PREFIX)
+/* The room a record reserves: without, then with the time breakdown. */
+#define TCP_RT_REC_LEN_BASE (sizeof("V6 R ") - 1 + TCP_RT_U64_LEN +		\
+			     sizeof(" 000000 ") - 1 + 2 * TCP_RT_EP_LEN + 1 +	\
+			     TCP_RT_REC_FIELDS_MAX * (1 + TCP_RT_U64_LEN) +	\
+			     TCP_RT_EXT_CONN_LEN + 1)
+#define TCP_RT_REC_LEN	(TCP_RT_REC_LEN_BASE + TCP_RT_EXT_TASK_LEN + TCP_RT_EXT_PREFIX)
 
 static int tcp_rt_ext_prefixes(void)
 {
@@ -299,7 +300,7 @@ static char *tcp_rt_put_ext_task(char *p, const struct tcp_rt_ext_task *xt)
 	return p;
 }
 
-static char *tcp_rt_format(char *p, const struct sock *sk,
+static __always_inline char *tcp_rt_format(char *p, const struct sock *sk,
 			   enum tcp_rt_rec type, const struct timespec64 *ts,
 			   const u64 *fields, unsigned int n,
 			   const char *ext, unsigned int ext_len,
@@ -351,11 +352,12 @@ static char *tcp_rt_format(char *p, const struct sock *sk,
  * Interrupts are off throughout, as in relay_write(), so that nothing
  * else writes this CPU's buffer meanwhile.
  */
-void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
-		       u64 start_us, const u64 *fields, unsigned int n,
-		       const char *ext, unsigned int ext_len,
-		       const struct tcp_rt_ext_task *xt)
+static __always_inline void
+tcp_rt_log_write(const struct sock *sk, enum tcp_rt_rec type, u64 start_us,
+		 const u64 *fields, unsigned int n, const char *ext,
+		 unsigned int ext_len, const struct tcp_rt_ext_task *xt)
 {
+	unsigned int len = xt ? TCP_RT_REC_LEN : TCP_RT_REC_LEN_BASE;
 	ktime_t start = ns_to_ktime(start_us * NSEC_PER_USEC);
 	struct rchan *chan = tcp_rt_log_chan;
 	struct timespec64 ts;
@@ -370,8 +372,8 @@ void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
 	local_irq_save(flags);
 	buf = *this_cpu_ptr(chan->buf);
 	/* A flight recorder always switches; a record always fits. */
-	if (unlikely(buf->offset + TCP_RT_REC_LEN > chan->subbuf_size) &&
-	    WARN_ON_ONCE(!relay_switch_subbuf(buf, TCP_RT_REC_LEN))) {
+	if (unlikely(buf->offset + len > chan->subbuf_size) &&
+	    WARN_ON_ONCE(!relay_switch_subbuf(buf, len))) {
 		local_irq_restore(flags);
 		return;
 	}
@@ -383,6 +385,26 @@ void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
 			  (char *)buf->data);
 	local_irq_restore(flags);
 	this_cpu_inc(tcp_rt_log_nr[type]);
+}
+
+/*
+ * Two copies of the writer: the time breakdown's fields cost nothing to a
+ * record without them (the same code as before they existed, the same
+ * room reserved).
+ */
+void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
+		       u64 start_us, const u64 *fields, unsigned int n,
+		       const char *ext, unsigned int ext_len)
+{
+	tcp_rt_log_write(sk, type, start_us, fields, n, ext, ext_len, NULL);
+}
+
+void tcp_rt_log_record_bd(const struct sock *sk, enum tcp_rt_rec type,
+			  u64 start_us, const u64 *fields, unsigned int n,
+			  const char *ext, unsigned int ext_len,
+			  const struct tcp_rt_ext_task *xt)
+{
+	tcp_rt_log_write(sk, type, start_us, fields, n, ext, ext_len, xt);
 }
 
 /* Records of @type written, on every CPU. */

@@ -689,8 +689,9 @@ tcp_rt_bd_fields(const struct tcp_rt_conn *c, enum tcp_rt_rec type, u64 now,
  * Tasks
  */
 
-static void tcp_rt_task_start(struct tcp_rt_conn *c,
-			      const struct tcp_sock *tp, u64 now)
+static __always_inline void tcp_rt_task_start(struct tcp_rt_conn *c,
+					      const struct tcp_sock *tp,
+					      u64 now)
 {
 	c->task_seq++;
 	c->t0 = now;
@@ -721,13 +722,17 @@ static u32 tcp_rt_conn_key(enum tcp_rt_role role, const struct sock *sk)
 }
 
 /* A record, unless log_sample left the connection out of the logs. */
-static void tcp_rt_conn_log(const struct tcp_rt_conn *c, const struct sock *sk,
-			    enum tcp_rt_rec type, u64 start_us, const u64 *f,
-			    unsigned int n, const struct tcp_rt_ext_task *xt)
+static __always_inline void
+tcp_rt_conn_log(const struct tcp_rt_conn *c, const struct sock *sk,
+		enum tcp_rt_rec type, u64 start_us, const u64 *f, unsigned int n,
+		const struct tcp_rt_ext_task *xt)
 {
-	if (likely(c->logged))
+	if (likely(c->logged) && xt)
+		tcp_rt_log_record_bd(sk, type, start_us, f, n, c->ext,
+				     c->ext_len, xt);
+	else if (likely(c->logged))
 		tcp_rt_log_record(sk, type, start_us, f, n, c->ext,
-				  c->ext_len, xt);
+				  c->ext_len);
 	else
 		this_cpu_inc(tcp_rt_records_sampled_out);
 }

@@ -231,8 +231,11 @@ unsigned int tcp_rt_log_ext_conn(const struct sock *sk, unsigned int mask,
 				 char *text);
 void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
 		       u64 start_us, const u64 *fields, unsigned int n,
-		       const char *ext, unsigned int ext_len,
-		       const struct tcp_rt_ext_task *xt);
+		       const char *ext, unsigned int ext_len);
+void tcp_rt_log_record_bd(const struct sock *sk, enum tcp_rt_rec type,
+			  u64 start_us, const u64 *fields, unsigned int n,
+			  const char *ext, unsigned int ext_len,
+			  const struct tcp_rt_ext_task *xt);
 u64 tcp_rt_log_records(enum tcp_rt_rec type);
 unsigned long tcp_rt_log_overwritten(void);
 

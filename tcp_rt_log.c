@@ -300,11 +300,11 @@ static char *tcp_rt_put_ext_task(char *p, const struct tcp_rt_ext_task *xt)
 	return p;
 }
 
-static __always_inline char *tcp_rt_format(char *p, const struct sock *sk,
-			   enum tcp_rt_rec type, const struct timespec64 *ts,
-			   const u64 *fields, unsigned int n,
-			   const char *ext, unsigned int ext_len,
-			   const struct tcp_rt_ext_task *xt)
+static __always_inline char *
+tcp_rt_format(char *p, const struct sock *sk, enum tcp_rt_rec type,
+	      const struct timespec64 *ts, const u64 *fields, unsigned int n,
+	      const char *ext, unsigned int ext_len,
+	      const struct tcp_rt_ext_task *xt)
 {
 	unsigned int i;
 

@@ -228,6 +228,15 @@ def arm64_anchors(image):
     return anchors
 
 
+def anchor_shift(anchors, where):
+    """What to add to the addresses of a kallsyms (where: {name: its first
+    address}) to put the first of anchors ({name: address in the image})
+    it holds where the image has it: KASLR or a link address undone.  None
+    if it holds none of them."""
+    name = next((n for n in anchors if n in where), None)
+    return None if name is None else anchors[name] - where[name]
+
+
 def arm64_kallsyms(image):
     """kallsyms() of an arm64 Image, placed so that _text is ARM64_TEXT."""
     syms = kallsyms(image, lambda pos: ARM64_TEXT + pos)
@@ -237,10 +246,9 @@ def arm64_kallsyms(image):
     for addr, _, name in syms:
         where.setdefault(name, addr)
     anchors = arm64_anchors(image)
-    name = next((n for n in anchors if n in where), None)
-    if name is None:
+    shift = anchor_shift(anchors, where)
+    if shift is None:
         return None
-    shift = anchors[name] - where[name]
     syms = [(a + shift, t, n) for a, t, n in syms]
     # Both anchors, where both are there, must agree.
     if any(where[n] + shift != a for n, a in anchors.items() if n in where):

@@ -133,11 +133,14 @@ cleanup_case() {
 	local pids
 	pids=$(jobs -p 2>/dev/null)
 	[ -n "$pids" ] && kill $pids 2>/dev/null
-	pkill -f "$PEER" 2>/dev/null
-	pkill -f "$TOP/tools/bench/rt_load" 2>/dev/null
-	pkill -x redis-server 2>/dev/null
-	pkill -x nginx 2>/dev/null
-	for ns in $(ip netns list 2>/dev/null | awk '/^rt/ {print $1}'); do
+	# Two pkills, not four, and the namespaces from /run/netns rather than
+	# ip and awk: this runs after every case, and in the emulated guest
+	# each program started costs 0.1 to 0.5 s (5.10 the slowest).
+	pkill -f "$PEER|$TOP/tools/bench/rt_load" 2>/dev/null
+	pkill -x 'redis-server|nginx' 2>/dev/null
+	for ns in /run/netns/rt*; do
+		[ -e "$ns" ] || continue
+		ns=${ns##*/}
 		ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
 		ip netns del "$ns"
 	done

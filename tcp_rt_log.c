@@ -236,7 +236,8 @@ static u8 tcp_rt_ext_prefix_len[TCP_RT_EXT_MAX] __read_mostly;
 			     sizeof(" 000000 ") - 1 + 2 * TCP_RT_EP_LEN + 1 +	\
 			     TCP_RT_REC_FIELDS_MAX * (1 + TCP_RT_U64_LEN) +	\
 			     TCP_RT_EXT_CONN_LEN + 1)
-#define TCP_RT_REC_LEN	(TCP_RT_REC_LEN_BASE + TCP_RT_EXT_TASK_LEN + TCP_RT_EXT_PREFIX)
+#define TCP_RT_REC_LEN	(TCP_RT_REC_LEN_BASE + TCP_RT_EXT_TASK_LEN +	\
+			 TCP_RT_EXT_PREFIX)
 
 static int tcp_rt_ext_prefixes(void)
 {

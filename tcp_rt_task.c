@@ -475,8 +475,8 @@ static inline u32 tcp_rt_us(u64 from, u64 to)
  * The application waits for room in the send buffer.  SOCK_NOSPACE is what
  * the kernel's own SNDBUF_LIMITED test reads (tcp_cwnd_validate()): set by
  * a write that waits for room and by a poll that found none, cleared when
- * an ACK makes room (after the ACK hook).  The socket lock, held at every hook, keeps sk_socket
- * (sock_orphan() clears it under that lock).
+ * an ACK makes room (after the ACK hook).  The socket lock, held at every
+ * hook, keeps sk_socket (sock_orphan() clears it under that lock).
  */
 static inline bool tcp_rt_app_blocked(const struct sock *sk)
 {

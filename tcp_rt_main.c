@@ -145,7 +145,7 @@ MODULE_PARM_DESC(series_run,
  * before a field appears in the mask, and the mask loses the fields before
  * they go off; then the generation moves, so that a connection established
  * before writes no breakdown it could not finish (breakdown_partial).  At
- * load, tcp_rt_hooks_start() attaches them if the mask asks.
+ * load, tcp_rt_bd_start() attaches them if the mask asks.
  */
 static bool tcp_rt_bd_live;	/* the breakdown's hooks follow the mask */
 

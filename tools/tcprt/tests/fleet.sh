@@ -353,7 +353,9 @@ case_ingest_killed() {
 	stop_ingest
 	rm $F/spool/.tcprt-ingest.state
 	start_ingest
-	wait_until "the spool loaded again" ingest_idle
+	# the whole spool of every case so far: 40 s and more in a slow guest
+	WAIT_S=$SETTLE_S wait_until "the spool loaded again" ingest_idle ||
+		fail "the spool not loaded again: $(tail -3 $F/ingest.log)"
 	stop_ingest
 	# ingest's own count of the rows it loaded this time: all of them again
 	expect_ge "$(grep -o '[0-9]* record rows' $F/ingest.log | awk '{ print $1 }')" \

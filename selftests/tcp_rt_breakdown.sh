@@ -17,6 +17,11 @@ BD=rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited
 # truncated to the microsecond: they agree within a few.  1 ms is room for
 # a clock step, of which the guest has none (no NTP).
 STAMP_TOL_US=1000
+# How late the guest may run a process that data woke (or let a write
+# through): what a part that should be near 0 may hold.  23 ms seen on
+# 6.12 on a slow day (2026-11-26), under 20 ms otherwise; the parts
+# themselves are held to the application's stamps within STAMP_TOL_US.
+WAKE_US=50000
 
 bd_cleanup() {
 	rm -f "$LOG" "$STAMPS"
@@ -149,7 +154,7 @@ case_rq_wait() {
 		expect_range "$v" 270000 $((300000 + 50000 * TCP_RT_SLOW)) "rq_wait"
 	done
 	for v in $(ext $LOG R app); do
-		expect_le "$v" $((20000 * TCP_RT_SLOW)) "app of a server that answers at once"
+		expect_le "$v" $((WAKE_US * TCP_RT_SLOW)) "app of a server that answers at once"
 	done
 	expect_eq "$(status breakdown_early_write)" 0 "early writes"
 	expect_eq "$(status breakdown_no_write)" 0 "tasks without a write"
@@ -173,7 +178,7 @@ case_app() {
 		expect_time_min "$v" 200000 50000 "app"
 	done
 	for v in $(ext $LOG R rq_wait); do
-		expect_le "$v" $((20000 * TCP_RT_SLOW)) "rq_wait of a server that reads at once"
+		expect_le "$v" $((WAKE_US * TCP_RT_SLOW)) "rq_wait of a server that reads at once"
 	done
 }
 
@@ -273,9 +278,9 @@ case_sq_wait() {
 		v=$(records $LOG R | awk -v s="$seq" '$11 == s' | ext /dev/stdin R sq_wait)
 		diag "task $seq: sq_wait $v us"
 		if [ "$seq" -le 10 ]; then
-			expect_le "$v" $((20000 * TCP_RT_SLOW)) "sq_wait of an unpaced response"
+			expect_le "$v" $((WAKE_US * TCP_RT_SLOW)) "sq_wait of an unpaced response"
 		elif [ "$seq" -ge 12 ]; then
-			expect_range "$v" 130000 $((150000 + 20000 * TCP_RT_SLOW)) \
+			expect_range "$v" 130000 $((150000 + WAKE_US * TCP_RT_SLOW)) \
 				"sq_wait behind the pacing"
 		fi
 	done
@@ -297,7 +302,7 @@ case_client() {
 		expect_range "$v" 270000 $((300000 + 50000 * TCP_RT_SLOW)) "rq_wait of a client reading 300 ms late"
 	done
 	for v in $(ext $LOG P sq_wait); do
-		expect_le "$v" $((20000 * TCP_RT_SLOW)) "sq_wait"
+		expect_le "$v" $((WAKE_US * TCP_RT_SLOW)) "sq_wait"
 	done
 	expect_eq "$(ext $LOG P app | grep -vc '^-$')" 0 "P records with app"
 }

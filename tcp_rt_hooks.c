@@ -13,18 +13,24 @@
  *   - ftrace callbacks at the entry of tcp_rate_skb_sent() (data sent),
  *     tcp_rate_gen() (ACK processed), tcp_send_ack() and
  *     tcp_send_delayed_ack() (data received), or their equivalents where
- *     a kernel inlines one (include/tcp_rt_compat.h); see below.
+ *     a kernel inlines one (include/tcp_rt_compat.h); see below;
+ *   - only while log_ext has a time-breakdown field: the tracepoint
+ *     tcp:tcp_rcv_space_adjust (the application read) and an ftrace
+ *     callback at the entry of tcp_rate_check_app_limited() (it writes).
  *
  * Concurrency and what protects what:
  *   - Every hook runs with preemption disabled, which the engine relies
  *     on: the ftrace callbacks through their recursion guard, the
- *     tracepoint probe by disabling it itself (7.x no longer does).
+ *     tracepoint probes by disabling it themselves (7.x no longer does).
  *   - The hook table is written at registration only, before any callback
  *     can run, and its missed counters are atomics.
  *   - Every hooked function runs with the socket lock held, owned by a
  *     process or spinlocked in softirq: the engine relies on it.
  *   - The watch bitmaps (tcp_rt_params.c) only gain bits: read without a
  *     lock.
+ *   - The breakdown's hooks are attached and detached by their callers
+ *     (tcp_rt_main.c) under its control mutex; tcp_rt_bd_attached is only
+ *     read there and in the status file.
  */
 
 #define pr_fmt(fmt) "tcp_rt: " fmt
@@ -37,6 +43,7 @@
 #include <net/inet_sock.h>
 #include <net/tcp.h>
 #include <trace/events/sock.h>
+#include <trace/events/tcp.h>
 
 #include "include/tcp_rt.h"
 #include "include/tcp_rt_compat.h"
@@ -150,6 +157,7 @@ static void tcp_rt_hook_xmit(struct sock *sk, unsigned long arg1)
 }
 
 static struct tcp_rt_hook tcp_rt_hooks[];
+static struct tcp_rt_hook tcp_rt_hook_bd_write;
 
 /* A hook's event, while the load-time check runs (tcp_rt_hookcheck.c). */
 static noinline void tcp_rt_hook_to_check(const struct tcp_rt_hook *hook,
@@ -172,7 +180,9 @@ static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
 	int bit;
 
 	if (static_branch_unlikely(&tcp_rt_hookcheck_on)) {
-		tcp_rt_hook_to_check(hook, sk, tcp_rt_ftrace_arg(fregs, 1));
+		if (hook != &tcp_rt_hook_bd_write)
+			tcp_rt_hook_to_check(hook, sk,
+					     tcp_rt_ftrace_arg(fregs, 1));
 		return;
 	}
 	if (!tcp_rt_watched(sk))
@@ -217,17 +227,64 @@ static struct tcp_rt_hook tcp_rt_hooks[] = {
 #endif
 };
 
+/*
+ * The time breakdown's hooks (docs/records.md), attached only while
+ * log_ext lists one of its fields:
+ *   tracepoint tcp:tcp_rcv_space_adjust
+ *                          at the start of tcp_rcv_space_adjust(), which
+ *                          every path that copies received data to the
+ *                          application calls after moving copied_seq
+ *                          (recvmsg, splice and read_sock, zerocopy, kTLS
+ *                          and sockmap), with the socket locked;
+ *   tcp_rate_check_app_limited()
+ *                          at the start of every write call (sendmsg,
+ *                          sendfile and splice, kTLS, sockmap), before it
+ *                          queues anything: tp->write_seq is the value
+ *                          before the write.
+ * Both are real calls on every kernel of the matrix (scripts/hook-audit).
+ * Untracked traffic pays the port test, as at the other hooks.
+ */
+static void tcp_rt_hook_write(struct sock *sk, unsigned long arg1)
+{
+	tcp_rt_task_write(sk);
+}
+
+static struct tcp_rt_hook tcp_rt_hook_bd_write =
+	TCP_RT_HOOK("tcp_rate_check_app_limited", tcp_rt_hook_write, XMIT);
+
+static void tcp_rt_rcv_space_probe(void *data, struct sock *sk)
+{
+	/* the load-time check's connections are not tracked: none of ours */
+	if (static_branch_unlikely(&tcp_rt_hookcheck_on) ||
+	    !tcp_rt_watched(sk))
+		return;
+	/* process context, preemptible on 7.x: see tcp_rt_set_state_probe() */
+	preempt_disable_notrace();
+	tcp_rt_task_read(sk);
+	preempt_enable_notrace();
+}
+
 static struct tracepoint *tcp_rt_set_state_tp;
+static struct tracepoint *tcp_rt_rcv_space_tp;
+static bool tcp_rt_bd_attached;
 
 static void tcp_rt_find_tp(struct tracepoint *tp, void *priv)
 {
 	if (!strcmp(tp->name, "inet_sock_set_state"))
 		tcp_rt_set_state_tp = tp;
+	else if (!strcmp(tp->name, "tcp_rcv_space_adjust"))
+		tcp_rt_rcv_space_tp = tp;
+}
+
+static void tcp_rt_find_tps(void)
+{
+	if (!tcp_rt_set_state_tp || !tcp_rt_rcv_space_tp)
+		for_each_kernel_tracepoint(tcp_rt_find_tp, NULL);
 }
 
 static unsigned long tcp_rt_probe_missed(void)
 {
-	unsigned long n = 0;
+	unsigned long n = atomic_long_read(&tcp_rt_hook_bd_write.missed);
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks); i++)
@@ -244,6 +301,8 @@ void tcp_rt_hooks_status(struct seq_file *m)
 	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks); i++)
 		seq_printf(m, "probe_missed_%s %ld\n", tcp_rt_hooks[i].func,
 			   atomic_long_read(&tcp_rt_hooks[i].missed));
+	seq_printf(m, "probe_missed_%s %ld\n", tcp_rt_hook_bd_write.func,
+		   atomic_long_read(&tcp_rt_hook_bd_write.missed));
 }
 
 static int tcp_rt_hook_attach(struct tcp_rt_hook *hook)
@@ -278,7 +337,7 @@ static int tcp_rt_hooks_register(void)
 
 	/* The probe's prototype, checked against the tracepoint's at build. */
 	check_trace_callback_type_inet_sock_set_state(tcp_rt_set_state_probe);
-	for_each_kernel_tracepoint(tcp_rt_find_tp, NULL);
+	tcp_rt_find_tps();
 	if (!tcp_rt_set_state_tp) {
 		pr_err("tracepoint sock:inet_sock_set_state not found\n");
 		return -ENOENT;
@@ -302,6 +361,46 @@ err_hooks:
 	while (i--)
 		tcp_rt_hook_detach(&tcp_rt_hooks[i]);
 	return err;
+}
+
+/*
+ * Attach (@on) or detach the time breakdown's hooks; the caller
+ * serialises the calls (tcp_rt_main.c).  Detaching returns once neither
+ * can run any more.
+ */
+int tcp_rt_hooks_bd(bool on)
+{
+	int err;
+
+	if (on == tcp_rt_bd_attached)
+		return 0;
+	if (!on) {
+		tracepoint_probe_unregister(tcp_rt_rcv_space_tp,
+					    tcp_rt_rcv_space_probe, NULL);
+		tcp_rt_hook_detach(&tcp_rt_hook_bd_write);
+		tracepoint_synchronize_unregister();
+		tcp_rt_bd_attached = false;
+		return 0;
+	}
+	check_trace_callback_type_tcp_rcv_space_adjust(tcp_rt_rcv_space_probe);
+	tcp_rt_find_tps();
+	if (!tcp_rt_rcv_space_tp) {
+		pr_err("log_ext: tracepoint tcp:tcp_rcv_space_adjust not found\n");
+		return -ENOENT;
+	}
+	err = tcp_rt_hook_attach(&tcp_rt_hook_bd_write);
+	if (err)
+		return err;
+	err = tracepoint_probe_register(tcp_rt_rcv_space_tp,
+					tcp_rt_rcv_space_probe, NULL);
+	if (err) {
+		pr_err("log_ext: cannot attach to tracepoint tcp_rcv_space_adjust: %d\n",
+		       err);
+		tcp_rt_hook_detach(&tcp_rt_hook_bd_write);
+		return err;
+	}
+	tcp_rt_bd_attached = true;
+	return 0;
 }
 
 /* Returns once no hook can run any more. */

@@ -220,21 +220,46 @@ static char *tcp_rt_put_endpoint(char *p, const struct sock *sk, bool peer)
 	return tcp_rt_put_u64(p, port);
 }
 
-#define TCP_RT_REC_LEN	(sizeof("V6 R ") - 1 + TCP_RT_U64_LEN + sizeof(" 000000 ") - 1 + \
-			 2 * TCP_RT_EP_LEN + 1 +					\
-			 TCP_RT_REC_FIELDS_MAX * (1 + TCP_RT_U64_LEN) +		\
-			 TCP_RT_EXT_CONN_LEN + 1)
+/*
+ * Each extension field's " name=", made at init from tcp_rt_ext_names and
+ * padded: a record copies all TCP_RT_EXT_PREFIX bytes (a few stores, not a
+ * strlen() and a memcpy() call a field) and keeps the prefix's length;
+ * the digits overwrite the rest, and what lies past the record's end is
+ * in room it reserved (TCP_RT_REC_LEN) and never read.
+ */
+#define TCP_RT_EXT_PREFIX	24
+static char tcp_rt_ext_prefix[TCP_RT_EXT_MAX][TCP_RT_EXT_PREFIX] __read_mostly;
+static u8 tcp_rt_ext_prefix_len[TCP_RT_EXT_MAX] __read_mostly;
+
+/* The room a record reserves: without, then with the time breakdown. */
+#define TCP_RT_REC_LEN_BASE (sizeof("V6 R ") - 1 + TCP_RT_U64_LEN +		\
+			     sizeof(" 000000 ") - 1 + 2 * TCP_RT_EP_LEN + 1 +	\
+			     TCP_RT_REC_FIELDS_MAX * (1 + TCP_RT_U64_LEN) +	\
+			     TCP_RT_EXT_CONN_LEN + 1)
+#define TCP_RT_REC_LEN	(TCP_RT_REC_LEN_BASE + TCP_RT_EXT_TASK_LEN +	\
+			 TCP_RT_EXT_PREFIX)
+
+static int tcp_rt_ext_prefixes(void)
+{
+	unsigned int i, n;
+
+	for (i = 0; i < TCP_RT_EXT_MAX; i++) {
+		n = strlen(tcp_rt_ext_names[i]);
+		if (WARN_ON(n + 2 > TCP_RT_EXT_PREFIX))
+			return -EINVAL;
+		tcp_rt_ext_prefix[i][0] = ' ';
+		memcpy(&tcp_rt_ext_prefix[i][1], tcp_rt_ext_names[i], n);
+		tcp_rt_ext_prefix[i][n + 1] = '=';
+		tcp_rt_ext_prefix_len[i] = n + 2;
+	}
+	return 0;
+}
 
 /* " name=value" */
 static char *tcp_rt_put_ext(char *p, enum tcp_rt_ext field, u64 v)
 {
-	size_t len = strlen(tcp_rt_ext_names[field]);
-
-	*p++ = ' ';
-	memcpy(p, tcp_rt_ext_names[field], len);
-	p += len;
-	*p++ = '=';
-	return tcp_rt_put_u64(p, v);
+	memcpy(p, tcp_rt_ext_prefix[field], TCP_RT_EXT_PREFIX);
+	return tcp_rt_put_u64(p + tcp_rt_ext_prefix_len[field], v);
 }
 
 /*
@@ -251,6 +276,9 @@ unsigned int tcp_rt_log_ext_conn(const struct sock *sk, unsigned int mask,
 	/* the longest: both fields at their widest */
 	BUILD_BUG_ON(sizeof(" netns=4294967295 cgroup=18446744073709551615") - 1 >
 		     TCP_RT_EXT_CONN_LEN);
+	/* and the padded copy of the second prefix */
+	BUILD_BUG_ON(sizeof(" netns=4294967295") - 1 + TCP_RT_EXT_PREFIX >
+		     TCP_RT_EXT_CONN_LEN);
 	if (mask & BIT(TCP_RT_EXT_NETNS))
 		p = tcp_rt_put_ext(p, TCP_RT_EXT_NETNS, tcp_rt_sk_netns(sk));
 	if (mask & BIT(TCP_RT_EXT_CGROUP))
@@ -258,10 +286,26 @@ unsigned int tcp_rt_log_ext_conn(const struct sock *sk, unsigned int mask,
 	return p - text;
 }
 
-static char *tcp_rt_format(char *p, const struct sock *sk,
-			   enum tcp_rt_rec type, const struct timespec64 *ts,
-			   const u64 *fields, unsigned int n,
-			   const char *ext, unsigned int ext_len)
+/* The task's fields of the time breakdown, in the table's order. */
+static char *tcp_rt_put_ext_task(char *p, const struct tcp_rt_ext_task *xt)
+{
+	unsigned int i;
+
+	/* the names, then " =" and 10 digits each */
+	BUILD_BUG_ON(sizeof("rq_waitappsq_waitrwnd_limitedsndbuf_limitedapp_limited") - 1 +
+		     TCP_RT_EXT_TASK_N * 12 > TCP_RT_EXT_TASK_LEN);
+	for (i = 0; i < TCP_RT_EXT_TASK_N; i++)
+		if (xt->mask & BIT(TCP_RT_EXT_TASK_FIRST + i))
+			p = tcp_rt_put_ext(p, TCP_RT_EXT_TASK_FIRST + i,
+					   xt->v[i]);
+	return p;
+}
+
+static __always_inline char *
+tcp_rt_format(char *p, const struct sock *sk, enum tcp_rt_rec type,
+	      const struct timespec64 *ts, const u64 *fields, unsigned int n,
+	      const char *ext, unsigned int ext_len,
+	      const struct tcp_rt_ext_task *xt)
 {
 	unsigned int i;
 
@@ -289,6 +333,8 @@ static char *tcp_rt_format(char *p, const struct sock *sk,
 		memcpy(p, ext, TCP_RT_EXT_CONN_LEN);
 		p += ext_len;
 	}
+	if (xt)
+		p = tcp_rt_put_ext_task(p, xt);
 	*p++ = '\n';
 	return p;
 }
@@ -298,7 +344,8 @@ static char *tcp_rt_format(char *p, const struct sock *sk,
  * wall-clock time of that instant, from the current offset between the
  * two clocks: reading a clock can cost microseconds (an emulated HPET).
  * @ext is the connection's extension text (tcp_rt_log_ext_conn(), a
- * TCP_RT_EXT_CONN_LEN buffer), of which @ext_len bytes are written.
+ * TCP_RT_EXT_CONN_LEN buffer), of which @ext_len bytes are written; @xt,
+ * if not NULL, the task's fields of the time breakdown.
  *
  * This is relay_write() with the record formatted in place: room for the
  * longest record is made (a sub-buffer switch leaves the rest of the old
@@ -306,10 +353,12 @@ static char *tcp_rt_format(char *p, const struct sock *sk,
  * Interrupts are off throughout, as in relay_write(), so that nothing
  * else writes this CPU's buffer meanwhile.
  */
-void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
-		       u64 start_us, const u64 *fields, unsigned int n,
-		       const char *ext, unsigned int ext_len)
+static __always_inline void
+tcp_rt_log_write(const struct sock *sk, enum tcp_rt_rec type, u64 start_us,
+		 const u64 *fields, unsigned int n, const char *ext,
+		 unsigned int ext_len, const struct tcp_rt_ext_task *xt)
 {
+	unsigned int len = xt ? TCP_RT_REC_LEN : TCP_RT_REC_LEN_BASE;
 	ktime_t start = ns_to_ktime(start_us * NSEC_PER_USEC);
 	struct rchan *chan = tcp_rt_log_chan;
 	struct timespec64 ts;
@@ -324,8 +373,8 @@ void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
 	local_irq_save(flags);
 	buf = *this_cpu_ptr(chan->buf);
 	/* A flight recorder always switches; a record always fits. */
-	if (unlikely(buf->offset + TCP_RT_REC_LEN > chan->subbuf_size) &&
-	    WARN_ON_ONCE(!relay_switch_subbuf(buf, TCP_RT_REC_LEN))) {
+	if (unlikely(buf->offset + len > chan->subbuf_size) &&
+	    WARN_ON_ONCE(!relay_switch_subbuf(buf, len))) {
 		local_irq_restore(flags);
 		return;
 	}
@@ -333,10 +382,30 @@ void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
 	/* the record's bytes before the offset that covers them: a reader */
 	smp_store_release(&buf->offset,
 			  tcp_rt_format(rec, sk, type, &ts, fields, n, ext,
-					ext_len) -
+					ext_len, xt) -
 			  (char *)buf->data);
 	local_irq_restore(flags);
 	this_cpu_inc(tcp_rt_log_nr[type]);
+}
+
+/*
+ * Two copies of the writer: the time breakdown's fields cost nothing to a
+ * record without them (the same code as before they existed, the same
+ * room reserved).
+ */
+void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
+		       u64 start_us, const u64 *fields, unsigned int n,
+		       const char *ext, unsigned int ext_len)
+{
+	tcp_rt_log_write(sk, type, start_us, fields, n, ext, ext_len, NULL);
+}
+
+void tcp_rt_log_record_bd(const struct sock *sk, enum tcp_rt_rec type,
+			  u64 start_us, const u64 *fields, unsigned int n,
+			  const char *ext, unsigned int ext_len,
+			  const struct tcp_rt_ext_task *xt)
+{
+	tcp_rt_log_write(sk, type, start_us, fields, n, ext, ext_len, xt);
 }
 
 /* Records of @type written, on every CPU. */
@@ -360,6 +429,8 @@ int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs)
 	unsigned int i;
 
 	BUILD_BUG_ON(TCP_RT_REC_LEN > TCP_RT_LOG_SUBBUF_SIZE);
+	if (tcp_rt_ext_prefixes())
+		return -EINVAL;
 	for (i = 0; i < 100; i++) {
 		tcp_rt_digit_pairs[2 * i] = '0' + i / 10;
 		tcp_rt_digit_pairs[2 * i + 1] = '0' + i % 10;

@@ -2,8 +2,8 @@
 /*
  * Request/response timing of TCP connections, on a stock kernel: the
  * module's init and exit, the debugfs folder and its status file, and the
- * two parameters that are commands rather than settings (deactivate,
- * series_run), each of which acts on more than one part.
+ * parameters that act on more than one part: two commands (deactivate,
+ * series_run) and log_ext, whose time-breakdown fields attach hooks.
  *
  * The parts, in the one direction calls go (scripts/calls --check):
  *   tcp_rt_hooks.c     the kernel's events (tracepoint, ftrace), and the
@@ -20,7 +20,9 @@
  *     by the kernel's parameter lock, but not against init and exit.
  *   - tcp_rt_ctl_mutex guards tcp_rt_ctl_live and tcp_rt_series_at_load: a
  *     series run is started only between init's series setup and exit's
- *     teardown of it; one asked for at load starts at init.
+ *     teardown of it; one asked for at load starts at init.  It also
+ *     serialises log_ext's writes, and with them the breakdown's hooks,
+ *     its static key and its generation (tcp_rt_params.c holds them).
  */
 
 #define pr_fmt(fmt) "tcp_rt: " fmt
@@ -135,6 +137,70 @@ module_param_cb(series_run, &tcp_rt_series_run_ops, NULL, 0644);
 MODULE_PARM_DESC(series_run,
 		 "write 1 to start a series run; reads 1 while one runs");
 
+/*
+ * log_ext.  Its time-breakdown fields (TCP_RT_EXT_BD) need the hooks that
+ * see the application's reads and writes, attached only while one of them
+ * is listed.  A connection takes the fields log_ext has when it is
+ * established: so the hooks and the accounting (tcp_rt_bd_on) are on
+ * before a field appears in the mask, and the mask loses the fields before
+ * they go off; then the generation moves, so that a connection established
+ * before writes no breakdown it could not finish (breakdown_partial).  At
+ * load, tcp_rt_bd_start() attaches them if the mask asks.
+ */
+static bool tcp_rt_bd_live;	/* the breakdown's hooks follow the mask */
+
+static int tcp_rt_log_ext_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int mask;
+	bool bd, was;
+	int err;
+
+	err = tcp_rt_log_ext_parse(val, &mask);
+	if (err)
+		return err;
+	mutex_lock(&tcp_rt_ctl_mutex);
+	bd = mask & TCP_RT_EXT_BD;
+	was = READ_ONCE(tcp_rt_log_ext) & TCP_RT_EXT_BD;
+	if (bd && !was && tcp_rt_bd_live) {
+		err = tcp_rt_hooks_bd(true);
+		if (err)
+			goto out;
+		static_branch_enable(&tcp_rt_bd_on);
+	}
+	WRITE_ONCE(tcp_rt_log_ext, mask);
+	if (!bd && was && tcp_rt_bd_live) {
+		tcp_rt_hooks_bd(false);
+		/* after the hooks went: no record of a stale breakdown */
+		WRITE_ONCE(tcp_rt_bd_gen, tcp_rt_bd_gen + 1);
+		static_branch_disable(&tcp_rt_bd_on);
+	}
+out:
+	mutex_unlock(&tcp_rt_ctl_mutex);
+	return err;
+}
+
+static int tcp_rt_log_ext_get(char *buffer, const struct kernel_param *kp)
+{
+	unsigned int mask = READ_ONCE(tcp_rt_log_ext), i;
+	int len = 0;
+
+	for (i = 0; i < TCP_RT_EXT_MAX; i++)
+		if (mask & BIT(i))
+			len += scnprintf(buffer + len, PAGE_SIZE - len, "%s%s",
+					 len ? "," : "", tcp_rt_ext_names[i]);
+	len += scnprintf(buffer + len, PAGE_SIZE - len, "\n");
+	return len;
+}
+
+static const struct kernel_param_ops tcp_rt_log_ext_ops = {
+	.set = tcp_rt_log_ext_set,
+	.get = tcp_rt_log_ext_get,
+};
+
+module_param_cb(log_ext, &tcp_rt_log_ext_ops, NULL, 0644);
+MODULE_PARM_DESC(log_ext,
+		 "extension fields each record line ends with: netns,cgroup,rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited (default empty: none)");
+
 /* Before the hooks: a run asked for at load counts from their start. */
 static int tcp_rt_ctl_init(void)
 {
@@ -146,6 +212,38 @@ static int tcp_rt_ctl_init(void)
 		err = tcp_rt_series_run_start();
 	mutex_unlock(&tcp_rt_ctl_mutex);
 	return err;
+}
+
+/*
+ * Before the hooks: the breakdown's hooks, if log_ext asked for them at
+ * load, so that the first connection tracked has them; from here on
+ * log_ext's writes attach and detach them.
+ */
+static int tcp_rt_bd_start(void)
+{
+	int err = 0;
+
+	mutex_lock(&tcp_rt_ctl_mutex);
+	if (READ_ONCE(tcp_rt_log_ext) & TCP_RT_EXT_BD) {
+		err = tcp_rt_hooks_bd(true);
+		if (!err)
+			static_branch_enable(&tcp_rt_bd_on);
+	}
+	tcp_rt_bd_live = !err;
+	mutex_unlock(&tcp_rt_ctl_mutex);
+	return err;
+}
+
+/* With the other hooks, before the engine goes. */
+static void tcp_rt_bd_stop(void)
+{
+	mutex_lock(&tcp_rt_ctl_mutex);
+	if (tcp_rt_bd_live && (READ_ONCE(tcp_rt_log_ext) & TCP_RT_EXT_BD)) {
+		tcp_rt_hooks_bd(false);
+		static_branch_disable(&tcp_rt_bd_on);
+	}
+	tcp_rt_bd_live = false;
+	mutex_unlock(&tcp_rt_ctl_mutex);
 }
 
 /*
@@ -193,6 +291,13 @@ static int tcp_rt_status_show(struct seq_file *m, void *v)
 	seq_printf(m, "released %ld\n", t.released);
 	seq_printf(m, "released_open %ld\n", t.released_open);
 	seq_printf(m, "records_sampled_out %llu\n", t.records_sampled_out);
+	seq_printf(m, "breakdown_hooks %d\n",
+		   static_key_enabled(&tcp_rt_bd_on) ? 1 : 0);
+	seq_printf(m, "breakdown_early_write %ld\n", t.bd_early_write);
+	seq_printf(m, "breakdown_no_write %ld\n", t.bd_no_write);
+	seq_printf(m, "breakdown_clamped %ld\n", t.bd_clamped);
+	seq_printf(m, "breakdown_unread %ld\n", t.bd_unread);
+	seq_printf(m, "breakdown_partial %ld\n", t.bd_partial);
 	tcp_rt_hooks_status(m);
 	tcp_rt_hookcheck_status(m);
 	tcp_rt_series_status(m);
@@ -262,13 +367,18 @@ static int __init tcp_rt_init(void)
 	 * connection may be tracked, holding a module reference and a state
 	 * that only its close releases.  Until then nothing is tracked.
 	 */
-	err = tcp_rt_hooks_start();
+	err = tcp_rt_bd_start();
 	if (err)
 		goto err_series;
+	err = tcp_rt_hooks_start();
+	if (err)
+		goto err_bd;
 	tcp_rt_task_release_live(true);
 	pr_info("loaded, version %s\n", TCP_RT_VERSION);
 	return 0;
 
+err_bd:
+	tcp_rt_bd_stop();
 err_series:
 	tcp_rt_ctl_exit();
 	tcp_rt_series_exit();
@@ -290,6 +400,7 @@ static void __exit tcp_rt_exit(void)
 {
 	tcp_rt_task_release_live(false);
 	tcp_rt_hooks_stop();
+	tcp_rt_bd_stop();
 	tcp_rt_stats_exit();
 	tcp_rt_log_exit();
 	tcp_rt_relay_exit();

@@ -112,7 +112,17 @@ unsigned int tcp_rt_log_ext __read_mostly;	/* BIT(enum tcp_rt_ext) */
 const char *const tcp_rt_ext_names[TCP_RT_EXT_MAX] = {
 	[TCP_RT_EXT_NETNS]	= "netns",
 	[TCP_RT_EXT_CGROUP]	= "cgroup",
+	[TCP_RT_EXT_RQ_WAIT]	= "rq_wait",
+	[TCP_RT_EXT_APP]	= "app",
+	[TCP_RT_EXT_SQ_WAIT]	= "sq_wait",
+	[TCP_RT_EXT_RWND]	= "rwnd_limited",
+	[TCP_RT_EXT_SNDBUF]	= "sndbuf_limited",
+	[TCP_RT_EXT_APP_LIMITED] = "app_limited",
 };
+
+/* Written by tcp_rt_main.c's log_ext, which attaches the hooks they need. */
+DEFINE_STATIC_KEY_FALSE(tcp_rt_bd_on);
+unsigned int tcp_rt_bd_gen;
 
 bool tcp_rt_active __read_mostly = true;
 
@@ -434,9 +444,10 @@ MODULE_PARM_DESC(netns,
 
 /*
  * log_ext: "name,name,..." of the extension fields every record line ends
- * with (any order; written in tcp_rt_ext_names' order); "" for none.
+ * with (any order; written in tcp_rt_ext_names' order); "" for none.  The
+ * parameter itself is tcp_rt_main.c's: its breakdown fields attach hooks.
  */
-static int tcp_rt_log_ext_parse(const char *val, unsigned int *mask)
+int tcp_rt_log_ext_parse(const char *val, unsigned int *mask)
 {
 	const char *tok = val, *end = val + strcspn(val, "\n");
 
@@ -452,7 +463,7 @@ static int tcp_rt_log_ext_parse(const char *val, unsigned int *mask)
 			    !strncmp(tok, tcp_rt_ext_names[i], n))
 				break;
 		if (i == TCP_RT_EXT_MAX) {
-			pr_err("log_ext: no field '%.*s' (netns, cgroup)\n",
+			pr_err("log_ext: no field '%.*s' (netns, cgroup, rq_wait, app, sq_wait, rwnd_limited, sndbuf_limited, app_limited)\n",
 			       (int)min_t(size_t, n, 32), tok);
 			return -EINVAL;
 		}
@@ -463,39 +474,6 @@ static int tcp_rt_log_ext_parse(const char *val, unsigned int *mask)
 		tok++;		/* the comma */
 	}
 }
-
-static int tcp_rt_log_ext_set(const char *val, const struct kernel_param *kp)
-{
-	unsigned int mask;
-	int err;
-
-	err = tcp_rt_log_ext_parse(val, &mask);
-	if (!err)
-		WRITE_ONCE(tcp_rt_log_ext, mask);
-	return err;
-}
-
-static int tcp_rt_log_ext_get(char *buffer, const struct kernel_param *kp)
-{
-	unsigned int mask = READ_ONCE(tcp_rt_log_ext), i;
-	int len = 0;
-
-	for (i = 0; i < TCP_RT_EXT_MAX; i++)
-		if (mask & BIT(i))
-			len += scnprintf(buffer + len, PAGE_SIZE - len, "%s%s",
-					 len ? "," : "", tcp_rt_ext_names[i]);
-	len += scnprintf(buffer + len, PAGE_SIZE - len, "\n");
-	return len;
-}
-
-static const struct kernel_param_ops tcp_rt_log_ext_ops = {
-	.set = tcp_rt_log_ext_set,
-	.get = tcp_rt_log_ext_get,
-};
-
-module_param_cb(log_ext, &tcp_rt_log_ext_ops, NULL, 0644);
-MODULE_PARM_DESC(log_ext,
-		 "extension fields each record line ends with: netns,cgroup (default empty: none)");
 
 /* How much of a written value to quote in a message: no newline, 32 max. */
 int tcp_rt_val_len(const char *val)

@@ -27,6 +27,9 @@
  *   - Whether a connection is logged (log_sample), and the extension
  *     fields its records end with (log_ext), are decided once, before it
  *     is published in the table, and only read after.
+ *   - The time breakdown's state (struct tcp_rt_bd) is per connection,
+ *     changed by its hooks only, the two that see the application's reads
+ *     and writes included: they too run with the socket lock held.
  *   - A connection's series_state is claimed by cmpxchg() when a series
  *     run starts, then changed by its hooks only (see "open-task gauge");
  *     the series counters are tcp_rt_series.c's.
@@ -67,6 +70,61 @@ enum tcp_rt_phase {
 	TCP_RT_IDLE,		/* no task open */
 	TCP_RT_REQUEST,		/* request flowing (in for a server) */
 	TCP_RT_RESPONSE,	/* response flowing */
+};
+
+/*
+ * The time breakdown of a connection's tasks (log_ext's TCP_RT_EXT_BD
+ * fields; docs/records.md defines them).  Times are tcp_clock_us() (the
+ * read and write hooks) or the hooks' tp->tcp_mstamp: the same clock.
+ *
+ * The parts of process time come from two stamps: the write candidate,
+ * the start of the first write call of the task that queued data (a call
+ * that queued nothing - write_seq not past w_seq at the next call - is
+ * replaced), and the last read that consumed data before it.  The
+ * transfer (a server's download, a client's upload) is accounted at every
+ * hook of the connection: the interval since the previous one goes to
+ * what the kernel's chronograph holds at this one (RWND or SNDBUF
+ * limited), or, when everything written was sent at the previous one, to
+ * app-limited time pending until the application writes again (then it
+ * was waited for: committed; else it was the network's).
+ */
+enum tcp_rt_xf {
+	TCP_RT_XF_RWND,
+	TCP_RT_XF_SNDBUF,
+	TCP_RT_XF_APP,
+	TCP_RT_XF_MAX,
+};
+
+enum tcp_rt_part {
+	TCP_RT_PART_RQ,
+	TCP_RT_PART_APP,
+	TCP_RT_PART_SQ,
+	TCP_RT_PART_MAX,
+};
+
+struct tcp_rt_bd {
+	/*
+	 * server: the task's last read that consumed data; client: the read
+	 * that consumed all of the response so far (0: none)
+	 */
+	u64 rd_us;
+	u64 w_us;		/* the write candidate's start */
+	u64 w_rd_us;		/* rd_us when it was taken */
+	u64 xf_last;		/* the transfer account's last hook */
+	u32 copied;		/* tp->copied_seq at the last read */
+	u32 w_seq;		/* tp->write_seq before the candidate */
+	u32 w_rd_seq;		/* copied when it was taken */
+	u32 xf_written;		/* tp->write_seq at the last hook */
+	u32 xf[TCP_RT_XF_MAX];	/* µs, committed */
+	u32 xf_pending;		/* app-limited µs not yet committed */
+	u32 xf_snap[TCP_RT_XF_MAX];	/* xf at T3 (server), S1 (client) */
+	u32 part[TCP_RT_PART_MAX];	/* the task's, once known */
+	u32 gen;		/* tcp_rt_bd_gen when established */
+	u16 mask;		/* its records' TCP_RT_EXT_BD fields */
+	u8 w_set;		/* a write candidate is held */
+	u8 xf_on;		/* the transfer is accounted */
+	u8 xf_idle;		/* everything written was sent at xf_last */
+	u8 xf_blocked;		/* the application waited for room then */
 };
 
 /*
@@ -111,6 +169,7 @@ struct tcp_rt_conn {
 	struct rcu_head rcu;
 	/* log_ext's fields of the connection, as its records end with them */
 	char ext[TCP_RT_EXT_CONN_LEN];
+	struct tcp_rt_bd bd;
 };
 
 /*
@@ -153,6 +212,11 @@ static atomic_long_t tcp_rt_conns_sampled_out = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_fastopen_missed = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_released = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_released_open = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_bd_early_write = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_bd_no_write = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_bd_clamped = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_bd_unread = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_bd_partial = ATOMIC_LONG_INIT(0);
 static DEFINE_PER_CPU(u64, tcp_rt_records_sampled_out);
 
 /* Every caller holds rcu_read_lock(): no second one inside. */
@@ -386,8 +450,248 @@ static bool tcp_rt_ooo(const struct tcp_rt_conn *c, const struct tcp_sock *tp)
 	return tp->rcv_ooopack != c->ooo_mark;
 }
 
-static void tcp_rt_task_start(struct tcp_rt_conn *c,
-			      const struct tcp_sock *tp, u64 now)
+/* The end of what the application wrote: write_seq, less a queued FIN. */
+static u32 tcp_rt_written(const struct sock *sk)
+{
+	return tcp_sk(sk)->write_seq -
+	       !!((1 << sk->sk_state) & TCP_RT_FIN_QUEUED);
+}
+
+/* ------------------------------------------------------------------------
+ * The time breakdown (struct tcp_rt_bd)
+ */
+
+static inline bool tcp_rt_bd(const struct tcp_rt_conn *c)
+{
+	return static_branch_unlikely(&tcp_rt_bd_on) && c->bd.mask;
+}
+
+static inline u32 tcp_rt_us(u64 from, u64 to)
+{
+	return to > from ? min_t(u64, to - from, U32_MAX) : 0;
+}
+
+/*
+ * The application waits for room in the send buffer.  SOCK_NOSPACE is what
+ * the kernel's own SNDBUF_LIMITED test reads (tcp_cwnd_validate()): set by
+ * a write that waits for room and by a poll that found none, cleared when
+ * an ACK makes room (after the ACK hook).  The socket lock, held at every
+ * hook, keeps sk_socket (sock_orphan() clears it under that lock).
+ */
+static inline bool tcp_rt_app_blocked(const struct sock *sk)
+{
+	return sk->sk_socket && test_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+}
+
+/* The transfer starts (T2, S0): account it from @now. */
+static void tcp_rt_bd_xf_start(struct tcp_rt_bd *b, const struct sock *sk,
+			       u64 now)
+{
+	memset(b->xf, 0, sizeof(b->xf));
+	memset(b->xf_snap, 0, sizeof(b->xf_snap));
+	b->xf_pending = 0;
+	b->xf_last = now;
+	b->xf_written = tcp_sk(sk)->write_seq;
+	b->xf_on = 1;
+}
+
+/* At a hook's start: the interval since the previous one. */
+static void tcp_rt_bd_account(struct tcp_rt_bd *b, const struct sock *sk,
+			      u64 now)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	bool blocked;
+	u32 dt;
+
+	if (!b->xf_on || now <= b->xf_last)
+		return;
+	dt = tcp_rt_us(b->xf_last, now);
+	b->xf_last = now;
+	blocked = tcp_rt_app_blocked(sk);
+	switch (tp->chrono_type) {
+	case TCP_CHRONO_RWND_LIMITED:
+		b->xf[TCP_RT_XF_RWND] += dt;
+		break;
+	case TCP_CHRONO_SNDBUF_LIMITED:
+		b->xf[TCP_RT_XF_SNDBUF] += dt;
+		break;
+	default:
+		/*
+		 * All written was sent and the application is (or was, until
+		 * an ACK made room) blocked on the full buffer: it blocks
+		 * right after the push that emptied the write queue, a push
+		 * that sent something and so never started the kernel's own
+		 * SNDBUF_LIMITED chronograph (docs/records.md).
+		 */
+		if (b->xf_idle && (b->xf_blocked || blocked))
+			b->xf[TCP_RT_XF_SNDBUF] += dt;
+		else if (b->xf_idle)
+			b->xf_pending += dt;
+	}
+	/* the application wrote again: the sender was waiting for it */
+	if (tp->write_seq != b->xf_written) {
+		b->xf[TCP_RT_XF_APP] += b->xf_pending;
+		b->xf_pending = 0;
+		b->xf_written = tp->write_seq;
+	}
+}
+
+/*
+ * At a hook's end: was everything written sent, and was the application
+ * blocked on the send buffer?
+ */
+static inline void tcp_rt_bd_end(struct tcp_rt_conn *c, const struct sock *sk)
+{
+	if (tcp_rt_bd(c)) {
+		c->bd.xf_idle = !after(tcp_rt_written(sk), c->snd_data);
+		c->bd.xf_blocked = tcp_rt_app_blocked(sk);
+	}
+}
+
+/* The offset of @us in the task, within [@lo, @hi]; counts a clamp. */
+static u32 tcp_rt_bd_clamp(const struct tcp_rt_conn *c, u64 us, u32 lo,
+			   u32 hi, bool count)
+{
+	u32 v = tcp_rt_since(c, us);
+
+	if (v >= lo && v <= hi)
+		return v;
+	if (count)
+		atomic_long_inc(&tcp_rt_bd_clamped);
+	return v < lo ? lo : hi;
+}
+
+/*
+ * A server's response began (T2): split process time at the write and
+ * the last read before it.  rq_wait + app + sq_wait == t2 - t1.
+ */
+static void tcp_rt_bd_split(struct tcp_rt_conn *c, const struct sock *sk)
+{
+	struct tcp_rt_bd *b = &c->bd;
+	bool wrote = b->w_set && after(tcp_sk(sk)->write_seq, b->w_seq);
+	u64 rd = wrote ? b->w_rd_us : b->rd_us;
+	u32 w = c->t2, r = c->t1;
+	bool early = false;
+
+	if (wrote) {
+		early = before(b->w_rd_seq, c->rcv_data);
+		/* a write before T1 is one before the request was whole */
+		w = tcp_rt_bd_clamp(c, b->w_us, c->t1, c->t2, !early);
+	} else {
+		atomic_long_inc(&tcp_rt_bd_no_write);
+	}
+	if (early)
+		atomic_long_inc(&tcp_rt_bd_early_write);
+	/* a read of all of the request before T1: clocks that disagree */
+	if (rd)
+		r = tcp_rt_bd_clamp(c, rd, c->t1, w, !early);
+	b->part[TCP_RT_PART_RQ] = r - c->t1;
+	b->part[TCP_RT_PART_APP] = w - r;
+	b->part[TCP_RT_PART_SQ] = c->t2 - w;
+	b->w_set = 0;
+}
+
+/* A client's request began (S0, now): how long it waited to leave. */
+static void tcp_rt_bd_request(struct tcp_rt_conn *c, const struct sock *sk,
+			      u64 now)
+{
+	struct tcp_rt_bd *b = &c->bd;
+
+	if (b->w_set && after(tcp_sk(sk)->write_seq, b->w_seq)) {
+		b->part[TCP_RT_PART_SQ] = tcp_rt_us(b->w_us, now);
+	} else {
+		b->part[TCP_RT_PART_SQ] = 0;
+		atomic_long_inc(&tcp_rt_bd_no_write);
+	}
+	b->w_set = 0;
+	b->rd_us = 0;
+}
+
+/* The read hook: the application consumed data (or peeked). */
+static void tcp_rt_bd_read(struct tcp_rt_conn *c, const struct sock *sk,
+			   u64 now)
+{
+	struct tcp_rt_bd *b = &c->bd;
+	u32 copied = tcp_sk(sk)->copied_seq;
+
+	if (copied == b->copied)
+		return;
+	b->copied = copied;
+	if (c->role == TCP_RT_SERVER) {
+		if (c->phase == TCP_RT_REQUEST)
+			b->rd_us = now;
+	} else if (c->phase == TCP_RT_RESPONSE &&
+		   !before(copied, c->rcv_data)) {
+		b->rd_us = now;
+	}
+}
+
+/*
+ * The write hook, before the call queues anything.  A server's candidate
+ * is taken while its request is open, a client's while none is.
+ */
+static void tcp_rt_bd_write(struct tcp_rt_conn *c, const struct sock *sk,
+			    u64 now)
+{
+	struct tcp_rt_bd *b = &c->bd;
+	u32 seq = tcp_sk(sk)->write_seq;
+	bool open = c->phase == TCP_RT_REQUEST;
+
+	if (c->role == TCP_RT_SERVER ? !open : open)
+		return;
+	if (b->w_set && seq != b->w_seq)
+		return;
+	b->w_set = 1;
+	b->w_us = now;
+	b->w_seq = seq;
+	b->w_rd_us = b->rd_us;
+	b->w_rd_seq = b->copied;
+}
+
+/*
+ * The fields of a record of type @type, or NULL: none asked for, or the
+ * hooks went while the connection was open (counted).
+ */
+static const struct tcp_rt_ext_task *
+tcp_rt_bd_fields(const struct tcp_rt_conn *c, enum tcp_rt_rec type, u64 now,
+		 struct tcp_rt_ext_task *xt)
+{
+	const struct tcp_rt_bd *b = &c->bd;
+	const u32 *xf = type == TCP_RT_REC_W ? b->xf : b->xf_snap;
+
+	if (likely(!b->mask))
+		return NULL;
+	if (b->gen != READ_ONCE(tcp_rt_bd_gen)) {
+		atomic_long_inc(&tcp_rt_bd_partial);
+		return NULL;
+	}
+	xt->mask = b->mask;
+	xt->v[TCP_RT_EXT_RQ_WAIT - TCP_RT_EXT_TASK_FIRST] = b->part[TCP_RT_PART_RQ];
+	xt->v[TCP_RT_EXT_APP - TCP_RT_EXT_TASK_FIRST] = b->part[TCP_RT_PART_APP];
+	xt->v[TCP_RT_EXT_SQ_WAIT - TCP_RT_EXT_TASK_FIRST] = b->part[TCP_RT_PART_SQ];
+	xt->v[TCP_RT_EXT_RWND - TCP_RT_EXT_TASK_FIRST] = xf[TCP_RT_XF_RWND];
+	xt->v[TCP_RT_EXT_SNDBUF - TCP_RT_EXT_TASK_FIRST] = xf[TCP_RT_XF_SNDBUF];
+	xt->v[TCP_RT_EXT_APP_LIMITED - TCP_RT_EXT_TASK_FIRST] = xf[TCP_RT_XF_APP];
+	if (type == TCP_RT_REC_P) {
+		/* the response waited from L to the read of its end */
+		u64 l = c->t0 + c->t3;
+
+		xt->mask &= ~BIT(TCP_RT_EXT_APP);
+		if (!b->rd_us)
+			atomic_long_inc(&tcp_rt_bd_unread);
+		xt->v[TCP_RT_EXT_RQ_WAIT - TCP_RT_EXT_TASK_FIRST] =
+			tcp_rt_us(l, b->rd_us ? b->rd_us : now);
+	}
+	return xt;
+}
+
+/* ------------------------------------------------------------------------
+ * Tasks
+ */
+
+static __always_inline void tcp_rt_task_start(struct tcp_rt_conn *c,
+					      const struct tcp_sock *tp,
+					      u64 now)
 {
 	c->task_seq++;
 	c->t0 = now;
@@ -400,6 +704,10 @@ static void tcp_rt_task_start(struct tcp_rt_conn *c,
 	c->task_segs = tp->data_segs_out;
 	c->task_min_rtt = U32_MAX;
 	c->phase = TCP_RT_REQUEST;
+	if (tcp_rt_bd(c)) {
+		c->bd.rd_us = 0;
+		c->bd.xf_on = 0;
+	}
 	tcp_rt_series_add_at(c->key, now, TCP_RT_SER_STARTED, 1);
 }
 
@@ -414,11 +722,15 @@ static u32 tcp_rt_conn_key(enum tcp_rt_role role, const struct sock *sk)
 }
 
 /* A record, unless log_sample left the connection out of the logs. */
-static void tcp_rt_conn_log(const struct tcp_rt_conn *c, const struct sock *sk,
-			    enum tcp_rt_rec type, u64 start_us, const u64 *f,
-			    unsigned int n)
+static __always_inline void
+tcp_rt_conn_log(const struct tcp_rt_conn *c, const struct sock *sk,
+		enum tcp_rt_rec type, u64 start_us, const u64 *f, unsigned int n,
+		const struct tcp_rt_ext_task *xt)
 {
-	if (likely(c->logged))
+	if (likely(c->logged) && xt)
+		tcp_rt_log_record_bd(sk, type, start_us, f, n, c->ext,
+				     c->ext_len, xt);
+	else if (likely(c->logged))
 		tcp_rt_log_record(sk, type, start_us, f, n, c->ext,
 				  c->ext_len);
 	else
@@ -436,6 +748,7 @@ static void tcp_rt_emit_done(const struct tcp_rt_conn *c,
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 	struct tcp_rt_task_sample t;
+	struct tcp_rt_ext_task xt;
 	u64 f[10];
 
 	t.sent = c->snd_bytes - c->task_snd;
@@ -458,7 +771,8 @@ static void tcp_rt_emit_done(const struct tcp_rt_conn *c,
 	f[7] = t.recv;
 	f[8] = tcp_rt_ooo(c, tp);
 	f[9] = tp->mss_cache;
-	tcp_rt_conn_log(c, sk, type, c->t0, f, 10);
+	tcp_rt_conn_log(c, sk, type, c->t0, f, 10,
+			tcp_rt_bd_fields(c, type, now, &xt));
 	tcp_rt_stats_add(c->key, &t);
 	tcp_rt_series_add_at(c->key, now, TCP_RT_SER_DONE, 1);
 }
@@ -467,6 +781,7 @@ static void tcp_rt_emit_w(const struct tcp_rt_conn *c, const struct sock *sk,
 			  u32 unacked, u64 now)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
+	struct tcp_rt_ext_task xt;
 	u64 f[9];
 
 	f[0] = c->snd_bytes - c->task_snd;
@@ -478,7 +793,8 @@ static void tcp_rt_emit_w(const struct tcp_rt_conn *c, const struct sock *sk,
 	f[6] = c->t1;
 	f[7] = unacked;
 	f[8] = tp->mss_cache;
-	tcp_rt_conn_log(c, sk, TCP_RT_REC_W, c->t0, f, 9);
+	tcp_rt_conn_log(c, sk, TCP_RT_REC_W, c->t0, f, 9,
+			tcp_rt_bd_fields(c, TCP_RT_REC_W, now, &xt));
 	tcp_rt_stats_add(c->key, NULL);
 	tcp_rt_series_add_at(c->key, now, TCP_RT_SER_W, 1);
 }
@@ -494,7 +810,7 @@ static void tcp_rt_emit_n(const struct tcp_rt_conn *c, const struct sock *sk,
 	f[2] = c->rcv_bytes - c->task_rcv;
 	f[3] = tcp_rt_ooo(c, tp);
 	f[4] = tp->mss_cache;
-	tcp_rt_conn_log(c, sk, TCP_RT_REC_N, c->t0, f, 5);
+	tcp_rt_conn_log(c, sk, TCP_RT_REC_N, c->t0, f, 5, NULL);
 	tcp_rt_series_add_at(c->key, now, TCP_RT_SER_N, 1);
 }
 
@@ -510,7 +826,7 @@ static void tcp_rt_emit_e(const struct tcp_rt_conn *c, const struct sock *sk,
 	f[3] = c->rcv_bytes;
 	f[4] = tp->total_retrans - c->retrans_base;
 	f[5] = tcp_rt_min_rtt(tp, c->conn_min_rtt);
-	tcp_rt_conn_log(c, sk, TCP_RT_REC_E, c->estab_us, f, 6);
+	tcp_rt_conn_log(c, sk, TCP_RT_REC_E, c->estab_us, f, 6, NULL);
 }
 
 /*
@@ -546,8 +862,11 @@ static void tcp_rt_on_ack(struct tcp_rt_conn *c, const struct tcp_sock *tp,
 	}
 	/* T3 is the last ACK that covered more of the response's data. */
 	if (c->role == TCP_RT_SERVER && c->phase == TCP_RT_RESPONSE &&
-	    acked > c->task_snd && after(una, c->snd_una))
+	    acked > c->task_snd && after(una, c->snd_una)) {
 		c->t3 = tcp_rt_since(c, now);
+		if (tcp_rt_bd(c))
+			memcpy(c->bd.xf_snap, c->bd.xf, sizeof(c->bd.xf));
+	}
 	c->snd_una = tp->snd_una;
 }
 
@@ -576,9 +895,14 @@ static void tcp_rt_on_data_in(struct tcp_rt_conn *c, const struct sock *sk,
 	if (c->phase == TCP_RT_REQUEST) {
 		c->phase = TCP_RT_RESPONSE;
 		c->t2 = tcp_rt_since(c, now);
+		if (tcp_rt_bd(c))
+			c->bd.xf_on = 0;	/* the upload ended */
 	}
-	if (c->phase == TCP_RT_RESPONSE)
+	if (c->phase == TCP_RT_RESPONSE) {
 		c->t3 = tcp_rt_since(c, now);
+		if (tcp_rt_bd(c))
+			c->bd.rd_us = 0;	/* more of it to read */
+	}
 	tcp_rt_rcv_to(c, end);
 }
 
@@ -597,9 +921,15 @@ static void tcp_rt_on_data_out(struct tcp_rt_conn *c, const struct sock *sk,
 		if (c->phase != TCP_RT_REQUEST) {
 			tcp_rt_task_start(c, tp, now);
 			c->ooo_mark = tp->rcv_ooopack;
+			if (tcp_rt_bd(c)) {
+				tcp_rt_bd_request(c, sk, now);
+				tcp_rt_bd_xf_start(&c->bd, sk, now);
+			}
 		}
 		tcp_rt_snd_add(c, len);
 		c->t1 = tcp_rt_since(c, now);
+		if (tcp_rt_bd(c))
+			memcpy(c->bd.xf_snap, c->bd.xf, sizeof(c->bd.xf));
 		return;
 	}
 
@@ -610,6 +940,10 @@ static void tcp_rt_on_data_out(struct tcp_rt_conn *c, const struct sock *sk,
 		c->ooo_mark = tp->rcv_ooopack;
 		c->task_snd = c->snd_bytes;
 		c->t2 = tcp_rt_since(c, now);
+		if (tcp_rt_bd(c)) {
+			tcp_rt_bd_split(c, sk);
+			tcp_rt_bd_xf_start(&c->bd, sk, now);
+		}
 	}
 	tcp_rt_snd_add(c, len);
 }
@@ -640,6 +974,8 @@ static void tcp_rt_sync(struct tcp_rt_conn *c, const struct sock *sk, u64 now)
 	const struct tcp_sock *tp = tcp_sk(sk);
 	u32 end = tcp_rt_snd_end(sk);
 
+	if (tcp_rt_bd(c))
+		tcp_rt_bd_account(&c->bd, sk, now);
 	if (after(end, c->snd_data))
 		tcp_rt_on_data_out(c, sk, end - c->snd_data, now);
 	if (tp->snd_una != c->snd_una)
@@ -680,8 +1016,7 @@ static bool tcp_rt_task_open(const struct tcp_rt_conn *c)
 	 * Written, not only sent: an ACK that catches up with what was sent
 	 * while more waits in the socket does not end the response.
 	 */
-	written = tcp_sk(sk)->write_seq -
-		  !!((1 << sk->sk_state) & TCP_RT_FIN_QUEUED);
+	written = tcp_rt_written(sk);
 	return before(c->snd_una, written);
 }
 
@@ -814,10 +1149,20 @@ static bool tcp_rt_fastopen_data(enum tcp_rt_role role,
  */
 static void tcp_rt_conn_ext(struct tcp_rt_conn *c, const struct sock *sk)
 {
-	unsigned int mask = READ_ONCE(tcp_rt_log_ext) & TCP_RT_EXT_CONN;
+	u32 gen = READ_ONCE(tcp_rt_bd_gen);
+	unsigned int mask;
 
-	if (unlikely(mask))
-		c->ext_len = tcp_rt_log_ext_conn(sk, mask, c->ext);
+	/* the generation before the mask: tcp_rt_main.c moves it after */
+	smp_rmb();
+	mask = READ_ONCE(tcp_rt_log_ext);
+	if (unlikely(mask & TCP_RT_EXT_CONN))
+		c->ext_len = tcp_rt_log_ext_conn(sk, mask & TCP_RT_EXT_CONN,
+						 c->ext);
+	if (unlikely(mask & TCP_RT_EXT_BD)) {
+		c->bd.mask = mask & TCP_RT_EXT_BD;
+		c->bd.gen = gen;
+		c->bd.copied = tcp_sk(sk)->copied_seq;
+	}
 }
 
 void tcp_rt_task_estab(const struct sock *sk)
@@ -966,8 +1311,47 @@ void tcp_rt_task_sync(struct sock *sk)
 		tcp_rt_series_sync(c, now, false);
 		tcp_rt_sync(c, sk, now);
 		tcp_rt_series_sync(c, now, false);
+		tcp_rt_bd_end(c, sk);
 	}
 	rcu_read_unlock();
+}
+
+/*
+ * The application read (@write false) or is about to write (true): the
+ * breakdown's hooks.  The engine catches up first, as at every hook, at
+ * the socket's time; the stamp is the clock's now.
+ */
+static void tcp_rt_task_app(struct sock *sk, bool write)
+{
+	struct tcp_rt_conn *c;
+
+	rcu_read_lock();
+	c = tcp_rt_conn_find(sk);
+	if (c && tcp_rt_bd(c)) {
+		u64 now = tcp_sk(sk)->tcp_mstamp;
+		u64 stamp = tcp_clock_us();
+
+		tcp_rt_series_sync(c, now, false);
+		tcp_rt_sync(c, sk, now);
+		tcp_rt_series_sync(c, now, false);
+		tcp_rt_bd_account(&c->bd, sk, stamp);
+		if (write)
+			tcp_rt_bd_write(c, sk, stamp);
+		else
+			tcp_rt_bd_read(c, sk, stamp);
+		tcp_rt_bd_end(c, sk);
+	}
+	rcu_read_unlock();
+}
+
+void tcp_rt_task_read(struct sock *sk)
+{
+	tcp_rt_task_app(sk, false);
+}
+
+void tcp_rt_task_write(struct sock *sk)
+{
+	tcp_rt_task_app(sk, true);
 }
 
 /* A segment left: new data, or a retransmission (as tp->total_retrans). */
@@ -1009,6 +1393,7 @@ void tcp_rt_task_xmit(struct sock *sk, const struct sk_buff *skb, u32 len)
 		}
 		tcp_rt_series_sync(c, tp->tcp_mstamp, false);
 		tcp_rt_series_segs_out(c, skb, len, tp);
+		tcp_rt_bd_end(c, sk);
 	}
 	rcu_read_unlock();
 }
@@ -1164,6 +1549,11 @@ void tcp_rt_task_counts(struct tcp_rt_task_counts *n)
 	n->fastopen_missed = atomic_long_read(&tcp_rt_fastopen_missed);
 	n->released = atomic_long_read(&tcp_rt_released);
 	n->released_open = atomic_long_read(&tcp_rt_released_open);
+	n->bd_early_write = atomic_long_read(&tcp_rt_bd_early_write);
+	n->bd_no_write = atomic_long_read(&tcp_rt_bd_no_write);
+	n->bd_clamped = atomic_long_read(&tcp_rt_bd_clamped);
+	n->bd_unread = atomic_long_read(&tcp_rt_bd_unread);
+	n->bd_partial = atomic_long_read(&tcp_rt_bd_partial);
 	n->records_sampled_out = 0;
 	for_each_possible_cpu(cpu)
 		n->records_sampled_out += *per_cpu_ptr(&tcp_rt_records_sampled_out,

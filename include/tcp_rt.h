@@ -54,12 +54,33 @@ enum tcp_rt_rec {
 enum tcp_rt_ext {
 	TCP_RT_EXT_NETNS,	/* the connection's network namespace inode */
 	TCP_RT_EXT_CGROUP,	/* the socket's cgroup v2 id */
+	/* the time breakdown, of a task (R W P): struct tcp_rt_ext_task */
+	TCP_RT_EXT_RQ_WAIT,
+	TCP_RT_EXT_APP,
+	TCP_RT_EXT_SQ_WAIT,
+	TCP_RT_EXT_RWND,
+	TCP_RT_EXT_SNDBUF,
+	TCP_RT_EXT_APP_LIMITED,
 	TCP_RT_EXT_MAX,
 };
 
 #define TCP_RT_EXT_CONN		(BIT(TCP_RT_EXT_NETNS) | BIT(TCP_RT_EXT_CGROUP))
 /* " netns=" + 10 digits, " cgroup=" + 20: 45, copied as 48 */
 #define TCP_RT_EXT_CONN_LEN	48
+#define TCP_RT_EXT_TASK_FIRST	TCP_RT_EXT_RQ_WAIT
+#define TCP_RT_EXT_TASK_N	(TCP_RT_EXT_MAX - TCP_RT_EXT_TASK_FIRST)
+#define TCP_RT_EXT_BD		GENMASK(TCP_RT_EXT_MAX - 1, TCP_RT_EXT_TASK_FIRST)
+/* the longest: " sndbuf_limited=" and the like, each with 10 digits */
+#define TCP_RT_EXT_TASK_LEN	(66 + TCP_RT_EXT_TASK_N * 10)
+
+/*
+ * A record's fields of the time breakdown: those of @mask
+ * (BIT(enum tcp_rt_ext)), in µs, v[field - TCP_RT_EXT_TASK_FIRST].
+ */
+struct tcp_rt_ext_task {
+	unsigned int mask;
+	u32 v[TCP_RT_EXT_TASK_N];
+};
 
 /* What the stats need of a completed task (R or P). */
 struct tcp_rt_task_sample {
@@ -116,6 +137,13 @@ extern unsigned int tcp_rt_series_buckets;
 extern bool tcp_rt_hook_check;
 extern unsigned int tcp_rt_log_ext;
 extern const char *const tcp_rt_ext_names[TCP_RT_EXT_MAX];
+int tcp_rt_log_ext_parse(const char *val, unsigned int *mask);
+/*
+ * The time breakdown (log_ext's TCP_RT_EXT_BD fields): on while its hooks
+ * are attached; the generation counts each time they went (tcp_rt_main.c).
+ */
+DECLARE_STATIC_KEY_FALSE(tcp_rt_bd_on);
+extern unsigned int tcp_rt_bd_gen;
 int tcp_rt_val_len(const char *val);
 void tcp_rt_params_deactivate(void);
 int tcp_rt_params_init(void);
@@ -124,6 +152,7 @@ void tcp_rt_params_exit(void);
 /* tcp_rt_hooks.c */
 int tcp_rt_hooks_start(void);
 void tcp_rt_hooks_stop(void);
+int tcp_rt_hooks_bd(bool on);
 void tcp_rt_hooks_status(struct seq_file *m);
 
 /* tcp_rt_task.c: the kernel's events in, from the hooks */
@@ -131,6 +160,8 @@ void tcp_rt_task_estab(const struct sock *sk);
 void tcp_rt_task_close(const struct sock *sk, int oldstate);
 void tcp_rt_task_sync(struct sock *sk);
 void tcp_rt_task_xmit(struct sock *sk, const struct sk_buff *skb, u32 len);
+void tcp_rt_task_read(struct sock *sk);
+void tcp_rt_task_write(struct sock *sk);
 /* tcp_rt_task.c: from main */
 struct tcp_rt_task_counts {
 	int tracked;
@@ -142,6 +173,12 @@ struct tcp_rt_task_counts {
 	long released;
 	long released_open;
 	u64 records_sampled_out;
+	/* the time breakdown (docs/records.md) */
+	long bd_early_write;
+	long bd_no_write;
+	long bd_clamped;
+	long bd_unread;
+	long bd_partial;
 	unsigned int conn_state_bytes;
 	unsigned int conn_table_buckets;
 };
@@ -195,6 +232,10 @@ unsigned int tcp_rt_log_ext_conn(const struct sock *sk, unsigned int mask,
 void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
 		       u64 start_us, const u64 *fields, unsigned int n,
 		       const char *ext, unsigned int ext_len);
+void tcp_rt_log_record_bd(const struct sock *sk, enum tcp_rt_rec type,
+			  u64 start_us, const u64 *fields, unsigned int n,
+			  const char *ext, unsigned int ext_len,
+			  const struct tcp_rt_ext_task *xt);
 u64 tcp_rt_log_records(enum tcp_rt_rec type);
 unsigned long tcp_rt_log_overwritten(void);
 

@@ -59,11 +59,12 @@ static const struct {
 
 static struct {
 	enum mode mode;
-	const char *addr, *bind_addr, *ready_file, *gate;
+	const char *addr, *bind_addr, *ready_file, *gate, *stamps;
 	unsigned long long port, req_bytes, resp_bytes, partial_bytes;
-	unsigned long long delay_ms, resp_writes, write_gap_ms;
+	unsigned long long delay_ms, read_delay_ms, resp_writes, write_gap_ms;
 	unsigned long long req_parts, part_gap_ms, think_ms, hold_ms, ack_wait_ms;
 	unsigned long long conns, requests, sndbuf, rcvbuf, timeout_s;
+	unsigned long long pacing_rate;
 	unsigned long long greeting, resp_read;
 	bool requests_set, partial_set, resp_read_set, dual, no_read, nodelay;
 	bool verbose, fastopen;
@@ -83,7 +84,14 @@ struct conn {
 	enum conn_end end;
 };
 
+/* The start and end (CLOCK_REALTIME, us) of one read() or send() call. */
+struct call_stamp {
+	unsigned long long start, end;
+};
+
 static int gate_fd = -1;
+static FILE *stamps_file;
+static pthread_mutex_t stamps_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t die_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- error handling ---------------------------------------------------- */
@@ -158,18 +166,33 @@ static void sleep_ms(unsigned long long ms)
 	}
 }
 
+static unsigned long long now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
+}
+
 /*
  * Read exactly @n bytes (or until EOF if @n is ULLONG_MAX), adding what was
- * read to *@got.  Returns 0 when done, 1 on EOF before @n bytes, -1 on error.
+ * read to *@got; *@last, if given, gets the start and end of the read() call
+ * that returned the last of them.  Returns 0 when done, 1 on EOF before @n
+ * bytes, -1 on error.
  */
-static int read_n(int fd, unsigned long long n, unsigned long long *got)
+static int read_n_stamped(int fd, unsigned long long n, unsigned long long *got,
+			  struct call_stamp *last)
 {
 	char buf[IO_CHUNK];
-	unsigned long long left = n;
+	unsigned long long left = n, t0 = 0;
 	ssize_t r;
 
 	while (left) {
+		if (last)
+			t0 = now_us();
 		r = read(fd, buf, left < sizeof(buf) ? left : sizeof(buf));
+		if (last && r > 0)
+			*last = (struct call_stamp){ t0, now_us() };
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -182,15 +205,30 @@ static int read_n(int fd, unsigned long long n, unsigned long long *got)
 	return 0;
 }
 
-/* Write exactly @n bytes, adding what was written to *@sent.  0 or -1. */
-static int write_n(int fd, unsigned long long n, char fill, unsigned long long *sent)
+static int read_n(int fd, unsigned long long n, unsigned long long *got)
+{
+	return read_n_stamped(fd, n, got, NULL);
+}
+
+/*
+ * Write exactly @n bytes, adding what was written to *@sent; *@first, if
+ * given and still unset (start 0), gets the start and end of the first
+ * send() call.  0 or -1.
+ */
+static int write_n_stamped(int fd, unsigned long long n, char fill,
+			   unsigned long long *sent, struct call_stamp *first)
 {
 	char buf[IO_CHUNK];
+	unsigned long long t0 = 0;
 	ssize_t r;
 
 	memset(buf, fill, n < sizeof(buf) ? n : sizeof(buf));
 	while (n) {
+		if (first && !first->start)
+			t0 = now_us();
 		r = send(fd, buf, n < sizeof(buf) ? n : sizeof(buf), MSG_NOSIGNAL);
+		if (first && !first->start)
+			*first = (struct call_stamp){ t0, now_us() };
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -201,19 +239,53 @@ static int write_n(int fd, unsigned long long n, char fill, unsigned long long *
 	return 0;
 }
 
-/* @total bytes in @parts writes, @gap_ms apart; the last takes the remainder. */
-static int write_split(int fd, unsigned long long total, unsigned long long parts,
-		       unsigned long long gap_ms, char fill, unsigned long long *sent)
+static int write_n(int fd, unsigned long long n, char fill, unsigned long long *sent)
+{
+	return write_n_stamped(fd, n, fill, sent, NULL);
+}
+
+/*
+ * @total bytes in @parts writes, @gap_ms apart; the last takes the
+ * remainder.  *@first as for write_n_stamped().
+ */
+static int write_split_stamped(int fd, unsigned long long total,
+			       unsigned long long parts, unsigned long long gap_ms,
+			       char fill, unsigned long long *sent,
+			       struct call_stamp *first)
 {
 	unsigned long long i, len = total / parts;
 
 	for (i = 0; i < parts; i++) {
 		if (i)
 			sleep_ms(gap_ms);
-		if (write_n(fd, i == parts - 1 ? total - len * i : len, fill, sent))
+		if (write_n_stamped(fd, i == parts - 1 ? total - len * i : len, fill,
+				    sent, first))
 			return -1;
 	}
 	return 0;
+}
+
+static int write_split(int fd, unsigned long long total, unsigned long long parts,
+		       unsigned long long gap_ms, char fill, unsigned long long *sent)
+{
+	return write_split_stamped(fd, total, parts, gap_ms, fill, sent, NULL);
+}
+
+/*
+ * One line a request to --stamps: the connection, the request (from 1),
+ * the read() that returned its last byte and the first send() of its
+ * response, start and end of each, CLOCK_REALTIME microseconds.
+ */
+static void stamp_request(const struct conn *c, const struct call_stamp *rd,
+			  const struct call_stamp *wr)
+{
+	if (!stamps_file)
+		return;
+	pthread_mutex_lock(&stamps_lock);
+	fprintf(stamps_file, "stamp %llu %llu %llu %llu %llu %llu\n", c->idx,
+		c->requests + 1, rd->start, rd->end, wr->start, wr->end);
+	fflush(stamps_file);
+	pthread_mutex_unlock(&stamps_lock);
 }
 
 /* Errors that mean "the peer went away" rather than "this tool failed". */
@@ -258,6 +330,10 @@ static void set_common_opts(int fd)
 		set_int_opt(fd, SOL_SOCKET, SO_SNDBUF, (int)o.sndbuf, "SO_SNDBUF");
 	if (o.rcvbuf)
 		set_int_opt(fd, SOL_SOCKET, SO_RCVBUF, (int)o.rcvbuf, "SO_RCVBUF");
+	/* TCP paces itself (no fq qdisc needed) once this is set */
+	if (o.pacing_rate)
+		set_int_opt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, (int)o.pacing_rate,
+			    "SO_MAX_PACING_RATE");
 }
 
 /*
@@ -338,8 +414,11 @@ static void *server_conn(void *arg)
 		return NULL;
 	}
 	while (!o.requests_set || c->requests < o.requests) {
+		struct call_stamp rd = { 0, 0 }, wr = { 0, 0 };
+
 		got = 0;
-		ret = read_n(c->fd, o.req_bytes, &got);
+		sleep_ms(o.read_delay_ms);
+		ret = read_n_stamped(c->fd, o.req_bytes, &got, &rd);
 		c->received += got;
 		if (ret) {
 			if (ret < 0 && !peer_gone(errno))
@@ -351,14 +430,15 @@ static void *server_conn(void *arg)
 		}
 		sleep_ms(o.delay_ms);
 		gate_wait();
-		if (write_split(c->fd, o.resp_bytes, o.resp_writes, o.write_gap_ms,
-				'r', &c->sent)) {
+		if (write_split_stamped(c->fd, o.resp_bytes, o.resp_writes,
+					o.write_gap_ms, 'r', &c->sent, &wr)) {
 			if (!peer_gone(errno))
 				die("conn %llu: write response", c->idx);
 			c->end = CE_ABORTED;
 			close(c->fd);
 			return NULL;
 		}
+		stamp_request(c, &rd, &wr);
 		c->requests++;
 	}
 
@@ -485,6 +565,7 @@ static void client_request(struct conn *c)
 	gate_wait();
 	if (write_split(c->fd, o.req_bytes, o.req_parts, o.part_gap_ms, 'q', &c->sent))
 		die("conn %llu: write request %llu", c->idx, c->requests + 1);
+	sleep_ms(o.read_delay_ms);
 	ret = read_n(c->fd, want, &got);
 	c->received += got;
 	if (ret < 0)
@@ -590,6 +671,11 @@ static int server_setup(void)
 	unsigned int port;
 	int lfd;
 
+	if (o.stamps) {
+		stamps_file = fopen(o.stamps, "a");
+		if (!stamps_file)
+			die("stamps file %s", o.stamps);
+	}
 	lfd = server_listen();
 	port = sock_port(lfd);
 	if (o.ready_file)
@@ -642,10 +728,14 @@ static const char usage_text[] =
 "                   until the client closes, else --end applies after R)\n"
 "  --end MODE       what to do after the last request, see below\n"
 "  --sndbuf N, --rcvbuf N   SO_SNDBUF / SO_RCVBUF (default: system)\n"
+"  --pacing-rate N  SO_MAX_PACING_RATE, bytes/s: TCP spaces its segments so\n"
+"                   (default: none)\n"
 "  --nodelay        set TCP_NODELAY (default); --no-nodelay: do not\n"
 "  --ack-wait-ms W  before an RST close (--end linger0/rst) wait up to W ms\n"
 "                   until all sent data is acked (SIOCOUTQ 0); default 0\n"
 "  --timeout S      exit 1 if still running after S seconds (default: never)\n"
+"  --read-delay-ms D  wait D ms before reading each request (server) or each\n"
+"                   response, after writing its request (client); default 0\n"
 "  --verbose        also print one line per connection before the summary\n"
 "  --fastopen       TCP Fast Open: server TCP_FASTOPEN on the listener, client\n"
 "                   TCP_FASTOPEN_CONNECT (the request rides the SYN once the\n"
@@ -663,6 +753,10 @@ static const char usage_text[] =
 "  --no-read        never read; close when the client closes or resets\n"
 "  --greeting N     write N bytes as soon as a connection is accepted, before\n"
 "                   reading any request (a server-first protocol)\n"
+"  --stamps F       append a line a request to F: \"stamp CONN REQ RS RE WS WE\",\n"
+"                   RS/RE the start and end of the read() that returned its\n"
+"                   last byte, WS/WE those of its response's first send(),\n"
+"                   CLOCK_REALTIME microseconds\n"
 "  --end wait       (default) read until the client closes, then close\n"
 "  --end close      close right after the last response\n"
 "  --end linger0    right after the last response SO_LINGER {1,0} and close\n"
@@ -746,6 +840,7 @@ static const struct opt_desc {
 	{ "end", K_END,	      MODE_BOTH,   &o.end, 0, NULL },
 	NUM("sndbuf",	      MODE_BOTH,   &o.sndbuf, INT_MAX),
 	NUM("rcvbuf",	      MODE_BOTH,   &o.rcvbuf, INT_MAX),
+	NUM("pacing-rate",    MODE_BOTH,   &o.pacing_rate, INT_MAX),
 	FLAG("nodelay",	      MODE_BOTH,   &o.nodelay, true),
 	FLAG("no-nodelay",    MODE_BOTH,   &o.nodelay, false),
 	NUM("ack-wait-ms",    MODE_BOTH,   &o.ack_wait_ms, MS),
@@ -756,6 +851,8 @@ static const struct opt_desc {
 	FLAG("dual",	      MODE_SERVER, &o.dual, true),
 	STR("ready-file",     MODE_SERVER, &o.ready_file),
 	NUM("delay-ms",	      MODE_SERVER, &o.delay_ms, MS),
+	NUM("read-delay-ms",  MODE_BOTH,   &o.read_delay_ms, MS),
+	STR("stamps",	      MODE_SERVER, &o.stamps),
 	NUM("resp-writes",    MODE_SERVER, &o.resp_writes, BIG),
 	NUM("write-gap-ms",   MODE_SERVER, &o.write_gap_ms, MS),
 	NUM("greeting",	      MODE_SERVER, &o.greeting, BIG),

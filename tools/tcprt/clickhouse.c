@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "store.h"
 #include "util.h"
 
 const char ch_schema_sql[] =
@@ -124,6 +125,7 @@ static void store_error(struct ch *c, long http, const struct buf *body)
 	size_t len;
 
 	sscanf(text, "Code: %d", &code);
+	c->code = code;
 	if (code == 60 || code == 81) {
 		snprintf(c->err, sizeof(c->err),
 			 "the tcprt schema is missing in ClickHouse at %s: run 'tcprt fleet init --url %s'",
@@ -157,6 +159,7 @@ static bool post(struct ch *c, const char *url, const char *body, size_t blen,
 	bool ok;
 
 	c->unreachable = false;
+	c->code = 0;
 	c->err[0] = '\0';
 	ans->len = 0;
 	curl_easy_reset(c->curl);
@@ -213,35 +216,71 @@ bool ch_insert(struct ch *c, const char *sql, const struct buf *rows)
 	return ok;
 }
 
-bool ch_check_schema(struct ch *c)
+/* The version in tcprt.meta: its text in @v. */
+static bool read_version(struct ch *c, struct buf *v)
+{
+	return ch_query(c, "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema' FORMAT TabSeparated",
+			v);
+}
+
+static size_t line_len(const struct buf *v)
+{
+	return v->p ? strcspn(v->p, "\n") : 0;
+}
+
+bool ch_check_schema(struct ch *c, int need)
 {
 	struct buf v = { 0 };
-	bool ok;
+	bool ok = read_version(c, &v) &&
+		  store_version_ok(v.p, line_len(&v), need, c->url, c->err,
+				   sizeof(c->err));
 
-	ok = ch_query(c, "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema' FORMAT TabSeparated",
-		      &v);
+	buf_free(&v);
+	return ok;
+}
+
+/* The version of the store, 0 when it has none (no meta table, or no row). */
+static bool found_version(struct ch *c, int *from)
+{
+	struct buf v = { 0 };
+	bool ok = read_version(c, &v);
+
+	*from = 0;
 	if (ok) {
-		size_t n = strcspn(v.p ? v.p : "", "\n");
-
-		if (!n) {
-			snprintf(c->err, sizeof(c->err),
-				 "the tcprt schema in ClickHouse at %s has no version: run 'tcprt fleet init --url %s'",
-				 c->url, c->url);
-			ok = false;
-		} else if (n != strlen(CH_SCHEMA_VERSION) ||
-			   strncmp(v.p, CH_SCHEMA_VERSION, n)) {
-			snprintf(c->err, sizeof(c->err),
-				 "the tcprt schema in ClickHouse at %s is version %.*s; this tcprt %s knows version %s",
-				 c->url, (int)(n > 32 ? 32 : n), v.p, TCPRT_VERSION,
-				 CH_SCHEMA_VERSION);
+		*from = store_version_of(v.p, line_len(&v));
+		if (*from < 0 || *from > STORE_VERSION) {
+			store_version_ok(v.p, line_len(&v), STORE_VERSION, c->url,
+					 c->err, sizeof(c->err));
+			snprintf(c->err + strlen(c->err), sizeof(c->err) - strlen(c->err),
+				 "; fleet init leaves it as it is");
 			ok = false;
 		}
+	} else if (c->code == 60 || c->code == 81) {
+		ok = true;	/* no table, no database: a new store */
 	}
 	buf_free(&v);
 	return ok;
 }
 
-bool ch_init_schema(struct ch *c)
+/* Add to tcprt.records the columns it lacks (none when it does not exist). */
+static bool add_columns(struct ch *c, unsigned int *added)
+{
+	char sql[STORE_UPGRADE_MAX];
+	struct buf have = { 0 };
+	bool ok = ch_query(c, "SELECT name FROM system.columns WHERE database = 'tcprt' AND table = 'records' FORMAT TabSeparated",
+			   &have);
+
+	if (ok) {
+		*added = store_upgrade_sql(have.p ? have.p : "", sql, sizeof(sql));
+		if (*added)
+			ok = ch_query(c, sql, NULL);
+	}
+	buf_free(&have);
+	return ok;
+}
+
+/* Run the schema's statements, in order. */
+static bool run_schema(struct ch *c)
 {
 	const char *p = ch_schema_sql;
 
@@ -270,4 +309,11 @@ bool ch_init_schema(struct ch *c)
 		p = end ? end + 2 : p + len;
 	}
 	return true;
+}
+
+bool ch_init_schema(struct ch *c, struct ch_init *done)
+{
+	*done = (struct ch_init){ 0 };
+	return found_version(c, &done->from) && add_columns(c, &done->added) &&
+	       run_schema(c);
 }

@@ -16,7 +16,6 @@
 #include <stdint.h>
 
 #define CH_DEFAULT_URL		"http://127.0.0.1:8123/"
-#define CH_SCHEMA_VERSION	"1"
 
 /* A growing byte buffer (always NUL-terminated). */
 struct buf {
@@ -38,6 +37,7 @@ struct ch {
 	char err[1024];
 	/* the last error came from the store being unreachable: retry later */
 	bool unreachable;
+	int code;		/* ClickHouse's code of the last error, or 0 */
 };
 
 /* Returns false (err set) when libcurl cannot start. */
@@ -49,10 +49,26 @@ bool ch_query(struct ch *c, const char *sql, struct buf *out);
 /* INSERT: @sql is "INSERT INTO ... FORMAT TabSeparated", @rows the body. */
 bool ch_insert(struct ch *c, const char *sql, const struct buf *rows);
 
-/* The schema is there and of this tcprt's version. */
-bool ch_check_schema(struct ch *c);
-/* Run the schema's statements (fleet/schema.sql). */
-bool ch_init_schema(struct ch *c);
+/*
+ * The schema is there, of version @need or later, and not newer than this
+ * tcprt's (store.h).
+ */
+bool ch_check_schema(struct ch *c, int need);
+
+/* What ch_init_schema() found and did. */
+struct ch_init {
+	int from;		/* the version it found; 0: none */
+	unsigned int added;	/* columns it added to tcprt.records */
+};
+
+/*
+ * Create the schema (fleet/schema.sql), or upgrade a store of an older
+ * version in place: add the columns tcprt.records lacks, then run the
+ * schema's statements, whose last writes the version.  Stopped anywhere,
+ * it completes the work when run again.  A store of a newer version, or
+ * of a version that is no number, is left as it is (false).
+ */
+bool ch_init_schema(struct ch *c, struct ch_init *done);
 /* The schema's text, as fleet/schema.sql has it. */
 extern const char ch_schema_sql[];
 

@@ -73,6 +73,12 @@ static const char help[] =
 "                                    service time (P)\n"
 "  tcprt_upload_seconds              histogram: upload time (R W P)\n"
 "  tcprt_download_seconds            histogram: download time (R W P)\n"
+"  tcprt_rq_wait_seconds             histograms of the time breakdown\n"
+"  tcprt_app_seconds                 (tcp_rt's log_ext, docs/records.md):\n"
+"  tcprt_sq_wait_seconds             rq_wait, app, sq_wait (R W; P: no\n"
+"  tcprt_rwnd_limited_seconds        app), rwnd_limited, sndbuf_limited,\n"
+"  tcprt_sndbuf_limited_seconds      app_limited (R W P); a series only\n"
+"  tcprt_app_limited_seconds         once a record of it had the field\n"
 "  tcprt_records_read_total          valid lines read (no labels)\n"
 "  tcprt_malformed_lines_total       malformed lines skipped (no labels)\n"
 "  tcprt_container_overflow_records_total\n"
@@ -80,11 +86,28 @@ static const char help[] =
 "                                    (no labels)\n"
 "  tcprt_module_status{key}          every numeric line of tcp_rt's status\n";
 
-enum { H_DURATION, H_PROCESS, H_UPLOAD, H_DOWNLOAD, NHIST };
+/*
+ * The histograms: of a metric (rec_metric), one series per series of the
+ * types that have it; of a breakdown field (from H_RQ_WAIT on, in enum
+ * rec_ext order), one per series that saw the field, so that a module
+ * without log_ext's breakdown adds none.
+ */
+enum {
+	H_DURATION, H_PROCESS, H_UPLOAD, H_DOWNLOAD,
+	H_RQ_WAIT, H_APP, H_SQ_WAIT, H_RWND_LIMITED, H_SNDBUF_LIMITED,
+	H_APP_LIMITED, NHIST
+};
+#define NMETRIC_HIST	H_RQ_WAIT
 
-static const enum metric hist_metric[NHIST] = {
+static const enum metric hist_metric[NMETRIC_HIST] = {
 	M_DURATION, M_PROCESS, M_UPLOAD, M_DOWNLOAD,
 };
+
+/* The extension field of histogram @h (>= NMETRIC_HIST). */
+static enum rec_ext hist_ext(unsigned int h)
+{
+	return (enum rec_ext)(EXT_BREAKDOWN + h - NMETRIC_HIST);
+}
 
 struct exp_val {
 	uint64_t records;	/* tasks, or connections for E */
@@ -133,6 +156,24 @@ static const struct histogram {
 	[H_DOWNLOAD] = { "tcprt_download_seconds",
 		"Download time: duration - upload - process (P: response time).",
 		T(R) | T(W) | T(P) },
+	[H_RQ_WAIT] = { "tcprt_rq_wait_seconds",
+		"Process time spent in the receive queue: last request byte to the application's read of it (P: the response, last byte to its read).",
+		T(R) | T(W) | T(P) },
+	[H_APP] = { "tcprt_app_seconds",
+		"Process time spent in the application: its read of the request to its first write of the response.",
+		T(R) | T(W) },
+	[H_SQ_WAIT] = { "tcprt_sq_wait_seconds",
+		"Process time spent in the send queue: the first write of the response to its first transmission (P: of the request).",
+		T(R) | T(W) | T(P) },
+	[H_RWND_LIMITED] = { "tcprt_rwnd_limited_seconds",
+		"Download (P: upload) time during which the peer's receive window stopped the sender.",
+		T(R) | T(W) | T(P) },
+	[H_SNDBUF_LIMITED] = { "tcprt_sndbuf_limited_seconds",
+		"Download (P: upload) time during which the application was blocked on a full send buffer.",
+		T(R) | T(W) | T(P) },
+	[H_APP_LIMITED] = { "tcprt_app_limited_seconds",
+		"Download (P: upload) time during which everything written was sent and the application wrote more later.",
+		T(R) | T(W) | T(P) },
 };
 
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
@@ -169,7 +210,7 @@ static void add(const struct record *r, void *arg)
 		return;
 	if (!ct_match(&x->ctf, r))
 		return;
-	if (x->containers && r->ext_present)
+	if (x->containers && rec_has_ct(r))
 		ci = ct_of_record(r);
 	v = series_get_key(&x->t, r->port, ci && ci->any ? ci->key : NULL,
 			   r->role, r->type, &se);
@@ -181,9 +222,12 @@ static void add(const struct record *r, void *arg)
 	v->retrans += rec_retrans(r);
 	if (r->type == REC_E)
 		return;
-	for (i = 0; i < NHIST; i++)
+	for (i = 0; i < NMETRIC_HIST; i++)
 		if (rec_metric(r, hist_metric[i], &val))
 			prom_hist_add(&v->h[i], x->b, val);
+	for (; i < NHIST; i++)
+		if (rec_has_ext(r, hist_ext(i)))
+			prom_hist_add(&v->h[i], x->b, r->ext[hist_ext(i)]);
 }
 
 static void free_val(void *arg)
@@ -260,6 +304,26 @@ static bool any_series(const struct exporter *x, unsigned int types)
 	return false;
 }
 
+/* Histogram @h of series @s is written: of its types, and seen if a field's. */
+static bool hist_written(const struct series *s, unsigned int h)
+{
+	const struct exp_val *v = s->val;
+
+	if (!(histograms[h].types & (1u << s->type)))
+		return false;
+	return h < NMETRIC_HIST || v->h[h].count > 0;
+}
+
+static bool any_hist(const struct exporter *x, unsigned int h)
+{
+	size_t i;
+
+	for (i = 0; i < x->t.n; i++)
+		if (hist_written(&x->t.s[i], h))
+			return true;
+	return false;
+}
+
 static void write_metrics(FILE *out, const struct exporter *x)
 {
 	static char lab[LABELS_MAX];
@@ -288,7 +352,7 @@ static void write_metrics(FILE *out, const struct exporter *x)
 	for (h = 0; h < NHIST; h++) {
 		const struct histogram *k = &histograms[h];
 
-		if (!any_series(x, k->types))
+		if (!any_hist(x, h))
 			continue;
 		fprintf(out, "# HELP %s %s\n# TYPE %s histogram\n", k->name,
 			k->help, k->name);
@@ -296,7 +360,7 @@ static void write_metrics(FILE *out, const struct exporter *x)
 			const struct series *s = &x->t.s[i];
 			const struct exp_val *v = s->val;
 
-			if (!(k->types & (1u << s->type)))
+			if (!hist_written(s, h))
 				continue;
 			labels(lab, sizeof(lab), s);
 			prom_hist_write(out, k->name, lab, &v->h[h], x->b);

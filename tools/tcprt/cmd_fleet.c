@@ -2,15 +2,19 @@
 /*
  * tcprt fleet: the central store's answers (docs/fleet.md).
  *
- *   init      create the schema (fleet/schema.sql) in ClickHouse
+ *   init      create the schema (fleet/schema.sql) in ClickHouse, or
+ *             upgrade an older one
  *   schema    print it
  *   gaps      per host and epoch: sent, received, missing and why
- *   summary   tcprt summary's table over the fleet's records
+ *   summary   tcprt summary's table over the fleet's records, and its
+ *             "where the time goes" blocks
  *   top       the slowest tasks
  *
  * Every query reads with FINAL: a record delivered twice counts once.
  * ClickHouse counts and buckets; the percentiles are computed here, from
  * the same log-linear histogram as tcprt summary (hist.h: within 0.79 %).
+ * The time breakdown's splits likewise: ClickHouse sums the parts per
+ * bucket of their totals, the bands and the rounding are split.c's.
  */
 #define _XOPEN_SOURCE 700
 #include <ctype.h>
@@ -20,12 +24,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "breakdown.h"
 #include "clickhouse.h"
 #include "cmd.h"
 #include "frame.h"
 #include "hist.h"
 #include "output.h"
 #include "record.h"
+#include "store.h"
 #include "util.h"
 
 static const char help[] =
@@ -41,7 +47,9 @@ static const char help[] =
 "Queries of the central store that tcprt ingest loads (ClickHouse, over\n"
 "HTTP).  A record delivered twice counts once.\n"
 "\n"
-"  init     create the database tcprt and its tables (idempotent)\n"
+"  init     create the database tcprt and its tables, or upgrade those of\n"
+"           an older schema in place (idempotent: run it again if it\n"
+"           stopped halfway)\n"
 "  schema   print the schema's SQL\n"
 "  gaps     per host and epoch (one run of tcprt ship): records sent (the\n"
 "           last control message's next sequence number), received,\n"
@@ -56,7 +64,9 @@ static const char help[] =
 "  summary  per port, role and task type (or host, or both): count, rate\n"
 "           (count / the window's length) and p50/p90/p99/max of\n"
 "           duration, process, upload, download and min RTT in\n"
-"           microseconds, as tcprt summary computes them (within 0.79 %)\n"
+"           microseconds, as tcprt summary computes them (within 0.79 %);\n"
+"           in text, then tcprt summary's \"where the time goes\" block for\n"
+"           each R and P row whose records carry tcp_rt's time breakdown\n"
 "  top      the slowest tasks (by duration), with host, peer and parts\n"
 "\n"
 "  -u, --url URL      ClickHouse's HTTP interface (default\n"
@@ -76,7 +86,8 @@ static const char help[] =
 "\n"
 "gaps and summary take times by the records' own clocks (sec); gaps --since\n"
 "selects the epochs with a control message or a record received (by the\n"
-"central's clock) since T.\n";
+"central's clock) since T.  gaps and top read a store of schema 1 too;\n"
+"summary (and tcprt ingest) need schema 2: run fleet init to upgrade.\n";
 
 #define DEFAULT_TOP	20
 #define DEFAULT_RANGES	20
@@ -224,11 +235,13 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 /* ---- answers -------------------------------------------------------------------- */
 
-static void connect_store(struct ch *c, const struct opts *o)
+/* The store, of schema version @need or later (gaps and top read a store
+ * of the oldest version: they need none of the columns added since). */
+static void connect_store(struct ch *c, const struct opts *o, int need)
 {
 	if (!ch_open(c, o->url, 600))
 		die(EXIT_RUNTIME, "fleet: %s", c->err);
-	if (!ch_check_schema(c))
+	if (!ch_check_schema(c, need))
 		die(EXIT_RUNTIME, "fleet: %s", c->err);
 }
 
@@ -657,7 +670,7 @@ static int fleet_gaps(const struct opts *o)
 	struct ch c;
 	size_t i;
 
-	connect_store(&c, o);
+	connect_store(&c, o, STORE_OLDEST);
 	gaps_load(&c, o, &as);
 	gaps_runs(&c, o, &as);
 	qsort(as.a, as.n, sizeof(*as.a), account_cmp);
@@ -707,6 +720,8 @@ struct srow {
 	char key[160];		/* the group's columns, tab-separated */
 	uint64_t count;
 	struct hist h[M_NMETRICS];
+	uint64_t with_bd;	/* R and P tasks with a breakdown field */
+	struct breakdown *bd;	/* their time breakdown, once loaded */
 };
 
 struct srows {
@@ -763,68 +778,283 @@ static void key_of(char **f, size_t n, char *key, size_t size)
 /*
  * hist_index() in SQL: v itself below 128; above, with e = floor(log2 v),
  * (e - 6) * 64 + (v >> (e - 6)).  log2 is a Float64: e is corrected when
- * it is off by one (v >> (e - 6) must be in [64, 128)).
+ * it is off by one (v >> (e - 6) must be in [64, 128)).  It is the log2 of
+ * v | 1, the same e for v >= 2 but for that rounding: ClickHouse (18.16)
+ * evaluates every branch of multiIf, and v = 0 would give toUInt8 log2's
+ * -inf, a conversion C++ leaves undefined (the time breakdown's parts are
+ * often 0).
  */
 static void bucket_sql(struct buf *q, const char *v)
 {
 	buf_printf(q,
 		   "multiIf(%s < 128, toUInt64(%s), "
-		   "bitShiftRight(%s, toUInt8(floor(log2(%s))) - 6) >= 128, "
-		   "toUInt64((floor(log2(%s)) - 5) * 64 + bitShiftRight(%s, toUInt8(floor(log2(%s))) - 5)), "
-		   "bitShiftRight(%s, toUInt8(floor(log2(%s))) - 6) < 64, "
-		   "toUInt64((floor(log2(%s)) - 7) * 64 + bitShiftRight(%s, toUInt8(floor(log2(%s))) - 7)), "
-		   "toUInt64((floor(log2(%s)) - 6) * 64 + bitShiftRight(%s, toUInt8(floor(log2(%s))) - 6)))",
+		   "bitShiftRight(%s, toUInt8(floor(log2(bitOr(%s, 1)))) - 6) >= 128, "
+		   "toUInt64((floor(log2(bitOr(%s, 1))) - 5) * 64 + bitShiftRight(%s, toUInt8(floor(log2(bitOr(%s, 1)))) - 5)), "
+		   "bitShiftRight(%s, toUInt8(floor(log2(bitOr(%s, 1)))) - 6) < 64, "
+		   "toUInt64((floor(log2(bitOr(%s, 1))) - 7) * 64 + bitShiftRight(%s, toUInt8(floor(log2(bitOr(%s, 1)))) - 7)), "
+		   "toUInt64((floor(log2(bitOr(%s, 1))) - 6) * 64 + bitShiftRight(%s, toUInt8(floor(log2(bitOr(%s, 1)))) - 6)))",
 		   v, v, v, v, v, v, v, v, v, v, v, v, v, v, v);
 }
 
-static void summary_load(struct ch *c, const struct opts *o, struct srows *s)
+/*
+ * Per group and bucket b of the value @v: count(), min(v), max(v), the
+ * sums of the columns @sums (@n of them) and, with @sum_v, of v, over the
+ * tasks in view that match @cond.
+ */
+static void bucket_query(struct buf *q, const struct opts *o, const char *v,
+			 const char *const *sums, unsigned int n, bool sum_v,
+			 const char *cond)
+{
+	unsigned int i;
+
+	q->len = 0;
+	buf_printf(q, "SELECT ");
+	group_cols(q, o);
+	buf_printf(q, ", b, count(), min(v), max(v)");
+	for (i = 0; i < n; i++)
+		buf_printf(q, ", sum(%s)", sums[i]);
+	buf_printf(q, "%s FROM (SELECT ", sum_v ? ", sum(v)" : "");
+	group_cols(q, o);
+	buf_printf(q, ", %s AS v, ", v);
+	bucket_sql(q, "v");
+	buf_printf(q, " AS b");
+	for (i = 0; i < n; i++)
+		buf_printf(q, ", %s", sums[i]);
+	buf_printf(q, " FROM tcprt.records FINAL WHERE ");
+	task_where(q, o);
+	buf_printf(q, " AND %s) GROUP BY ", cond);
+	group_cols(q, o);
+	buf_printf(q, ", b FORMAT TabSeparated");
+}
+
+/* A bucket row of bucket_query's answer: its group's row, and the rest. */
+struct bucket {
+	struct srow *row;
+	const char *type;		/* the row's type: "R", "P", ... */
+	unsigned int idx;
+	uint64_t count, min, max;
+	uint64_t sum[SPLIT_MAX_PARTS + 1];
+};
+
+/* Run @sql; @fn gets each row of @nsums sums. */
+static void each_bucket(struct ch *c, const struct opts *o, struct srows *s,
+			const char *sql, unsigned int nsums,
+			void (*fn)(const struct bucket *b, void *ctx), void *ctx)
+{
+	struct buf ans = { 0 };
+	char *row, *f[16], key[160];
+	size_t pos = 0, g = ngroup(o), i;
+
+	query(c, sql, &ans);
+	while ((row = next_row(&ans, &pos))) {
+		struct bucket b;
+
+		if (fields(row, f, 16) != g + 4 + nsums)
+			continue;
+		key_of(f, g, key, sizeof(key));
+		b = (struct bucket){ .row = srow_of(s, key), .type = f[g - 1],
+				     .idx = (unsigned int)u64(f[g]),
+				     .count = u64(f[g + 1]), .min = u64(f[g + 2]),
+				     .max = u64(f[g + 3]) };
+		for (i = 0; i < nsums; i++)
+			b.sum[i] = u64(f[g + 4 + i]);
+		fn(&b, ctx);
+	}
+	buf_free(&ans);
+}
+
+/* The tasks per group, and those of R and P with a breakdown field. */
+static void count_load(struct ch *c, const struct opts *o, struct srows *s)
 {
 	struct buf q = { 0 }, ans = { 0 };
 	char *row, *f[12], key[160];
-	size_t pos, g = ngroup(o);
-	unsigned int m;
+	size_t pos = 0, g = ngroup(o);
 
 	buf_printf(&q, "SELECT ");
 	group_cols(&q, o);
-	buf_printf(&q, ", count() FROM tcprt.records FINAL WHERE ");
+	buf_printf(&q, ", count(), countIf(type IN ('R', 'P') AND bitAnd(breakdown, %u) != 0) FROM tcprt.records FINAL WHERE ",
+		   STORE_BD_FIELDS);
 	task_where(&q, o);
 	buf_printf(&q, " GROUP BY ");
 	group_cols(&q, o);
 	buf_printf(&q, " FORMAT TabSeparated");
 	query(c, q.p, &ans);
-	pos = 0;
 	while ((row = next_row(&ans, &pos))) {
-		if (fields(row, f, 12) != g + 1)
+		struct srow *r;
+
+		if (fields(row, f, 12) != g + 2)
 			continue;
 		key_of(f, g, key, sizeof(key));
-		srow_of(s, key)->count = u64(f[g]);
-	}
-	for (m = 0; m < M_NMETRICS; m++) {
-		q.len = 0;
-		buf_printf(&q, "SELECT ");
-		group_cols(&q, o);
-		buf_printf(&q, ", b, count(), min(v), max(v) FROM (SELECT ");
-		group_cols(&q, o);
-		buf_printf(&q, ", %s AS v, ", metric_col[m]);
-		bucket_sql(&q, "v");
-		buf_printf(&q, " AS b FROM tcprt.records FINAL WHERE ");
-		task_where(&q, o);
-		buf_printf(&q, " AND bitAnd(metrics, %u) != 0) GROUP BY ", 1u << m);
-		group_cols(&q, o);
-		buf_printf(&q, ", b FORMAT TabSeparated");
-		query(c, q.p, &ans);
-		pos = 0;
-		while ((row = next_row(&ans, &pos))) {
-			if (fields(row, f, 12) != g + 4)
-				continue;
-			key_of(f, g, key, sizeof(key));
-			hist_add_bucket(&srow_of(s, key)->h[m],
-					(unsigned int)u64(f[g]), u64(f[g + 1]),
-					u64(f[g + 2]), u64(f[g + 3]));
-		}
+		r = srow_of(s, key);
+		r->count = u64(f[g]);
+		r->with_bd = u64(f[g + 1]);
 	}
 	buf_free(&q);
 	buf_free(&ans);
+}
+
+static void add_metric(const struct bucket *b, void *ctx)
+{
+	hist_add_bucket(&b->row->h[*(const unsigned int *)ctx], b->idx,
+			b->count, b->min, b->max);
+}
+
+static void summary_load(struct ch *c, const struct opts *o, struct srows *s)
+{
+	struct buf q = { 0 }, cond = { 0 };
+	unsigned int m;
+
+	count_load(c, o, s);
+	for (m = 0; m < M_NMETRICS; m++) {
+		cond.len = 0;
+		buf_printf(&cond, "bitAnd(metrics, %u) != 0", 1u << m);
+		bucket_query(&q, o, metric_col[m], NULL, 0, false, cond.p);
+		each_bucket(c, o, s, q.p, 0, add_metric, &m);
+	}
+	buf_free(&q);
+	buf_free(&cond);
+}
+
+/* ---- summary: where the time goes ---------------------------------------------- */
+
+/* The breakdown of @b's row, created with it (R or P). */
+static struct breakdown *bd_of(const struct bucket *b)
+{
+	if (!b->row->bd)
+		b->row->bd = bd_new(rec_type_of(b->type[0]) == REC_P ? REC_P : REC_R);
+	return b->row->bd;
+}
+
+static void add_part(const struct bucket *b, void *ctx)
+{
+	unsigned int e = *(const unsigned int *)ctx;
+
+	hist_add_bucket(&bd_of(b)->part[e - EXT_BREAKDOWN], b->idx, b->count,
+			b->min, b->max);
+}
+
+static void add_process(const struct bucket *b, void *ctx)
+{
+	(void)ctx;
+	split_add_bucket(&bd_of(b)->process, b->idx, b->count, b->min, b->max,
+			 b->sum);
+}
+
+/* sum[3] is the transfers' sum: sending is what the limited parts leave */
+static void add_transfer(const struct bucket *b, void *ctx)
+{
+	uint64_t sum[NTRANSFER_PARTS];
+
+	(void)ctx;
+	memcpy(sum, b->sum, sizeof(sum));
+	sum[PART_SENDING] = b->sum[PART_SENDING] - sum[PART_RWND] -
+			    sum[PART_SNDBUF] - sum[PART_APP_LIMITED];
+	split_add_bucket(&bd_of(b)->transfer, b->idx, b->count, b->min, b->max,
+			 sum);
+}
+
+/*
+ * The records tcprt summary leaves out of a split (bd_add): R with the
+ * three process fields and a process time whose split does not hold; R
+ * and P with the three limited fields and a transfer whose split does not.
+ */
+static void bad_load(struct ch *c, const struct opts *o, struct bd_bad *bad)
+{
+	struct buf q = { 0 }, ans = { 0 };
+	size_t pos = 0;
+	char *row, *f[4];
+
+	buf_printf(&q, "SELECT countIf(type = 'R' AND bitAnd(breakdown, %u) = %u AND bitAnd(metrics, %u) != 0 AND bitAnd(breakdown, %u) = 0), ",
+		   7u, 7u, 1u << M_PROCESS, STORE_BD_PROCESS);
+	buf_printf(&q, "countIf(bitAnd(breakdown, %u) = %u AND bitAnd(metrics, if(type = 'P', %u, %u)) != 0 AND bitAnd(breakdown, %u) = 0) FROM tcprt.records FINAL WHERE ",
+		   7u << 3, 7u << 3, 1u << M_UPLOAD, 1u << M_DOWNLOAD,
+		   STORE_BD_TRANSFER);
+	task_where(&q, o);
+	buf_printf(&q, " AND type IN ('R', 'P') FORMAT TabSeparated");
+	query(c, q.p, &ans);
+	row = next_row(&ans, &pos);
+	if (row && fields(row, f, 4) == 2) {
+		bad->process = u64(f[0]);
+		bad->transfer = u64(f[1]);
+	}
+	buf_free(&q);
+	buf_free(&ans);
+}
+
+/*
+ * The time breakdown of the R and P rows that have one: each field's own
+ * histogram, the process split (R) and the transfer split (R: download,
+ * P: upload), per bucket of their totals as tcprt summary keeps them.
+ */
+static void breakdown_load(struct ch *c, const struct opts *o, struct srows *s,
+			   struct bd_bad *bad)
+{
+	static const char *const process[] = { "rq_wait", "app", "sq_wait" };
+	static const char *const limited[] = {
+		"rwnd_limited", "sndbuf_limited", "app_limited",
+	};
+	struct buf q = { 0 }, cond = { 0 };
+	uint64_t with = 0;
+	unsigned int e;
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		with += s->r[i].with_bd;
+	if (!with)
+		return;
+	for (e = EXT_BREAKDOWN; e < REC_EXT_N; e++) {
+		cond.len = 0;
+		buf_printf(&cond, "type IN ('R', 'P') AND bitAnd(breakdown, %u) != 0",
+			   1u << (e - EXT_BREAKDOWN));
+		bucket_query(&q, o, rec_ext_name[e], NULL, 0, false, cond.p);
+		each_bucket(c, o, s, q.p, 0, add_part, &e);
+	}
+	cond.len = 0;
+	buf_printf(&cond, "type = 'R' AND bitAnd(breakdown, %u) != 0", STORE_BD_PROCESS);
+	bucket_query(&q, o, "process", process, NPROCESS_PARTS, false, cond.p);
+	each_bucket(c, o, s, q.p, NPROCESS_PARTS, add_process, NULL);
+	cond.len = 0;
+	buf_printf(&cond, "type IN ('R', 'P') AND bitAnd(breakdown, %u) != 0", STORE_BD_TRANSFER);
+	bucket_query(&q, o, "if(type = 'P', upload, download)", limited,
+		     PART_SENDING, true, cond.p);
+	each_bucket(c, o, s, q.p, NTRANSFER_PARTS, add_transfer, NULL);
+	bad_load(c, o, bad);
+	buf_free(&q);
+	buf_free(&cond);
+}
+
+/* A row named for its block: "port 7700 server R", "host web-1 port 80 server R". */
+static void row_label(const struct opts *o, char **f, char *buf, size_t len)
+{
+	if (o->by_host && o->by_port)
+		snprintf(buf, len, "host %s port %s %s %s", f[0], f[1], f[2], f[3]);
+	else
+		snprintf(buf, len, "%s %s %s %s", o->by_host ? "host" : "port",
+			 f[0], f[1], f[2]);
+}
+
+/* After the table, as tcprt summary: each row's "where the time goes". */
+static void summary_blocks(const struct opts *o, const struct srows *s)
+{
+	char key[160], label[256], *f[4];
+	bool first = true;
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		const struct srow *r = &s->r[i];
+
+		if (!r->bd)
+			continue;
+		snprintf(key, sizeof(key), "%s", r->key);
+		if (fields(key, f, 4) != ngroup(o))
+			continue;
+		if (first)
+			putchar('\n');
+		first = false;
+		row_label(o, f, label, sizeof(label));
+		bd_print(stdout, r->bd, label, r->count);
+		putchar('\n');
+	}
 }
 
 static int srow_cmp(const void *x, const void *y)
@@ -939,18 +1169,28 @@ static void summary_print(const struct opts *o, struct srows *s)
 
 static int fleet_summary(const struct opts *o)
 {
+	struct bd_bad bad = { 0 };
 	struct srows s = { 0 };
 	struct ch c;
 	size_t i;
 	unsigned int m;
 
-	connect_store(&c, o);
+	connect_store(&c, o, STORE_VERSION);
 	summary_load(&c, o, &s);
+	/* the time breakdown's blocks: text only, as tcprt summary's */
+	if (o->fmt == FMT_TEXT)
+		breakdown_load(&c, o, &s, &bad);
 	qsort(s.r, s.n, sizeof(*s.r), srow_cmp);
 	summary_print(o, &s);
-	for (i = 0; i < s.n; i++)
+	if (o->fmt == FMT_TEXT)
+		summary_blocks(o, &s);
+	fflush(stdout);
+	bd_report_bad(&bad);
+	for (i = 0; i < s.n; i++) {
 		for (m = 0; m < M_NMETRICS; m++)
 			hist_reset(&s.r[i].h[m]);
+		bd_free(s.r[i].bd);
+	}
 	free(s.r);
 	ch_close(&c);
 	return EXIT_OK;
@@ -979,7 +1219,7 @@ static int fleet_top(const struct opts *o)
 	size_t pos = 0, i;
 	struct ch c;
 
-	connect_store(&c, o);
+	connect_store(&c, o, STORE_OLDEST);
 	buf_printf(&q, "SELECT ");
 	for (i = 0; i < NTOP; i++)
 		buf_printf(&q, "%s%s", i ? ", " : "", top_cols[i]);
@@ -1034,15 +1274,22 @@ static int fleet_top(const struct opts *o)
 
 static int fleet_init(const struct opts *o)
 {
+	struct ch_init done;
 	struct ch c;
 
 	if (!ch_open(&c, o->url, 600))
 		die(EXIT_RUNTIME, "fleet: %s", c.err);
-	if (!ch_init_schema(&c))
+	if (!ch_init_schema(&c, &done))
 		die(EXIT_RUNTIME, "fleet init: %s", c.err);
-	if (!ch_check_schema(&c))
+	if (!ch_check_schema(&c, STORE_VERSION))
 		die(EXIT_RUNTIME, "fleet init: %s", c.err);
-	printf("tcprt schema %s ready in ClickHouse at %s\n", CH_SCHEMA_VERSION, c.url);
+	if (done.added)
+		printf("tcprt.records: %u column%s added\n", done.added,
+		       done.added == 1 ? "" : "s");
+	if (done.from && done.from < STORE_VERSION)
+		printf("tcprt schema upgraded from %d to %d: the new columns are 0 in the rows loaded before\n",
+		       done.from, STORE_VERSION);
+	printf("tcprt schema %d ready in ClickHouse at %s\n", STORE_VERSION, c.url);
 	ch_close(&c);
 	return EXIT_OK;
 }

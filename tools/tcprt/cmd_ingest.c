@@ -30,6 +30,7 @@
 #include "cmd.h"
 #include "frame.h"
 #include "parse.h"
+#include "store.h"
 #include "util.h"
 
 static const char help[] =
@@ -70,11 +71,6 @@ static const char help[] =
 #define BAD_KEEP		4096	/* bytes of a bad message kept */
 #define RETRY_MAX_US		(30 * USEC_PER_SEC)
 #define ITEMS_MAX		(FRAME_MAX / 2)
-
-static const char records_cols[] =
-	"host, epoch, seq, valid, line, cpu, type, source, role, port, sec, usec, "
-	"peer_addr, peer_port, local_addr, local_port, sent_bytes, recv_bytes, "
-	"retrans, metrics, duration, process, upload, download, min_rtt";
 
 struct spool_file {
 	char *name;
@@ -197,51 +193,9 @@ static void record_row(struct ingest *g, const struct frame_hdr *h,
 		       uint64_t seq, const char *line, size_t len, int kind,
 		       int role)
 {
-	char why[PARSE_WHY_MAX];
-	struct buf *b = &g->rec;
-	struct record r;
-	unsigned int m, mask = 0;
-	uint64_t mv[M_NMETRICS] = { 0 };
-	bool valid = kind == 1 && parse_log_line(line, len, &r, why);
-
-	buf_tsv(b, h->host, strlen(h->host));
-	tsv_u(b, h->epoch);
-	tsv_u(b, seq);
-	tsv_u(b, valid);
-	buf_add(b, "\t", 1);
-	buf_tsv(b, line, len);
-	buf_printf(b, "\t%d", h->cpu);
 	g->records++;
-	if (!valid) {
-		/* type source role port sec usec, the addresses and ports,
-		 * then bytes, retrans, metrics and the five metrics */
-		buf_printf(b, "\t\t\t\t0\t0\t0\t\t0\t\t0%s\n",
-			   "\t0\t0\t0\t0\t0\t0\t0\t0\t0");
+	if (!store_record_row(&g->rec, h, seq, line, len, kind, role))
 		g->invalid++;
-		return;
-	}
-	if (r.type == REC_E && role >= 0) {
-		r.role = (enum role)role;
-		r.port = role == ROLE_CLIENT ? r.peer_port : r.local_port;
-	}
-	for (m = 0; m < M_NMETRICS; m++)
-		if (rec_metric(&r, (enum metric)m, &mv[m]))
-			mask |= 1u << m;
-	buf_printf(b, "\t%s\t%s\t%s", rec_desc[r.type].name,
-		   source_name(r.source) ? source_name(r.source) : "",
-		   role_name(r.role));
-	tsv_u(b, r.port);
-	tsv_u(b, r.sec);
-	tsv_u(b, r.usec);
-	buf_printf(b, "\t%s\t%u\t%s\t%u", r.peer_addr, r.peer_port,
-		   r.local_addr, r.local_port);
-	tsv_u(b, rec_sent_bytes(&r));
-	tsv_u(b, rec_recv_bytes(&r));
-	tsv_u(b, rec_retrans(&r));
-	tsv_u(b, mask);
-	for (m = 0; m < M_NMETRICS; m++)
-		tsv_u(b, mv[m]);
-	buf_add(b, "\n", 1);
 }
 
 static void bad_row(struct ingest *g, const char *file, uint64_t off,
@@ -377,7 +331,7 @@ static bool load_batch(struct ingest *g)
 	if (!g->rows)
 		goto done;
 	ctl_cols(&cols);
-	ok = insert(g, "records", records_cols, &g->rec) &&
+	ok = insert(g, "records", store_records_cols, &g->rec) &&
 	     insert(g, "controls", cols.p, &g->ctl) &&
 	     insert(g, "bad_messages", "file, offset, reason, message", &g->bad);
 	buf_free(&cols);
@@ -634,7 +588,7 @@ int cmd_ingest(int argc, char **argv)
 	signals_init();
 	if (!ch_open(&g.ch, url, 120))
 		die(EXIT_RUNTIME, "ingest: %s", g.ch.err);
-	if (!ch_check_schema(&g.ch)) {
+	if (!ch_check_schema(&g.ch, STORE_VERSION)) {
 		warnx_("ingest: %s", g.ch.err);
 		ch_close(&g.ch);
 		return EXIT_RUNTIME;

@@ -26,7 +26,9 @@ static const char help[] =
 "                      line with the field names of docs/records.md; csv: a\n"
 "                      header line, then one row per record (empty cells for\n"
 "                      the fields a record does not have), then source,\n"
-"                      netns, cgroup, cgroup_path, runtime, container, pod.\n"
+"                      netns, cgroup, cgroup_path, runtime, container, pod,\n"
+"                      rq_wait, app, sq_wait, rwnd_limited, sndbuf_limited,\n"
+"                      app_limited."
 "                      source: tcp_rt or vendor (the vendor's TCP-RT), when\n"
 "                      tcprt can tell.  Records with netns or cgroup (tcp_rt's\n"
 "                      log_ext) get what they name on this host: cgroup_path,\n"
@@ -62,7 +64,9 @@ static const char help[] =
 "does (a trailing space, unpadded usec, its W and older P); a malformed or\n"
 "truncated one is skipped and reported on stderr with its file, line number\n"
 "and reason.  A line may end with extension fields (tcp_rt's log_ext):\n"
-"netns=N and cgroup=N are read, any other name=value is ignored.\n";
+"netns, cgroup and the time breakdown's rq_wait, app, sq_wait,\n"
+"rwnd_limited, sndbuf_limited and app_limited (microseconds) are read and\n"
+"printed; any other name=value is ignored.\n";
 
 struct read_ctx {
 	enum format fmt;

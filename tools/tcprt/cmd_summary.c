@@ -15,8 +15,10 @@
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "breakdown.h"
 #include "cmd.h"
 #include "container.h"
 #include "hist.h"
@@ -29,7 +31,7 @@ static const char help[] =
 "usage: tcprt summary [--port P] [--netns N] [--container ID]\n"
 "                     [--by port|container|netns|peer|peer/24|peer/64]\n"
 "                     [--window SECONDS] [--follow] [--dir DIR]\n"
-"                     [--reorder SECONDS]\n"
+"                     [--reorder SECONDS] [--plot FILE.png]\n"
 "\n"
 "Per window of SECONDS (default 60), per service port (or what --by says)\n"
 "and task type (R W N P): the count, the rate (count / window length) and\n"
@@ -48,6 +50,21 @@ static const char help[] =
 "task for a --dir of recorded files.  Percentiles come from log-linear\n"
 "histograms (bounded memory) within 0.79 % of the exact value.\n"
 "\n"
+"Where the time goes: when R or P records carry tcp_rt's time breakdown\n"
+"(log_ext rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited), a\n"
+"block per row follows the table.  Percentiles of parts do not add up, so\n"
+"each line takes the tasks of a band - p50: process time in [p50, p90),\n"
+"p90: [p90, p99), p99: [p99, max] - and cuts the percentile in proportion\n"
+"to the parts' sums over them, rounded so that the parts printed add up to\n"
+"the total printed:\n"
+"  p99 process 180.2 ms = rq_wait 150.1 + app 25.0 + sq_wait 5.1\n"
+"R: process = rq_wait + app + sq_wait; download = rwnd_limited +\n"
+"sndbuf_limited + app_limited + sending.  P: the upload split the same way\n"
+"(its rq_wait and sq_wait lie outside its service time).  Then each\n"
+"part's own p50 / p99.  Times there: us, ms or s by their size.  A record\n"
+"whose parts break docs/records.md's contract is left out of the split\n"
+"and counted on stderr.\n"
+"\n"
 "  -p, --port P        only service port P\n"
 "  -n, --netns N       only records of network namespace N (N or net:[N])\n"
 "  -c, --container ID  only records of container ID: its full id, a prefix\n"
@@ -65,6 +82,11 @@ static const char help[] =
 "  -f, --follow        keep reading; print each window as it completes\n"
 "  -d, --dir DIR       read recorded rt-network-log* files of DIR\n"
 "  -r, --reorder S     reordering window of the merge, seconds (default 5)\n"
+"  -P, --plot FILE     also draw the time breakdown of the windows reported\n"
+"                      into FILE (PNG, with gnuplot): per row (the 8 with the\n"
+"                      most tasks split), the process split and the download\n"
+"                      (P: upload) split at p50, p90 and p99 as bars of\n"
+"                      100 %, the total above each\n"
 "  -h, --help          this text\n";
 
 #define DEFAULT_WINDOW_US	(60 * USEC_PER_SEC)
@@ -86,6 +108,7 @@ static const unsigned int quantiles[] = { 500, 900, 990, 1000 };
 struct win_val {
 	uint64_t count;
 	struct hist h[M_NMETRICS];
+	struct breakdown *bd;	/* R, P: their time breakdown, if any */
 };
 
 struct summary {
@@ -101,6 +124,10 @@ struct summary {
 	uint64_t empty_from, empty_n;	/* a run of windows without records */
 	uint64_t warmup, late, max_end;
 	struct merge merge;
+	struct bd_bad bad;	/* records left out of the breakdown's splits */
+	const char *plot;	/* --plot */
+	struct series_table all;	/* --plot: the breakdown of every window reported */
+	uint64_t plot_from, plot_to;	/* the windows in it */
 };
 
 static void free_val(void *v)
@@ -110,6 +137,7 @@ static void free_val(void *v)
 
 	for (m = 0; m < M_NMETRICS; m++)
 		hist_reset(&w->h[m]);
+	bd_free(w->bd);
 }
 
 static void print_span(uint64_t from, uint64_t to)
@@ -142,6 +170,46 @@ static const char *row_key(const struct summary *s, const struct series *se,
 		return "other";
 	snprintf(buf, len, "%u", se->port);
 	return buf;
+}
+
+/* A row named for its block: "port 7700 server R", "container ID client P". */
+static void row_label(const struct summary *s, const struct series *se,
+		      char *buf, size_t len)
+{
+	static const char *const what[] = {
+		[BY_PORT] = "port", [BY_CONTAINER] = "container",
+		[BY_NETNS] = "netns", [BY_PEER] = "peer", [BY_PEER_NET] = "peer",
+	};
+	char port[8];
+
+	snprintf(buf, len, "%s %s %s %s", what[s->by],
+		 row_key(s, se, port, sizeof(port)), role_name(se->role),
+		 rec_desc[se->type].name);
+}
+
+/* After the table: each row's time breakdown, kept for --plot too. */
+static void print_breakdowns(struct summary *s)
+{
+	char label[sizeof(((struct bd_row *)0)->label)];
+	size_t i;
+
+	for (i = 0; i < s->t.n; i++) {
+		const struct series *se = &s->t.s[i];
+		const struct win_val *v = se->val;
+
+		if (!v->bd)
+			continue;
+		row_label(s, se, label, sizeof(label));
+		bd_print(stdout, v->bd, label, v->count);
+		putchar('\n');
+		if (s->plot) {
+			struct win_val *all = series_get_key(&s->all, se->port,
+				se->other_key ? "other" : se->key, se->role,
+				se->type, NULL);
+
+			bd_merge(&all->bd, v->bd);
+		}
+	}
 }
 
 /* The width of the key column: 6 for ports, the longest key otherwise. */
@@ -203,6 +271,10 @@ static void print_window(struct summary *s)
 		}
 	}
 	putchar('\n');
+	print_breakdowns(s);
+	if (!s->plot_from)
+		s->plot_from = s->cur;
+	s->plot_to = s->cur + w;
 	fflush(stdout);
 }
 
@@ -318,6 +390,8 @@ static void add(const struct record *r, void *arg)
 	for (m = 0; m < M_NMETRICS; m++)
 		if (rec_metric(r, (enum metric)m, &v))
 			hist_add(&w->h[m], v);
+	if (r->type == REC_R || r->type == REC_P)
+		bd_add(&w->bd, r, &s->bad);
 }
 
 static void filter(const struct record *r, void *arg)
@@ -339,6 +413,52 @@ static void filter(const struct record *r, void *arg)
 	if (end > s->max_end)
 		s->max_end = end;
 	merge_push(r, &s->merge);
+}
+
+/* Tasks with a split: what orders the rows of the picture. */
+static uint64_t split_tasks(const struct breakdown *bd)
+{
+	return bd->process.total.n + bd->transfer.total.n;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct bd_row *ra = a, *rb = b;
+	uint64_t x = split_tasks(ra->bd), y = split_tasks(rb->bd);
+
+	return x < y ? 1 : x > y ? -1 : strcmp(ra->label, rb->label);
+}
+
+/* --plot: the rows of every window reported with a split, the busiest first. */
+static int plot(struct summary *s)
+{
+	struct bd_row *rows = xcalloc(s->all.n + 1, sizeof(*rows));
+	char from[32], to[32], title[160];
+	size_t i, n = 0;
+	int st = -1;
+
+	for (i = 0; i < s->all.n; i++) {
+		const struct win_val *v = s->all.s[i].val;
+
+		if (!v->bd || !split_tasks(v->bd))
+			continue;
+		row_label(s, &s->all.s[i], rows[n].label, sizeof(rows[n].label));
+		rows[n++].bd = v->bd;
+	}
+	if (!n) {
+		warnx_("nothing to plot: no task of a window reported has rq_wait, app and sq_wait, or rwnd_limited, sndbuf_limited and app_limited (set tcp_rt's log_ext=rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited); no %s",
+		       s->plot);
+	} else {
+		qsort(rows, n, sizeof(rows[0]), cmp_rows);
+		fmt_time(from, sizeof(from), s->plot_from, false);
+		fmt_time(to, sizeof(to), s->plot_to, false);
+		snprintf(title, sizeof(title), "tcp_rt: where the time goes, %s .. %s%s",
+			 from, to, n > BD_PLOT_ROWS ?
+			 " (the 8 rows with the most tasks split)" : "");
+		st = bd_plot(s->plot, title, rows, n);
+	}
+	free(rows);
+	return st;
 }
 
 static enum by opt_by(const char *arg)
@@ -365,6 +485,7 @@ int cmd_summary(int argc, char **argv)
 		{ "follow", no_argument, NULL, 'f' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "reorder", required_argument, NULL, 'r' },
+		{ "plot", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -379,7 +500,7 @@ int cmd_summary(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":p:n:c:b:w:fd:r:h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":p:n:c:b:w:fd:r:P:h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'p': s.port = opt_port("summary", optarg); break;
 		case 'n':
@@ -392,6 +513,11 @@ int cmd_summary(int argc, char **argv)
 		case 'f': follow = true; break;
 		case 'd': dir = optarg; break;
 		case 'r': reorder = opt_seconds("summary", "--reorder", optarg, true); break;
+		case 'P':
+			if (strchr(optarg, '\'') || strchr(optarg, '\n'))
+				usage_error("summary", "--plot: a file name without quotes or newlines, please");
+			s.plot = optarg;
+			break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: bad_option("summary", o, argv);
 		}
@@ -401,6 +527,7 @@ int cmd_summary(int argc, char **argv)
 
 	signals_init();
 	series_init(&s.t, sizeof(struct win_val), DEFAULT_MAX_PORTS, MAX_KEYS);
+	series_init(&s.all, sizeof(struct win_val), DEFAULT_MAX_PORTS, MAX_KEYS);
 	merge_init(&s.merge, reorder, DEFAULT_MAX_HELD, add, &s);
 	st = input_open(&in, dir, false, filter, &s);
 	if (st != EXIT_OK) {
@@ -441,10 +568,14 @@ int cmd_summary(int argc, char **argv)
 			warnx_("%llu record%s arrived after %s window had been reported: not counted",
 			       (unsigned long long)s.late,
 			       s.late == 1 ? "" : "s", s.late == 1 ? "its" : "their");
+		bd_report_bad(&s.bad);
 	}
+	if (s.plot && plot(&s) < 0)
+		st = EXIT_RUNTIME;
 	input_close(&in);
 	merge_free(&s.merge);
 	series_free(&s.t, free_val);
+	series_free(&s.all, free_val);
 	ct_free();
-	return EXIT_OK;
+	return st;
 }

@@ -164,8 +164,12 @@ static void append(struct input_file *f, const char *p, size_t len)
 static void end_line(struct input *in, struct input_file *f)
 {
 	if (f->overlong) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "line longer than %d bytes",
+			 PARSE_LINE_MAX);
 		f->lineno++;
-		bad_line(in, f, "line longer than 511 bytes", f->line, f->len);
+		bad_line(in, f, why, f->line, f->len);
 	} else {
 		do_line(in, f, f->line, f->len);
 	}

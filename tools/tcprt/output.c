@@ -6,9 +6,12 @@
  * log file's number) and source (tcp_rt or vendor, when known).  Stats
  * lines print as type "stats" with unix_sec.  A field the record's line
  * did not have (see record.h) is left out, as a type's missing fields are.
- * The extension fields tcprt knows (netns, cgroup) follow the documented
- * ones, then what container.c makes of them: cgroup_path, runtime,
- * container and pod, each when known.
+ * The extension fields tcprt knows follow the documented ones: netns and
+ * cgroup, what container.c makes of them (cgroup_path, runtime, container
+ * and pod, each when known), then the time breakdown's (rq_wait, app,
+ * sq_wait, rwnd_limited, sndbuf_limited, app_limited).  In CSV every one
+ * has its column, in that order, after source: the breakdown's last, so
+ * that the columns before them keep their places.
  */
 #include "output.h"
 
@@ -88,29 +91,39 @@ static void names_of(const struct ct_info *ci, const char *v[N_NAMES])
 	v[N_POD] = ci->name.pod[0] ? ci->name.pod : NULL;
 }
 
+/* Extension fields @from .. @to - 1 the record has, " name=value" or ,"name":value. */
+static void print_ext_range(FILE *out, const struct record *r, bool json,
+			    unsigned int from, unsigned int to)
+{
+	unsigned int i;
+
+	for (i = from; i < to; i++)
+		if (rec_has_ext(r, (enum rec_ext)i))
+			fprintf(out, json ? ",\"%s\":%llu" : " %s=%llu",
+				rec_ext_name[i], (unsigned long long)r->ext[i]);
+}
+
 /* A record's extension fields and names, as " name=value" or ,"name":value. */
 static void print_ext(FILE *out, const struct record *r, bool json)
 {
 	const char *v[N_NAMES];
 	unsigned int i;
 
-	for (i = 0; i < REC_EXT_N; i++)
-		if (rec_has_ext(r, (enum rec_ext)i))
-			fprintf(out, json ? ",\"%s\":%llu" : " %s=%llu",
-				rec_ext_name[i], (unsigned long long)r->ext[i]);
-	if (!r->ext_present)
-		return;
-	names_of(ct_of_record(r), v);
-	for (i = 0; i < N_NAMES; i++) {
-		if (!v[i])
-			continue;
-		if (json) {
-			fprintf(out, ",\"%s\":", name_cols[i]);
-			json_str(out, v[i]);
-		} else {
-			fprintf(out, " %s=%s", name_cols[i], v[i]);
+	print_ext_range(out, r, json, 0, EXT_BREAKDOWN);
+	if (rec_has_ct(r)) {
+		names_of(ct_of_record(r), v);
+		for (i = 0; i < N_NAMES; i++) {
+			if (!v[i])
+				continue;
+			if (json) {
+				fprintf(out, ",\"%s\":", name_cols[i]);
+				json_str(out, v[i]);
+			} else {
+				fprintf(out, " %s=%s", name_cols[i], v[i]);
+			}
 		}
 	}
+	print_ext_range(out, r, json, EXT_BREAKDOWN, REC_EXT_N);
 }
 
 static void print_text(FILE *out, const struct record *r)
@@ -170,8 +183,9 @@ static void print_json(FILE *out, const struct record *r)
 
 /*
  * CSV: fixed columns, then every field name once, in type order, then
- * source, then the extension fields and the names tcprt gives them (after
- * source, so that the columns before it keep their places).
+ * source, then netns, cgroup and the names tcprt gives them, then the
+ * breakdown's fields (each group after the columns that came before it,
+ * so that those keep their places).
  */
 
 static const char *const csv_fixed[] = {
@@ -206,30 +220,42 @@ static void csv_init(void)
 		}
 	}
 	csv_cols[csv_ncols++] = "source";
-	for (i = 0; i < REC_EXT_N; i++)
+	for (i = 0; i < EXT_BREAKDOWN; i++)
 		csv_cols[csv_ncols++] = rec_ext_name[i];
 	for (i = 0; i < N_NAMES; i++)
 		csv_cols[csv_ncols++] = name_cols[i];
+	for (i = EXT_BREAKDOWN; i < REC_EXT_N; i++)
+		csv_cols[csv_ncols++] = rec_ext_name[i];
 }
 
-/* The cells after source: the extension fields, then the names. */
+/* The cells of extension fields @from .. @to - 1, empty where absent. */
+static void csv_ext_range(FILE *out, const struct record *r, unsigned int from,
+			  unsigned int to)
+{
+	unsigned int i;
+
+	for (i = from; i < to; i++) {
+		fputc(',', out);
+		if (rec_has_ext(r, (enum rec_ext)i))
+			fprintf(out, "%llu", (unsigned long long)r->ext[i]);
+	}
+}
+
+/* The cells after source: netns, cgroup, the names, the breakdown. */
 static void csv_ext(FILE *out, const struct record *r)
 {
 	const char *v[N_NAMES] = { 0 };
 	unsigned int i;
 
-	for (i = 0; i < REC_EXT_N; i++) {
-		fputc(',', out);
-		if (rec_has_ext(r, (enum rec_ext)i))
-			fprintf(out, "%llu", (unsigned long long)r->ext[i]);
-	}
-	if (r->ext_present)
+	csv_ext_range(out, r, 0, EXT_BREAKDOWN);
+	if (rec_has_ct(r))
 		names_of(ct_of_record(r), v);
 	for (i = 0; i < N_NAMES; i++) {
 		fputc(',', out);
 		if (v[i])
 			csv_str(out, v[i]);
 	}
+	csv_ext_range(out, r, EXT_BREAKDOWN, REC_EXT_N);
 }
 
 static void print_csv(FILE *out, const struct record *r)

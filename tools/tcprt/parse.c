@@ -335,9 +335,43 @@ static bool ext_name_ok(const char *s, size_t len)
 }
 
 /*
+ * Where known field @e may not be, after the known fields of @seen (a mask
+ * of 1 << enum rec_ext) and on a record of @r's type: false, and @why.
+ * tcp_rt writes them in table order (enum rec_ext's), each on the types
+ * of rec_ext_types.  netns and cgroup are read in either order, as tcprt
+ * read them before the breakdown fields came.
+ */
+static bool ext_place_ok(enum rec_ext e, unsigned int seen,
+			 const struct record *r, char *why)
+{
+	int last = seen ? 31 - __builtin_clz(seen) : -1;	/* the latest in the table */
+
+	if (seen >> e & 1) {
+		snprintf(why, PARSE_WHY_MAX, "extension field %s twice",
+			 rec_ext_name[e]);
+		return false;
+	}
+	if (!(rec_ext_types[e] & (1u << r->type))) {
+		snprintf(why, PARSE_WHY_MAX,
+			 "extension field %s on a%s %s record, which does not carry it",
+			 rec_ext_name[e], r->type == REC_E || r->type == REC_N ?
+			 "n" : "", rec_desc[r->type].name);
+		return false;
+	}
+	if ((int)e < last && last >= EXT_BREAKDOWN) {
+		snprintf(why, PARSE_WHY_MAX,
+			 "extension field %s after %s: not in the order of tcp_rt's table",
+			 rec_ext_name[e], rec_ext_name[last]);
+		return false;
+	}
+	return true;
+}
+
+/*
  * The extension fields after the documented ones (log_ext): every token
  * name=value.  Those of rec_ext_name are kept (a decimal value, once
- * each); any other name is a later tcp_rt's field, and ignored.
+ * each, in table order, on a type that carries it: ext_place_ok()); any
+ * other name is a later tcp_rt's field, and ignored.
  */
 static bool parse_ext(const struct token *tok, size_t n, struct record *r,
 		      char *why)
@@ -364,11 +398,8 @@ static bool parse_ext(const struct token *tok, size_t n, struct record *r,
 		e = rec_ext_of(tok[i].s, nlen);
 		if (e < 0)
 			continue;	/* a later tcp_rt's field */
-		if (rec_has_ext(r, (enum rec_ext)e)) {
-			snprintf(why, PARSE_WHY_MAX, "extension field %s twice",
-				 rec_ext_name[e]);
+		if (!ext_place_ok((enum rec_ext)e, r->ext_present, r, why))
 			return false;
-		}
 		if (!parse_dec(eq + 1, tok[i].len - nlen - 1, &r->ext[e])) {
 			snprintf(why, PARSE_WHY_MAX,
 				 "%s is not a decimal number (64 bits, no leading zero): " TOK_FMT,

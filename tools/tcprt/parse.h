@@ -8,8 +8,13 @@
 
 #include "record.h"
 
-/* The longest line accepted (tcp_rt writes at most 255 bytes with '\n'). */
-#define PARSE_LINE_MAX	511
+/*
+ * The longest line accepted: tcp_rt writes at most 522 bytes before the
+ * '\n' (docs/records.md, every log_ext field); room for fields a later
+ * module adds, while a malformed line of this length, escaped, still fits
+ * in one fleet message (frame.h).
+ */
+#define PARSE_LINE_MAX	767
 #define PARSE_WHY_MAX	128
 
 /*
@@ -35,9 +40,12 @@
  * Either form may end with extension fields (tcp_rt's log_ext): tokens
  * name=value after the type's documented fields, which keep their count
  * and places.  Those tcprt knows (record.h, enum rec_ext) are kept, their
- * value a decimal number, each at most once; a name=value of any other
- * name is accepted and ignored; a token without '=' after one with is
- * malformed.  Stats lines have none.
+ * value a decimal number, each at most once, in tcp_rt's table order
+ * (netns and cgroup either way round, before the breakdown fields), and
+ * only on the types that carry them (app: R W; the other breakdown
+ * fields: R W P; none on N or E); a name=value of any other name is
+ * accepted and ignored; a token without '=' after one with is malformed.
+ * Stats lines have none.
  *
  * A parsed record's role and service port follow from its type (R W N:
  * server, P: client); for E the caller decides (see input.c), parse leaves

@@ -51,6 +51,33 @@ const char *const metric_name[M_NMETRICS] = {
 const char *const rec_ext_name[REC_EXT_N] = {
 	[EXT_NETNS] = "netns",
 	[EXT_CGROUP] = "cgroup",
+	[EXT_RQ_WAIT] = "rq_wait",
+	[EXT_APP] = "app",
+	[EXT_SQ_WAIT] = "sq_wait",
+	[EXT_RWND_LIMITED] = "rwnd_limited",
+	[EXT_SNDBUF_LIMITED] = "sndbuf_limited",
+	[EXT_APP_LIMITED] = "app_limited",
+};
+
+#define T(x)	(1u << REC_##x)
+
+/* docs/records.md's table: N and E carry no part of the breakdown, P no app */
+const unsigned int rec_ext_types[REC_EXT_N] = {
+	[EXT_NETNS] = T(R) | T(W) | T(N) | T(P) | T(E),
+	[EXT_CGROUP] = T(R) | T(W) | T(N) | T(P) | T(E),
+	[EXT_RQ_WAIT] = T(R) | T(W) | T(P),
+	[EXT_APP] = T(R) | T(W),
+	[EXT_SQ_WAIT] = T(R) | T(W) | T(P),
+	[EXT_RWND_LIMITED] = T(R) | T(W) | T(P),
+	[EXT_SNDBUF_LIMITED] = T(R) | T(W) | T(P),
+	[EXT_APP_LIMITED] = T(R) | T(W) | T(P),
+};
+
+const char *const process_part_name[NPROCESS_PARTS] = {
+	"rq_wait", "app", "sq_wait",
+};
+const char *const transfer_part_name[NTRANSFER_PARTS] = {
+	"rwnd_limited", "sndbuf_limited", "app_limited", "sending",
 };
 
 /* Indexes into record.f; R, W and P share their first five fields. */
@@ -173,4 +200,53 @@ uint64_t rec_retrans(const struct record *r)
 	case REC_E: return get0(r, E_RETRANS);
 	default: return 0;
 	}
+}
+
+/* The extension fields @first .. @first + @n - 1, when the line had them all. */
+static bool get_ext(const struct record *r, enum rec_ext first, unsigned int n,
+		    uint64_t *v)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (!rec_has_ext(r, (enum rec_ext)(first + i)))
+			return false;
+		v[i] = r->ext[first + i];
+	}
+	return true;
+}
+
+enum split_state rec_process_parts(const struct record *r, uint64_t *total,
+				   uint64_t part[NPROCESS_PARTS])
+{
+	if ((r->type != REC_R && r->type != REC_W) ||
+	    !get_ext(r, EXT_RQ_WAIT, NPROCESS_PARTS, part) ||
+	    !rec_metric(r, M_PROCESS, total))
+		return SPLIT_NONE;
+	/* rq_wait + app + sq_wait == total, without a sum that could wrap */
+	if (part[PART_RQ_WAIT] > *total ||
+	    part[PART_APP] > *total - part[PART_RQ_WAIT] ||
+	    part[PART_SQ_WAIT] != *total - part[PART_RQ_WAIT] - part[PART_APP])
+		return SPLIT_BAD;
+	return SPLIT_OK;
+}
+
+enum split_state rec_transfer_parts(const struct record *r, uint64_t *total,
+				    uint64_t part[NTRANSFER_PARTS])
+{
+	enum metric m = r->type == REC_P ? M_UPLOAD : M_DOWNLOAD;
+	uint64_t limited = 0;
+	unsigned int i;
+
+	if (!(rec_ext_types[EXT_RWND_LIMITED] & (1u << r->type)) ||
+	    !get_ext(r, EXT_RWND_LIMITED, PART_SENDING, part) ||
+	    !rec_metric(r, m, total))
+		return SPLIT_NONE;
+	for (i = 0; i < PART_SENDING; i++) {
+		if (part[i] > *total - limited)
+			return SPLIT_BAD;
+		limited += part[i];
+	}
+	part[PART_SENDING] = *total - limited;
+	return SPLIT_OK;
 }

@@ -31,12 +31,29 @@ enum metric { M_DURATION, M_PROCESS, M_UPLOAD, M_DOWNLOAD, M_MIN_RTT, M_NMETRICS
 
 /*
  * The extension fields tcprt knows (tcp_rt's log_ext parameter,
- * docs/records.md): " name=value" after a record's documented fields.
- * Their values are kept in record.ext; a name=value of any other name is
- * accepted and ignored (a field of a later tcp_rt).  Adding one here is
- * adding its name to rec_ext_name (record.c).
+ * docs/records.md): " name=value" after a record's documented fields, in
+ * this order (the table's).  Their values are kept in record.ext; a
+ * name=value of any other name is accepted and ignored (a field of a later
+ * tcp_rt).  Adding one here is adding its name to rec_ext_name and the
+ * types that carry it to rec_ext_types (record.c).
+ *
+ * From EXT_RQ_WAIT on, the time breakdown ("where the time goes"), in
+ * microseconds: rq_wait + app + sq_wait split a server task's process
+ * time; rwnd_limited, sndbuf_limited and app_limited are what held the
+ * sender during the transfer (R W: the download, P: the upload), the rest
+ * of it being sending.
  */
-enum rec_ext { EXT_NETNS, EXT_CGROUP, REC_EXT_N };
+enum rec_ext {
+	EXT_NETNS, EXT_CGROUP,
+	EXT_RQ_WAIT, EXT_APP, EXT_SQ_WAIT,
+	EXT_RWND_LIMITED, EXT_SNDBUF_LIMITED, EXT_APP_LIMITED,
+	REC_EXT_N
+};
+#define EXT_BREAKDOWN	EXT_RQ_WAIT	/* the first field of the breakdown */
+
+/* The parts rec_process_parts() and rec_transfer_parts() give. */
+enum { PART_RQ_WAIT, PART_APP, PART_SQ_WAIT, NPROCESS_PARTS };
+enum { PART_RWND, PART_SNDBUF, PART_APP_LIMITED, PART_SENDING, NTRANSFER_PARTS };
 
 struct record {
 	enum rec_type type;
@@ -77,8 +94,13 @@ struct rec_desc {
 
 extern const struct rec_desc rec_desc[REC_NTYPES];
 extern const char *const metric_name[M_NMETRICS];
-/* "netns", "cgroup": the names on the line, enum rec_ext order */
+/* "netns", "cgroup", "rq_wait", ...: the names on the line, enum rec_ext order */
 extern const char *const rec_ext_name[REC_EXT_N];
+/* The types that may carry each (a mask of 1 << REC_x). */
+extern const unsigned int rec_ext_types[REC_EXT_N];
+/* "rq_wait", "app", "sq_wait"; "rwnd_limited", ..., "sending" */
+extern const char *const process_part_name[NPROCESS_PARTS];
+extern const char *const transfer_part_name[NTRANSFER_PARTS];
 
 static inline const char *role_name(enum role r)
 {
@@ -101,6 +123,12 @@ static inline bool rec_has(const struct record *r, unsigned int i)
 static inline bool rec_has_ext(const struct record *r, enum rec_ext e)
 {
 	return r->ext_present >> e & 1;
+}
+
+/* True when the line had netns or cgroup: the fields that name a container. */
+static inline bool rec_has_ct(const struct record *r)
+{
+	return rec_has_ext(r, EXT_NETNS) || rec_has_ext(r, EXT_CGROUP);
 }
 
 /* The extension field named @name (@len bytes), or -1 when tcprt has none. */
@@ -132,6 +160,24 @@ static inline bool rec_is_task(enum rec_type t)
  * on the record's line.
  */
 bool rec_metric(const struct record *r, enum metric m, uint64_t *v);
+
+/*
+ * A record's time breakdown, when its line has every field of it:
+ *   rec_process_parts   R W: rq_wait, app, sq_wait, whose sum is the
+ *                       process time (docs/records.md's invariant), in
+ *                       *@total
+ *   rec_transfer_parts  R W: the download, P: the upload, split into
+ *                       rwnd_limited, sndbuf_limited, app_limited and
+ *                       sending (the rest); *@total gets the transfer time
+ * SPLIT_BAD when the fields break the contract (the parts do not add up to
+ * the process time; the limited parts exceed the transfer): the record's
+ * parts are then not to be trusted.
+ */
+enum split_state { SPLIT_NONE, SPLIT_OK, SPLIT_BAD };
+enum split_state rec_process_parts(const struct record *r, uint64_t *total,
+				   uint64_t part[NPROCESS_PARTS]);
+enum split_state rec_transfer_parts(const struct record *r, uint64_t *total,
+				    uint64_t part[NTRANSFER_PARTS]);
 
 /* Bytes and retransmissions of a record (0 where its line has none). */
 uint64_t rec_sent_bytes(const struct record *r);

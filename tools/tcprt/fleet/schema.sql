@@ -1,9 +1,14 @@
 -- SPDX-License-Identifier: GPL-2.0
--- The central store of tcprt's fleet path (docs/fleet.md), schema 1.
+-- The central store of tcprt's fleet path (docs/fleet.md), schema 2.
 -- 'tcprt fleet init' runs these statements (built into tcprt from this
--- file); or: clickhouse-client --multiquery < schema.sql.  Only SQL that
--- ClickHouse has accepted since 18.16 (Debian 12's) and still accepts.
--- Every statement ends with ';' at the end of a line.
+-- file); or: clickhouse-client --multiquery < schema.sql on a new store.
+-- Only SQL that ClickHouse has accepted since 18.16 (Debian 12's) and
+-- still accepts.  Every statement ends with ';' at the end of a line.
+--
+-- Versions add columns at the end of a table, never change one: on a
+-- store of schema 1, 'tcprt fleet init' first adds to tcprt.records the
+-- columns it lacks (ALTER TABLE ... ADD COLUMN, tools/tcprt/store.c), then
+-- runs these statements, whose last writes the version.
 --
 -- A record delivered twice (RELP resends what a broken session left
 -- unacknowledged; the loader resends a batch whose load it could not
@@ -18,6 +23,13 @@ CREATE DATABASE IF NOT EXISTS tcprt;
 -- exactly as tcp_rt (or the vendor's TCP-RT) wrote it.  The metrics are
 -- tcprt's (tcprt summary --help): bit m of metrics set when metric m -
 -- duration, process, upload, download, min_rtt - is known for the record.
+-- Schema 2: the time breakdown (docs/records.md, "Where the time goes"):
+-- bit i of breakdown set when the line had field i of rq_wait, app,
+-- sq_wait, rwnd_limited, sndbuf_limited, app_limited (its value in the
+-- column of its name; 0 when absent); bit 6 when rq_wait + app + sq_wait
+-- is the process time (R W), bit 7 when the three limited parts fit in the
+-- transfer (R W: download, P: upload), as tcprt summary checks them.  Rows
+-- loaded under schema 1 have breakdown 0.
 CREATE TABLE IF NOT EXISTS tcprt.records (
     host String,
     epoch UInt64,
@@ -45,7 +57,14 @@ CREATE TABLE IF NOT EXISTS tcprt.records (
     process UInt64,
     upload UInt64,
     download UInt64,
-    min_rtt UInt64
+    min_rtt UInt64,
+    breakdown UInt8,
+    rq_wait UInt64,
+    app UInt64,
+    sq_wait UInt64,
+    rwnd_limited UInt64,
+    sndbuf_limited UInt64,
+    app_limited UInt64
 ) ENGINE = ReplacingMergeTree
 PARTITION BY toYYYYMMDD(time)
 ORDER BY (host, epoch, seq);
@@ -84,11 +103,13 @@ CREATE TABLE IF NOT EXISTS tcprt.bad_messages (
 ) ENGINE = ReplacingMergeTree
 ORDER BY (file, offset);
 
--- The schema's version, which tcprt checks before it loads or queries.
+-- The schema's version, which tcprt checks before it loads or queries:
+-- written last, so that a store whose init stopped halfway says the
+-- version it had (tcprt fleet init again completes it).
 CREATE TABLE IF NOT EXISTS tcprt.meta (
     key String,
     value String
 ) ENGINE = ReplacingMergeTree
 ORDER BY key;
 
-INSERT INTO tcprt.meta (key, value) VALUES ('schema', '1');
+INSERT INTO tcprt.meta (key, value) VALUES ('schema', '2');

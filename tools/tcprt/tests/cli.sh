@@ -230,7 +230,7 @@ case_csv_text() {
 	d=$(make_all_types)
 	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format csv --stats)" 0 "read csv"
 	expect_eq "$(wc -l < "$T/out")" 9 "csv: header + 8 rows"
-	head -n 1 "$T/out" | grep -q '^type,sec,usec,role,port,peer_addr,peer_port,local_addr,local_port,cpu,sent_bytes,duration,.*,tasks,source,netns,cgroup,cgroup_path,runtime,container,pod$' ||
+	head -n 1 "$T/out" | grep -q '^type,sec,usec,role,port,peer_addr,peer_port,local_addr,local_port,cpu,sent_bytes,duration,.*,tasks,source,netns,cgroup,cgroup_path,runtime,container,pod,rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited$' ||
 		fail "csv header: $(head -n 1 "$T/out")"
 	cols=$(awk -F, '{ print NF }' "$T/out" | sort -u)
 	expect_eq "$cols" "$(head -n 1 "$T/out" | awk -F, '{ print NF }')" "csv: every row has every column"
@@ -273,7 +273,7 @@ case_hostile() {
 	grep -q "rt-network-log0:2: truncated header" "$T/err" || fail "too few fields"
 	grep -q "rt-network-log0:3: too many fields for R" "$T/err" || fail "too many fields"
 	grep -q "rt-network-log0:4: R sent_bytes is not a decimal number" "$T/err" || fail "non-numeric"
-	grep -q "rt-network-log0:5: line longer than 511 bytes" "$T/err" || fail "overlong"
+	grep -q "rt-network-log0:5: line longer than 767 bytes" "$T/err" || fail "overlong"
 	grep -q "rt-network-log0:6: binary data: byte 0x01" "$T/err" || fail "binary"
 	grep -q "rt-network-log0:8: truncated line (no newline at end of file)" "$T/err" || fail "missing newline"
 	grep -q "rt-network-log1: [0-9]* malformed lines skipped" "$T/err" || fail "random bytes counted"
@@ -787,9 +787,9 @@ case_ct_csv_text() {
 	expect_eq "$cols" "$(head -n 1 "$T/out" | awk -F, '{ print NF }')" "csv: every row has every column"
 	c=$(head -n 1 "$T/out" | tr ',' '\n' | grep -n '^container$' | cut -d: -f1)
 	expect_eq "$(sed -n 3p "$T/out" | cut -d, -f"$c")" "$ID_A" "csv container column"
-	expect_eq "$(sed -n 2p "$T/out" | cut -d, -f"$((c - 4))"-)" ",,,,," "csv: no extension fields, empty cells"
+	expect_eq "$(sed -n 2p "$T/out" | cut -d, -f"$((c - 4))"-)" ",,,,,,,,,,," "csv: no extension fields, empty cells"
 	expect_eq "$(status_of "$TCPRT" read --dir "$d")" 0 "read text"
-	grep -q " mss=1448 netns=$NS_B cgroup=$CG_B cgroup_path=/$P_B runtime=containerd container=$ID_B pod=$POD_UID\$" "$T/out" ||
+	grep -q " mss=1448 netns=$NS_B cgroup=$CG_B cgroup_path=/$P_B runtime=containerd container=$ID_B pod=$POD_UID rq_wait=5 app=7 sq_wait=1 rwnd_limited=0 sndbuf_limited=0 app_limited=3\$" "$T/out" ||
 		fail "text: $(sed -n 3p "$T/out")"
 	grep -q " mss=1448 netns=$NS_NONE cgroup=$CG_GONE container=$CG_GONE\$" "$T/out" ||
 		fail "text, a cgroup gone: $(sed -n 7p "$T/out")"
@@ -1098,6 +1098,160 @@ case_ship_refused() {
 }
 
 
+# ---- the time breakdown (log_ext rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited) ----
+
+BD_FIELDS='rq_wait|app|sq_wait|rwnd_limited|sndbuf_limited|app_limited'
+
+# tests/breakdown_gen.py's records in $T/bd: R, W and P with the breakdown
+# (one R breaking its contract), R without; in [BASE, BASE + 10 s), and one
+# R after.  $T/bd-plain: the same lines without the breakdown's fields.
+make_bd() {
+	local f
+	command -v python3 > /dev/null || { echo "# no python3"; exit 4; }
+	rm -rf "$T/bd" "$T/bd-plain"
+	mkdir -p "$T/bd" "$T/bd-plain"
+	python3 tests/breakdown_gen.py "$T/bd" "$BASE"
+	for f in "$T"/bd/rt-network-log*; do
+		sed -E "s/ ($BD_FIELDS)=[0-9]+//g" "$f" > "$T/bd-plain/${f##*/}"
+	done
+}
+
+# The breakdown's name=value of each line (or record), in order.
+bd_tokens() {
+	awk -v re="^($BD_FIELDS)=" '{ s = ""; for (i = 1; i <= NF; i++) if ($i ~ re) s = s " " $i; print s }'
+}
+
+case_bd_read() {
+	make_bd
+	sort -k3,3n -k4,4n "$T"/bd/rt-network-log* > "$T/bd-lines"
+	expect_eq "$(status_of "$TCPRT" read --dir "$T/bd")" 0 "read text"
+	[ ! -s "$T/err" ] || fail "stderr: $(cat "$T/err")"
+	bd_tokens < "$T/out" > "$T/bd-got"
+	bd_tokens < "$T/bd-lines" > "$T/bd-want"
+	cmp -s "$T/bd-got" "$T/bd-want" || fail "text: $(diff "$T/bd-got" "$T/bd-want" | head -n 5)"
+	expect_eq "$(grep -c ' app_limited=[0-9]*$' "$T/out")" 63 "text: the fields end the R, W and P lines"
+	expect_eq "$(status_of "$TCPRT" read --dir "$T/bd" --format csv)" 0 "read csv"
+	expect_eq "$(head -n 1 "$T/out" | cut -d, -f 43-)" "pod,rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited" \
+		"csv: the six columns after pod"
+	tail -n +2 "$T/out" | awk -F, '{ s = ""; split("rq_wait app sq_wait rwnd_limited sndbuf_limited app_limited", n, " ")
+		for (i = 1; i <= 6; i++) if ($(NF - 6 + i) != "") s = s " " n[i] "=" $(NF - 6 + i); print s }' > "$T/bd-got"
+	cmp -s "$T/bd-got" "$T/bd-want" || fail "csv: $(diff "$T/bd-got" "$T/bd-want" | head -n 5)"
+	expect_eq "$(awk -F, '{ print NF }' "$T/out" | sort -u)" "$(head -n 1 "$T/out" | awk -F, '{ print NF }')" \
+		"csv: every row has every column"
+	expect_eq "$(status_of "$TCPRT" read --dir "$T/bd" --format json)" 0 "read json"
+	python3 - "$T/out" "$T/bd-lines" <<-'PY' || fail "json"
+		import json, sys
+		six = ["rq_wait", "app", "sq_wait", "rwnd_limited", "sndbuf_limited", "app_limited"]
+		recs = [json.loads(l) for l in open(sys.argv[1])]
+		lines = open(sys.argv[2]).read().splitlines()
+		assert len(recs) == len(lines), (len(recs), len(lines))
+		for r, line in zip(recs, lines):
+		    want = [tuple(t.split("=")) for t in line.split() if "=" in t]
+		    got = [(k, str(r[k])) for k in r if k in six]
+		    assert got == want, (got, want)
+		    # after the documented fields, in table order
+		    assert list(r)[len(r) - len(got):] == [k for k, _ in want], list(r)
+		    if r["type"] == "P":
+		        assert "app" not in r and len(got) == 5, r
+	PY
+}
+
+case_bd_malformed() {
+	local d=$T/bdbad r p
+	mkdir -p "$d"
+	r="V6 R $BASE 000001 10.0.0.2:1 10.0.0.1:7700 5000 900 300 0 1 600 100 300 0 1448"
+	p="V6 P $BASE 000002 10.0.0.1:6379 10.0.0.2:1 300 900 200 0 1 500 300 4000 0 1448"
+	{
+		echo "$r rq_wait=100 app=400 sq_wait=100"
+		echo "$p rq_wait=1 app=2 sq_wait=3"
+		echo "$r app=400 rq_wait=100"
+		echo "$r rq_wait=100 netns=5"
+		echo "$r sq_wait=1 sq_wait=1"
+		echo "V6 N $BASE 000003 10.0.0.2:1 10.0.0.1:7700 3 900 400 0 1448 rq_wait=1"
+		echo "V6 E $BASE 000004 10.0.0.2:1 10.0.0.1:7700 1 5000 0 300 0 300 app_limited=0"
+		echo "$r rwnd_limited=01"
+		echo "$p rq_wait=1 sq_wait=3 later_field=9"
+	} > "$d/rt-network-log0"
+	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format csv)" 0 "read"
+	expect_eq "$(tail -n +2 "$T/out" | cut -d, -f1 | tr '\n' ' ')" "R P " "the two valid lines"
+	grep -q "rt-network-log0:2: extension field app on a P record, which does not carry it" "$T/err" ||
+		fail "app on P: $(cat "$T/err")"
+	grep -q "rt-network-log0:3: extension field rq_wait after app: not in the order of tcp_rt's table" "$T/err" ||
+		fail "out of order: $(cat "$T/err")"
+	grep -q "rt-network-log0:4: extension field netns after rq_wait" "$T/err" || fail "netns last"
+	grep -q "rt-network-log0:5: extension field sq_wait twice" "$T/err" || fail "twice"
+	grep -q "rt-network-log0:6: extension field rq_wait on an N record" "$T/err" || fail "on N"
+	grep -q "rt-network-log0:7: extension field app_limited on an E record" "$T/err" || fail "on E"
+	grep -q "rt-network-log0:8: rwnd_limited is not a decimal number" "$T/err" || fail "leading zero"
+	grep -q "7 malformed lines in all, 2 valid" "$T/err" || fail "counted: $(tail -n 2 "$T/err")"
+}
+
+case_bd_summary() {
+	make_bd
+	expect_eq "$(status_of "$TCPRT" summary --dir "$T/bd" --window 10)" 0 "summary"
+	sed 's/^/# /' "$T/out" | sed -n '/where the time goes/,$p'
+	cp "$T/out" "$T/bd-sum"
+	grep -q "^tcprt: 1 record whose rq_wait + app + sq_wait is not its process time: left out of the process split$" "$T/err" ||
+		fail "the record breaking the contract: $(cat "$T/err")"
+	# every block against the model, which reads the records itself
+	python3 tests/breakdown_model.py "$T/bd" "$BASE" $((BASE + 10)) < "$T/bd-sum" || fail "the model differs"
+	# the table as without the fields; without them, no block
+	expect_eq "$(status_of "$TCPRT" summary --dir "$T/bd-plain" --window 10)" 0 "summary without the fields"
+	if grep -q "where the time goes" "$T/out"; then fail "a block without the fields"; fi
+	expect_eq "$(sed '/^# where the time goes/,/^$/d' "$T/bd-sum" | md5sum)" "$(md5sum < "$T/out")" \
+		"the table unchanged by the fields"
+	expect_eq "$(grep -c '^# where the time goes' "$T/bd-sum")" 2 "a block for R 7700 and P 6379, none for W or 8080"
+}
+
+case_bd_export() {
+	local f=$T/bdprom/tcprt.prom h want got
+	make_bd
+	mkdir -p "$T/bdprom"
+	expect_eq "$(status_of "$TCPRT" export --once --dir "$T/bd" --textfile "$f")" 0 "export"
+	for h in rq_wait app sq_wait rwnd_limited sndbuf_limited app_limited; do
+		# "PORT TYPE count sum" of the records with the field, from the lines
+		want=$(cat "$T"/bd/rt-network-log* | awk -v h="$h" '{ for (i = 7; i <= NF; i++) if (index($i, h "=") == 1) {
+				p = $2 == "P" ? $5 : $6; sub(/.*:/, "", p); k = p " " $2; n[k]++; s[k] += substr($i, length(h) + 2) } }
+			END { for (k in n) printf "%s %d %.6f\n", k, n[k], s[k] / 1e6 }' | sort)
+		got=$(awk -v m="tcprt_${h}_seconds" '$1 ~ "^" m "_(count|sum)\\{" {
+				match($1, /port="[0-9]+"/); p = substr($1, RSTART + 6, RLENGTH - 7)
+				match($1, /type="[A-Z]"/); t = substr($1, RSTART + 6, 1)
+				if ($1 ~ /_count/) n[p " " t] = $2; else s[p " " t] = $2 }
+			END { for (k in n) printf "%s %d %.6f\n", k, n[k], s[k] }' "$f" | sort)
+		expect_eq "$got" "$want" "tcprt_${h}_seconds: count and sum per port and type"
+		expect_eq "$(grep -c "^tcprt_${h}_seconds_bucket{.*le=\"+Inf\"}" "$f")" "$(wc -l <<< "$want")" \
+			"tcprt_${h}_seconds: one histogram per series with the field"
+		grep -q "^# TYPE tcprt_${h}_seconds histogram$" "$f" || fail "# TYPE of $h"
+	done
+	expect_eq "$(grep -c '^tcprt_app_seconds_count{port="6379"' "$f")" 0 "no app histogram for P"
+	expect_eq "$(grep -c '^tcprt_rq_wait_seconds_count{port="8080"' "$f")" 0 "none for a port without the fields"
+	expect_eq "$(grep -c 'le="+Inf"' "$f")" $((4 * 4 + 6 * 2 + 5)) \
+		"4 metric histograms of 4 series (7700 R W, 8080 R, 6379 P), 6 parts of 7700 R W, 5 of 6379 P"
+	if command -v promtool > /dev/null; then
+		promtool check metrics < "$f" > "$T/pt" 2>&1 || fail "promtool: $(cat "$T/pt")"
+	fi
+	expect_eq "$(status_of "$TCPRT" export --once --dir "$T/bd-plain" --textfile "$f")" 0 "export without the fields"
+	if grep -Eq "tcprt_($BD_FIELDS)_seconds" "$f"; then fail "breakdown histograms without the fields"; fi
+}
+
+case_bd_plot() {
+	make_bd
+	expect_eq "$(status_of "$TCPRT" summary --dir "$T/bd" --plot "$T/bd'.png")" 2 "--plot: a quote"
+	expect_eq "$(status_of "$TCPRT" summary --dir "$T/bd-plain" --window 10 --plot "$T/none.png")" 1 \
+		"--plot without the fields"
+	grep -q "nothing to plot: no task of a window reported has rq_wait, app and sq_wait, or rwnd_limited, sndbuf_limited and app_limited (set tcp_rt's log_ext=rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited); no $T/none.png" "$T/err" ||
+		fail "$(cat "$T/err")"
+	[ ! -e "$T/none.png" ] || fail "a picture of nothing"
+	command -v gnuplot > /dev/null || { echo "# no gnuplot (apt install gnuplot-nox)"; exit 4; }
+	"$TCPRT" summary --dir "$T/bd" --window 10 > "$T/bd-text" 2> /dev/null
+	expect_eq "$(status_of "$TCPRT" summary --dir "$T/bd" --window 10 --plot "$T/bd.png")" 0 "--plot"
+	expect_eq "$(head -c 8 "$T/bd.png" | od -An -tx1 | tr -d ' ')" 89504e470d0a1a0a "a PNG"
+	cmp -s "$T/out" "$T/bd-text" || fail "the text differs with --plot"
+	expect_eq "$(PATH=/nonexistent status_of "$TCPRT" summary --dir "$T/bd" --window 10 --plot "$T/x.png")" 1 \
+		"--plot without gnuplot"
+	grep -q "gnuplot not found (apt install gnuplot-nox): no $T/x.png" "$T/err" || fail "$(cat "$T/err")"
+}
+
 run_case "--help of every command, exit 0" case_help
 run_case "tcprt.8: every option of every --help, the version, no warning" case_man
 run_case "usage errors exit 2 with a message" case_usage_errors
@@ -1128,5 +1282,10 @@ run_case "containers: bad option values exit 2, naming the option and the reason
 run_case "make install DESTDIR= PREFIX=: binary, systemd units, fleet configuration" case_install
 run_case "ship, ingest, fleet: usage and runtime errors" case_fleet_usage
 run_case "ship: records the socket refuses are counted, exactly" case_ship_refused
+run_case "breakdown: read shows the six fields in text, csv and json" case_bd_read
+run_case "breakdown: malformed lines (out of order, twice, app on P, on N and E) rejected" case_bd_malformed
+run_case "breakdown: summary's split lines add up and match a model of the records" case_bd_summary
+run_case "breakdown: export's six histograms, counts and sums per series" case_bd_export
+run_case "breakdown: summary --plot draws a PNG, and says why it cannot" case_bd_plot
 echo "1..$n"
 exit $((failed > 0))

@@ -18,6 +18,7 @@
 . "$(dirname "$0")/fleet-lib.sh"
 
 GEN=$TOP/tools/tcprt/tests/fleet_gen.py
+BDGEN=$TOP/tools/tcprt/tests/breakdown_gen.py
 
 for c in rsyslogd clickhouse-server curl python3; do
 	command -v $c > /dev/null ||
@@ -100,6 +101,32 @@ store_has() {	# host n: at least n records of host loaded
 	[ "$(sql "SELECT count() FROM tcprt.records WHERE host = '$1'")" -ge "$2" ]
 }
 
+# The statements of an SQL file of schema.sql's form (each ends with ';' at
+# the end of a line; '--' comments), one by one.
+sql_file() {	# file
+	python3 - "$1" > $F/statements <<-'PY' || return 1
+		import sys
+		text = "".join(l for l in open(sys.argv[1]) if not l.lstrip().startswith("--"))
+		for s in text.split(";\n"):
+		    if s.strip():
+		        print(" ".join(s.split()))
+	PY
+	while IFS= read -r stmt; do
+		sql "$stmt" > /dev/null || return 1
+	done < $F/statements
+}
+
+# tcprt.records' columns, "name type" a line: in the store, and in the
+# schema this tcprt creates.
+store_columns() {
+	sql "SELECT name, type FROM system.columns WHERE database = 'tcprt' AND table = 'records' FORMAT TabSeparated"
+}
+
+schema_columns() {
+	"$TCPRT" fleet schema | awk '/^CREATE TABLE IF NOT EXISTS tcprt.records/ { on = 1; next }
+		on && /^\) ENGINE/ { exit } on { sub(/,$/, "", $2); print $1 "\t" $2 }'
+}
+
 ship() {	# a|b host-id [ship options]: in the host's namespace
 	local h=$1 id=$2
 	shift 2
@@ -123,10 +150,16 @@ case_errors() {
 	inc "$TCPRT" fleet init --url $CH > /dev/null || fail "fleet init, a second time"
 	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '99')"
 	inc "$TCPRT" fleet gaps --url $CH > /dev/null 2> $F/err && fail "schema 99: exit 0"
-	grep -q "schema in ClickHouse at $CH is version 99; this tcprt .* knows version 1" $F/err ||
+	grep -q "schema in ClickHouse at $CH is version 99; this tcprt .* knows version 2: a newer tcprt upgraded it, use that one" $F/err ||
 		fail "schema 99: $(cat $F/err)"
-	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '1')"
-	inc "$TCPRT" fleet gaps --url $CH > /dev/null || fail "schema 1 again"
+	# fleet init leaves a store of a newer schema as it is
+	inc "$TCPRT" fleet init --url $CH > /dev/null 2> $F/err && fail "fleet init on schema 99: exit 0"
+	grep -q "is version 99; .*; fleet init leaves it as it is" $F/err ||
+		fail "fleet init on schema 99: $(cat $F/err)"
+	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 99 \
+		"the version after fleet init on schema 99"
+	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '2')"
+	inc "$TCPRT" fleet gaps --url $CH > /dev/null || fail "schema 2 again"
 	expect_fail "ship: bad host id" "$TCPRT" ship --host-id 'a b'
 	expect_fail "ship: bad rate" "$TCPRT" ship --rate 12x
 	expect_fail "ingest: no spool" "$TCPRT" ingest
@@ -457,6 +490,141 @@ case_queries() {
 	PY
 }
 
+# The time breakdown (docs/records.md, "Where the time goes"):
+# tests/breakdown_gen.py's records - R, W and P with it, one R breaking its
+# contract, R without - shipped and loaded.  Every row holds its line's six
+# fields, and the mask says which it had and which splits hold, as a model
+# of docs/records.md reads the lines; fleet summary prints the same table
+# and the same "where the time goes" blocks as tcprt summary of the same
+# records, byte for byte, and counts the same record left out.
+case_breakdown() {
+	local base=1795220000 n f
+	mkdir -p $F/bd
+	python3 "$BDGEN" $F/bd $base
+	n=$(lines_in $F/bd)
+	ship b bd-b --dir $F/bd --once --rate 0 2> $F/ship.err || fail "ship: $(cat $F/ship.err)"
+	wait_settled bd-b
+	expect_account bd-b "final $n $n 0 0 0 0 0 0"
+	expect_lines bd-b $F/bd
+	sql "SELECT line, type, breakdown, rq_wait, app, sq_wait, rwnd_limited, sndbuf_limited, app_limited FROM tcprt.records FINAL WHERE host = 'bd-b' ORDER BY seq FORMAT TabSeparated" \
+		> $F/bd.rows
+	python3 - $F/bd.rows <<-'PY' || fail "the breakdown's columns differ from the lines"
+		import sys
+		SIX = ["rq_wait", "app", "sq_wait", "rwnd_limited", "sndbuf_limited", "app_limited"]
+		with_bd = rows = 0
+		for row in open(sys.argv[1]):
+		    line, t, mask, *vals = row.rstrip("\n").split("\t")
+		    tok = line.split()
+		    f = [int(x) for x in tok[6:] if "=" not in x]
+		    ext = dict((k, int(v)) for k, v in (x.split("=") for x in tok[6:] if "=" in x))
+		    want = sum(1 << i for i, k in enumerate(SIX) if k in ext)
+		    # R W: process = rq_wait + app + sq_wait; transfer R W: the
+		    # download, P: the upload, at least the three limited parts
+		    if t in ("R", "W") and all(k in ext for k in SIX[:3]) and \
+		            sum(ext[k] for k in SIX[:3]) == f[5]:
+		        want |= 64
+		    transfer = max(f[1] - f[6] - f[5], 0)
+		    if t in ("R", "W", "P") and all(k in ext for k in SIX[3:]) and \
+		            sum(ext[k] for k in SIX[3:]) <= transfer:
+		        want |= 128
+		    got = (int(mask), [int(v) for v in vals])
+		    exp = (want, [ext.get(k, 0) for k in SIX])
+		    assert got == exp, (line, got, exp)
+		    rows += 1
+		    with_bd += want != 0
+		assert with_bd == 63, with_bd
+		print("# %d rows, %d with the breakdown, each as its line says" % (rows, with_bd))
+	PY
+	"$TCPRT" summary --dir $F/bd --window 10 > $F/bd.local 2> $F/bd.local.err
+	inc "$TCPRT" fleet summary --url $CH --host bd-b --since $base --until $((base + 10)) \
+		> $F/bd.fleet 2> $F/bd.fleet.err || fail "fleet summary: $(cat $F/bd.fleet.err)"
+	sed -n '/^# where the time goes/,/^$/p' $F/bd.local > $F/bd.l
+	sed -n '/^# where the time goes/,/^$/p' $F/bd.fleet > $F/bd.f
+	sed 's/^/# /' $F/bd.f
+	expect_eq "$(grep -c '^# where the time goes' $F/bd.l)" 2 "tcprt summary's blocks (R 7700, P 6379)"
+	cmp -s $F/bd.l $F/bd.f || fail "fleet summary's blocks differ from tcprt summary's: $(diff $F/bd.l $F/bd.f | head -n 20)"
+	grep -E '^(6379|7700|8080) ' $F/bd.local | awk '{ $1 = $1; print }' > $F/bd.lt
+	grep -E '^(6379|7700|8080) ' $F/bd.fleet | awk '{ $1 = $1; print }' > $F/bd.ft
+	expect_eq "$(wc -l < $F/bd.lt)" 20 "tcprt summary's table: 4 rows of 5 metrics"
+	cmp -s $F/bd.lt $F/bd.ft || fail "fleet summary's table differs from tcprt summary's: $(diff $F/bd.lt $F/bd.ft | head)"
+	for f in $F/bd.local.err $F/bd.fleet.err; do
+		grep -q "^tcprt: 1 record whose rq_wait + app + sq_wait is not its process time: left out of the process split$" $f ||
+			fail "$f: the record breaking the contract not counted: $(cat $f)"
+	done
+	inc "$TCPRT" fleet summary --url $CH --host bd-b --since $base --until $((base + 10)) --format csv > $F/bd.csv
+	if grep -q "where the time goes" $F/bd.csv; then fail "a block in csv"; fi
+}
+
+# A store of schema 1 (tests/fleet-schema-1.sql, schema.sql as it was) with
+# rows as ingest of schema 1 loaded them: gaps and top read it, ingest and
+# summary refuse it saying what to run; fleet init upgrades it in place,
+# its rows as they were (and without the breakdown, though a line has it);
+# an upgrade stopped halfway (columns added, the version still 1) is
+# completed by the next fleet init; a third adds nothing.  Run last: it
+# drops the store.
+case_upgrade() {
+	local v1 before i line up="run 'tcprt fleet init --url $CH' to upgrade the schema from 1 to 2"
+	v1="host, epoch, seq, received, valid, line, cpu, type, source, role, port, sec, usec, time, peer_addr, peer_port, local_addr, local_port, sent_bytes, recv_bytes, retrans, metrics, duration, process, upload, download, min_rtt"
+	stop_ingest
+	sql "DROP DATABASE IF EXISTS tcprt" > /dev/null
+	sql_file "$TOP/tools/tcprt/tests/fleet-schema-1.sql" || fail "schema 1"
+	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 1 "the store's version"
+	for i in 0 1 2; do
+		line=$(printf 'V6 R 1795221000 %06d 10.1.0.2:40000 10.1.0.1:7100 5000 1000 300 0 %d 500 100 300 0 1448' \
+			$((i + 1)) $((i + 1)))
+		# the second line carries the time breakdown
+		if [ $i = 1 ]; then
+			line="$line rq_wait=100 app=300 sq_wait=100 rwnd_limited=50 sndbuf_limited=0 app_limited=100"
+		fi
+		sql "INSERT INTO tcprt.records (host, epoch, seq, valid, line, cpu, type, source, role, port, sec, usec, peer_addr, peer_port, local_addr, local_port, sent_bytes, recv_bytes, retrans, metrics, duration, process, upload, download, min_rtt) VALUES ('v1-a', 11, $i, 1, '$line', 0, 'R', 'tcp_rt', 'server', 7100, 1795221000, $((i + 1)), '10.1.0.2', 40000, '10.1.0.1', 7100, 5000, 300, 0, 31, 1000, 500, 100, 400, 300)"
+	done
+	sql "INSERT INTO tcprt.controls (host, epoch, ctl_seq, start_us, now_us, next_seq, cap_dropped, refused, bad_lines, module_known, overwritten_start, overwritten, sampled_out_start, sampled_out, final) VALUES ('v1-a', 11, 1, 1795221000000000, 1795221010000000, 3, 0, 0, 0, 0, 0, 0, 0, 0, 1)"
+	before=$(sql "SELECT $v1 FROM tcprt.records FINAL WHERE host = 'v1-a' ORDER BY seq FORMAT TabSeparated")
+	expect_eq "$(echo "$before" | wc -l)" 3 "rows of schema 1"
+
+	# what reads schema 1, and what refuses it
+	expect_account v1-a "final 3 3 0 0 0 0 0 0"
+	inc "$TCPRT" fleet top --url $CH --host v1-a --since 1795221000 --until 1795221010 --format csv > $F/v1.top ||
+		fail "fleet top on schema 1"
+	expect_eq "$(wc -l < $F/v1.top)" 4 "fleet top on schema 1: a header and 3 tasks"
+	inc "$TCPRT" fleet summary --url $CH --host v1-a --since 1795221000 --until 1795221010 > /dev/null 2> $F/err &&
+		fail "fleet summary on schema 1: exit 0"
+	grep -q "is version 1, older than this needs (2): $up" $F/err || fail "fleet summary on schema 1: $(cat $F/err)"
+	inc "$TCPRT" ingest --spool $F/spool --url $CH --once > /dev/null 2> $F/err && fail "ingest on schema 1: exit 0"
+	grep -q "^tcprt: ingest: the tcprt schema in ClickHouse at $CH is version 1, older than this needs (2): $up" $F/err ||
+		fail "ingest on schema 1: $(cat $F/err)"
+
+	# the upgrade
+	inc "$TCPRT" fleet init --url $CH > $F/init.out 2>&1 || fail "fleet init: $(cat $F/init.out)"
+	sed 's/^/# /' $F/init.out
+	grep -q "^tcprt.records: 7 columns added$" $F/init.out || fail "fleet init: $(cat $F/init.out)"
+	grep -q "^tcprt schema upgraded from 1 to 2" $F/init.out || fail "fleet init: $(cat $F/init.out)"
+	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 2 "the version after fleet init"
+	expect_eq "$(store_columns)" "$(schema_columns)" "tcprt.records' columns: those of a new store, in order"
+	expect_eq "$(sql "SELECT $v1 FROM tcprt.records FINAL WHERE host = 'v1-a' ORDER BY seq FORMAT TabSeparated")" \
+		"$before" "the rows of schema 1 after the upgrade"
+	expect_eq "$(sql "SELECT count(), sum(breakdown), sum(rq_wait + app + sq_wait + rwnd_limited + sndbuf_limited + app_limited) FROM tcprt.records FINAL WHERE host = 'v1-a'")" \
+		"3	0	0" "the new columns in the rows of schema 1: 0"
+	expect_account v1-a "final 3 3 0 0 0 0 0 0"
+	inc "$TCPRT" fleet summary --url $CH --host v1-a --since 1795221000 --until 1795221010 > $F/v1.sum 2> $F/err ||
+		fail "fleet summary after the upgrade: $(cat $F/err)"
+	expect_eq "$(grep -c '^7100 ' $F/v1.sum)" 5 "fleet summary after the upgrade: the row of 7100"
+	if grep -q "where the time goes" $F/v1.sum; then fail "a block from rows of schema 1"; fi
+
+	# stopped halfway: two columns missing, the version still 1
+	sql "ALTER TABLE tcprt.records DROP COLUMN sndbuf_limited, DROP COLUMN app_limited"
+	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '1')"
+	inc "$TCPRT" fleet init --url $CH > $F/init.out 2>&1 || fail "fleet init, stopped halfway: $(cat $F/init.out)"
+	grep -q "^tcprt.records: 2 columns added$" $F/init.out || fail "fleet init, stopped halfway: $(cat $F/init.out)"
+	expect_eq "$(store_columns)" "$(schema_columns)" "tcprt.records' columns after an upgrade completed"
+	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 2 "the version after an upgrade completed"
+	inc "$TCPRT" fleet init --url $CH > $F/init.out 2>&1 || fail "fleet init, a third time: $(cat $F/init.out)"
+	expect_eq "$(cat $F/init.out)" "tcprt schema 2 ready in ClickHouse at $CH" "fleet init on schema 2"
+	expect_eq "$(sql "SELECT $v1 FROM tcprt.records FINAL WHERE host = 'v1-a' ORDER BY seq FORMAT TabSeparated")" \
+		"$before" "the rows of schema 1 at the end"
+	start_ingest
+}
+
 rm -rf $F
 mkdir -p $F/spool
 make_net
@@ -477,6 +645,8 @@ run_case "fleet: the loader killed mid-batch, then the spool loaded twice: nothi
 run_case "fleet: negative control: a memory-queued central killed loses records, told exactly as transport loss" case_negative_control
 run_case "fleet: malformed and vendor lines, an unknown host, controls out of order, a clock step, a bad spool line" case_bad_input
 run_case "fleet: summary as tcprt summary computes it; top" case_queries
+run_case "fleet: the time breakdown: each row as its line says; summary's table and blocks are tcprt summary's" case_breakdown
+run_case "fleet: a store of schema 1: gaps and top read it, ingest and summary say to upgrade; fleet init upgrades it in place, keeps its rows, completes an upgrade stopped halfway" case_upgrade
 
 teardown
 done_testing

@@ -301,7 +301,7 @@ static void test_ext(void)
 		"V6 P 1 000001 10.0.0.1:80 10.0.0.2:1 1 2 3 4 5 6 7 8 0 10",
 		"V6 E 1 000001 10.0.0.2:1 10.0.0.1:80 1 2 3 4 5 6",
 	};
-	char line[600], back[600];
+	char line[PARSE_LINE_MAX + 90], back[PARSE_LINE_MAX + 90];
 	struct record plain;
 	unsigned int t;
 
@@ -335,11 +335,7 @@ static void test_ext(void)
 	   rec.ext[EXT_NETNS] == UINT64_MAX, "2^64 - 1");
 
 	/* unknown (later) fields: accepted, ignored */
-	ok(parse(R_DOC " netns=5 cgroup=6 rq_wait=10 app=20 sq_wait=30 rwnd_limited=0 sndbuf_limited=1 app_limited=2") &&
-	   rec.ext_present == 3 && rec.ext[EXT_NETNS] == 5 && rec.ext[EXT_CGROUP] == 6 &&
-	   rec.nfields == 10 && rec.f[9] == 32768,
-	   "the time-breakdown fields after netns and cgroup: ignored");
-	ok(parse(R_DOC " rq_wait=10 netns=5 x9=abc cgroup=6") && rec.ext_present == 3 &&
+	ok(parse(R_DOC " zz=10 netns=5 x9=abc cgroup=6") && rec.ext_present == 3 &&
 	   rec.ext[EXT_NETNS] == 5 && rec.ext[EXT_CGROUP] == 6,
 	   "unknown fields before and between: ignored, whatever their value");
 	ok(parse(R_DOC " future=1") && rec.ext_present == 0,
@@ -377,6 +373,114 @@ static void test_ext(void)
 	refused("V6 R 1 000001 1.2.3.4:1 1.2.3.4:2 1 2 3 4 5 6 7 8 0 10 netns=1 ",
 		"usec is not a number below 1000000",
 		"a padded usec and a trailing space after netns");
+}
+
+
+/* The time breakdown's six fields (docs/records.md, "Where the time goes"). */
+#define BREAKDOWN	" rq_wait=150100 app=25050 sq_wait=5048 rwnd_limited=0 sndbuf_limited=7 app_limited=1200"
+#define R_180	"V6 R 1795638772 439639 127.0.0.1:50264 127.0.0.1:7700 3000 182531 333 0 1 180198 0 300 0 32768"
+#define W_LINE	"V6 W 1 000001 10.0.0.2:1 10.0.0.1:80 5000 9000 3 0 2 600 100 1000 1448"
+#define P_LINE	"V6 P 1 000001 10.0.0.1:80 10.0.0.2:1 300 10000 200 0 1 6000 3000 4000 0 1448"
+
+static void test_breakdown_parse(void)
+{
+	char line[PARSE_LINE_MAX + 90], back[PARSE_LINE_MAX + 90];
+	unsigned int e;
+
+	ok(parse(R_180 " netns=4026532198 cgroup=250" BREAKDOWN) &&
+	   rec.ext_present == (1u << REC_EXT_N) - 1 &&
+	   rec.ext[EXT_NETNS] == 4026532198ULL && rec.ext[EXT_CGROUP] == 250 &&
+	   rec.ext[EXT_RQ_WAIT] == 150100 && rec.ext[EXT_APP] == 25050 &&
+	   rec.ext[EXT_SQ_WAIT] == 5048 && rec.ext[EXT_RWND_LIMITED] == 0 &&
+	   rec.ext[EXT_SNDBUF_LIMITED] == 7 && rec.ext[EXT_APP_LIMITED] == 1200,
+	   "R with netns, cgroup and the six: every value kept");
+	ok(rec.nfields == 10 && rec.f[5] == 180198 && rec.f[9] == 32768,
+	   "R with the six: the documented fields as without");
+	to_line(&rec, back, sizeof(back));
+	ok(!strcmp(back, R_180 " netns=4026532198 cgroup=250" BREAKDOWN),
+	   "R with the six prints back to itself");
+	ok(parse(R_180 BREAKDOWN) && rec.ext_present == (1u << REC_EXT_N) - 4,
+	   "the six without netns and cgroup");
+	ok(parse(W_LINE BREAKDOWN) && rec.type == REC_W &&
+	   rec.ext[EXT_APP] == 25050, "W with the six");
+	ok(parse(P_LINE " netns=9 rq_wait=10 sq_wait=20 rwnd_limited=1 sndbuf_limited=2 app_limited=3") &&
+	   rec.type == REC_P && !rec_has_ext(&rec, EXT_APP) &&
+	   rec.ext[EXT_RQ_WAIT] == 10 && rec.ext[EXT_SQ_WAIT] == 20 &&
+	   rec.ext[EXT_APP_LIMITED] == 3, "P with the five it carries");
+	/* any subset, in table order */
+	for (e = EXT_BREAKDOWN; e < REC_EXT_N; e++) {
+		snprintf(line, sizeof(line), "%s cgroup=3 %s=%u", R_180,
+			 rec_ext_name[e], e);
+		ok(parse(line) && rec.ext_present == (1u << EXT_CGROUP | 1u << e) &&
+		   rec.ext[e] == e, "R with cgroup and %s alone", rec_ext_name[e]);
+	}
+	ok(parse(R_180 " app=1 sndbuf_limited=0") &&
+	   rec.ext_present == (1u << EXT_APP | 1u << EXT_SNDBUF_LIMITED),
+	   "two of the six, skipping some");
+	ok(parse(R_180 " rq_wait=1 later=x app=2 zz=3") && rec.ext[EXT_APP] == 2,
+	   "unknown fields between them: ignored");
+	ok(parse(R_180 " sq_wait=4294967295 app_limited=18446744073709551615") &&
+	   rec.ext[EXT_APP_LIMITED] == UINT64_MAX, "values up to 2^64 - 1");
+
+	/* malformed: out of order, twice, on a type without it, bad numbers */
+	refused(R_180 " app=1 rq_wait=2", "extension field rq_wait after app: not in the order",
+		"app before rq_wait");
+	refused(R_180 " app_limited=1 rwnd_limited=2", "rwnd_limited after app_limited",
+		"app_limited before rwnd_limited");
+	refused(R_180 " rq_wait=1 netns=2", "netns after rq_wait", "netns after rq_wait");
+	refused(R_180 " netns=1 sq_wait=1 cgroup=2", "cgroup after sq_wait", "cgroup after sq_wait");
+	refused(R_180 " rq_wait=1 rq_wait=1", "extension field rq_wait twice", "rq_wait twice");
+	refused(R_180 BREAKDOWN " app_limited=1", "app_limited twice", "app_limited twice, at the end");
+	refused(P_LINE " rq_wait=1 app=2", "app on a P record, which does not carry it", "app on P");
+	refused("V6 N 1 000001 10.0.0.2:1 10.0.0.1:80 1 2 3 0 10 rq_wait=1",
+		"rq_wait on an N record", "rq_wait on N");
+	refused("V6 E 1 000001 10.0.0.2:1 10.0.0.1:80 1 2 3 4 5 6 netns=1 app_limited=0",
+		"app_limited on an E record", "app_limited on E");
+	refused(R_180 " rq_wait=01", "rq_wait is not a decimal number", "rq_wait with a leading zero");
+	refused(R_180 " app=-1", "app is not a decimal number", "a negative app");
+	refused(R_180 " sq_wait=18446744073709551616", "64 bits", "sq_wait 2^64");
+	refused(R_180 " rwnd_limited=", "bad extension field", "rwnd_limited without a value");
+}
+
+/* rec_process_parts, rec_transfer_parts: the splits and their contract. */
+static void test_breakdown_parts(void)
+{
+	uint64_t p[NTRANSFER_PARTS], t;
+
+	parse(R_180 BREAKDOWN);
+	ok(rec_process_parts(&rec, &t, p) == SPLIT_OK && t == 180198 &&
+	   p[PART_RQ_WAIT] == 150100 && p[PART_APP] == 25050 &&
+	   p[PART_SQ_WAIT] == 5048, "R: process 180198 = 150100 + 25050 + 5048");
+	/* download = duration - upload - process = 182531 - 0 - 180198 */
+	ok(rec_transfer_parts(&rec, &t, p) == SPLIT_OK && t == 2333 &&
+	   p[PART_RWND] == 0 && p[PART_SNDBUF] == 7 &&
+	   p[PART_APP_LIMITED] == 1200 && p[PART_SENDING] == 2333 - 1207,
+	   "R: download 2333 = 0 + 7 + 1200 + sending 1126");
+	parse(R_180 " rq_wait=150100 app=25050 sq_wait=5049");
+	ok(rec_process_parts(&rec, &t, p) == SPLIT_BAD, "R: parts one more than process: bad");
+	parse(R_180 " rq_wait=18446744073709551615 app=1 sq_wait=180198");
+	ok(rec_process_parts(&rec, &t, p) == SPLIT_BAD, "R: parts whose sum wraps: bad");
+	parse(R_180 " rwnd_limited=2000 sndbuf_limited=334 app_limited=0");
+	ok(rec_transfer_parts(&rec, &t, p) == SPLIT_BAD, "R: limited parts past the download: bad");
+	parse(R_180 " rwnd_limited=2000 sndbuf_limited=333 app_limited=0");
+	ok(rec_transfer_parts(&rec, &t, p) == SPLIT_OK && p[PART_SENDING] == 0,
+	   "R: limited parts the whole download: sending 0");
+	parse(R_180 " rq_wait=150100 sq_wait=5048");
+	ok(rec_process_parts(&rec, &t, p) == SPLIT_NONE, "R without app: no process split");
+	parse(R_180);
+	ok(rec_transfer_parts(&rec, &t, p) == SPLIT_NONE, "R without the fields: no split");
+	/* W: the span after T2, duration - upload - process = 9000 - 100 - 600 */
+	parse(W_LINE BREAKDOWN);
+	ok(rec_process_parts(&rec, &t, p) == SPLIT_BAD && t == 600, "W: the parts checked against its process time");
+	parse(W_LINE " rq_wait=500 app=60 sq_wait=40 rwnd_limited=8000 sndbuf_limited=0 app_limited=300");
+	ok(rec_process_parts(&rec, &t, p) == SPLIT_OK &&
+	   rec_transfer_parts(&rec, &t, p) == SPLIT_OK && t == 8300 &&
+	   p[PART_SENDING] == 0, "W: process and the span after T2 split");
+	/* P: the upload, duration - service - response = 10000 - 6000 - 3000 */
+	parse(P_LINE " rq_wait=10 sq_wait=20 rwnd_limited=100 sndbuf_limited=200 app_limited=300");
+	ok(rec_process_parts(&rec, &t, p) == SPLIT_NONE, "P: no process split (no app)");
+	ok(rec_transfer_parts(&rec, &t, p) == SPLIT_OK && t == 1000 &&
+	   p[PART_SENDING] == 400, "P: the upload 1000 = 100 + 200 + 300 + sending 400");
 }
 
 /* The vendor's lines, each written as its output.c defines them (vline()). */
@@ -527,7 +631,7 @@ static void test_fuzz(void)
 	};
 #define NSEEDS	(sizeof(seeds) / sizeof(seeds[0]))
 	static const char alphabet[] = "0123456789 :.[]VRWNPEabcdef\n\t\x01\xff-+";
-	char line[600], back[600];
+	char line[PARSE_LINE_MAX + 90], back[PARSE_LINE_MAX + 90];
 	unsigned int i, accepted = 0, roundtrip = 0, vendor = 0;
 
 	for (i = 0; i < 200000; i++) {
@@ -574,7 +678,7 @@ static void test_fuzz(void)
 
 /*
  * @line without the tokens the parser is to ignore: after the header and
- * the first token with '=', those whose name is not netns or cgroup.
+ * the first token with '=', those whose name is not one tcprt knows.
  */
 static void known_only(const char *line, char *out, size_t len)
 {
@@ -588,9 +692,7 @@ static void known_only(const char *line, char *out, size_t len)
 
 		if (tok >= 6 && eq)
 			ext = true;
-		if (!ext || !eq ||
-		    ((size_t)(eq - p) == 5 && !memcmp(p, "netns", 5)) ||
-		    ((size_t)(eq - p) == 6 && !memcmp(p, "cgroup", 6)))
+		if (!ext || !eq || rec_ext_of(p, (size_t)(eq - p)) >= 0)
 			o += (size_t)snprintf(out + o, len - o, "%s%.*s",
 					      o ? " " : "", (int)n, p);
 		p += n;
@@ -611,12 +713,12 @@ static void test_fuzz_ext(void)
 {
 	static const char *const seeds[] = {
 		"V6 R 1795218248 701232 127.0.0.1:41252 127.0.0.1:7100 5000 237115 322 0 1 234455 0 300 0 32768 netns=4026532500 cgroup=1234",
-		"V6 E 1795218248 697287 [::1]:41252 [::1]:7100 1 5000 0 300 0 322 netns=4026531840 cgroup=77 rq_wait=5",
+		"V6 E 1795218248 697287 [::1]:41252 [::1]:7100 1 5000 0 300 0 322 netns=4026531840 cgroup=77 later=5",
 		"V6 N 1732100000 250117 10.0.0.2:51234 10.0.0.1:80 2 1500 400 1 1448 cgroup=9",
 		"V6 R 1795218248 1232 127.0.0.1:41252 127.0.0.1:7100 5000 237115 322 0 1 234455 0 300 0 32768 netns=5 app=1 ",
 	};
 	static const char alphabet[] = "0123456789 =:netscgroupapz_-+";
-	char line[600], back[600], want[600];
+	char line[PARSE_LINE_MAX + 90], back[PARSE_LINE_MAX + 90], want[PARSE_LINE_MAX + 90];
 	unsigned int i, accepted = 0, same = 0, with_ext = 0;
 
 	for (i = 0; i < 100000; i++) {
@@ -652,7 +754,7 @@ static void test_fuzz_ext(void)
 		if (strcmp(back, want))
 			diag("accepted '%s' prints back as '%s'", line, back);
 	}
-	diag("fuzz: %u of 100000 mutated lines with extension fields accepted, %u with netns or cgroup",
+	diag("fuzz: %u of 100000 mutated lines with extension fields accepted, %u with a field tcprt knows",
 	     accepted, with_ext);
 	ok(accepted == same && with_ext > 0,
 	   "fuzz: every accepted line prints back to itself, less the fields it ignores");
@@ -837,6 +939,8 @@ int main(void)
 	test_ipv6();
 	test_hostile();
 	test_ext();
+	test_breakdown_parse();
+	test_breakdown_parts();
 	test_vendor();
 	test_stats();
 	test_fuzz();

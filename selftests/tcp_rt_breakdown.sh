@@ -1,0 +1,424 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Where the time goes (issue 31): log_ext's rq_wait, app, sq_wait,
+# rwnd_limited, sndbuf_limited and app_limited.  The truths each record is
+# held to: the server's own read() and send() stamps (rt_peer --stamps,
+# CLOCK_REALTIME, the clock records carry), the waits the peers were told
+# to make, and the sum rule on every record.
+. "$(dirname "$0")/lib.sh"
+
+LOG=/tmp/bd.log
+STAMPS=/tmp/bd.stamps
+PORT=7800
+BD=rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited
+# A stamp and the module's view of the same call: the record's times are
+# tcp_clock_us() offsets from a start converted to the wall clock when the
+# record is written, the stamps the wall clock read around the call, both
+# truncated to the microsecond: they agree within a few.  1 ms is room for
+# a clock step, of which the guest has none (no NTP).
+STAMP_TOL_US=1000
+# How late the guest may run a process that data woke (or let a write
+# through): what a part that should be near 0 may hold.  23 ms seen on
+# 6.12 on a slow day (2026-11-26), under 20 ms otherwise; the parts
+# themselves are held to the application's stamps within STAMP_TOL_US.
+WAKE_US=50000
+
+bd_cleanup() {
+	rm -f "$LOG" "$STAMPS"
+}
+
+# The value of extension field NAME on each record of TYPE, one a line ("-"
+# where the record has none).
+ext() {	# file type name
+	records "$1" "$2" | awk -v n="$3=" '{
+		v = "-"
+		for (i = 7; i <= NF; i++)
+			if (index($i, n) == 1)
+				v = substr($i, length(n) + 1)
+		print v
+	}'
+}
+
+# The sum rule on every R and W: "records bad missing".  rq_wait + app +
+# sq_wait is process_time; the transfer's parts fit in the download (R)
+# or the upload (P).
+sum_rule() {	# file
+	awk '
+	function x(n,   i) {
+		for (i = 7; i <= NF; i++)
+			if (index($i, n "=") == 1)
+				return substr($i, length(n) + 2) + 0
+		return -1
+	}
+	$1 != "V6" || ($2 != "R" && $2 != "W" && $2 != "P") { next }
+	x("sq_wait") < 0 { missing++; next }
+	{ n++; xf = x("rwnd_limited") + x("sndbuf_limited") + x("app_limited") }
+	$2 != "P" && x("rq_wait") + x("app") + x("sq_wait") != $12 {
+		bad++; print "# sum rule: " $0 > "/dev/stderr"
+	}
+	$2 == "R" && xf > $8 - $13 - $12 {
+		bad++; print "# transfer over the download: " $0 > "/dev/stderr"
+	}
+	$2 == "P" && (xf > $8 - $12 - $13 || x("app") >= 0) {
+		bad++; print "# P: " $0 > "/dev/stderr"
+	}
+	END { print n + 0, bad + 0, missing + 0 }' "$1"
+}
+
+expect_sum_rule() {	# file
+	local n bad missing
+	read -r n bad missing < <(sum_rule "$1")
+	expect_ge "$n" 1 "records with the breakdown"
+	expect_eq "$bad" 0 "records breaking the sum rule"
+	expect_eq "$missing" 0 "records without the breakdown"
+}
+
+# Each R of a one-connection run held to its request's stamps: the read
+# (T1 + rq_wait) lies within the read() that returned the request's last
+# byte, the write (T1 + rq_wait + app) within its response's first send().
+# Prints "held", then the largest distance (us) outside a call, if any.
+held_to_stamps() {	# log stamps
+	awk -v tol="$STAMP_TOL_US" '
+	function x(n,   i) {
+		for (i = 7; i <= NF; i++)
+			if (index($i, n "=") == 1)
+				return substr($i, length(n) + 2) + 0
+		return -1
+	}
+	function off(v, lo, hi) {
+		return v < lo ? lo - v : (v > hi ? v - hi : 0)
+	}
+	FNR == NR { if ($1 == "stamp") { rs[$3] = $4; re[$3] = $5; ws[$3] = $6; we[$3] = $7 }; next }
+	$1 == "V6" && $2 == "R" && ($11 in rs) {
+		t1 = $3 * 1000000 + $4 + $13
+		r = t1 + x("rq_wait"); w = r + x("app")
+		d = off(r, rs[$11], re[$11]); if (d > worst) worst = d
+		d = off(w, ws[$11], we[$11]); if (d > worst) worst = d
+		if (d > tol) print "# off " d " us: " $0 > "/dev/stderr"
+		held++
+	}
+	END { print held + 0, worst + 0 }' "$2" "$1"
+}
+
+# ---- cases ------------------------------------------------------------------
+
+case_param() {
+	bd_cleanup
+	mod_load
+	expect_eq "$(status breakdown_hooks)" 0 "breakdown_hooks at load"
+	echo rq_wait > "$PARAMS/log_ext"
+	expect_eq "$(status breakdown_hooks)" 1 "breakdown_hooks with rq_wait"
+	expect_eq "$(cat "$PARAMS/log_ext")" rq_wait "log_ext reads back"
+	echo "app_limited,netns,app" > "$PARAMS/log_ext"
+	expect_eq "$(cat "$PARAMS/log_ext")" netns,app,app_limited "log_ext in the table's order"
+	expect_fail "an unknown field" sh -c "echo rq_wait,bogus > $PARAMS/log_ext"
+	expect_eq "$(cat "$PARAMS/log_ext")" netns,app,app_limited "old value kept"
+	echo netns > "$PARAMS/log_ext"
+	expect_eq "$(status breakdown_hooks)" 0 "breakdown_hooks without a breakdown field"
+	mod_unload
+	# asked for at load: on from the start
+	mod_load log_ext=sq_wait
+	expect_eq "$(status breakdown_hooks)" 1 "breakdown_hooks with log_ext at load"
+	mod_unload
+}
+
+# The default: no field, no hook, no record changed.
+case_off() {
+	bd_cleanup
+	mod_load lports=$PORT
+	port=$(start_server -- --port $PORT --resp-bytes 5000 --req-bytes 300)
+	"$PEER" client --port "$port" --requests 3 --resp-bytes 5000 --req-bytes 300 > /dev/null
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" 3 "R records"
+	expect_eq "$(grep -c '_limited=\|wait=\| app=' $LOG)" 0 "records with a breakdown field"
+	expect_eq "$(status breakdown_hooks)" 0 "breakdown_hooks"
+	expect_eq "$(status probe_missed_tcp_rate_check_app_limited)" 0 "write hook misses"
+}
+
+# The server waits 300 ms before each read: rq_wait is that wait.
+case_rq_wait() {
+	bd_cleanup
+	mod_load lports=$PORT log_ext=$BD
+	port=$(start_server -- --port $PORT --resp-bytes 5000 --req-bytes 300 \
+		--read-delay-ms 300 --stamps $STAMPS)
+	"$PEER" client --port "$port" --requests 3 --resp-bytes 5000 --req-bytes 300 > /dev/null
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" 3 "R records"
+	expect_sum_rule $LOG
+	read -r held worst < <(held_to_stamps $LOG $STAMPS)
+	expect_eq "$held" 3 "records held to the stamps"
+	expect_le "$worst" $STAMP_TOL_US "us outside the read() and send() calls"
+	for v in $(ext $LOG R rq_wait); do
+		expect_range "$v" 270000 $((300000 + 50000 * TCP_RT_SLOW)) "rq_wait"
+	done
+	for v in $(ext $LOG R app); do
+		expect_le "$v" $((WAKE_US * TCP_RT_SLOW)) "app of a server that answers at once"
+	done
+	expect_eq "$(status breakdown_early_write)" 0 "early writes"
+	expect_eq "$(status breakdown_no_write)" 0 "tasks without a write"
+	expect_no_probe_miss
+}
+
+# The server reads at once and thinks 200 ms: app is the think time.
+case_app() {
+	bd_cleanup
+	mod_load lports=$PORT log_ext=$BD
+	port=$(start_server -- --port $PORT --resp-bytes 5000 --req-bytes 300 \
+		--delay-ms 200 --stamps $STAMPS)
+	"$PEER" client --port "$port" --requests 3 --resp-bytes 5000 --req-bytes 300 > /dev/null
+	wait_untracked
+	drain_logs $LOG
+	expect_sum_rule $LOG
+	read -r held worst < <(held_to_stamps $LOG $STAMPS)
+	expect_eq "$held" 3 "records held to the stamps"
+	expect_le "$worst" $STAMP_TOL_US "us outside the read() and send() calls"
+	for v in $(ext $LOG R app); do
+		expect_time_min "$v" 200000 50000 "app"
+	done
+	for v in $(ext $LOG R rq_wait); do
+		expect_le "$v" $((WAKE_US * TCP_RT_SLOW)) "rq_wait of a server that reads at once"
+	done
+}
+
+# A response written in 4 pieces 100 ms apart: the 3 gaps are app_limited.
+case_app_limited() {
+	bd_cleanup
+	mod_load lports=$PORT log_ext=$BD
+	port=$(start_server -- --port $PORT --resp-bytes 40000 --req-bytes 300 \
+		--resp-writes 4 --write-gap-ms 100)
+	"$PEER" client --port "$port" --requests 2 --resp-bytes 40000 --req-bytes 300 > /dev/null
+	wait_untracked
+	drain_logs $LOG
+	expect_sum_rule $LOG
+	for v in $(ext $LOG R app_limited); do
+		expect_range "$v" 270000 $((300000 + 50000 * TCP_RT_SLOW)) "app_limited"
+	done
+	for v in $(ext $LOG R rwnd_limited); do
+		expect_eq "$v" 0 "rwnd_limited of a fast reader"
+	done
+}
+
+# A 4 MB response to a client with a 64 KB receive buffer that waits
+# 500 ms before reading it: the sender stalls on the receive window.
+case_rwnd() {
+	bd_cleanup
+	mod_load lports=$PORT log_ext=$BD
+	port=$(start_server -- --port $PORT --resp-bytes 4000000 --req-bytes 300)
+	"$PEER" client --port "$port" --requests 2 --resp-bytes 4000000 --req-bytes 300 \
+		--rcvbuf 65536 --read-delay-ms 500 > /dev/null
+	wait_untracked
+	drain_logs $LOG
+	expect_sum_rule $LOG
+	for v in $(ext $LOG R rwnd_limited); do
+		expect_ge "$v" 450000 "rwnd_limited of a reader 500 ms late"
+	done
+}
+
+# A 600 KB response through a 16 KB send buffer (32 KB with the kernel's
+# doubling) on a path of 50 ms each way (on the router: the server's own
+# device holds nothing back; an initial window of 40 segments, above
+# what the buffer lets out): about 32 KB a 100 ms round trip, far below
+# what even the debug kernels' copies and checksums sustain (a 40 ms
+# path and a 32 KB buffer were CPU-bound on the PREEMPT_RT debug kernel),
+# so the buffer is the limit on every kernel.  The application waits on
+# its buffer most of the download (89 % on 6.1).  The kernel's own
+# tcpi_sndbuf_limited counts much less: docs/records.md says why.
+case_sndbuf() {
+	bd_cleanup
+	make_netns_router delay 50ms
+	ip netns exec rtrt tc qdisc add dev rtv1 root netem delay 50ms
+	# no slow start below the buffer: its round trips were sending
+	ip -n rtsrv route change default via 10.99.0.254 initcwnd 40
+	mod_load lports=$PORT log_ext=$BD
+	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --resp-bytes 600000 \
+		--req-bytes 300 --sndbuf 16384 > /dev/null
+	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT --requests 1 \
+		--resp-bytes 600000 --req-bytes 300 > /dev/null
+	wait_untracked
+	drain_logs $LOG
+	sed 's/^/# /' $LOG
+	expect_sum_rule $LOG
+	records $LOG R | while read -r line; do
+		dl=$(awk '{ print $8 - $13 - $12 }' <<< "$line")
+		sb=$(ext <(echo "$line") R sndbuf_limited)
+		diag "download $dl us, sndbuf_limited $sb us"
+		expect_ge $((sb * 2)) "$dl" "sndbuf_limited, half the download at least"
+	done
+}
+
+# A server paced at 20 KB/s (SO_MAX_PACING_RATE: TCP's own pacing, no
+# qdisc): each 3000-byte response leaves as one segment, after which TCP
+# holds the next one 150 ms - from the connection's 10th data segment on
+# (tcp_update_skb_after_send()), and the first paced gap is shortened by
+# the idle time before it (at most by half).  The client asks again at
+# once, so from response 12 on each waits in the send queue for about
+# 150 ms, less the client's turn: sq_wait is that wait.  The application's
+# write is held to its send() stamp, T2 (process_time) to the capture:
+# sq_wait between them is the capture's too.
+case_sq_wait() {
+	bd_cleanup
+	mod_load lports=$PORT log_ext=$BD
+	start_server -- --port $PORT --resp-bytes 3000 --req-bytes 300 \
+		--pacing-rate 20000 --stamps $STAMPS > /dev/null
+	capture_start $PORT
+	"$PEER" client --port $PORT --requests 14 --resp-bytes 3000 --req-bytes 300 > /dev/null
+	wait_untracked
+	capture_stop
+	drain_logs $LOG
+	oracle_check $LOG --lport $PORT
+	expect_eq "$(count_records $LOG R)" 14 "R records"
+	expect_sum_rule $LOG
+	read -r held worst < <(held_to_stamps $LOG $STAMPS)
+	expect_eq "$held" 14 "records held to the stamps"
+	expect_le "$worst" $STAMP_TOL_US "us outside the read() and send() calls"
+	local seq v
+	for seq in $(seq 14); do
+		v=$(records $LOG R | awk -v s="$seq" '$11 == s' | ext /dev/stdin R sq_wait)
+		diag "task $seq: sq_wait $v us"
+		if [ "$seq" -le 10 ]; then
+			expect_le "$v" $((WAKE_US * TCP_RT_SLOW)) "sq_wait of an unpaced response"
+		elif [ "$seq" -ge 12 ]; then
+			expect_range "$v" 130000 $((150000 + WAKE_US * TCP_RT_SLOW)) \
+				"sq_wait behind the pacing"
+		fi
+	done
+}
+
+# A client: its request waits in no queue (sq_wait near 0); it reads its
+# response 300 ms after it came: rq_wait.  P has no app.
+case_client() {
+	bd_cleanup
+	mod_load pports=$PORT log_ext=$BD
+	port=$(start_server -- --port $PORT --resp-bytes 4000 --req-bytes 300)
+	"$PEER" client --port "$port" --requests 3 --resp-bytes 4000 --req-bytes 300 \
+		--read-delay-ms 300 > /dev/null
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG P)" 3 "P records"
+	expect_sum_rule $LOG
+	for v in $(ext $LOG P rq_wait); do
+		expect_range "$v" 270000 $((300000 + 50000 * TCP_RT_SLOW)) "rq_wait of a client reading 300 ms late"
+	done
+	for v in $(ext $LOG P sq_wait); do
+		expect_le "$v" $((WAKE_US * TCP_RT_SLOW)) "sq_wait"
+	done
+	expect_eq "$(ext $LOG P app | grep -vc '^-$')" 0 "P records with app"
+}
+
+# log_ext loses its fields while a connection is open: its hooks go, and
+# its later records carry no breakdown (counted).  The client asks through
+# a gate: two requests, then log_ext cleared (the write returns once the
+# hooks are gone), then two more: R1 has the fields; R2 (written when
+# request 3 arrives), R3 and R4 have none.
+case_partial() {
+	bd_cleanup
+	local gate=/tmp/bd.gate
+	rm -f $gate
+	mkfifo $gate
+	exec 7<> $gate
+	mod_load lports=$PORT log_ext=$BD
+	port=$(start_server -- --port $PORT --resp-bytes 1000 --req-bytes 100)
+	"$PEER" client --port "$port" --requests 4 --resp-bytes 1000 --req-bytes 100 \
+		--gate $gate > /dev/null &
+	printf xx >&7
+	wait_until "the first task" eval '[ "$(status records_R)" -ge 1 ]'
+	echo "" > "$PARAMS/log_ext"
+	printf xx >&7
+	wait
+	exec 7>&-
+	rm -f $gate
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" 4 "R records"
+	expect_eq "$(ext $LOG R rq_wait | grep -c '^-$')" 3 "R records without the breakdown"
+	expect_eq "$(status breakdown_partial)" 3 "breakdown_partial"
+	expect_eq "$(status breakdown_hooks)" 0 "breakdown_hooks"
+}
+
+# Real servers: nginx sending a file with sendfile, redis.  The parts add
+# up on every record and the application's own part is never 0.
+case_nginx() {
+	bd_cleanup
+	command -v nginx > /dev/null || { diag "no nginx"; exit 4; }
+	mkdir -p /tmp/nginx/www /tmp/nginx/logs
+	head -c 200000 /dev/urandom > /tmp/nginx/www/f
+	cat > /tmp/nginx/nginx.conf <<-EOF
+		daemon off;
+		worker_processes 1;
+		pid /tmp/nginx/nginx.pid;
+		error_log /tmp/nginx/logs/error.log;
+		events {}
+		http {
+		    access_log off;
+		    sendfile on;
+		    server { listen $PORT; root /tmp/nginx/www; }
+		}
+	EOF
+	mod_load lports=$PORT log_ext=$BD
+	nginx -p /tmp/nginx -c /tmp/nginx/nginx.conf > /tmp/nginx/logs/stdout 2>&1 &
+	wait_until "nginx" curl -sf -o /dev/null "http://127.0.0.1:$PORT/f" ||
+		fail "nginx: $(cat /tmp/nginx/logs/error.log)"
+	for _ in 1 2 3 4 5; do
+		curl -sf -o /dev/null -o /dev/null "http://127.0.0.1:$PORT/f" "http://127.0.0.1:$PORT/f"
+	done
+	wait_untracked
+	drain_logs $LOG
+	expect_ge "$(count_records $LOG R)" 11 "R records"
+	expect_sum_rule $LOG
+	expect_eq "$(ext $LOG R app | awk '$1 == 0' | wc -l)" 0 "records with app 0"
+	expect_eq "$(status breakdown_no_write)" 0 "tasks without a write (sendfile)"
+}
+
+case_redis() {
+	bd_cleanup
+	command -v redis-server > /dev/null || { diag "no redis"; exit 4; }
+	mod_load lports=6379 log_ext=$BD
+	redis_start
+	redis-benchmark -p 6379 -c 2 -n 200 -t set,get -q > /dev/null
+	pkill -x redis-server
+	wait_untracked
+	drain_logs $LOG
+	expect_ge "$(count_records $LOG R)" 400 "R records"
+	expect_sum_rule $LOG
+	expect_eq "$(ext $LOG R app | awk '$1 == 0' | wc -l)" 0 "records with app 0"
+}
+
+# An example for the README, kept in selftests/artifacts/breakdown: a
+# server on 4 connections that reads each request 60 ms late (its workers
+# busy), thinks 20 ms and writes its response in 2 pieces 20 ms apart,
+# for 6 s.  The records, tcprt's summary (2 s windows) and its plot.
+case_example() {
+	bd_cleanup
+	local dir=$TOP/selftests/artifacts/breakdown
+	mkdir -p "$dir"
+	mod_load lports=$PORT log_ext=$BD
+	start_server -- --port $PORT --conns 4 --resp-bytes 40000 --req-bytes 400 \
+		--read-delay-ms 60 --delay-ms 20 --resp-writes 2 --write-gap-ms 20 > /dev/null
+	"$PEER" client --port $PORT --conns 4 --requests 60 --resp-bytes 40000 \
+		--req-bytes 400 > /dev/null
+	wait_untracked
+	drain_logs $LOG
+	expect_sum_rule $LOG
+	cp $LOG "$dir/rt-network-log0"
+	"$TOP/tools/tcprt/tcprt" summary --dir "$dir" --window 2 \
+		--plot "$dir/summary.png" > "$dir/summary.txt" 2>&1 || true
+	sed 's/^/# /' "$dir/summary.txt"
+}
+
+trap bd_cleanup EXIT
+run_case "log_ext: the breakdown's hooks attach only while one of its fields is listed" case_param
+run_case "breakdown off: no field, no hook" case_off
+run_case "a server that waits before reading: rq_wait, held to its read() and send()" case_rq_wait
+run_case "a server that thinks: app, held to its read() and send()" case_app
+run_case "a response written in slow pieces: app_limited" case_app_limited
+run_case "a slow reader: rwnd_limited" case_rwnd
+run_case "a small send buffer on a 100 ms path: sndbuf_limited" case_sndbuf
+run_case "a paced server: the response waits in the send queue, sq_wait, held to send() and the capture" case_sq_wait
+run_case "a client reading late: rq_wait on P, no app" case_client
+run_case "log_ext loses the breakdown mid-connection: breakdown_partial" case_partial
+run_case "nginx with sendfile: the parts add up, app > 0" case_nginx
+run_case "redis: the parts add up, app > 0" case_redis
+run_case "an example: records, tcprt summary and its plot kept" case_example
+done_testing

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The central store's schema, without ClickHouse: see store.h. */
+#include "store.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "parse.h"
+#include "util.h"
+
+/* fleet/schema.sql's last columns of tcprt.records (tests/test_store checks) */
+const struct store_column store_added[] = {
+	{ 2, "breakdown", "UInt8" },
+	{ 2, "rq_wait", "UInt64" },
+	{ 2, "app", "UInt64" },
+	{ 2, "sq_wait", "UInt64" },
+	{ 2, "rwnd_limited", "UInt64" },
+	{ 2, "sndbuf_limited", "UInt64" },
+	{ 2, "app_limited", "UInt64" },
+};
+
+const size_t store_nadded = sizeof(store_added) / sizeof(store_added[0]);
+
+int store_version_of(const char *found, size_t len)
+{
+	uint64_t v;
+
+	if (!len)
+		return 0;
+	if (!parse_u64(found, len, &v) || v < 1 || v > 1000000)
+		return -1;
+	return (int)v;
+}
+
+bool store_version_ok(const char *found, size_t len, int need,
+		      const char *url, char *err, size_t size)
+{
+	int v = store_version_of(found, len);
+
+	if (!v) {
+		snprintf(err, size, "the tcprt schema in ClickHouse at %s has no version: run 'tcprt fleet init --url %s'",
+			 url, url);
+		return false;
+	}
+	if (v < 0 || v > STORE_VERSION) {
+		snprintf(err, size, "the tcprt schema in ClickHouse at %s is version %.*s; this tcprt %s knows version %d%s",
+			 url, (int)(len > 32 ? 32 : len), found, TCPRT_VERSION,
+			 STORE_VERSION, v > 0 ? ": a newer tcprt upgraded it, use that one" : "");
+		return false;
+	}
+	if (v < need) {
+		snprintf(err, size, "the tcprt schema in ClickHouse at %s is version %d, older than this needs (%d): run 'tcprt fleet init --url %s' to upgrade the schema from %d to %d",
+			 url, v, need, url, v, STORE_VERSION);
+		return false;
+	}
+	return true;
+}
+
+/* True when the line @name (@len bytes) is in @have, one name a line. */
+static bool has_line(const char *have, const char *name)
+{
+	size_t n = strlen(name);
+
+	while (*have) {
+		size_t len = strcspn(have, "\n");
+
+		if (len == n && !memcmp(have, name, n))
+			return true;
+		have += len + (have[len] == '\n');
+	}
+	return false;
+}
+
+unsigned int store_upgrade_sql(const char *have, char *sql, size_t size)
+{
+	unsigned int n = 0;
+	size_t i, o = 0;
+
+	sql[0] = '\0';
+	if (!*have)
+		return 0;
+	for (i = 0; i < store_nadded; i++) {
+		if (has_line(have, store_added[i].name))
+			continue;
+		o += (size_t)snprintf(sql + o, size - o, "%s ADD COLUMN %s %s",
+				      n ? "," : "ALTER TABLE tcprt.records",
+				      store_added[i].name, store_added[i].type);
+		n++;
+		if (o >= size)
+			die(EXIT_RUNTIME, "store_upgrade_sql: %zu bytes are too few", size);
+	}
+	return n;
+}
+
+unsigned int store_breakdown(const struct record *r)
+{
+	uint64_t total, part[NTRANSFER_PARTS];
+	unsigned int mask = (r->ext_present >> EXT_BREAKDOWN) & STORE_BD_FIELDS;
+
+	if (!mask)
+		return 0;
+	if (rec_process_parts(r, &total, part) == SPLIT_OK)
+		mask |= STORE_BD_PROCESS;
+	if (rec_transfer_parts(r, &total, part) == SPLIT_OK)
+		mask |= STORE_BD_TRANSFER;
+	return mask;
+}
+
+const char store_records_cols[] =
+	"host, epoch, seq, valid, line, cpu, type, source, role, port, sec, usec, "
+	"peer_addr, peer_port, local_addr, local_port, sent_bytes, recv_bytes, "
+	"retrans, metrics, duration, process, upload, download, min_rtt, "
+	"breakdown, rq_wait, app, sq_wait, rwnd_limited, sndbuf_limited, "
+	"app_limited";
+
+static void tsv_u(struct buf *b, uint64_t v)
+{
+	buf_printf(b, "\t%llu", (unsigned long long)v);
+}
+
+/* The time breakdown's columns: the mask, then the six values (0: absent). */
+static void breakdown_cols(struct buf *b, const struct record *r)
+{
+	unsigned int e;
+
+	tsv_u(b, store_breakdown(r));
+	for (e = EXT_BREAKDOWN; e < REC_EXT_N; e++)
+		tsv_u(b, rec_has_ext(r, (enum rec_ext)e) ? r->ext[e] : 0);
+}
+
+/* The columns from type on of a valid record. */
+static void record_cols(struct buf *b, const struct record *r)
+{
+	uint64_t mv[M_NMETRICS] = { 0 };
+	unsigned int m, mask = 0;
+
+	for (m = 0; m < M_NMETRICS; m++)
+		if (rec_metric(r, (enum metric)m, &mv[m]))
+			mask |= 1u << m;
+	buf_printf(b, "\t%s\t%s\t%s", rec_desc[r->type].name,
+		   source_name(r->source) ? source_name(r->source) : "",
+		   role_name(r->role));
+	tsv_u(b, r->port);
+	tsv_u(b, r->sec);
+	tsv_u(b, r->usec);
+	buf_printf(b, "\t%s\t%u\t%s\t%u", r->peer_addr, r->peer_port,
+		   r->local_addr, r->local_port);
+	tsv_u(b, rec_sent_bytes(r));
+	tsv_u(b, rec_recv_bytes(r));
+	tsv_u(b, rec_retrans(r));
+	tsv_u(b, mask);
+	for (m = 0; m < M_NMETRICS; m++)
+		tsv_u(b, mv[m]);
+	breakdown_cols(b, r);
+}
+
+bool store_record_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
+		      const char *line, size_t len, int kind, int role)
+{
+	char why[PARSE_WHY_MAX];
+	struct record r;
+	bool valid = kind == 1 && parse_log_line(line, len, &r, why);
+
+	buf_tsv(b, h->host, strlen(h->host));
+	tsv_u(b, h->epoch);
+	tsv_u(b, seq);
+	tsv_u(b, valid);
+	buf_add(b, "\t", 1);
+	buf_tsv(b, line, len);
+	buf_printf(b, "\t%d", h->cpu);
+	if (!valid) {
+		/* type source role port sec usec, the addresses and ports,
+		 * then bytes, retrans, metrics and the five metrics, then
+		 * the breakdown's mask and six values */
+		buf_printf(b, "\t\t\t\t0\t0\t0\t\t0\t\t0%s%s\n",
+			   "\t0\t0\t0\t0\t0\t0\t0\t0\t0",
+			   "\t0\t0\t0\t0\t0\t0\t0");
+		return false;
+	}
+	if (r.type == REC_E && role >= 0) {
+		r.role = (enum role)role;
+		r.port = role == ROLE_CLIENT ? r.peer_port : r.local_port;
+	}
+	record_cols(b, &r);
+	buf_add(b, "\n", 1);
+	return true;
+}

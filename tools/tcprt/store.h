@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The central store's schema (fleet/schema.sql, docs/fleet.md) in what
+ * needs no ClickHouse to decide: what the version in tcprt.meta means to a
+ * command, the columns a store of an older version lacks and the ALTER
+ * TABLE that adds them, and a record's time breakdown columns.
+ *
+ *   1  tcprt.records, controls, bad_messages and meta
+ *   2  tcprt.records gains the time breakdown: the mask breakdown and the
+ *      six values (docs/records.md, "Where the time goes")
+ *
+ * A version only ever adds columns at the end of a table, so that a store
+ * of any older version is upgraded in place (tcprt fleet init), and the
+ * commands that read none of the new columns (fleet gaps, fleet top) still
+ * read a store of the oldest one.
+ */
+#ifndef TCPRT_STORE_H
+#define TCPRT_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clickhouse.h"
+#include "frame.h"
+#include "record.h"
+
+#define STORE_VERSION	2	/* fleet/schema.sql's, written in tcprt.meta */
+#define STORE_OLDEST	1	/* the oldest one tcprt reads and upgrades */
+
+/*
+ * The version @found in tcprt.meta (@len bytes), or 0 when there is none
+ * (@len 0), or -1 when it is not a version number.
+ */
+int store_version_of(const char *found, size_t len);
+
+/*
+ * Whether a store whose tcprt.meta holds @found (@len bytes) serves a
+ * command that needs version @need or later: true, or false with one
+ * sentence in @err that says why and what to do (a store of an older
+ * version: run tcprt fleet init; of a newer: a newer tcprt).  @url names
+ * the store in it.
+ */
+bool store_version_ok(const char *found, size_t len, int need,
+		      const char *url, char *err, size_t size);
+
+/* A column added to tcprt.records after version 1, as schema.sql has it. */
+struct store_column {
+	int version;		/* the version that added it */
+	const char *name;
+	const char *type;
+};
+
+extern const struct store_column store_added[];
+extern const size_t store_nadded;
+
+/*
+ * The ALTER TABLE that adds to tcprt.records the columns of store_added
+ * it lacks, given @have, the names of the columns it has, one per line (as
+ * ClickHouse's system.columns gives them), into @sql (@size bytes).
+ * Returns how many columns it adds: 0, and @sql empty, when none is
+ * missing or when @have is empty (no table: the schema creates it whole).
+ */
+#define STORE_UPGRADE_MAX	1024
+unsigned int store_upgrade_sql(const char *have, char *sql, size_t size);
+
+/*
+ * The breakdown column of a record (version 2): bit i, the time
+ * breakdown's field EXT_BREAKDOWN + i was on its line (its value is in
+ * the column of that name; 0 when absent); STORE_BD_PROCESS, its process
+ * split holds (rec_process_parts() says SPLIT_OK); STORE_BD_TRANSFER, its
+ * transfer split holds (rec_transfer_parts()).  A row loaded before
+ * version 2 has 0, as has a line without the fields.
+ */
+#define STORE_BD_FIELDS		0x3fu
+#define STORE_BD_PROCESS	0x40u
+#define STORE_BD_TRANSFER	0x80u
+unsigned int store_breakdown(const struct record *r);
+
+/* tcprt.records' columns, in the order of store_record_row()'s fields. */
+extern const char store_records_cols[];
+
+/*
+ * Add to @b the TabSeparated row of tcprt.records (store_records_cols) of
+ * the line @line (@len bytes) numbered @seq in the message @h: @kind and
+ * @role as frame_item_line() gives them (a malformed line's item: kind 0;
+ * an E record's role, else -1).  A line that is not a record gets valid
+ * 0, its bytes in line, and the other columns empty or 0.  Returns valid.
+ */
+bool store_record_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
+		      const char *line, size_t len, int kind, int role);
+
+#endif

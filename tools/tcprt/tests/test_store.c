@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * store.c, the store's schema without ClickHouse: what a version found
+ * means to a command; the upgrade of a store of schema 1
+ * (tests/fleet-schema-1.sql, schema.sql as it was) - its columns and the
+ * ones the ALTER TABLE adds are those of fleet/schema.sql, in order, at
+ * any point where an upgrade could have stopped; the breakdown mask of a
+ * record, and the rows ingest loads: as many fields as columns named,
+ * each where its name says.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+#include "store.h"
+#include "tap.h"
+#include "util.h"
+
+static const char schema_sql[] =
+#include "schema.h"
+	;
+
+#define URL	"http://db:8123/"
+#define MAXCOLS	64
+
+static char err[1024];
+
+static bool version_ok(const char *found, int need)
+{
+	return store_version_ok(found, strlen(found), need, URL, err, sizeof(err));
+}
+
+static void test_version(void)
+{
+	ok(store_version_of("", 0) == 0 && store_version_of("2", 1) == 2 &&
+	   store_version_of("x", 1) == -1 && store_version_of("0", 1) == -1 &&
+	   store_version_of("-1", 2) == -1, "versions: none, 2; x, 0 and -1 are none of them");
+	ok(version_ok("1", STORE_OLDEST) && version_ok("2", STORE_OLDEST) &&
+	   version_ok("2", STORE_VERSION), "1 and 2 serve what needs 1; 2 what needs 2");
+	ok(!version_ok("1", STORE_VERSION) &&
+	   strstr(err, "the tcprt schema in ClickHouse at " URL " is version 1, older than this needs (2): run 'tcprt fleet init --url " URL "' to upgrade the schema from 1 to 2"),
+	   "1 where 2 is needed: run tcprt fleet init to upgrade from 1 to 2 (%s)", err);
+	ok(!version_ok("3", STORE_OLDEST) &&
+	   strstr(err, "is version 3; this tcprt " TCPRT_VERSION " knows version 2: a newer tcprt upgraded it, use that one"),
+	   "3: a newer tcprt's (%s)", err);
+	ok(!version_ok("abc", STORE_OLDEST) && strstr(err, "is version abc; this tcprt") &&
+	   !strstr(err, "newer"), "not a number: said as it is (%s)", err);
+	ok(!version_ok("", STORE_OLDEST) &&
+	   !strcmp(err, "the tcprt schema in ClickHouse at " URL " has no version: run 'tcprt fleet init --url " URL "'"),
+	   "none: run tcprt fleet init");
+	ok(strstr(schema_sql, "\nINSERT INTO tcprt.meta (key, value) VALUES ('schema', '2');\n") &&
+	   STORE_VERSION == 2, "schema.sql writes version 2, the version tcprt knows");
+}
+
+/* The columns of tcprt.records in @sql, "name type" each, in order. */
+static size_t columns_of(const char *sql, char cols[][96])
+{
+	const char *p = strstr(sql, "CREATE TABLE IF NOT EXISTS tcprt.records (\n");
+	const char *end = p ? strstr(p, "\n) ENGINE") : NULL;
+	size_t n = 0;
+
+	if (!end)
+		return 0;
+	p = strchr(p, '\n') + 1;
+	while (p < end && n < MAXCOLS) {
+		size_t len = strcspn(p, "\n");
+
+		/* "    name Type[ DEFAULT ...][,]" */
+		snprintf(cols[n++], sizeof(cols[0]), "%.*s",
+			 (int)(len - 4 - (p[len - 1] == ',')), p + 4);
+		p += len + 1;
+	}
+	return n;
+}
+
+/* The names of @cols, one a line, as system.columns answers. */
+static void names_of(char cols[][96], size_t n, char *out, size_t size)
+{
+	size_t i, o = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < n; i++)
+		o += (size_t)snprintf(out + o, size - o, "%.*s\n",
+				      (int)strcspn(cols[i], " "), cols[i]);
+}
+
+/* Apply @sql's ADD COLUMNs to @cols (@n of them): their new number. */
+static size_t apply(const char *sql, char cols[][96], size_t n)
+{
+	const char *p = sql;
+
+	while ((p = strstr(p, "ADD COLUMN ")) && n < MAXCOLS) {
+		p += strlen("ADD COLUMN ");
+		snprintf(cols[n++], sizeof(cols[0]), "%.*s", (int)strcspn(p, ","), p);
+	}
+	return n;
+}
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *s = xcalloc(1, 65536);
+
+	if (f) {
+		s[fread(s, 1, 65535, f)] = '\0';
+		fclose(f);
+	}
+	return s;
+}
+
+static void test_upgrade(void)
+{
+	static char v1[MAXCOLS][96], v2[MAXCOLS][96], cols[MAXCOLS][96];
+	char *old = read_file("tests/fleet-schema-1.sql");
+	char have[4096], sql[STORE_UPGRADE_MAX];
+	size_t n1 = columns_of(old, v1), n2 = columns_of(schema_sql, v2), n, i, k;
+	unsigned int added, bad = 0;
+
+	ok(n1 == 27 && n2 == n1 + store_nadded, "schema 1's records has 27 columns, schema 2's %zu more",
+	   store_nadded);
+	for (i = 0; i < n1; i++)
+		bad += strcmp(v1[i], v2[i]) != 0;
+	ok(!bad, "schema 2 keeps schema 1's columns as they were, in order");
+	for (i = 0; i < store_nadded; i++) {
+		char want[96];
+
+		snprintf(want, sizeof(want), "%s %s", store_added[i].name, store_added[i].type);
+		bad += strcmp(v2[n1 + i], want) != 0 || store_added[i].version != 2;
+	}
+	ok(!bad, "the columns the upgrade adds are schema.sql's last ones, name and type");
+	for (i = 0; i < REC_EXT_N - EXT_BREAKDOWN; i++)
+		bad += strcmp(store_added[1 + i].name, rec_ext_name[EXT_BREAKDOWN + i]) != 0;
+	ok(!bad && !strcmp(store_added[0].name, "breakdown"),
+	   "breakdown, then the six named as on the line");
+
+	/* stopped after k of the columns were added (k = 0: schema 1) */
+	for (k = 0; k <= store_nadded; k++) {
+		memcpy(cols, v2, sizeof(cols));
+		names_of(cols, n1 + k, have, sizeof(have));
+		added = store_upgrade_sql(have, sql, sizeof(sql));
+		n = apply(sql, cols, n1 + k);
+		bad += added != store_nadded - k || n != n2;
+		for (i = 0; i < n2; i++)
+			bad += strcmp(cols[i], v2[i]) != 0;
+		if (k == 0)
+			ok(!strcmp(sql, "ALTER TABLE tcprt.records ADD COLUMN breakdown UInt8, ADD COLUMN rq_wait UInt64, ADD COLUMN app UInt64, ADD COLUMN sq_wait UInt64, ADD COLUMN rwnd_limited UInt64, ADD COLUMN sndbuf_limited UInt64, ADD COLUMN app_limited UInt64"),
+			   "schema 1: %s", sql);
+	}
+	ok(!bad && !*sql, "upgraded from schema 1, or from any point where an upgrade stopped: schema 2's columns, in order; complete: nothing to add");
+	ok(store_upgrade_sql("host\nepoch\nseq", sql, sizeof(sql)) == store_nadded &&
+	   store_upgrade_sql("", sql, sizeof(sql)) == 0 && !*sql,
+	   "the last name without a newline counts; no table: nothing to add (the schema creates it)");
+	free(old);
+}
+
+static unsigned int mask_of(const char *line)
+{
+	char why[PARSE_WHY_MAX];
+	struct record r;
+
+	if (!parse_log_line(line, strlen(line), &r, why)) {
+		diag("%s: %s", line, why);
+		return 0xffff;
+	}
+	return store_breakdown(&r);
+}
+
+#define R_LINE	"V6 R 1795218000 000001 10.0.0.2:1 10.0.0.1:7700 5000 900 300 0 1 600 100 300 0 1448"
+#define W_LINE	"V6 W 1795218000 000001 10.0.0.2:1 10.0.0.1:7700 5000 900 300 0 1 600 100 1000 1448"
+#define P_LINE	"V6 P 1795218000 000002 10.0.0.1:6379 10.0.0.2:1 300 900 200 0 1 500 300 4000 0 1448"
+
+static void test_mask(void)
+{
+	/* R: process 600, download 900 - 100 - 600 = 200 */
+	ok(mask_of(R_LINE) == 0, "no field: 0");
+	ok(mask_of(R_LINE " netns=5 cgroup=7") == 0, "netns and cgroup: 0");
+	ok(mask_of(R_LINE " rq_wait=100 app=400 sq_wait=100 rwnd_limited=50 sndbuf_limited=50 app_limited=100") == 0xff,
+	   "R, all six, both splits hold: 0xff");
+	ok(mask_of(R_LINE " rq_wait=100 app=400 sq_wait=101 rwnd_limited=50 sndbuf_limited=50 app_limited=101") == 0x3f,
+	   "R, both contracts broken by one: the fields, no split");
+	ok(mask_of(R_LINE " app=400 app_limited=20") == 0x22, "R, app and app_limited: bits 1 and 5");
+	ok(mask_of(W_LINE " rq_wait=100 app=400 sq_wait=100") == 0x47, "W, the process split: 0x47");
+	/* P: upload 900 - 500 - 300 = 100 */
+	ok(mask_of(P_LINE " rq_wait=1 sq_wait=3 rwnd_limited=20 sndbuf_limited=30 app_limited=50") == 0xbd,
+	   "P, its five: no app, no process split, the upload's: 0xbd");
+	ok(mask_of(P_LINE " rq_wait=1 sq_wait=3 rwnd_limited=20 sndbuf_limited=30 app_limited=51") == 0x3d,
+	   "P, the limited parts past the upload: 0x3d");
+	ok(mask_of("V6 N 1795218000 000003 10.0.0.2:1 10.0.0.1:7700 3 900 400 0 1448") == 0, "N: 0");
+}
+
+/* The value of column @name in the TabSeparated @row, or NULL. */
+static const char *col(const char *row, const char *name, char *buf, size_t size)
+{
+	const char *c = store_records_cols, *f = row;
+
+	for (;;) {
+		size_t n = strcspn(c, ","), flen = strcspn(f, "\t\n");
+
+		if (n == strlen(name) && !memcmp(c, name, n)) {
+			snprintf(buf, size, "%.*s", (int)flen, f);
+			return buf;
+		}
+		if (!c[n] || f[flen] != '\t')
+			return NULL;
+		c += n + 2;	/* ", " */
+		f += flen + 1;
+	}
+}
+
+/* Fields of the row, and the number of columns named. */
+static void count(const char *row, size_t *fields, size_t *names)
+{
+	const char *p;
+
+	*fields = 1;
+	for (p = row; *p && *p != '\n'; p++)
+		*fields += *p == '\t';
+	*names = 1;
+	for (p = store_records_cols; *p; p++)
+		*names += *p == ',';
+}
+
+#define BD	" rq_wait=100 app=400 sq_wait=100 rwnd_limited=50 sndbuf_limited=50 app_limited=100"
+
+static void test_rows(void)
+{
+	static const struct {
+		const char *line;
+		int kind, role;
+		const char *want;	/* "column=value ..." */
+	} t[] = {
+		{ R_LINE BD, 1, -1, "valid=1 type=R role=server port=7700 metrics=31 process=600 download=200 breakdown=255 rq_wait=100 app=400 sq_wait=100 rwnd_limited=50 sndbuf_limited=50 app_limited=100" },
+		{ R_LINE " app_limited=7", 1, -1, "valid=1 breakdown=32 rq_wait=0 app=0 app_limited=7" },
+		{ R_LINE, 1, -1, "valid=1 breakdown=0 rq_wait=0 app_limited=0" },
+		{ P_LINE " rq_wait=1 sq_wait=3 rwnd_limited=20 sndbuf_limited=30 app_limited=50", 1, -1,
+		  "valid=1 type=P role=client port=6379 upload=100 breakdown=189 rq_wait=1 app=0 sq_wait=3 app_limited=50" },
+		{ "V6 E 1795218000 000004 10.0.0.1:6379 10.0.0.2:40000 1 5000 0 300 0 300", 1, ROLE_CLIENT,
+		  "valid=1 type=E role=client port=6379 breakdown=0" },
+		{ R_LINE " app=400 rq_wait=100", 1, -1, "valid=0 type= port=0 breakdown=0 rq_wait=0 app=0" },
+		{ "junk\tline", 0, -1, "valid=0 line=junk\\tline metrics=0 breakdown=0 app_limited=0" },
+	};
+	struct frame_hdr h = { .epoch = 77, .cpu = 3 };
+	struct buf b = { 0 };
+	unsigned int i;
+
+	snprintf(h.host, sizeof(h.host), "web-1");
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char want[512], *w, *save = NULL, v[800];
+		size_t fields, names;
+		bool valid, good = true;
+
+		b.len = 0;
+		valid = store_record_row(&b, &h, 5 + i, t[i].line, strlen(t[i].line),
+					 t[i].kind, t[i].role);
+		count(b.p, &fields, &names);
+		good = fields == names && b.p[b.len - 1] == '\n' &&
+		       !strchr(b.p, '\n')[1] && valid == (t[i].want[6] == '1') &&
+		       col(b.p, "host", v, sizeof(v)) && !strcmp(v, "web-1") &&
+		       col(b.p, "seq", v, sizeof(v)) && (unsigned int)atoi(v) == 5 + i &&
+		       col(b.p, "cpu", v, sizeof(v)) && !strcmp(v, "3");
+		snprintf(want, sizeof(want), "%s", t[i].want);
+		for (w = strtok_r(want, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+			char *eq = strchr(w, '=');
+
+			*eq = '\0';
+			if (!col(b.p, w, v, sizeof(v)) || strcmp(v, eq + 1)) {
+				diag("%s: %s is '%s', not '%s'", t[i].line, w, col(b.p, w, v, sizeof(v)) ? v : "?", eq + 1);
+				good = false;
+			}
+		}
+		ok(good, "row of %.40s...: %zu fields for %zu columns; %s", t[i].line, fields, names,
+		   t[i].want);
+	}
+	buf_free(&b);
+}
+
+int main(void)
+{
+	test_version();
+	test_upgrade();
+	test_mask();
+	test_rows();
+	return done_testing();
+}

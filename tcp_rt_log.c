@@ -36,6 +36,7 @@
 #include <net/sock.h>
 
 #include "include/tcp_rt.h"
+#include "include/tcp_rt_relay.h"
 #include "include/tcp_rt_compat.h"
 
 #define TCP_RT_LOG_SUBBUF_SIZE	(256 * 1024)
@@ -372,18 +373,14 @@ tcp_rt_log_write(const struct sock *sk, enum tcp_rt_rec type, u64 start_us,
 
 	local_irq_save(flags);
 	buf = *this_cpu_ptr(chan->buf);
-	/* A flight recorder always switches; a record always fits. */
-	if (unlikely(buf->offset + len > chan->subbuf_size) &&
-	    WARN_ON_ONCE(!relay_switch_subbuf(buf, len))) {
+	/* room for its longest form; a flight recorder always switches */
+	rec = tcp_rt_relay_reserve(buf, len);
+	if (unlikely(!rec)) {
 		local_irq_restore(flags);
 		return;
 	}
-	rec = buf->data + buf->offset;
-	/* the record's bytes before the offset that covers them: a reader */
-	smp_store_release(&buf->offset,
-			  tcp_rt_format(rec, sk, type, &ts, fields, n, ext,
-					ext_len, xt) -
-			  (char *)buf->data);
+	tcp_rt_relay_commit(buf, tcp_rt_format(rec, sk, type, &ts, fields, n,
+					       ext, ext_len, xt));
 	local_irq_restore(flags);
 	this_cpu_inc(tcp_rt_log_nr[type]);
 }

@@ -3,7 +3,8 @@
  * The relay files the logs (tcp_rt_log.c) and the stats (tcp_rt_stats.c)
  * are read by: relay's own open, poll and release, no mmap (debugfs
  * refuses it under kernel lockdown, and never forwarded it anyway), and a
- * read of our own that hands out whole records only (see "Reading").
+ * read of our own that hands out whole records only (see "Reading"); and
+ * the two calls their writers put a record with (see "Writing").
  *
  * Concurrency: tcp_rt_relay_fops is set up before the first channel opens
  * and released after the last one closed, both under the module's
@@ -25,6 +26,7 @@
 #include <linux/uaccess.h>
 
 #include "include/tcp_rt.h"
+#include "include/tcp_rt_relay.h"
 
 static const struct file_operations *tcp_rt_relay_fops;
 static unsigned int tcp_rt_relay_readers;
@@ -51,11 +53,12 @@ static atomic_long_t tcp_rt_relay_lapped = ATOMIC_LONG_INIT(0);
  * it copied, and one whose buffer cannot hold the next record fails with
  * -EINVAL, as /dev/kmsg's does (a record is at most TCP_RT_REC_LEN bytes).
  *
- * A completed sub-buffer ends where its padding begins: relay stores the
- * padding before it raises subbufs_produced, which x86's store order keeps
- * visible in that order.  The current one ends at buf->offset, which
- * writers raise (with release semantics, tcp_rt_log_record()) only after a
- * record's bytes are in place.
+ * A completed sub-buffer ends where its padding begins, which the writer
+ * stores before subbufs_produced is raised (tcp_rt_relay_switch()); the
+ * current one ends at buf->offset, which the writer raises only after a
+ * record's bytes are in place (tcp_rt_relay_commit()): both with the
+ * ordering a weakly ordered CPU (arm64) needs, not x86's store order
+ * alone.
  */
 #define TCP_RT_READ_CHUNK	4096
 #define TCP_RT_READ_TRIES	16	/* chunks overtaken in one read, at most */
@@ -80,7 +83,7 @@ static ssize_t tcp_rt_relay_copy(struct rchan_buf *buf, char *to, size_t max)
 		}
 		slot = buf->subbufs_consumed % n;
 		if (buf->subbufs_consumed == produced)
-			/* pairs with tcp_rt_log_record()'s release */
+			/* pairs with tcp_rt_relay_commit()'s release */
 			end = min(smp_load_acquire(&buf->offset), size);
 		else
 			end = size - READ_ONCE(buf->padding[slot]);
@@ -156,6 +159,28 @@ static ssize_t tcp_rt_relay_read(struct file *filp, char __user *ubuf,
 
 	kfree(bounce);
 	return done ? done : err;
+}
+
+/*
+ * Writing (include/tcp_rt_relay.h): tcp_rt_relay_reserve()'s slow path,
+ * the switch to the next sub-buffer.  The padding relay is about to store
+ * for the ending sub-buffer is stored first, ordered by the write barrier
+ * before relay's subbufs_produced++ together with every byte of that
+ * sub-buffer; relay then stores the same value again.
+ */
+char *tcp_rt_relay_switch(struct rchan_buf *buf, size_t len)
+{
+	size_t size = buf->chan->subbuf_size;
+
+	if (buf->offset != size + 1) {	/* relay's test: not refused before */
+		WRITE_ONCE(buf->padding[buf->subbufs_produced % buf->chan->n_subbufs],
+			   size - buf->offset);
+		/* pairs with tcp_rt_relay_copy()'s acquire of subbufs_produced */
+		smp_wmb();
+	}
+	if (WARN_ON_ONCE(!relay_switch_subbuf(buf, len)))
+		return NULL;
+	return (char *)buf->data + buf->offset;
 }
 
 unsigned long tcp_rt_relay_reads_lapped(void)

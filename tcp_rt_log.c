@@ -432,9 +432,9 @@ int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs)
 		tcp_rt_digit_pairs[2 * i] = '0' + i / 10;
 		tcp_rt_digit_pairs[2 * i + 1] = '0' + i % 10;
 	}
-	tcp_rt_log_chan = relay_open("rt-network-log", dir,
-				     TCP_RT_LOG_SUBBUF_SIZE, n_subbufs,
-				     &tcp_rt_log_callbacks, NULL);
+	tcp_rt_log_chan = tcp_rt_relay_open("rt-network-log", dir,
+					    TCP_RT_LOG_SUBBUF_SIZE, n_subbufs,
+					    &tcp_rt_log_callbacks);
 	if (!tcp_rt_log_chan) {
 		pr_err("cannot create the rt-network-log relay channel\n");
 		return -ENOMEM;
@@ -444,6 +444,6 @@ int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs)
 
 void tcp_rt_log_exit(void)
 {
-	relay_close(tcp_rt_log_chan);
+	tcp_rt_relay_close(tcp_rt_log_chan);
 	tcp_rt_log_chan = NULL;
 }

@@ -311,9 +311,9 @@ int tcp_rt_stats_init(struct dentry *dir, unsigned int n_subbufs)
 	tcp_rt_stats_pcpu = alloc_percpu(struct tcp_rt_stats_pcpu);
 	if (!tcp_rt_stats_pcpu)
 		return -ENOMEM;
-	tcp_rt_stats_chan = relay_open("rt-network-stats", dir,
-				       TCP_RT_STATS_SUBBUF_SIZE, n_subbufs,
-				       &tcp_rt_stats_callbacks, NULL);
+	tcp_rt_stats_chan = tcp_rt_relay_open("rt-network-stats", dir,
+					      TCP_RT_STATS_SUBBUF_SIZE,
+					      n_subbufs, &tcp_rt_stats_callbacks);
 	if (!tcp_rt_stats_chan) {
 		pr_err("cannot create the rt-network-stats relay channel\n");
 		free_percpu(tcp_rt_stats_pcpu);
@@ -329,7 +329,7 @@ int tcp_rt_stats_init(struct dentry *dir, unsigned int n_subbufs)
 void tcp_rt_stats_exit(void)
 {
 	cancel_delayed_work_sync(&tcp_rt_stats_work);
-	relay_close(tcp_rt_stats_chan);
+	tcp_rt_relay_close(tcp_rt_stats_chan);
 	tcp_rt_stats_chan = NULL;
 	free_percpu(tcp_rt_stats_pcpu);
 }

@@ -9,16 +9,30 @@
  * buf->offset with a plain store after copying the bytes.  x86's store
  * order hides both; arm64's does not.
  *
- * Callers run with interrupts off, on this CPU's buffer, as relay_write()
- * does: nothing else writes that buffer meanwhile.
+ * Callers run with interrupts off, as relay_write() does, and each buffer
+ * has one writer at a time: a log buffer its CPU's, the stats' global
+ * buffer the stats worker.
  */
 #ifndef _TCP_RT_RELAY_H
 #define _TCP_RT_RELAY_H
 
 #include <linux/compiler.h>
 #include <linux/relay.h>
+#include <asm/barrier.h>
 
+#include "tcp_rt_compat.h"
+
+struct rchan *tcp_rt_relay_open(const char *base, struct dentry *parent,
+				size_t subbuf_size, size_t n_subbufs,
+				tcp_rt_relay_cb_const struct rchan_callbacks *cb);
+void tcp_rt_relay_close(struct rchan *chan);
 char *tcp_rt_relay_switch(struct rchan_buf *buf, size_t len);
+
+/* @buf's switch count (tcp_rt_relay.c, "Writing"). */
+static inline unsigned long *tcp_rt_relay_switches(struct rchan_buf *buf)
+{
+	return (unsigned long *)buf->chan->private_data + buf->cpu;
+}
 
 /*
  * Room for @len bytes at the current offset, after switching to the next

@@ -3,8 +3,9 @@
  * The relay files the logs (tcp_rt_log.c) and the stats (tcp_rt_stats.c)
  * are read by: relay's own open, poll and release, no mmap (debugfs
  * refuses it under kernel lockdown, and never forwarded it anyway), and a
- * read of our own that hands out whole records only (see "Reading"); and
- * the two calls their writers put a record with (see "Writing").
+ * read of our own that hands out whole records only (see "Reading"); the
+ * calls their writers put a record with (see "Writing"); and the channels'
+ * open and close, which give each buffer its switch count.
  *
  * Concurrency: tcp_rt_relay_fops is set up before the first channel opens
  * and released after the last one closed, both under the module's

@@ -376,6 +376,22 @@ start_server() {	# [ns] -- rt_peer server args...
 	rm -f "$ready"
 }
 
+# Segmentation offload off on a namespace's device, so that each packet it
+# sends is one segment (a capture counts segments, netem drops one at a
+# time).  Checked, not assumed: a device that keeps either offload would
+# send 64 KB packets, and a loss case would then see a few dozen packets
+# where it counts on thousands of segments.
+segment_offload_off() {	# netns device
+	local k
+	ip netns exec "$1" ethtool -K "$2" tso off gso off > /dev/null ||
+		fail "ethtool -K $2 tso off gso off in $1"
+	k=$(ip netns exec "$1" ethtool -k "$2")
+	grep -q '^tcp-segmentation-offload: off' <<< "$k" &&
+		grep -q '^generic-segmentation-offload: off' <<< "$k" ||
+		fail "$1's $2 keeps segmentation offload: $(grep -E \
+			'^(tcp|generic)-segmentation-offload' <<< "$k" | tr '\n' ' ')"
+}
+
 # Two namespaces, rtsrv (10.99.0.1) and rtcli (10.99.0.2), joined by a veth
 # pair; extra arguments become a netem qdisc on both ends.
 make_netns_pair() {	# [netem args...]
@@ -417,7 +433,7 @@ make_netns_router() {	# [netem args for the path to the client...]
 	ip -n rtsrv route add default via 10.99.0.254
 	ip -n rtcli route add default via 10.99.1.254
 	ip netns exec rtrt sysctl -qw net.ipv4.ip_forward=1
-	ip netns exec rtsrv ethtool -K rtv0 tso off gso off > /dev/null
+	segment_offload_off rtsrv rtv0
 	[ $# -eq 0 ] || ip netns exec rtrt tc qdisc add dev rtv2 root netem "$@"
 }
 

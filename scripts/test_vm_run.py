@@ -324,6 +324,22 @@ class Arm64KernelTest(unittest.TestCase):
         self.assertEqual(vm_run.guest_kernel(image, "7.3.4+deb13-arm64", self.dir, "arm64"), image)
         self.assertEqual(os.listdir(self.dir), ["Image"])  # nothing cached
 
+    def cmd_sh(self, arch):
+        share = tempfile.mkdtemp(dir=self.dir)
+        vm_run.write_share(share, ["true"], "/p", "r", arch)
+        with open(os.path.join(share, "cmd.sh"), encoding="utf-8") as f:
+            return f.read().splitlines()
+
+    def test_emulated_guest_is_slow(self):
+        # the selftests' slack for an emulated arm64 guest, unless given
+        saved = os.environ.pop("TCP_RT_SLOW", None)
+        self.addCleanup(lambda: saved is None or os.environ.update(TCP_RT_SLOW=saved))
+        self.assertIn("export TCP_RT_SLOW=2", self.cmd_sh("arm64"))
+        self.assertFalse([ln for ln in self.cmd_sh("amd64") if "TCP_RT_SLOW" in ln])
+        os.environ["TCP_RT_SLOW"] = "8"                  # check-debug's
+        self.assertIn("export TCP_RT_SLOW=8", self.cmd_sh("arm64"))
+        os.environ.pop("TCP_RT_SLOW")
+
     def test_busybox_from_the_guest_root(self):
         root = os.path.join(self.dir, "root")
         bb = self.write("root/usr/bin/busybox", b"\x7fELF")

@@ -21,7 +21,8 @@ PEER=$SELFTESTS/rt_peer
 : "${WAIT_S:=30}"	# how long an awaited event may take (emulated guest)
 # How many times slower than Debian's kernel the guest's kernel is (KASAN,
 # lockdep & co. on every packet): scripts/check-debug sets it for its debug
-# kernel.  Only expect_time reads it; 1 (unset) changes nothing.
+# kernel (8), scripts/vm-run for an emulated arm64 guest (2).  Only the
+# timing checks read it; 1 (unset) changes nothing.
 : "${TCP_RT_SLOW:=1}"
 
 _tap_n=0

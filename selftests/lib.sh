@@ -243,7 +243,7 @@ field() {	# file type n
 # the host fully loaded (load 5.8 on 2 cores) a request's capture and TCP's
 # stamp of it were 6.7 ms apart, a response's 7.4 ms the other way, so a
 # duration can be off by both: 20 ms, TCP_RT_SLOW times that on a debug
-# kernel.  A backlogged socket adds the time its owner holds the lock, and
+# kernel (8) or an emulated arm64 guest (2).  A backlogged socket adds the time its owner holds the lock, and
 # on PREEMPT_RT the owner can be preempted while it holds it: the segment
 # waits for the scheduler to come back to it.  With 64 connections at once
 # (128 threads on 2 vCPUs) an ACK's stamp was 27 ms late, in one run of 12;

@@ -13,7 +13,7 @@ KDIR ?= $(shell scripts/kdir)
 PWD  := $(CURDIR)
 
 .PHONY: all modules install clean check check-debug check-kernels dist demo bench bench-insns sparse \
-	checkpatch selftests deps tcprt deadhook deb
+	checkpatch selftests deps tcprt deadhook deb progs
 
 all: modules tcprt
 
@@ -46,6 +46,19 @@ install: modules tcprt
 
 selftests:
 	$(MAKE) -C selftests KDIR=$(KDIR)
+
+# What the VM runs besides the module: selftests' programs, tools/bench's
+# rt_load and tcprt, for KERNEL's architecture, in place.  For an arm64
+# kernel they are cross-built with Debian's aarch64 compiler against the
+# root file system its guest runs on (scripts/guest-root, made on first use):
+# the same glibc and libcurl.  A later native build (or plain make progs)
+# rebuilds them for the host.
+PROGS_ARCH = $(if $(KERNEL),$(shell scripts/kernels arch $(KERNEL)),amd64)
+progs:
+	@cc="$$(scripts/guest-root cc $(PROGS_ARCH))" && \
+	$(MAKE) -C selftests CC="$$cc" && \
+	$(MAKE) -C tools/bench rt_load CC="$$cc" && \
+	$(MAKE) -C tools/tcprt tcprt CC="$$cc"
 
 checkpatch:
 	@scripts/checkpatch-run

@@ -36,6 +36,7 @@
 #include <net/sock.h>
 
 #include "include/tcp_rt.h"
+#include "include/tcp_rt_relay.h"
 #include "include/tcp_rt_compat.h"
 
 #define TCP_RT_LOG_SUBBUF_SIZE	(256 * 1024)
@@ -372,18 +373,14 @@ tcp_rt_log_write(const struct sock *sk, enum tcp_rt_rec type, u64 start_us,
 
 	local_irq_save(flags);
 	buf = *this_cpu_ptr(chan->buf);
-	/* A flight recorder always switches; a record always fits. */
-	if (unlikely(buf->offset + len > chan->subbuf_size) &&
-	    WARN_ON_ONCE(!relay_switch_subbuf(buf, len))) {
+	/* room for its longest form; a flight recorder always switches */
+	rec = tcp_rt_relay_reserve(buf, len);
+	if (unlikely(!rec)) {
 		local_irq_restore(flags);
 		return;
 	}
-	rec = buf->data + buf->offset;
-	/* the record's bytes before the offset that covers them: a reader */
-	smp_store_release(&buf->offset,
-			  tcp_rt_format(rec, sk, type, &ts, fields, n, ext,
-					ext_len, xt) -
-			  (char *)buf->data);
+	tcp_rt_relay_commit(buf, tcp_rt_format(rec, sk, type, &ts, fields, n,
+					       ext, ext_len, xt));
 	local_irq_restore(flags);
 	this_cpu_inc(tcp_rt_log_nr[type]);
 }
@@ -435,9 +432,9 @@ int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs)
 		tcp_rt_digit_pairs[2 * i] = '0' + i / 10;
 		tcp_rt_digit_pairs[2 * i + 1] = '0' + i % 10;
 	}
-	tcp_rt_log_chan = relay_open("rt-network-log", dir,
-				     TCP_RT_LOG_SUBBUF_SIZE, n_subbufs,
-				     &tcp_rt_log_callbacks, NULL);
+	tcp_rt_log_chan = tcp_rt_relay_open("rt-network-log", dir,
+					    TCP_RT_LOG_SUBBUF_SIZE, n_subbufs,
+					    &tcp_rt_log_callbacks);
 	if (!tcp_rt_log_chan) {
 		pr_err("cannot create the rt-network-log relay channel\n");
 		return -ENOMEM;
@@ -447,6 +444,6 @@ int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs)
 
 void tcp_rt_log_exit(void)
 {
-	relay_close(tcp_rt_log_chan);
+	tcp_rt_relay_close(tcp_rt_log_chan);
 	tcp_rt_log_chan = NULL;
 }

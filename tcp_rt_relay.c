@@ -3,7 +3,9 @@
  * The relay files the logs (tcp_rt_log.c) and the stats (tcp_rt_stats.c)
  * are read by: relay's own open, poll and release, no mmap (debugfs
  * refuses it under kernel lockdown, and never forwarded it anyway), and a
- * read of our own that hands out whole records only (see "Reading").
+ * read of our own that hands out whole records only (see "Reading"); the
+ * calls their writers put a record with (see "Writing"); and the channels'
+ * open and close, which give each buffer its switch count.
  *
  * Concurrency: tcp_rt_relay_fops is set up before the first channel opens
  * and released after the last one closed, both under the module's
@@ -11,7 +13,9 @@
  * relay_close(), in module exit.  A buffer's reading position (relay's
  * subbufs_consumed and bytes_consumed) is changed by its readers only,
  * under its file's inode lock, as relay's own read does.  reads_lapped is
- * an atomic, bumped by readers of any file.
+ * an atomic, bumped by readers of any file.  A buffer's switch count (see
+ * "Writing") is changed by that buffer's one writer only, and lives as
+ * long as its channel (tcp_rt_relay_open() to tcp_rt_relay_close()).
  */
 
 #define pr_fmt(fmt) "tcp_rt: " fmt
@@ -25,6 +29,7 @@
 #include <linux/uaccess.h>
 
 #include "include/tcp_rt.h"
+#include "include/tcp_rt_relay.h"
 
 static const struct file_operations *tcp_rt_relay_fops;
 static unsigned int tcp_rt_relay_readers;
@@ -51,11 +56,16 @@ static atomic_long_t tcp_rt_relay_lapped = ATOMIC_LONG_INIT(0);
  * it copied, and one whose buffer cannot hold the next record fails with
  * -EINVAL, as /dev/kmsg's does (a record is at most TCP_RT_REC_LEN bytes).
  *
- * A completed sub-buffer ends where its padding begins: relay stores the
- * padding before it raises subbufs_produced, which x86's store order keeps
- * visible in that order.  The current one ends at buf->offset, which
- * writers raise (with release semantics, tcp_rt_log_record()) only after a
- * record's bytes are in place.
+ * A completed sub-buffer ends where its padding begins, which the writer
+ * stores before subbufs_produced is raised (tcp_rt_relay_switch()); the
+ * current one ends at buf->offset, which the writer raises only after a
+ * record's bytes are in place (tcp_rt_relay_commit()): both with the
+ * ordering a weakly ordered CPU (arm64) needs, not x86's store order
+ * alone.  But relay_switch_subbuf() raises subbufs_produced before it
+ * sets the offset back to 0: in between, the new current sub-buffer
+ * would seem to end where the old one did, and a reader would hand out
+ * a lap-old sub-buffer's bytes and skip as many of the new one's.  The
+ * buffer's switch count, odd during the switch, shows that window.
  */
 #define TCP_RT_READ_CHUNK	4096
 #define TCP_RT_READ_TRIES	16	/* chunks overtaken in one read, at most */
@@ -68,9 +78,13 @@ static atomic_long_t tcp_rt_relay_lapped = ATOMIC_LONG_INIT(0);
 static ssize_t tcp_rt_relay_copy(struct rchan_buf *buf, char *to, size_t max)
 {
 	size_t size = buf->chan->subbuf_size, n = buf->chan->n_subbufs;
+	unsigned long *switches = tcp_rt_relay_switches(buf);
 	size_t produced, seen, slot, end, len;
+	unsigned long sw;
 
-	/* pairs with relay_switch_subbuf()'s smp_mb() */
+	/* pairs with tcp_rt_relay_switch()'s release of the count */
+	sw = smp_load_acquire(switches);
+	/* pairs with tcp_rt_relay_switch()'s smp_wmb() */
 	produced = smp_load_acquire(&buf->subbufs_produced);
 	for (;;) {
 		if (produced - buf->subbufs_consumed >= n) {
@@ -79,11 +93,15 @@ static ssize_t tcp_rt_relay_copy(struct rchan_buf *buf, char *to, size_t max)
 			buf->bytes_consumed = 0;
 		}
 		slot = buf->subbufs_consumed % n;
-		if (buf->subbufs_consumed == produced)
-			/* pairs with tcp_rt_log_record()'s release */
+		if (buf->subbufs_consumed == produced) {
+			/* mid-switch, the offset is the old sub-buffer's */
+			if (sw & 1)
+				return -EAGAIN;
+			/* pairs with tcp_rt_relay_commit()'s release */
 			end = min(smp_load_acquire(&buf->offset), size);
-		else
+		} else {
 			end = size - READ_ONCE(buf->padding[slot]);
+		}
 		if (buf->bytes_consumed < end)
 			break;
 		if (buf->subbufs_consumed == produced)
@@ -101,8 +119,12 @@ static ssize_t tcp_rt_relay_copy(struct rchan_buf *buf, char *to, size_t max)
 		atomic_long_inc(&tcp_rt_relay_lapped);
 		return -EAGAIN;
 	}
-	/* the current sub-buffer ended: its end was maybe the next one's */
-	if (seen != produced && buf->subbufs_consumed == produced)
+	/*
+	 * The current sub-buffer ended, or a switch to it was under way: its
+	 * end was maybe another's.
+	 */
+	if (buf->subbufs_consumed == produced &&
+	    (seen != produced || READ_ONCE(*switches) != sw))
 		return -EAGAIN;
 	return len;
 }
@@ -156,6 +178,69 @@ static ssize_t tcp_rt_relay_read(struct file *filp, char __user *ubuf,
 
 	kfree(bounce);
 	return done ? done : err;
+}
+
+/*
+ * Writing (include/tcp_rt_relay.h): tcp_rt_relay_reserve()'s slow path,
+ * the switch to the next sub-buffer.  The padding relay is about to store
+ * for the ending sub-buffer is stored first, ordered by the write barrier
+ * before relay's subbufs_produced++ together with every byte of that
+ * sub-buffer; relay then stores the same value again.  The buffer's switch
+ * count is odd from before that barrier until relay has set the offset
+ * for the new sub-buffer.
+ */
+char *tcp_rt_relay_switch(struct rchan_buf *buf, size_t len)
+{
+	unsigned long *switches = tcp_rt_relay_switches(buf);
+	size_t size = buf->chan->subbuf_size, slot;
+	size_t ok;
+
+	WRITE_ONCE(*switches, *switches + 1);
+	if (buf->offset != size + 1) {	/* relay's test: not refused before */
+		slot = buf->subbufs_produced % buf->chan->n_subbufs;
+		WRITE_ONCE(buf->padding[slot], size - buf->offset);
+	}
+	/* pairs with the acquire of subbufs_produced in tcp_rt_relay_copy() */
+	smp_wmb();
+	ok = relay_switch_subbuf(buf, len);
+	/* pairs with the acquire of the count in tcp_rt_relay_copy() */
+	smp_store_release(switches, *switches + 1);
+	if (WARN_ON_ONCE(!ok))
+		return NULL;
+	return (char *)buf->data + buf->offset;
+}
+
+/*
+ * A relay channel whose buffers have switch counts: its private data, one
+ * count per buffer, indexed by the buffer's CPU (0 for a global buffer).
+ * Close it with tcp_rt_relay_close().
+ */
+struct rchan *tcp_rt_relay_open(const char *base, struct dentry *parent,
+				size_t subbuf_size, size_t n_subbufs,
+				tcp_rt_relay_cb_const struct rchan_callbacks *cb)
+{
+	unsigned long *switches;
+	struct rchan *chan;
+
+	switches = kcalloc(nr_cpu_ids, sizeof(*switches), GFP_KERNEL);
+	if (!switches)
+		return NULL;
+	chan = relay_open(base, parent, subbuf_size, n_subbufs, cb, switches);
+	if (!chan)
+		kfree(switches);
+	return chan;
+}
+
+/* After relay_close() no read runs and none can start: see below. */
+void tcp_rt_relay_close(struct rchan *chan)
+{
+	unsigned long *switches;
+
+	if (!chan)
+		return;
+	switches = chan->private_data;
+	relay_close(chan);
+	kfree(switches);
 }
 
 unsigned long tcp_rt_relay_reads_lapped(void)

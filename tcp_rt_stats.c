@@ -30,6 +30,7 @@
 #include <linux/workqueue.h>
 
 #include "include/tcp_rt.h"
+#include "include/tcp_rt_relay.h"
 #include "include/tcp_rt_compat.h"
 
 #define TCP_RT_STATS_SUBBUF_SIZE	(16 * 1024)
@@ -172,7 +173,10 @@ static void tcp_rt_stats_line(time64_t now, const struct tcp_rt_stats_slot *s)
 {
 	char line[TCP_RT_STATS_LINE_LEN];
 	bool peer = s->key & TCP_RT_KEY_PEER;
+	struct rchan_buf *buf;
+	unsigned long flags;
 	u64 n = s->tasks;
+	char *to;
 	int len;
 
 	len = scnprintf(line, sizeof(line),
@@ -184,7 +188,15 @@ static void tcp_rt_stats_line(time64_t now, const struct tcp_rt_stats_slot *s)
 			peer ? 0 : tcp_rt_div((u64)s->fails * 1000, n + s->fails),
 			tcp_rt_div(s->sent, n), tcp_rt_div(s->upload, n),
 			tcp_rt_div(s->recv, n), n);
-	relay_write(tcp_rt_stats_chan, line, len);
+	/* as relay_write(), ordered for our reader (tcp_rt_relay.c) */
+	local_irq_save(flags);
+	buf = *this_cpu_ptr(tcp_rt_stats_chan->buf);
+	to = tcp_rt_relay_reserve(buf, len);
+	if (to) {
+		memcpy(to, line, len);
+		tcp_rt_relay_commit(buf, to + len);
+	}
+	local_irq_restore(flags);
 	atomic_long_inc(&tcp_rt_stats_nr_lines);
 }
 
@@ -299,9 +311,9 @@ int tcp_rt_stats_init(struct dentry *dir, unsigned int n_subbufs)
 	tcp_rt_stats_pcpu = alloc_percpu(struct tcp_rt_stats_pcpu);
 	if (!tcp_rt_stats_pcpu)
 		return -ENOMEM;
-	tcp_rt_stats_chan = relay_open("rt-network-stats", dir,
-				       TCP_RT_STATS_SUBBUF_SIZE, n_subbufs,
-				       &tcp_rt_stats_callbacks, NULL);
+	tcp_rt_stats_chan = tcp_rt_relay_open("rt-network-stats", dir,
+					      TCP_RT_STATS_SUBBUF_SIZE,
+					      n_subbufs, &tcp_rt_stats_callbacks);
 	if (!tcp_rt_stats_chan) {
 		pr_err("cannot create the rt-network-stats relay channel\n");
 		free_percpu(tcp_rt_stats_pcpu);
@@ -317,7 +329,7 @@ int tcp_rt_stats_init(struct dentry *dir, unsigned int n_subbufs)
 void tcp_rt_stats_exit(void)
 {
 	cancel_delayed_work_sync(&tcp_rt_stats_work);
-	relay_close(tcp_rt_stats_chan);
+	tcp_rt_relay_close(tcp_rt_stats_chan);
 	tcp_rt_stats_chan = NULL;
 	free_percpu(tcp_rt_stats_pcpu);
 }

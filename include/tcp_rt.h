@@ -11,7 +11,7 @@
  * tcp_rt_hookcheck.c proves at load that the hooks see TCP's events;
  * tcp_rt_task.c      the connection table and the task state machine;
  * tcp_rt_log.c       the record format and the per-CPU logs;
- * tcp_rt_relay.c     the relay files' operations (whole records only);
+ * tcp_rt_relay.c     the relay channels and their files' operations;
  * tcp_rt_stats.c     the per-port aggregation;
  * tcp_rt_series.c    the fine-timescale sampling runs.
  */

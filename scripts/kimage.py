@@ -201,6 +201,13 @@ def elf_vaddr(elf):
 ARM64_MAGIC = b'ARM\x64'
 ARM64_TEXT = 0xffff800080000000
 GZIP_MAGIC = b'\x1f\x8b'
+ARM64_HEADER_LEN = 64
+
+
+def is_arm64_header(head):
+    """Whether head, a kernel image's first ARM64_HEADER_LEN bytes (or
+    more), is an arm64 Image's header (its magic at 0x38)."""
+    return head[0x38:0x3c] == ARM64_MAGIC
 
 
 def arm64_image(data):
@@ -212,7 +219,7 @@ def arm64_image(data):
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error):
             return None
-    return data if data[0x38:0x3c] == ARM64_MAGIC else None
+    return data if is_arm64_header(data) else None
 
 
 def arm64_anchors(image):

@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """Tests of scripts/vm-run's kernel log check, on crafted kernel logs: which
 line fails a run, and what it says of tcp_rt (loaded yet? in the trace?);
-and of the QEMU options it takes from the environment.
+of the QEMU options it takes from the environment; and of how it tells
+and boots an arm64 kernel.
 
     python3 scripts/test_vm_run.py [-v]
 """
 
+import gzip
 import importlib.machinery
 import importlib.util
 import os
@@ -80,6 +82,28 @@ WAIT_CONTEXT = """\
 """
 
 
+# arm64's formats (made up for the test, after 7.x's arm64 die() and
+# __do_kernel_fault()): the fault's line, then die()'s "Internal error".
+ARM64_OOPS = """\
+[   50.000000] Unable to handle kernel NULL pointer dereference at virtual address 0000000000000010
+[   50.000001] Mem abort info:
+[   50.000002]   ESR = 0x0000000096000005
+[   50.000003] Internal error: Oops: 0000000096000005 [#1]  SMP
+[   50.000004] Modules linked in: tcp_rt(OE) sch_netem veth
+[   50.000005] pc : tcp_rt_hook_xmit+0x2c/0x90 [tcp_rt]
+[   50.000006] Call trace:
+[   50.000007]  tcp_rt_hook_xmit+0x2c/0x90 [tcp_rt]
+[   50.000008]  tcp_rate_skb_sent+0x5/0x120
+"""
+ARM64_BUG = """\
+[   51.000000] kernel BUG at net/ipv4/tcp_output.c:1234!
+[   51.000001] Internal error: Oops - BUG: 00000000f2000800 [#1]  SMP
+"""
+ARM64_SERROR = "[   52.000000] SError Interrupt on CPU1, code 0x00000000be000011 -- SError\n"
+ARM64_BAD_MODE = ("[   53.000000] Bad mode in Synchronous Abort handler detected on CPU0, "
+                  "code 0x02000000 -- Unknown\n")
+
+
 class LogCheckTest(unittest.TestCase):
 
     def test_clean_log_passes(self):
@@ -123,6 +147,27 @@ class LogCheckTest(unittest.TestCase):
         kind, line, _ = vm_run.log_problem(BOOT + START + WAIT_CONTEXT)
         self.assertEqual((kind, line), ("lockdep report", "[ BUG: Invalid wait context ]"))
 
+    def test_arm64_oops(self):
+        kind, line, who = vm_run.log_problem(BOOT + START + LOADED + ARM64_OOPS)
+        self.assertEqual(kind, "oops")
+        self.assertTrue(line.startswith("Unable to handle kernel NULL pointer dereference"))
+        self.assertEqual(who, "after tcp_rt was loaded, tcp_rt in its trace")
+        # die()'s line alone (e.g. an undefined instruction) fails too
+        kind, line, _ = vm_run.log_problem(BOOT + START + ARM64_OOPS.split("\n", 3)[3])
+        self.assertEqual((kind, line[:16]), ("oops", "Internal error: "))
+        self.assertEqual(vm_run.log_problem(BOOT + START + ARM64_BUG)[:2],
+                         ("bug", "kernel BUG at net/ipv4/tcp_output.c:1234!"))
+        self.assertEqual(vm_run.log_problem(BOOT + START + ARM64_SERROR)[0], "oops")
+        self.assertEqual(vm_run.log_problem(BOOT + START + ARM64_BAD_MODE)[0], "oops")
+        # at boot: early, booted again
+        self.assertEqual(vm_run.early_problem(BOOT + ARM64_OOPS)[0], "oops")
+
+    def test_arm64_words_elsewhere_pass(self):
+        # anchored: another subsystem's message that merely contains them
+        text = (BOOT + START + "[ 60.0] XFS (vda): Internal error xfs_trans_cancel at line 1\n"
+                "[ 60.1] foo: Unable to handle kernel requests yet\n")
+        self.assertIsNone(vm_run.log_problem(text))
+
     def test_marker_is_no_init_failure(self):
         path = os.path.join(os.environ.get("TMPDIR", "/tmp"),
                             f"test_vm_run.{os.getpid()}.log")
@@ -156,9 +201,9 @@ class QemuArgvTest(unittest.TestCase):
                 os.environ[k] = v
 
     @staticmethod
-    def argv():
+    def argv(arch="amd64", root="/"):
         return vm_run.qemu_argv({"cpus": 1, "mem": 512}, "/k", "/i", "/l", "/r",
-                                "/s", "/", "6.1")
+                                "/s", "/", "6.1", arch, root)
 
     @staticmethod
     def option(argv, name):
@@ -184,6 +229,55 @@ class QemuArgvTest(unittest.TestCase):
         os.environ["VM_APPEND"] = "possible_cpus=80"
         self.assertEqual(self.option(self.argv(), "-append"), base + " possible_cpus=80")
 
+    def test_amd64_argv_as_before(self):
+        # the x86-64 guest's command line as it was before arm64 guests
+        want = ["qemu-system-x86_64", "-nodefaults", "-no-user-config", "-display", "none",
+                "-monitor", "none", "-no-reboot", "-accel", "tcg", "-cpu", "max",
+                "-smp", "1", "-m", "512", "-kernel", "/k", "-initrd", "/i",
+                "-append", "console=ttyS0 loglevel=8 printk.devkmsg=on panic=-1 "
+                "mitigations=off pci=noacpi tsc=reliable",
+                "-chardev", "file,id=con,path=/l", "-serial", "chardev:con",
+                "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,"
+                "multidevs=remap",
+                "-virtfs", "local,path=/s,mount_tag=vmrun,security_model=none,readonly=on",
+                "-device", "virtio-serial-pci"]
+        if os.path.exists(vm_run.QBOOT):
+            want += ["-bios", vm_run.QBOOT]
+        for p in vm_run.PORTS:
+            want += ["-chardev", f"socket,id={p},path=/r/{p}",
+                     "-device", f"virtserialport,chardev={p},name=vmrun.{p}"]
+        self.assertEqual(vm_run.qemu_argv({"cpus": 1, "mem": 512}, "/k", "/i", "/l", "/r",
+                                          "/s", "/", "6.1"), want)
+        self.assertEqual(self.argv(), want)
+
+    def test_arm64_machine(self):
+        argv = self.argv("arm64", "/cache/guest-root/arm64-x")
+        self.assertEqual(argv[0], "qemu-system-aarch64")
+        self.assertEqual(self.option(argv, "-machine"), "virt")
+        self.assertEqual(self.option(argv, "-accel"), "tcg")
+        self.assertEqual(self.option(argv, "-cpu"), "max,pauth-impdef=on")
+        append = self.option(argv, "-append")
+        self.assertTrue(append.startswith("console=ttyAMA0 loglevel=8 "))
+        self.assertNotIn("pci=noacpi", append)   # x86's
+        self.assertNotIn("-bios", argv)           # qboot is x86's; virt boots the Image
+        roots = [a for a in argv if "mount_tag=hostroot" in a]
+        self.assertEqual(roots, ["local,path=/cache/guest-root/arm64-x,mount_tag=hostroot,"
+                                 "security_model=none,readonly=on,multidevs=remap"])
+        os.environ["VM_CPU"] = "cortex-a72"
+        os.environ["VM_APPEND"] = "nokaslr"
+        argv = self.argv("arm64", "/r")
+        self.assertEqual(self.option(argv, "-cpu"), "cortex-a72")
+        self.assertTrue(self.option(argv, "-append").endswith(" mitigations=off nokaslr"))
+
+    def test_arm64_accel_is_tcg(self):
+        os.environ.pop("VM_ACCEL")
+        self.assertEqual(self.option(self.argv("arm64"), "-accel"), "tcg")
+        os.environ["VM_ACCEL"] = "tcg,thread=single"   # check-kernels' reload VM
+        self.assertEqual(self.option(self.argv("arm64"), "-accel"), "tcg,thread=single")
+        os.environ["VM_ACCEL"] = "kvm"
+        with self.assertRaises(vm_run.Fail):
+            self.argv("arm64")
+
     def test_extra_share(self):
         # selftests/deb_install.sh's chroot: read-only, tag "share"
         self.assertFalse([a for a in self.argv() if "mount_tag=share" in a])
@@ -196,6 +290,68 @@ class QemuArgvTest(unittest.TestCase):
             os.environ["VM_SHARE"] = os.path.join(d, "missing")
             with self.assertRaises(vm_run.Fail):
                 self.argv()
+
+
+class Arm64KernelTest(unittest.TestCase):
+    """How vm-run tells an arm64 kernel and what it boots it with."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.dir = tmp.name
+
+    def write(self, name, data):
+        path = os.path.join(self.dir, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+
+    def test_image_arch(self):
+        image = bytearray(4096)
+        image[0x38:0x3c] = b"ARM\x64"                     # arm64 Image header magic
+        self.assertEqual(vm_run.image_arch(self.write("Image", image)), "arm64")
+        self.assertEqual(vm_run.image_arch(self.write("Image.gz", gzip.compress(bytes(image)))),
+                         "arm64")
+        bz = bytearray(4096)
+        bz[0x202:0x206] = b"HdrS"                        # x86 boot protocol header
+        self.assertEqual(vm_run.image_arch(self.write("bzImage", bz)), "amd64")
+        with self.assertRaises(vm_run.Fail):
+            vm_run.image_arch(os.path.join(self.dir, "missing"))
+
+    def test_arm64_image_booted_as_it_is(self):
+        image = self.write("Image", b"\0" * 0x38 + b"ARM\x64")
+        self.assertEqual(vm_run.guest_kernel(image, "7.3.4+deb13-arm64", self.dir, "arm64"), image)
+        self.assertEqual(os.listdir(self.dir), ["Image"])  # nothing cached
+
+    def cmd_sh(self, arch):
+        share = tempfile.mkdtemp(dir=self.dir)
+        vm_run.write_share(share, ["true"], "/p", "r", arch)
+        with open(os.path.join(share, "cmd.sh"), encoding="utf-8") as f:
+            return f.read().splitlines()
+
+    def test_emulated_guest_is_slow(self):
+        # the selftests' slack for an emulated arm64 guest, unless given
+        saved = os.environ.pop("TCP_RT_SLOW", None)
+        self.addCleanup(lambda: saved is None or os.environ.update(TCP_RT_SLOW=saved))
+        self.assertIn("export TCP_RT_SLOW=2", self.cmd_sh("arm64"))
+        self.assertFalse([ln for ln in self.cmd_sh("amd64") if "TCP_RT_SLOW" in ln])
+        os.environ["TCP_RT_SLOW"] = "8"                  # check-debug's
+        self.assertIn("export TCP_RT_SLOW=8", self.cmd_sh("arm64"))
+        os.environ.pop("TCP_RT_SLOW")
+
+    def test_busybox_from_the_guest_root(self):
+        root = os.path.join(self.dir, "root")
+        bb = self.write("root/usr/bin/busybox", b"\x7fELF")
+        os.symlink("usr/bin", os.path.join(root, "bin"))  # merged /usr
+        self.assertEqual(vm_run.root_busybox(root), bb)
+        os.unlink(bb)
+        os.symlink("/bin/busybox", bb)                    # would be the host's
+        with self.assertRaises(vm_run.Fail):
+            vm_run.root_busybox(root)
+
+    def test_amd64_root_is_the_host(self):
+        self.assertEqual(vm_run.guest_root("amd64"), "/")
 
 
 if __name__ == "__main__":

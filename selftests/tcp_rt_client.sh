@@ -51,7 +51,7 @@ case_one_request() {
 case_out_of_order() {
 	setup
 	make_netns_pair
-	ip netns exec rtsrv ethtool -K rtv0 tso off gso off > /dev/null
+	segment_offload_off rtsrv rtv0
 	ip netns exec rtsrv tc qdisc add dev rtv0 root netem delay 10ms reorder 100% gap 5
 	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 100 \
 		--resp-bytes 60000 > /dev/null
@@ -133,7 +133,7 @@ case_request_loss() {
 	setup
 	make_netns_router
 	ip netns exec rtrt tc qdisc add dev rtv1 root netem loss 5%
-	ip netns exec rtcli ethtool -K rtv3 tso off gso off > /dev/null
+	segment_offload_off rtcli rtv3
 	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 2000000 \
 		--resp-bytes 100 > /dev/null
 	capture_start $PORT rtcli

@@ -323,7 +323,7 @@ case_out_of_order() {
 	# 5 requests reordered; a 10 ms delay left a run's cut request in order
 	# (2026-11-25): the emulated guest took longer than that to send four
 	# segments, so they had left before the fifth overtook them.
-	ip netns exec rtcli ethtool -K rtv1 tso off gso off > /dev/null
+	segment_offload_off rtcli rtv1
 	ip netns exec rtcli tc qdisc add dev rtv1 root netem delay 50ms reorder 100% gap 5
 	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 60000 \
 		--resp-bytes 100 > /dev/null
@@ -360,7 +360,7 @@ case_out_of_order_n() {
 	local try log
 	setup
 	make_netns_pair
-	ip netns exec rtcli ethtool -K rtv1 tso off gso off > /dev/null
+	segment_offload_off rtcli rtv1
 	ip netns exec rtcli tc qdisc add dev rtv1 root netem delay 50ms reorder 100% gap 5
 	for try in 1 2 3; do
 		log=$LOG.$try

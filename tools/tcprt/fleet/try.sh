@@ -66,7 +66,6 @@ die()  { say "try.sh: $*" >&2; exit 1; }
 command -v ip >/dev/null || die "needs ip (iproute2)"
 command -v python3 >/dev/null || die "needs python3"
 for m in imuxsock omrelp imrelp; do
-	[ -e "/usr/lib/x86_64-linux-gnu/rsyslog/$m.so" ] ||
 	[ -n "$(find /usr/lib* -name "$m.so" -path '*rsyslog*' 2>/dev/null | head -1)" ] ||
 		die "rsyslog module $m missing (apt-get install rsyslog rsyslog-relp)"
 done

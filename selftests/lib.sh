@@ -243,9 +243,10 @@ field() {	# file type n
 # the host fully loaded (load 5.8 on 2 cores) a request's capture and TCP's
 # stamp of it were 6.7 ms apart, a response's 7.4 ms the other way, so a
 # duration can be off by both: 20 ms, TCP_RT_SLOW times that on a debug
-# kernel (8) or an emulated arm64 guest (2).  A backlogged socket adds the time its owner holds the lock, and
-# on PREEMPT_RT the owner can be preempted while it holds it: the segment
-# waits for the scheduler to come back to it.  With 64 connections at once
+# kernel (8) or an emulated arm64 guest (2).  A backlogged socket adds the
+# time its owner holds the lock, and on PREEMPT_RT the owner can be
+# preempted while it holds it: the segment waits for the scheduler to come
+# back to it.  With 64 connections at once
 # (128 threads on 2 vCPUs) an ACK's stamp was 27 ms late, in one run of 12;
 # eight at a time, 11 ms at most in 16: tests held to the oracle keep their
 # connections few.

@@ -28,13 +28,21 @@ modules:
 
 # The module again, with its ACK hook on a function no loopback exchange
 # calls (TCP_RT_TEST_DEAD_HOOK), in selftests/deadhook/: the load-time hook
-# check must refuse it (selftests/tcp_rt_module.sh).
+# check must refuse it (selftests/tcp_rt_module.sh); and with the time
+# breakdown's write hook there (TCP_RT_TEST_DEAD_WRITE_HOOK), in
+# selftests/deadhook-write/: log_ext must refuse the breakdown's fields
+# (selftests/tcp_rt_breakdown.sh).
 DEADHOOK := selftests/deadhook
+DEADHOOK_WRITE := selftests/deadhook-write
+define deadhook_build
+	@mkdir -p $(1)/include
+	@for f in Kbuild $(wildcard tcp_rt*.c); do ln -sfn ../../$$f $(1)/$$f; done
+	@for f in $(wildcard include/*.h); do ln -sfn ../../../$$f $(1)/$$f; done
+	$(KRUN) $(MAKE) -C $(KDIR) M=$(PWD)/$(1) $(2)=y modules
+endef
 deadhook:
-	@mkdir -p $(DEADHOOK)/include
-	@for f in Kbuild $(wildcard tcp_rt*.c); do ln -sfn ../../$$f $(DEADHOOK)/$$f; done
-	@for f in $(wildcard include/*.h); do ln -sfn ../../../$$f $(DEADHOOK)/$$f; done
-	$(KRUN) $(MAKE) -C $(KDIR) M=$(PWD)/$(DEADHOOK) TCP_RT_TEST_DEAD_HOOK=y modules
+	$(call deadhook_build,$(DEADHOOK),TCP_RT_TEST_DEAD_HOOK)
+	$(call deadhook_build,$(DEADHOOK_WRITE),TCP_RT_TEST_DEAD_WRITE_HOOK)
 
 sparse:
 	$(MAKE) -C $(KDIR) M=$(PWD) W=1 C=2 modules
@@ -104,6 +112,6 @@ bench-insns: modules
 clean:
 	$(KRUN) $(MAKE) -C $(KDIR) M=$(PWD) clean
 	$(MAKE) -C selftests clean
-	rm -rf $(DEADHOOK)
+	rm -rf $(DEADHOOK) $(DEADHOOK_WRITE)
 	$(MAKE) -C tools/bench clean
 	$(MAKE) -C tools/tcprt clean

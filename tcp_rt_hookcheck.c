@@ -28,10 +28,23 @@
  * themselves.  A connection established meanwhile is not tracked, as one
  * established before the load.
  *
- * Concurrency: only init runs the check.  tcp_rt_hc's socket identities
- * are written by it while the hooks may read them (READ_ONCE, a port of 0
- * matching nothing); its counters are atomics bumped by hooks on any CPU
- * and read by init.
+ * The time breakdown's hooks (the application's reads and writes) are
+ * proven the same way each time they are attached, at load or by a write
+ * of log_ext (tcp_rt_hookcheck_run_bd()): the same exchange must show a
+ * read and a write on each end, or log_ext refuses the fields, naming the
+ * hook.  The engine is live then: only the check's own connection goes to
+ * the check, every other event to the engine.
+ *
+ * The check's connection is known by its four-tuple on 127.0.0.1 in
+ * init_net, both ports the kernel's own picks and bound by the check: no
+ * other connection has it while the check runs, not one in a container
+ * on the same two ports, not a socket that takes a released one's memory.
+ *
+ * Concurrency: one check at a time (tcp_rt_hc_mutex, from begin to end):
+ * init's, or a log_ext write's.  tcp_rt_hc's identities are written by it
+ * while the hooks may read them (READ_ONCE, a port of 0 matching
+ * nothing); its counters are atomics bumped by hooks on any CPU and read
+ * by the check.
  */
 
 #define pr_fmt(fmt) "tcp_rt: " fmt
@@ -41,6 +54,7 @@
 #include <linux/in.h>
 #include <linux/jump_label.h>
 #include <linux/ktime.h>
+#include <linux/mutex.h>
 #include <linux/net.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -67,9 +81,10 @@ static const char *const tcp_rt_hc_side_name[TCP_RT_HC_SIDES] = {
 };
 
 DEFINE_STATIC_KEY_FALSE(tcp_rt_hookcheck_on);
+static DEFINE_MUTEX(tcp_rt_hc_mutex);
 
 static struct {
-	const struct sock *client;	/* the client's socket */
+	bool engine_live;		/* other events go to the engine */
 	__be16 lport;			/* the server's port */
 	__be16 cport;			/* the client's port */
 	atomic_t estab[TCP_RT_HC_SIDES];
@@ -77,6 +92,8 @@ static struct {
 	/* by hook; tcp_rt_hooks.c's table fits (BUILD_BUG_ON) */
 	atomic_t calls[TCP_RT_HOOKS_MAX][TCP_RT_HC_SIDES];
 	atomic_t sent[TCP_RT_HC_SIDES];	/* new data the transmit hook saw */
+	atomic_t reads[TCP_RT_HC_SIDES];	/* the breakdown's hooks */
+	atomic_t writes[TCP_RT_HC_SIDES];
 } tcp_rt_hc;
 
 static u64 tcp_rt_hc_us;	/* how long the check took; written by init */
@@ -85,43 +102,64 @@ static u64 tcp_rt_hc_us;	/* how long the check took; written by init */
 static int tcp_rt_hc_side(const struct sock *sk)
 {
 	const struct inet_sock *inet = inet_sk(sk);
+	__be16 lport = READ_ONCE(tcp_rt_hc.lport);
+	__be16 cport = READ_ONCE(tcp_rt_hc.cport);
 
-	if (sk == READ_ONCE(tcp_rt_hc.client))
-		return TCP_RT_HC_CLIENT;
-	if (sk->sk_family == AF_INET && READ_ONCE(tcp_rt_hc.cport) &&
-	    inet->inet_sport == READ_ONCE(tcp_rt_hc.lport) &&
-	    inet->inet_dport == READ_ONCE(tcp_rt_hc.cport))
+	if (!cport || sk->sk_family != AF_INET ||
+	    !net_eq(sock_net(sk), &init_net) ||
+	    inet->inet_daddr != htonl(INADDR_LOOPBACK) ||
+	    inet->inet_rcv_saddr != htonl(INADDR_LOOPBACK))
+		return -1;
+	if (inet->inet_sport == lport && inet->inet_dport == cport)
 		return TCP_RT_HC_SERVER;
+	if (inet->inet_sport == cport && inet->inet_dport == lport)
+		return TCP_RT_HC_CLIENT;
 	return -1;
 }
 
 /*
  * Hook @i fired on @sk, which sent @new_data bytes of new data (transmit
  * hook).  Only events of an established connection count: the handshake's
- * own segments and ACK are none of the engine's business either.
+ * own segments and ACK are none of the engine's business either.  True
+ * when the engine must not see the event.
  */
-void tcp_rt_hookcheck_hook(const struct sock *sk, unsigned int i,
+bool tcp_rt_hookcheck_hook(const struct sock *sk, unsigned int i,
 			   u32 new_data)
 {
 	int side = tcp_rt_hc_side(sk);
 
-	if (side < 0 || READ_ONCE(sk->sk_state) != TCP_ESTABLISHED)
-		return;
+	if (side < 0)
+		return !READ_ONCE(tcp_rt_hc.engine_live);
+	if (READ_ONCE(sk->sk_state) != TCP_ESTABLISHED)
+		return true;
 	atomic_inc(&tcp_rt_hc.calls[i][side]);
 	if (new_data)
 		atomic_add(new_data, &tcp_rt_hc.sent[side]);
+	return true;
 }
 
-void tcp_rt_hookcheck_state(const struct sock *sk, int newstate)
+bool tcp_rt_hookcheck_state(const struct sock *sk, int newstate)
 {
 	int side = tcp_rt_hc_side(sk);
 
 	if (side < 0)
-		return;
+		return !READ_ONCE(tcp_rt_hc.engine_live);
 	if (newstate == TCP_ESTABLISHED)
 		atomic_inc(&tcp_rt_hc.estab[side]);
 	else if (newstate == TCP_CLOSE)
 		atomic_inc(&tcp_rt_hc.closed[side]);
+	return true;
+}
+
+/* The breakdown's hooks: the application read (@write false) or writes. */
+bool tcp_rt_hookcheck_app(const struct sock *sk, bool write)
+{
+	int side = tcp_rt_hc_side(sk);
+
+	if (side < 0)
+		return !READ_ONCE(tcp_rt_hc.engine_live);
+	atomic_inc(write ? &tcp_rt_hc.writes[side] : &tcp_rt_hc.reads[side]);
+	return true;
 }
 
 static unsigned int tcp_rt_hc_calls(unsigned int i, int side)
@@ -216,38 +254,75 @@ static bool tcp_rt_hc_states_ok(atomic_t *count, const char *state,
 }
 
 /*
+ * What a check expects of the exchange: the load-time check, of every
+ * hook in @hooks and of the state tracepoint; the breakdown's, a read
+ * and a write on each end, seen by the tracepoint tcp_rcv_space_adjust
+ * and @write_func.
+ */
+struct tcp_rt_hc_want {
+	const struct tcp_rt_hook_desc *hooks;
+	unsigned int n;
+	const char *write_func;
+};
+
+/* Whether the breakdown's hooks saw each end read and write. */
+static bool tcp_rt_hc_app_ok(const char *write_func, char *why, size_t len)
+{
+	int side;
+
+	for (side = 0; side < TCP_RT_HC_SIDES; side++) {
+		const char *end = tcp_rt_hc_side_name[side];
+
+		if (!atomic_read(&tcp_rt_hc.writes[side])) {
+			snprintf(why, len, "%s saw no write on the %s",
+				 write_func, end);
+			return false;
+		}
+		if (!atomic_read(&tcp_rt_hc.reads[side])) {
+			snprintf(why, len, "tcp:tcp_rcv_space_adjust saw no read on the %s",
+				 end);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
  * The first expectation of the exchange not met, written to @why (empty
  * when all are).  With @closed false, the close is not looked at yet.
  */
-static void tcp_rt_hc_missing(const struct tcp_rt_hook_desc *hooks,
-			      unsigned int n, bool closed, char *why,
-			      size_t len)
+static void tcp_rt_hc_missing(const struct tcp_rt_hc_want *w, bool closed,
+			      char *why, size_t len)
 {
 	unsigned int i;
 	int side;
 
 	*why = '\0';
+	if (w->write_func) {
+		tcp_rt_hc_app_ok(w->write_func, why, len);
+		return;
+	}
 	if (!tcp_rt_hc_states_ok(tcp_rt_hc.estab, "established", why, len))
 		return;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < w->n; i++)
 		for (side = 0; side < TCP_RT_HC_SIDES; side++)
-			if (!tcp_rt_hc_hook_ok(&hooks[i], i, side, why, len))
+			if (!tcp_rt_hc_hook_ok(&w->hooks[i], i, side, why,
+					       len))
 				return;
-	if (!tcp_rt_hc_arrivals_ok(hooks, n, why, len))
+	if (!tcp_rt_hc_arrivals_ok(w->hooks, w->n, why, len))
 		return;
 	if (closed)
 		tcp_rt_hc_states_ok(tcp_rt_hc.closed, "close", why, len);
 }
 
 /* Wait, bounded, until every expectation is met; the last miss in @why. */
-static void tcp_rt_hc_await(const struct tcp_rt_hook_desc *hooks,
-			    unsigned int n, bool closed, char *why,
-			    size_t len)
+static void tcp_rt_hc_await(const struct tcp_rt_hc_want *w, bool closed,
+			    char *why, size_t len)
 {
 	ktime_t end = ktime_add_ms(ktime_get(), TCP_RT_HC_TIMEOUT_MS);
 
 	for (;;) {
-		tcp_rt_hc_missing(hooks, n, closed, why, len);
+		tcp_rt_hc_missing(w, closed, why, len);
 		if (!*why || ktime_after(ktime_get(), end))
 			return;
 		usleep_range(500, 1000);
@@ -339,6 +414,8 @@ static void tcp_rt_hc_reset(void)
 		atomic_set(&tcp_rt_hc.estab[side], 0);
 		atomic_set(&tcp_rt_hc.closed[side], 0);
 		atomic_set(&tcp_rt_hc.sent[side], 0);
+		atomic_set(&tcp_rt_hc.reads[side], 0);
+		atomic_set(&tcp_rt_hc.writes[side], 0);
 		for (i = 0; i < TCP_RT_HOOKS_MAX; i++)
 			atomic_set(&tcp_rt_hc.calls[i][side], 0);
 	}
@@ -346,11 +423,15 @@ static void tcp_rt_hc_reset(void)
 
 /*
  * Before the hooks are attached: from their first event on, every event
- * goes to the check, none to the engine.
+ * of the check's connection goes to the check, and, unless
+ * @engine_live, every other event goes nowhere.  One check at a time:
+ * held until tcp_rt_hookcheck_end().
  */
-void tcp_rt_hookcheck_begin(void)
+void tcp_rt_hookcheck_begin(bool engine_live)
 {
+	mutex_lock(&tcp_rt_hc_mutex);
 	tcp_rt_hc_reset();
+	WRITE_ONCE(tcp_rt_hc.engine_live, engine_live);
 	if (tcp_rt_hook_check)
 		static_branch_enable(&tcp_rt_hookcheck_on);
 }
@@ -359,29 +440,25 @@ void tcp_rt_hookcheck_begin(void)
 void tcp_rt_hookcheck_end(void)
 {
 	static_branch_disable(&tcp_rt_hookcheck_on);
-	WRITE_ONCE(tcp_rt_hc.client, NULL);
 	WRITE_ONCE(tcp_rt_hc.cport, 0);
+	WRITE_ONCE(tcp_rt_hc.lport, 0);
+	mutex_unlock(&tcp_rt_hc_mutex);
 }
 
 /*
- * Run the check once the hooks are attached (@hooks: what each of them
- * is).  0 when every hook saw its part, else the load's error, said in
- * one line.  The caller ends the check: on failure, only once the hooks
- * are detached, so that no connection is tracked in between.
+ * The exchange, then the wait for what @w expects of it.  0 when all was
+ * seen; -EOPNOTSUPP with the first miss in @why; else the socket error,
+ * said here.
  */
-int tcp_rt_hookcheck_run(const struct tcp_rt_hook_desc *hooks, unsigned int n)
+static int tcp_rt_hc_run(const struct tcp_rt_hc_want *w, char *why,
+			 size_t len)
 {
 	struct socket *lsock = NULL, *csock = NULL, *ssock = NULL;
-	ktime_t start = ktime_get();
 	__be16 lport, cport;
-	char why[160];
 	char *buf;
 	int err;
 
-	if (!tcp_rt_hook_check) {
-		pr_info("hook check skipped (hook_check=0)\n");
-		return 0;
-	}
+	*why = '\0';
 	buf = kzalloc(TCP_RT_HC_RESP, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
@@ -396,26 +473,22 @@ int tcp_rt_hookcheck_run(const struct tcp_rt_hook_desc *hooks, unsigned int n)
 	}
 	WRITE_ONCE(tcp_rt_hc.lport, lport);
 	WRITE_ONCE(tcp_rt_hc.cport, cport);
-	WRITE_ONCE(tcp_rt_hc.client, csock->sk);
 
 	err = tcp_rt_hc_exchange(lsock, csock, &ssock, buf);
 	if (err) {
 		pr_err("hook check: the loopback exchange failed (%d); is lo up? hook_check=0 skips the check\n",
 		       err);
 	} else {
-		tcp_rt_hc_await(hooks, n, false, why, sizeof(why));
+		tcp_rt_hc_await(w, false, why, len);
 		/* an abortive close: both ends go to CLOSE at once */
 		sock_no_linger(csock->sk);
 	}
 	sock_release(csock);
 	csock = NULL;
 	if (!err) {
-		tcp_rt_hc_await(hooks, n, true, why, sizeof(why));
-		if (*why) {
-			pr_err("hook check: %s; this kernel cannot be timed (hook_check=0 skips the check)\n",
-			       why);
+		tcp_rt_hc_await(w, true, why, len);
+		if (*why)
 			err = -EOPNOTSUPP;
-		}
 	}
 out:
 	if (ssock)
@@ -423,7 +496,54 @@ out:
 	if (lsock)
 		sock_release(lsock);
 	kfree(buf);
+	return err;
+}
+
+/*
+ * The load-time check, once the hooks are attached (@hooks: what each of
+ * them is).  0 when every hook saw its part, else the load's error, said
+ * in one line.  The caller ends the check: on failure, only once the
+ * hooks are detached, so that no connection is tracked in between.
+ */
+int tcp_rt_hookcheck_run(const struct tcp_rt_hook_desc *hooks, unsigned int n)
+{
+	const struct tcp_rt_hc_want want = { .hooks = hooks, .n = n };
+	ktime_t start = ktime_get();
+	char why[160];
+	int err;
+
+	if (!tcp_rt_hook_check) {
+		pr_info("hook check skipped (hook_check=0)\n");
+		return 0;
+	}
+	err = tcp_rt_hc_run(&want, why, sizeof(why));
+	if (*why)
+		pr_err("hook check: %s; this kernel cannot be timed (hook_check=0 skips the check)\n",
+		       why);
 	tcp_rt_hc_us = ktime_us_delta(ktime_get(), start);
+	return err;
+}
+
+/*
+ * The breakdown's hooks, just attached (@write_func: where the write hook
+ * sits): 0 when they saw each end of the exchange read and write, else
+ * log_ext's error, said in one line.  A check of its own, begun and ended
+ * here; hook_check=0 skips it as it skips the load's.
+ */
+int tcp_rt_hookcheck_run_bd(const char *write_func)
+{
+	const struct tcp_rt_hc_want want = { .write_func = write_func };
+	char why[160];
+	int err;
+
+	if (!tcp_rt_hook_check)
+		return 0;
+	tcp_rt_hookcheck_begin(true);
+	err = tcp_rt_hc_run(&want, why, sizeof(why));
+	tcp_rt_hookcheck_end();
+	if (*why)
+		pr_err("log_ext: hook check: %s; the time breakdown cannot be had on this kernel (hook_check=0 skips the check)\n",
+		       why);
 	return err;
 }
 

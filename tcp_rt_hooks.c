@@ -30,7 +30,11 @@
  *     lock.
  *   - The breakdown's hooks are attached and detached by their callers
  *     (tcp_rt_main.c) under its control mutex; tcp_rt_bd_attached is only
- *     read there and in the status file.
+ *     read there.
+ *   - A hook's filter (tcp_rt_hook.filtered) is set at its first attach,
+ *     kept while it is detached and freed once, at unload
+ *     (tcp_rt_hooks_free()): init, exit and log_ext's writes (serialised
+ *     as above) are the only ones to touch it.
  */
 
 #define pr_fmt(fmt) "tcp_rt: " fmt
@@ -64,11 +68,10 @@ static inline bool tcp_rt_watched(const struct sock *sk)
 static void tcp_rt_set_state_event(const struct sock *sk, int oldstate,
 				   int newstate)
 {
-	/* until the load-time check ends (tcp_rt_hookcheck.c) */
-	if (static_branch_unlikely(&tcp_rt_hookcheck_on)) {
-		tcp_rt_hookcheck_state(sk, newstate);
+	/* while a hook check runs (tcp_rt_hookcheck.c) */
+	if (static_branch_unlikely(&tcp_rt_hookcheck_on) &&
+	    tcp_rt_hookcheck_state(sk, newstate))
 		return;
-	}
 	if (!tcp_rt_watched(sk))
 		return;
 	if (newstate == TCP_ESTABLISHED && oldstate != TCP_ESTABLISHED)
@@ -129,6 +132,7 @@ struct tcp_rt_hook {
 	void (*handler)(struct sock *sk, unsigned long arg1);
 	enum tcp_rt_hook_kind kind;	/* what it sees, for the load check */
 	atomic_long_t missed;
+	bool filtered;		/* ops' filter set: freed at unload only */
 	char func[32];		/* writable: ftrace_set_filter() takes a buffer */
 };
 
@@ -159,16 +163,21 @@ static void tcp_rt_hook_xmit(struct sock *sk, unsigned long arg1)
 static struct tcp_rt_hook tcp_rt_hooks[];
 static struct tcp_rt_hook tcp_rt_hook_bd_write;
 
-/* A hook's event, while the load-time check runs (tcp_rt_hookcheck.c). */
-static noinline void tcp_rt_hook_to_check(const struct tcp_rt_hook *hook,
+/*
+ * A hook's event while a hook check runs (tcp_rt_hookcheck.c): true when
+ * the check takes it, the engine must not see it.
+ */
+static noinline bool tcp_rt_hook_to_check(const struct tcp_rt_hook *hook,
 					  const struct sock *sk,
 					  unsigned long arg1)
 {
 	u32 len = 0;
 
+	if (hook == &tcp_rt_hook_bd_write)
+		return tcp_rt_hookcheck_app(sk, true);
 	if (hook->kind == TCP_RT_HOOK_KIND_XMIT)
 		len = tcp_rt_skb_new_data(sk, (const void *)arg1);
-	tcp_rt_hookcheck_hook(sk, hook - tcp_rt_hooks, len);
+	return tcp_rt_hookcheck_hook(sk, hook - tcp_rt_hooks, len);
 }
 
 static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
@@ -179,12 +188,9 @@ static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
 	struct sock *sk = (struct sock *)tcp_rt_ftrace_arg(fregs, 0);
 	int bit;
 
-	if (static_branch_unlikely(&tcp_rt_hookcheck_on)) {
-		if (hook != &tcp_rt_hook_bd_write)
-			tcp_rt_hook_to_check(hook, sk,
-					     tcp_rt_ftrace_arg(fregs, 1));
+	if (static_branch_unlikely(&tcp_rt_hookcheck_on) &&
+	    tcp_rt_hook_to_check(hook, sk, tcp_rt_ftrace_arg(fregs, 1)))
 		return;
-	}
 	if (!tcp_rt_watched(sk))
 		return;
 	/* Also disables preemption: records go to this CPU's buffer. */
@@ -209,12 +215,18 @@ static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
 }
 
 /*
- * Selftests only (tcp_rt_module.sh): a build whose ACK hook sits on a
- * function no loopback exchange calls, which the load-time check refuses.
+ * Selftests only (tcp_rt_module.sh, tcp_rt_breakdown.sh): builds whose
+ * ACK hook, or the breakdown's write hook, sits on a function no loopback
+ * exchange calls, which the hook check refuses.
  */
 #ifdef TCP_RT_TEST_DEAD_HOOK
 #undef TCP_RT_HOOK_ACK
 #define TCP_RT_HOOK_ACK		"tcp_v4_mtu_reduced"
+#endif
+#ifdef TCP_RT_TEST_DEAD_WRITE_HOOK
+#define TCP_RT_HOOK_BD_WRITE	"tcp_v4_mtu_reduced"
+#else
+#define TCP_RT_HOOK_BD_WRITE	"tcp_rate_check_app_limited"
 #endif
 
 static struct tcp_rt_hook tcp_rt_hooks[] = {
@@ -250,13 +262,14 @@ static void tcp_rt_hook_write(struct sock *sk, unsigned long arg1)
 }
 
 static struct tcp_rt_hook tcp_rt_hook_bd_write =
-	TCP_RT_HOOK("tcp_rate_check_app_limited", tcp_rt_hook_write, XMIT);
+	TCP_RT_HOOK(TCP_RT_HOOK_BD_WRITE, tcp_rt_hook_write, XMIT);
 
 static void tcp_rt_rcv_space_probe(void *data, struct sock *sk)
 {
-	/* the load-time check's connections are not tracked: none of ours */
-	if (static_branch_unlikely(&tcp_rt_hookcheck_on) ||
-	    !tcp_rt_watched(sk))
+	if (static_branch_unlikely(&tcp_rt_hookcheck_on) &&
+	    tcp_rt_hookcheck_app(sk, false))
+		return;
+	if (!tcp_rt_watched(sk))
 		return;
 	/* process context, preemptible on 7.x: see tcp_rt_set_state_probe() */
 	preempt_disable_notrace();
@@ -305,21 +318,32 @@ void tcp_rt_hooks_status(struct seq_file *m)
 		   atomic_long_read(&tcp_rt_hook_bd_write.missed));
 }
 
+/*
+ * An ops unregistered keeps its filter, and is registered again with it
+ * (the breakdown's write hook, each time log_ext lists a field again): the
+ * filter is set once, at the first attach, and freed once, at unload.
+ * Freeing it between the two is what crashed 6.1 (issue 45): there,
+ * ftrace_free_filter() frees the hashes but leaves the ops pointing at
+ * them, and the next ftrace_set_filter() frees them again, from an RCU
+ * callback (later kernels point the ops at the empty hash).
+ */
 static int tcp_rt_hook_attach(struct tcp_rt_hook *hook)
 {
 	int err;
 
-	err = ftrace_set_filter(&hook->ops, hook->func, strlen(hook->func), 1);
-	if (err) {
-		pr_err("cannot hook %s: not a traceable function here (%d)\n",
-		       hook->func, err);
-		return err;
+	if (!hook->filtered) {
+		err = ftrace_set_filter(&hook->ops, hook->func,
+					strlen(hook->func), 1);
+		if (err) {
+			pr_err("cannot hook %s: not a traceable function here (%d)\n",
+			       hook->func, err);
+			return err;
+		}
+		hook->filtered = true;
 	}
 	err = register_ftrace_function(&hook->ops);
-	if (err) {
+	if (err)
 		pr_err("cannot hook %s: %d\n", hook->func, err);
-		tcp_rt_ftrace_free_filter(&hook->ops);
-	}
 	return err;
 }
 
@@ -327,7 +351,14 @@ static void tcp_rt_hook_detach(struct tcp_rt_hook *hook)
 {
 	/* Returns once no CPU can still be in the callback. */
 	unregister_ftrace_function(&hook->ops);
-	tcp_rt_ftrace_free_filter(&hook->ops);
+}
+
+/* Once detached for good: the filter's memory. */
+static void tcp_rt_hook_free(struct tcp_rt_hook *hook)
+{
+	if (hook->filtered)
+		tcp_rt_ftrace_free_filter(&hook->ops);
+	hook->filtered = false;
 }
 
 static int tcp_rt_hooks_register(void)
@@ -363,10 +394,21 @@ err_hooks:
 	return err;
 }
 
+static void tcp_rt_hooks_bd_detach(void)
+{
+	tracepoint_probe_unregister(tcp_rt_rcv_space_tp,
+				    tcp_rt_rcv_space_probe, NULL);
+	tcp_rt_hook_detach(&tcp_rt_hook_bd_write);
+	tracepoint_synchronize_unregister();
+	tcp_rt_bd_attached = false;
+}
+
 /*
  * Attach (@on) or detach the time breakdown's hooks; the caller
- * serialises the calls (tcp_rt_main.c).  Detaching returns once neither
- * can run any more.
+ * serialises the calls (tcp_rt_main.c).  Once attached they are proven
+ * as the others are at load (tcp_rt_hookcheck_run_bd()): a write hook a
+ * build inlined would leave every split wrong without a word.  Detaching
+ * returns once neither can run any more.
  */
 int tcp_rt_hooks_bd(bool on)
 {
@@ -375,11 +417,7 @@ int tcp_rt_hooks_bd(bool on)
 	if (on == tcp_rt_bd_attached)
 		return 0;
 	if (!on) {
-		tracepoint_probe_unregister(tcp_rt_rcv_space_tp,
-					    tcp_rt_rcv_space_probe, NULL);
-		tcp_rt_hook_detach(&tcp_rt_hook_bd_write);
-		tracepoint_synchronize_unregister();
-		tcp_rt_bd_attached = false;
+		tcp_rt_hooks_bd_detach();
 		return 0;
 	}
 	check_trace_callback_type_tcp_rcv_space_adjust(tcp_rt_rcv_space_probe);
@@ -400,7 +438,10 @@ int tcp_rt_hooks_bd(bool on)
 		return err;
 	}
 	tcp_rt_bd_attached = true;
-	return 0;
+	err = tcp_rt_hookcheck_run_bd(tcp_rt_hook_bd_write.func);
+	if (err)
+		tcp_rt_hooks_bd_detach();
+	return err;
 }
 
 /* Returns once no hook can run any more. */
@@ -415,6 +456,16 @@ void tcp_rt_hooks_stop(void)
 	tracepoint_synchronize_unregister();
 }
 
+/* At unload, every hook detached: what their filters hold. */
+void tcp_rt_hooks_free(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks); i++)
+		tcp_rt_hook_free(&tcp_rt_hooks[i]);
+	tcp_rt_hook_free(&tcp_rt_hook_bd_write);
+}
+
 /* Attach the hooks and prove them (tcp_rt_hookcheck.c); all or nothing. */
 int tcp_rt_hooks_start(void)
 {
@@ -427,7 +478,7 @@ int tcp_rt_hooks_start(void)
 		desc[i].func = tcp_rt_hooks[i].func;
 		desc[i].kind = tcp_rt_hooks[i].kind;
 	}
-	tcp_rt_hookcheck_begin();
+	tcp_rt_hookcheck_begin(false);
 	err = tcp_rt_hooks_register();
 	if (err) {
 		tcp_rt_hookcheck_end();

@@ -32,6 +32,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/seq_file.h>
 
 #include "include/tcp_rt.h"
@@ -141,11 +142,15 @@ MODULE_PARM_DESC(series_run,
  * log_ext.  Its time-breakdown fields (TCP_RT_EXT_BD) need the hooks that
  * see the application's reads and writes, attached only while one of them
  * is listed.  A connection takes the fields log_ext has when it is
- * established: so the hooks and the accounting (tcp_rt_bd_on) are on
- * before a field appears in the mask, and the mask loses the fields before
- * they go off; then the generation moves, so that a connection established
- * before writes no breakdown it could not finish (breakdown_partial).  At
- * load, tcp_rt_bd_start() attaches them if the mask asks.
+ * established, and the generation then: so the hooks and the accounting
+ * (tcp_rt_bd_on) are on, and proven, before a field appears in the mask.
+ * Going off, the mask loses the fields, then the generation moves, and
+ * only once every CPU sees the new one (a grace period: every hook runs
+ * with preemption off) do the hooks start to go: a record written from
+ * then on, for a connection established before, carries no split
+ * (breakdown_partial), as one of its tasks may have lost a read or a
+ * write to the detach.  At load, tcp_rt_bd_start() attaches them if the
+ * mask asks.
  */
 static bool tcp_rt_bd_live;	/* the breakdown's hooks follow the mask */
 
@@ -169,9 +174,11 @@ static int tcp_rt_log_ext_set(const char *val, const struct kernel_param *kp)
 	}
 	WRITE_ONCE(tcp_rt_log_ext, mask);
 	if (!bd && was && tcp_rt_bd_live) {
-		tcp_rt_hooks_bd(false);
-		/* after the hooks went: no record of a stale breakdown */
+		/* the mask before the generation: tcp_rt_conn_ext() */
+		smp_wmb();
 		WRITE_ONCE(tcp_rt_bd_gen, tcp_rt_bd_gen + 1);
+		synchronize_rcu();
+		tcp_rt_hooks_bd(false);
 		static_branch_disable(&tcp_rt_bd_on);
 	}
 out:
@@ -380,6 +387,7 @@ static int __init tcp_rt_init(void)
 err_bd:
 	tcp_rt_bd_stop();
 err_series:
+	tcp_rt_hooks_free();
 	tcp_rt_ctl_exit();
 	tcp_rt_series_exit();
 	tcp_rt_stats_exit();
@@ -401,6 +409,7 @@ static void __exit tcp_rt_exit(void)
 	tcp_rt_task_release_live(false);
 	tcp_rt_hooks_stop();
 	tcp_rt_bd_stop();
+	tcp_rt_hooks_free();
 	tcp_rt_stats_exit();
 	tcp_rt_log_exit();
 	tcp_rt_relay_exit();

@@ -34,7 +34,8 @@
  *     run starts, then changed by its hooks only (see "open-task gauge");
  *     the series counters are tcp_rt_series.c's.
  *   - Release (deactivate=2) is serialised by tcp_rt_release_mutex, which
- *     also guards tcp_rt_release_live.
+ *     also guards tcp_rt_release_live.  It touches a connection's state as
+ *     a softirq hook would: under the socket's spinlock, with no owner.
  *   - Each tracked connection holds a module reference, so the module can
  *     only go away once no state is left.
  */
@@ -471,6 +472,12 @@ static inline u32 tcp_rt_us(u64 from, u64 to)
 	return to > from ? min_t(u64, to - from, U32_MAX) : 0;
 }
 
+/* A sum of µs that stops at about 71 minutes, as the task's times do. */
+static inline void tcp_rt_us_add(u32 *sum, u32 us)
+{
+	*sum = min_t(u64, (u64)*sum + us, U32_MAX);
+}
+
 /*
  * The application waits for room in the send buffer.  SOCK_NOSPACE is what
  * the kernel's own SNDBUF_LIMITED test reads (tcp_cwnd_validate()): set by
@@ -510,10 +517,10 @@ static void tcp_rt_bd_account(struct tcp_rt_bd *b, const struct sock *sk,
 	blocked = tcp_rt_app_blocked(sk);
 	switch (tp->chrono_type) {
 	case TCP_CHRONO_RWND_LIMITED:
-		b->xf[TCP_RT_XF_RWND] += dt;
+		tcp_rt_us_add(&b->xf[TCP_RT_XF_RWND], dt);
 		break;
 	case TCP_CHRONO_SNDBUF_LIMITED:
-		b->xf[TCP_RT_XF_SNDBUF] += dt;
+		tcp_rt_us_add(&b->xf[TCP_RT_XF_SNDBUF], dt);
 		break;
 	default:
 		/*
@@ -524,13 +531,13 @@ static void tcp_rt_bd_account(struct tcp_rt_bd *b, const struct sock *sk,
 		 * SNDBUF_LIMITED chronograph (docs/records.md).
 		 */
 		if (b->xf_idle && (b->xf_blocked || blocked))
-			b->xf[TCP_RT_XF_SNDBUF] += dt;
+			tcp_rt_us_add(&b->xf[TCP_RT_XF_SNDBUF], dt);
 		else if (b->xf_idle)
-			b->xf_pending += dt;
+			tcp_rt_us_add(&b->xf_pending, dt);
 	}
 	/* the application wrote again: the sender was waiting for it */
 	if (tp->write_seq != b->xf_written) {
-		b->xf[TCP_RT_XF_APP] += b->xf_pending;
+		tcp_rt_us_add(&b->xf[TCP_RT_XF_APP], b->xf_pending);
 		b->xf_pending = 0;
 		b->xf_written = tp->write_seq;
 	}
@@ -1404,9 +1411,10 @@ void tcp_rt_task_xmit(struct sock *sk, const struct sk_buff *skb, u32 len)
  * acknowledged (R), a client's response all read (P), then E with the
  * totals so far.  A task still open (a request arriving, a response not
  * all acknowledged or not all read) has no record and is counted in
- * released_open; the connection in released.  Called with the socket
- * locked by its owner, bottom halves off and rcu_read_lock() held: no
- * hook of the connection runs meanwhile.
+ * released_open; the connection in released.  Called with the socket's
+ * spinlock held and no owner (as a softirq hook runs), bottom halves and
+ * preemption off and rcu_read_lock() held: no hook of the connection runs
+ * meanwhile.
  */
 static void tcp_rt_conn_release(struct tcp_rt_conn *c, const struct sock *sk)
 {
@@ -1440,18 +1448,25 @@ static void tcp_rt_conn_release(struct tcp_rt_conn *c, const struct sock *sk)
 enum tcp_rt_release_step {
 	TCP_RT_RELEASE_EMPTY,	/* the chain is empty */
 	TCP_RT_RELEASE_DONE,	/* its first connection went */
-	TCP_RT_RELEASE_BUSY,	/* its first connection is closing */
+	TCP_RT_RELEASE_BUSY,	/* it is closing, owned, or went meanwhile */
 };
 
 /*
  * Release the first connection of chain @b.  Its socket is pinned
  * (sockets are freed only after an RCU grace period, and a socket whose
  * count fell to 0 is closing: its close hook removes it), then locked as
- * its owner; the state is looked up again under the lock, as the close
- * may have come first, or the memory be a new socket.
+ * a softirq locks it: the spinlock, and only while no process owns the
+ * socket (else: busy, try again).  Not lock_sock(): a connection still in
+ * its listener's accept queue is closed by inet_csk_listen_stop() under
+ * the spinlock alone, which would run its close hook on the state being
+ * released (and WARN that the child is owned).  The state is looked up
+ * again under the lock, as the close may have come first, or the memory
+ * be a new socket.  Preemption is off around the engine, as in a hook: on
+ * PREEMPT_RT neither the spinlock nor bottom halves disable it.
  */
 static enum tcp_rt_release_step tcp_rt_release_first(struct hlist_head *b)
 {
+	enum tcp_rt_release_step step = TCP_RT_RELEASE_BUSY;
 	struct tcp_rt_conn *c;
 	struct sock *sk = NULL;
 	bool pinned = false;
@@ -1467,17 +1482,23 @@ static enum tcp_rt_release_step tcp_rt_release_first(struct hlist_head *b)
 		return TCP_RT_RELEASE_EMPTY;
 	if (!pinned)
 		return TCP_RT_RELEASE_BUSY;
-	lock_sock(sk);
 	local_bh_disable();
-	rcu_read_lock();
-	c = tcp_rt_conn_find(sk);
-	if (c)
-		tcp_rt_conn_release(c, sk);
-	rcu_read_unlock();
+	bh_lock_sock(sk);
+	if (!sock_owned_by_user(sk)) {
+		preempt_disable();
+		rcu_read_lock();
+		c = tcp_rt_conn_find(sk);
+		if (c) {
+			tcp_rt_conn_release(c, sk);
+			step = TCP_RT_RELEASE_DONE;
+		}
+		rcu_read_unlock();
+		preempt_enable();
+	}
+	bh_unlock_sock(sk);
 	local_bh_enable();
-	release_sock(sk);
 	sock_put(sk);
-	return TCP_RT_RELEASE_DONE;
+	return step;
 }
 
 /*
@@ -1491,9 +1512,15 @@ static DEFINE_MUTEX(tcp_rt_release_mutex);
 static bool tcp_rt_release_live;
 
 /*
- * deactivate=2 (tcp_rt_main.c): let go of every connection tracked now,
- * so that one idle pooled connection no longer holds an unload or an
- * upgrade.
+ * deactivate=2 (tcp_rt_main.c), once tcp_rt_active is cleared: let go of
+ * every connection tracked now, so that one idle pooled connection no
+ * longer holds an unload or an upgrade.  Every hook runs with preemption
+ * off, so a grace period first lets a connection's ESTABLISHED hook that
+ * saw tcp_rt_active set finish its insert (the walk would pass its
+ * chain), and one after lets a close that unlinked its state finish its
+ * count: when this returns, nothing is tracked.  Only a release counts
+ * as progress: a chain whose first connection stays busy for
+ * TCP_RT_RELEASE_WAITS tries in a row is left, said in the log.
  */
 void tcp_rt_task_release_all(void)
 {
@@ -1503,6 +1530,7 @@ void tcp_rt_task_release_all(void)
 	mutex_lock(&tcp_rt_release_mutex);
 	if (!tcp_rt_release_live)
 		goto out;
+	synchronize_rcu();
 	before = atomic_long_read(&tcp_rt_released);
 	n = 1U << tcp_rt_table_bits;
 	for (i = 0; i < n; i++) {
@@ -1523,6 +1551,7 @@ void tcp_rt_task_release_all(void)
 			usleep_range(1000, 2000);
 		}
 	}
+	synchronize_rcu();
 	pr_info("released %ld tracked connection(s)\n",
 		atomic_long_read(&tcp_rt_released) - before);
 out:

@@ -153,6 +153,7 @@ void tcp_rt_params_exit(void);
 int tcp_rt_hooks_start(void);
 void tcp_rt_hooks_stop(void);
 int tcp_rt_hooks_bd(bool on);
+void tcp_rt_hooks_free(void);
 void tcp_rt_hooks_status(struct seq_file *m);
 
 /* tcp_rt_task.c: the kernel's events in, from the hooks */
@@ -190,7 +191,7 @@ void tcp_rt_task_release_live(bool live);
 int tcp_rt_task_init(void);
 void tcp_rt_task_exit(void);
 
-/* tcp_rt_hookcheck.c: the load-time proof that the hooks see TCP's events */
+/* tcp_rt_hookcheck.c: the proof that the hooks see TCP's events */
 enum tcp_rt_hook_kind {
 	TCP_RT_HOOK_KIND_XMIT,		/* a data segment leaves */
 	TCP_RT_HOOK_KIND_ACK,		/* an ACK of data was processed */
@@ -206,12 +207,14 @@ struct tcp_rt_hook_desc {
 };
 
 DECLARE_STATIC_KEY_FALSE(tcp_rt_hookcheck_on);
-void tcp_rt_hookcheck_begin(void);
+void tcp_rt_hookcheck_begin(bool engine_live);
 int tcp_rt_hookcheck_run(const struct tcp_rt_hook_desc *hooks, unsigned int n);
+int tcp_rt_hookcheck_run_bd(const char *write_func);
 void tcp_rt_hookcheck_end(void);
-void tcp_rt_hookcheck_hook(const struct sock *sk, unsigned int i,
+bool tcp_rt_hookcheck_hook(const struct sock *sk, unsigned int i,
 			   u32 new_data);
-void tcp_rt_hookcheck_state(const struct sock *sk, int newstate);
+bool tcp_rt_hookcheck_state(const struct sock *sk, int newstate);
+bool tcp_rt_hookcheck_app(const struct sock *sk, bool write);
 void tcp_rt_hookcheck_status(struct seq_file *m);
 
 /* tcp_rt_relay.c */

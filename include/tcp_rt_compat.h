@@ -149,8 +149,33 @@ tcp_rt_ftrace_arg(struct ftrace_regs *fregs, unsigned int n)
 #error "tcp_rt needs CONFIG_DYNAMIC_FTRACE_WITH_ARGS or CONFIG_DYNAMIC_FTRACE_WITH_REGS"
 #endif
 
+/*
+ * ftrace_test_recursion_trylock() disables preemption from 5.16 on
+ * (Kbuild finds preempt_disable_notrace() in linux/trace_recursion.h);
+ * from 5.11 to 5.15 it does not, and a callback of a CONFIG_PREEMPT
+ * kernel would run preemptible, against what the engine relies on: so
+ * there the guard disables it itself.
+ */
+#ifdef TCP_RT_HAVE_RECURSION_PREEMPT
 #define tcp_rt_recursion_trylock	ftrace_test_recursion_trylock
 #define tcp_rt_recursion_unlock		ftrace_test_recursion_unlock
+#else
+static __always_inline int tcp_rt_recursion_trylock(unsigned long ip,
+						    unsigned long parent_ip)
+{
+	int bit = ftrace_test_recursion_trylock(ip, parent_ip);
+
+	if (bit >= 0)
+		preempt_disable_notrace();
+	return bit;
+}
+
+static __always_inline void tcp_rt_recursion_unlock(int bit)
+{
+	preempt_enable_notrace();
+	ftrace_test_recursion_unlock(bit);
+}
+#endif
 #endif
 
 /*
@@ -167,7 +192,8 @@ tcp_rt_ftrace_arg(struct ftrace_regs *fregs, unsigned int n)
 /*
  * ftrace_free_filter() is exported only by later kernels (Kbuild looks for
  * it in Module.symvers); a filter reset to nothing frees the same entries
- * once the ops are unregistered.
+ * once the ops are unregistered.  Either is called once per ops, at
+ * unload (tcp_rt_hooks.c says why).
  */
 #ifdef TCP_RT_HAVE_FTRACE_FREE_FILTER
 #define tcp_rt_ftrace_free_filter	ftrace_free_filter

@@ -276,14 +276,28 @@ static int write_split(int fd, unsigned long long total, unsigned long long part
  * the read() that returned its last byte and the first send() of its
  * response, start and end of each, CLOCK_REALTIME microseconds.
  */
+/* The peer's port of a connected socket (0 if it has none). */
+static unsigned int peer_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &len))
+		return 0;
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
 static void stamp_request(const struct conn *c, const struct call_stamp *rd,
 			  const struct call_stamp *wr)
 {
 	if (!stamps_file)
 		return;
 	pthread_mutex_lock(&stamps_lock);
-	fprintf(stamps_file, "stamp %llu %llu %llu %llu %llu %llu\n", c->idx,
-		c->requests + 1, rd->start, rd->end, wr->start, wr->end);
+	fprintf(stamps_file, "stamp %llu %llu %llu %llu %llu %llu %u\n", c->idx,
+		c->requests + 1, rd->start, rd->end, wr->start, wr->end,
+		peer_port(c->fd));
 	fflush(stamps_file);
 	pthread_mutex_unlock(&stamps_lock);
 }
@@ -753,10 +767,11 @@ static const char usage_text[] =
 "  --no-read        never read; close when the client closes or resets\n"
 "  --greeting N     write N bytes as soon as a connection is accepted, before\n"
 "                   reading any request (a server-first protocol)\n"
-"  --stamps F       append a line a request to F: \"stamp CONN REQ RS RE WS WE\",\n"
-"                   RS/RE the start and end of the read() that returned its\n"
-"                   last byte, WS/WE those of its response's first send(),\n"
-"                   CLOCK_REALTIME microseconds\n"
+"  --stamps F       append a line a request to F: \"stamp CONN REQ RS RE WS WE\n"
+"                   PORT\", RS/RE the start and end of the read() that\n"
+"                   returned its last byte, WS/WE those of its response's\n"
+"                   first send(), CLOCK_REALTIME microseconds; PORT the\n"
+"                   client's\n"
 "  --end wait       (default) read until the client closes, then close\n"
 "  --end close      close right after the last response\n"
 "  --end linger0    right after the last response SO_LINGER {1,0} and close\n"

@@ -73,10 +73,11 @@ expect_sum_rule() {	# file
 	expect_eq "$missing" 0 "records without the breakdown"
 }
 
-# Each R of a one-connection run held to its request's stamps: the read
-# (T1 + rq_wait) lies within the read() that returned the request's last
-# byte, the write (T1 + rq_wait + app) within its response's first send().
-# Prints "held", then the largest distance (us) outside a call, if any.
+# Each R with a split held to its request's stamps (the client's port and
+# the request's number: task_seq): the read (T1 + rq_wait) lies within the
+# read() that returned the request's last byte, the write (T1 + rq_wait +
+# app) within its response's first send().  Prints "held", then the
+# largest distance (us) outside a call, if any.
 held_to_stamps() {	# log stamps
 	awk -v tol="$STAMP_TOL_US" '
 	function x(n,   i) {
@@ -88,12 +89,21 @@ held_to_stamps() {	# log stamps
 	function off(v, lo, hi) {
 		return v < lo ? lo - v : (v > hi ? v - hi : 0)
 	}
-	FNR == NR { if ($1 == "stamp") { rs[$3] = $4; re[$3] = $5; ws[$3] = $6; we[$3] = $7 }; next }
-	$1 == "V6" && $2 == "R" && ($11 in rs) {
+	FNR == NR {
+		if ($1 == "stamp") {
+			k = $8 SUBSEP $3
+			rs[k] = $4; re[k] = $5; ws[k] = $6; we[k] = $7
+		}
+		next
+	}
+	$1 == "V6" && $2 == "R" && x("rq_wait") >= 0 {
+		k = substr($5, match($5, /:[0-9]+$/) + 1) SUBSEP $11
+		if (!(k in rs))
+			next
 		t1 = $3 * 1000000 + $4 + $13
 		r = t1 + x("rq_wait"); w = r + x("app")
-		d = off(r, rs[$11], re[$11]); if (d > worst) worst = d
-		d = off(w, ws[$11], we[$11]); if (d > worst) worst = d
+		d = off(r, rs[k], re[k]); if (d > worst) worst = d
+		d = off(w, ws[k], we[k]); if (d > worst) worst = d
 		if (d > tol) print "# off " d " us: " $0 > "/dev/stderr"
 		held++
 	}
@@ -345,6 +355,103 @@ case_partial() {
 	expect_eq "$(status breakdown_hooks)" 0 "breakdown_hooks"
 }
 
+# The breakdown switched off and on under traffic (issue 45: on 6.1 the
+# second attach freed an ftrace filter twice and took the host down).  A
+# server that waits READ_WAIT_MS before each read serves clients that
+# open new connections all the while; log_ext loses its fields and gets
+# them back at least TOGGLES times meanwhile.  No kernel report; every
+# task an R; the sum rule on each one with a split; and each split held
+# to the server's own read() and send() stamps: one a detached read hook
+# left stale would read rq_wait 0, READ_WAIT_MS before the read.
+READ_WAIT_MS=20
+
+TOGGLES=${TCP_RT_BD_TOGGLES:-30}
+
+case_toggle() {
+	bd_cleanup
+	local clients=4 per=40 reqs=3 n=0 r0 mark pids=() i line
+	mark=$(kmsg_mark)
+	mod_load lports=$PORT log_ext=$BD
+	port=$(start_server -- --port $PORT --conns $((clients * per)) \
+		--read-delay-ms $READ_WAIT_MS --req-bytes 100 --resp-bytes 3000 \
+		--stamps $STAMPS)
+	for ((i = 0; i < clients; i++)); do
+		(
+			for ((j = 0; j < per; j++)); do
+				"$PEER" client --port "$port" --requests $reqs \
+					--req-bytes 100 --resp-bytes 3000 > /dev/null ||
+					exit 1
+			done
+		) &
+		pids+=($!)
+	done
+	# each on-phase lasts until CLIENTS * REQS more tasks are done, so
+	# that some connections live whole in one
+	while ((n < TOGGLES)) || kill -0 "${pids[@]}" 2> /dev/null; do
+		echo "" > "$PARAMS/log_ext"
+		echo $BD > "$PARAMS/log_ext" || fail "log_ext back on (cycle $n)"
+		n=$((n + 1))
+		r0=$(status records_R)
+		kill -0 "${pids[@]}" 2> /dev/null || continue
+		wait_until "tasks done with the fields on" \
+			eval '[ "$(status records_R)" -ge $((r0 + clients * reqs)) ]' || true
+	done
+	for i in "${pids[@]}"; do
+		wait "$i" || fail "a client failed"
+	done
+	diag "$n cycles off and on while $((clients * per)) connections came and went"
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" $((clients * per * reqs)) "R records"
+	read -r with bad missing < <(sum_rule $LOG)
+	diag "R with a split: $with; without (breakdown_partial or established while off): $missing"
+	expect_ge "$with" 1 "records with the breakdown"
+	expect_eq "$bad" 0 "records breaking the sum rule"
+	diag "rq_wait of the splits, least first: $(ext $LOG R rq_wait | grep -v '^-$' | sort -n | head -5 | tr '\n' ' ')"
+	read -r held worst < <(held_to_stamps $LOG $STAMPS)
+	expect_eq "$held" "$with" "splits held to the stamps"
+	expect_le "$worst" $STAMP_TOL_US "us outside the read() and send() calls"
+	expect_no_probe_miss
+	line=$(kmsg_since "$mark" 'WARNING\|BUG\|general protection\|KASAN' || true)
+	[ -z "$line" ] || { sed 's/^/# /' <<< "$line"; fail "kernel log reports"; }
+	mod_unload
+}
+
+# A build whose breakdown write hook sits on a function no exchange calls
+# (make deadhook): its fields are refused, at load and by a write of
+# log_ext, in one line naming that function; the rest of the module works.
+DEADHOOK_WRITE_KO=$SELFTESTS/deadhook-write/tcp_rt.ko
+
+case_dead_write_hook() {
+	local mark line
+	bd_cleanup
+	[ -f "$DEADHOOK_WRITE_KO" ] || {
+		diag "no $DEADHOOK_WRITE_KO (make deadhook): built by make check and check-debug only"
+		exit 4
+	}
+	mark=$(kmsg_mark)
+	expect_fail "load with log_ext=$BD" insmod "$DEADHOOK_WRITE_KO" lports=$PORT log_ext=$BD
+	[ ! -e /sys/module/tcp_rt ] || fail "module left loaded"
+	line=$(kmsg_since "$mark" 'hook check')
+	diag "$line"
+	expect_eq "$(wc -l <<< "$line")" 1 "hook check lines at load"
+	grep -q 'tcp_rt: log_ext: hook check: tcp_v4_mtu_reduced saw no write on the' <<< "$line" ||
+		fail "the line does not name tcp_v4_mtu_reduced"
+
+	insmod "$DEADHOOK_WRITE_KO" lports=$PORT log_ext=netns || fail "insmod log_ext=netns"
+	mark=$(kmsg_mark)
+	expect_fail "log_ext=rq_wait" sh -c "echo rq_wait > $PARAMS/log_ext"
+	expect_eq "$(cat "$PARAMS/log_ext")" netns "old value kept"
+	expect_eq "$(status breakdown_hooks)" 0 "breakdown_hooks"
+	expect_eq "$(kmsg_since "$mark" 'hook check' | wc -l)" 1 "hook check lines at the write"
+	"$PEER" client --port "$(start_server -- --port $PORT)" --requests 2 > /dev/null ||
+		fail "client"
+	wait_untracked
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" 2 "R records"
+	mod_unload
+}
+
 # Real servers: nginx sending a file with sendfile, redis.  The parts add
 # up on every record and the application's own part is never 0.
 case_nginx() {
@@ -426,6 +533,8 @@ run_case "a small send buffer on a 100 ms path: sndbuf_limited" case_sndbuf
 run_case "a paced server: the response waits in the send queue, sq_wait, held to send() and the capture" case_sq_wait
 run_case "a client reading late: rq_wait on P, no app" case_client
 run_case "log_ext loses the breakdown mid-connection: breakdown_partial" case_partial
+run_case "breakdown off and on under traffic, new connections all the while: no report, no stale split" case_toggle
+run_case "a build whose write hook sees no write: the breakdown's fields refused, naming it" case_dead_write_hook
 run_case "nginx with sendfile: the parts add up, app > 0" case_nginx
 run_case "redis: the parts add up, app > 0" case_redis
 run_case "an example: records, tcprt summary and its plot kept" case_example

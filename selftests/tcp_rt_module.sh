@@ -150,6 +150,47 @@ case_release() {
 	expect_eq "$(status released)" 0 "released after the reload"
 }
 
+# A release racing a listener's close (issue 45): the listener holds
+# BACKLOG established, tracked connections it never accepted; it closes
+# (inet_csk_listen_stop() closes each under the child's spinlock alone)
+# while deactivate=2 releases them, the order alternating by round.  The
+# release must never work on a connection its close hook works on: no
+# WARN (listen_stop's "child owned by user", before the fix), no report;
+# tracked 0 as the write returns and rmmod at once, every round.
+BACKLOG=${TCP_RT_BACKLOG_CONNS:-2000}
+RELEASE_ROUNDS=${TCP_RT_RELEASE_ROUNDS:-10}
+
+case_release_vs_listener_close() {
+	local port=7003 r line mark released=0
+	mark=$(kmsg_mark)
+	for ((r = 1; r <= RELEASE_ROUNDS; r++)); do
+		mod_load lports=$port
+		coproc BPEER { exec python3 "$SELFTESTS/backlog_peer.py" $port "$BACKLOG"; }
+		read -r -t $((WAIT_S * 2)) line <&"${BPEER[0]}" || true
+		expect_eq "$line" ready "backlog peer (round $r)"
+		wait_until "$BACKLOG tracked" tracked_is "$BACKLOG" ||
+			fail "tracked: $(status tracked) (round $r)"
+		if ((r % 2)); then
+			echo close >&"${BPEER[1]}"
+			echo 2 > "$PARAMS/deactivate"
+		else
+			echo 2 > "$PARAMS/deactivate" &
+			echo close >&"${BPEER[1]}"
+			wait $!
+		fi
+		expect_eq "$(status tracked)" 0 "tracked as the release returned (round $r)"
+		released=$((released + $(status released)))
+		rmmod tcp_rt || fail "rmmod right after the release (round $r)"
+		read -r -t "$WAIT_S" line <&"${BPEER[0]}" || true
+		expect_eq "$line" closed "listener closed (round $r)"
+		echo quit >&"${BPEER[1]}"
+		wait "$BPEER_PID" || fail "backlog peer exit (round $r)"
+	done
+	diag "$RELEASE_ROUNDS rounds of $BACKLOG: $released released, the rest closed by their listener"
+	line=$(kmsg_since "$mark" 'WARNING\|BUG\|general protection\|inet_csk_listen_stop' || true)
+	[ -z "$line" ] || { sed 's/^/# /' <<< "$line"; fail "kernel log reports"; }
+}
+
 # The load-time hook check (tcp_rt_hookcheck.c): every load makes one
 # loopback exchange its hooks must see.  With every port tracked, none of
 # that exchange may show: it is the check's, not the engine's.
@@ -196,6 +237,7 @@ run_case "status file has every counter" case_status_keys
 run_case "rmmod racing series_run=1 writers leaves no work behind" case_series_run_vs_rmmod
 run_case "deactivate, module reference per connection, rmmod EBUSY" case_deactivate_refcount
 run_case "deactivate=2 releases open connections: rmmod at once, then a reload" case_release
+run_case "deactivate=2 racing a listener's close of $BACKLOG unaccepted connections, $RELEASE_ROUNDS rounds: no WARN, tracked 0, rmmod" case_release_vs_listener_close
 run_case "hook check: the load proves its hooks on a loopback exchange, and tracks none of it" case_hook_check
 run_case "hook check: a build with a hook nothing calls is refused, naming it" case_hook_check_refuses
 done_testing

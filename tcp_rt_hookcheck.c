@@ -485,11 +485,11 @@ static int tcp_rt_hc_run(const struct tcp_rt_hc_want *w, char *why,
 	}
 	sock_release(csock);
 	csock = NULL;
-	if (!err) {
+	/* a miss before the close is final: no second wait for it */
+	if (!err && !*why)
 		tcp_rt_hc_await(w, true, why, len);
-		if (*why)
-			err = -EOPNOTSUPP;
-	}
+	if (!err && *why)
+		err = -EOPNOTSUPP;
 out:
 	if (ssock)
 		sock_release(ssock);

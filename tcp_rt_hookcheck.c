@@ -41,7 +41,8 @@
  * on the same two ports, not a socket that takes a released one's memory.
  *
  * Concurrency: one check at a time (tcp_rt_hc_mutex, from begin to end):
- * init's, or a log_ext write's.  tcp_rt_hc's identities are written by it
+ * init's, or a log_ext write's, its exchange in a worker the caller
+ * waits for.  tcp_rt_hc's identities are written by it
  * while the hooks may read them (READ_ONCE, a port of 0 matching
  * nothing); its counters are atomics bumped by hooks on any CPU and read
  * by the check.
@@ -61,6 +62,7 @@
 #include <linux/string.h>
 #include <linux/tcp.h>
 #include <linux/uio.h>
+#include <linux/workqueue.h>
 #include <net/inet_sock.h>
 #include <net/net_namespace.h>
 #include <net/sock.h>
@@ -450,8 +452,8 @@ void tcp_rt_hookcheck_end(void)
  * seen; -EOPNOTSUPP with the first miss in @why; else the socket error,
  * said here.
  */
-static int tcp_rt_hc_run(const struct tcp_rt_hc_want *w, char *why,
-			 size_t len)
+static int tcp_rt_hc_exchange_wait(const struct tcp_rt_hc_want *w,
+				   char *why, size_t len)
 {
 	struct socket *lsock = NULL, *csock = NULL, *ssock = NULL;
 	__be16 lport, cport;
@@ -497,6 +499,39 @@ out:
 		sock_release(lsock);
 	kfree(buf);
 	return err;
+}
+
+struct tcp_rt_hc_job {
+	struct work_struct work;
+	const struct tcp_rt_hc_want *want;
+	char *why;
+	size_t len;
+	int err;
+};
+
+static void tcp_rt_hc_job_fn(struct work_struct *work)
+{
+	struct tcp_rt_hc_job *job = container_of(work, struct tcp_rt_hc_job,
+						 work);
+
+	job->err = tcp_rt_hc_exchange_wait(job->want, job->why, job->len);
+}
+
+/*
+ * The exchange runs in a worker, not in the caller: a signal pending on
+ * the caller (a shell's SIGCHLD as it writes log_ext) would interrupt its
+ * blocking connect, accept and receive (-ERESTARTSYS, seen on 7.x).
+ */
+static int tcp_rt_hc_run(const struct tcp_rt_hc_want *w, char *why,
+			 size_t len)
+{
+	struct tcp_rt_hc_job job = { .want = w, .why = why, .len = len };
+
+	INIT_WORK_ONSTACK(&job.work, tcp_rt_hc_job_fn);
+	queue_work(system_unbound_wq, &job.work);
+	flush_work(&job.work);
+	destroy_work_on_stack(&job.work);
+	return job.err;
 }
 
 /*

@@ -463,6 +463,14 @@ kmsg_since() {	# mark [pattern: tcp_rt's own lines by default]
 	dmesg | awk -v m="$1" 'seen; index($0, m) { seen = 1 }' | grep "${2:-tcp_rt:}"
 }
 
+# No kernel report since a mark (WARN, BUG, oops, KASAN), printed if any:
+# the case that caused one fails, not only the VM's run.
+expect_no_kernel_report() {	# mark
+	local r
+	r=$(kmsg_since "$1" 'WARNING\|BUG\|general protection\|KASAN\|inet_csk_listen_stop' || true)
+	[ -z "$r" ] || { sed 's/^/# /' <<< "$r"; fail "kernel log reports"; }
+}
+
 # ---- redis ------------------------------------------------------------------------
 
 redis_start() {

@@ -187,8 +187,7 @@ case_release_vs_listener_close() {
 		wait "$BPEER_PID" || fail "backlog peer exit (round $r)"
 	done
 	diag "$RELEASE_ROUNDS rounds of $BACKLOG: $released released, the rest closed by their listener"
-	line=$(kmsg_since "$mark" 'WARNING\|BUG\|general protection\|inet_csk_listen_stop' || true)
-	[ -z "$line" ] || { sed 's/^/# /' <<< "$line"; fail "kernel log reports"; }
+	expect_no_kernel_report "$mark"
 }
 
 # The load-time hook check (tcp_rt_hookcheck.c): every load makes one

@@ -42,10 +42,9 @@
  *
  * Concurrency: one check at a time (tcp_rt_hc_mutex, from begin to end):
  * init's, or a log_ext write's, its exchange in a worker the caller
- * waits for.  tcp_rt_hc's identities are written by it
- * while the hooks may read them (READ_ONCE, a port of 0 matching
- * nothing); its counters are atomics bumped by hooks on any CPU and read
- * by the check.
+ * waits for.  tcp_rt_hc's identities are written by it while the hooks
+ * may read them (READ_ONCE, a port of 0 matching nothing); its counters
+ * are atomics bumped by hooks on any CPU and read by the check.
  */
 
 #define pr_fmt(fmt) "tcp_rt: " fmt

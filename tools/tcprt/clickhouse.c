@@ -3,10 +3,15 @@
 #include "clickhouse.h"
 
 #include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "store.h"
@@ -80,26 +85,255 @@ void buf_free(struct buf *b)
 
 /* ---- requests ------------------------------------------------------------------ */
 
-bool ch_open(struct ch *c, const char *url, long timeout_s)
-{
-	size_t n = strlen(url);
+/* ---- how to reach the store ------------------------------------------------ */
 
-	memset(c, 0, sizeof(*c));
-	c->timeout_s = timeout_s;
-	c->url = xcalloc(n + 2, 1);
-	memcpy(c->url, url, n);
-	if (!strchr(url, '?') && (!n || url[n - 1] != '/'))
-		c->url[n] = '/';
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		snprintf(c->err, sizeof(c->err), "libcurl cannot start");
+#define SECRET_MAX	4096
+#define PASSWORD_ENV	"TCPRT_CLICKHOUSE_PASSWORD"
+#define CREDENTIAL	"clickhouse-password"
+
+bool ch_conn_option(struct ch_conn *k, int o, const char *arg)
+{
+	switch (o) {
+	case CH_OPT_USER: k->user = arg; return true;
+	case CH_OPT_PASSWORD_FILE: k->password_file = arg; return true;
+	case CH_OPT_CACERT: k->cacert = arg; return true;
+	case CH_OPT_PLAINTEXT: k->plaintext = true; return true;
+	default: return false;
+	}
+}
+
+/* The parts of an http(s) URL that matter here, as offsets into it. */
+struct url_parts {
+	bool https;
+	size_t auth, auth_end;		/* scheme://[AUTH]... */
+	size_t user_end;		/* the userinfo, with '@' at user_end; or auth */
+	size_t host, host_end;
+};
+
+static bool url_split(const char *url, struct url_parts *u)
+{
+	const char *p, *at, *colon;
+	size_t i;
+
+	if (!strncasecmp(url, "http://", 7)) {
+		u->https = false;
+		u->auth = 7;
+	} else if (!strncasecmp(url, "https://", 8)) {
+		u->https = true;
+		u->auth = 8;
+	} else {
 		return false;
 	}
-	c->curl = curl_easy_init();
-	if (!c->curl) {
-		snprintf(c->err, sizeof(c->err), "libcurl cannot start");
+	u->auth_end = u->auth + strcspn(url + u->auth, "/?#");
+	u->user_end = u->auth;
+	for (i = u->auth; i < u->auth_end; i++)
+		if (url[i] == '@')
+			u->user_end = i;
+	u->host = u->user_end == u->auth && url[u->auth] != '@' ? u->auth :
+		  u->user_end + 1;
+	p = url + u->host;
+	if (*p == '[') {
+		at = memchr(p, ']', u->auth_end - u->host);
+		if (!at)
+			return false;
+		u->host_end = (size_t)(at - url) + 1;
+	} else {
+		colon = memchr(p, ':', u->auth_end - u->host);
+		u->host_end = colon ? (size_t)(colon - url) : u->auth_end;
+	}
+	return u->host_end > u->host;
+}
+
+/* This machine: the records and the password never leave it. */
+static bool loopback(const char *h, size_t n)
+{
+	size_t i;
+
+	if ((n == 9 && !strncasecmp(h, "localhost", 9)) ||
+	    (n == 5 && !memcmp(h, "[::1]", 5)))
+		return true;
+	if (n < 4 || memcmp(h, "127.", 4))
 		return false;
+	for (i = 4; i < n; i++)
+		if (h[i] != '.' && (h[i] < '0' || h[i] > '9'))
+			return false;
+	return true;
+}
+
+/*
+ * A secret alone in a file: one line (a final newline is not part of
+ * it), in a regular file no other user may read or change.
+ */
+static char *read_secret(const char *path, const char *what, char *err,
+			 size_t len)
+{
+	char buf[SECRET_MAX + 2];
+	struct stat st;
+	ssize_t n;
+	char *s;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		snprintf(err, len, "%s %s: %s", what, path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, len, "%s %s: not a regular file", what, path);
+		close(fd);
+		return NULL;
+	}
+	if (st.st_mode & 077) {
+		snprintf(err, len, "%s %s: group or other users have access to it (mode %04o): chmod 600 it",
+			 what, path, (unsigned int)(st.st_mode & 07777));
+		close(fd);
+		return NULL;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0) {
+		snprintf(err, len, "%s %s: %s", what, path, strerror(errno));
+		return NULL;
+	}
+	buf[n] = '\0';
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	if (n > 0 && buf[n - 1] == '\r')
+		buf[--n] = '\0';
+	if (!n || n > SECRET_MAX || strlen(buf) != (size_t)n || strchr(buf, '\n')) {
+		snprintf(err, len, "%s %s: not one line of 1 to %d bytes",
+			 what, path, SECRET_MAX);
+		return NULL;
+	}
+	s = strdup(buf);
+	if (!s)
+		die(EXIT_RUNTIME, "out of memory");
+	return s;
+}
+
+/* The password, from the first of its places that has one; NULL: none. */
+static bool find_password(struct ch *c, const struct ch_conn *k)
+{
+	const char *env = getenv(PASSWORD_ENV), *dir;
+	char path[4200];
+
+	if (k->password_file) {
+		c->password = read_secret(k->password_file, "--password-file",
+					  c->err, sizeof(c->err));
+		return c->password;
+	}
+	if (env && *env) {
+		c->password = strdup(env);
+		return c->password;
+	}
+	dir = getenv("CREDENTIALS_DIRECTORY");
+	if (dir && *dir) {
+		snprintf(path, sizeof(path), "%s/%s", dir, CREDENTIAL);
+		if (access(path, F_OK))
+			return true;
+		c->password = read_secret(path, "systemd credential", c->err,
+					  sizeof(c->err));
+		return c->password;
 	}
 	return true;
+}
+
+static char *xstrndup(const char *s, size_t n)
+{
+	char *d = strndup(s, n);
+
+	if (!d)
+		die(EXIT_RUNTIME, "out of memory");
+	return d;
+}
+
+/* The URL to request (no userinfo), the one to show, and the user. */
+static bool take_url(struct ch *c, const struct ch_conn *k, bool *usage)
+{
+	const char *url = k->url ? k->url : CH_DEFAULT_URL;
+	size_t n = strlen(url), q;
+	struct url_parts u;
+	struct buf b = { 0 };
+
+	*usage = true;
+	if (!url_split(url, &u)) {
+		snprintf(c->err, sizeof(c->err),
+			 "--url: '%.200s' is not http://HOST[:PORT]/ or https://HOST[:PORT]/",
+			 url);
+		return false;
+	}
+	if (u.user_end > u.auth && memchr(url + u.auth, ':', u.user_end - u.auth)) {
+		snprintf(c->err, sizeof(c->err),
+			 "--url: the URL holds a password, which would show in ps and in messages: give it in --password-file FILE (mode 0600) or $%s, and the user in --user",
+			 PASSWORD_ENV);
+		return false;
+	}
+	if (!u.https && !k->plaintext && !loopback(url + u.host, u.host_end - u.host)) {
+		snprintf(c->err, sizeof(c->err),
+			 "--url: http:// to %.*s would cross the network unencrypted%s: use https:// (--cacert for a private CA), or --plaintext to allow it",
+			 (int)(u.host_end - u.host), url + u.host,
+			 c->password ? ", the password too" : "");
+		return false;
+	}
+	if (u.https && k->plaintext) {
+		snprintf(c->err, sizeof(c->err), "--plaintext: the URL is https://");
+		return false;
+	}
+	if (k->user) {
+		c->user = xstrndup(k->user, strlen(k->user));
+	} else if (u.user_end > u.auth) {
+		char *d = curl_easy_unescape(c->curl, url + u.auth,
+					     (int)(u.user_end - u.auth), NULL);
+
+		if (!d)
+			die(EXIT_RUNTIME, "out of memory");
+		c->user = xstrndup(d, strlen(d));
+		curl_free(d);
+	}
+	/* without the userinfo: the user goes in the header */
+	buf_add(&b, url, u.auth);
+	buf_add(&b, url + u.host, n - u.host);
+	if (!strchr(b.p, '?') && b.p[b.len - 1] != '/')
+		buf_add(&b, "/", 1);
+	c->url = b.p;
+	q = strcspn(c->url, "?#");
+	c->shown = xstrndup(c->url, q);
+	*usage = false;
+	return true;
+}
+
+bool ch_open(struct ch *c, const struct ch_conn *k, long timeout_s, bool *usage)
+{
+	memset(c, 0, sizeof(*c));
+	c->timeout_s = timeout_s;
+	*usage = false;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
+	    !(c->curl = curl_easy_init())) {
+		snprintf(c->err, sizeof(c->err), "libcurl cannot start");
+		return false;
+	}
+	if (!find_password(c, k))
+		return false;
+	if (!take_url(c, k, usage))
+		return false;
+	if (k->cacert) {
+		if (access(k->cacert, R_OK)) {
+			snprintf(c->err, sizeof(c->err), "--cacert %s: %s",
+				 k->cacert, strerror(errno));
+			return false;
+		}
+		c->cacert = xstrndup(k->cacert, strlen(k->cacert));
+	}
+	if (c->password && !c->user)
+		c->user = xstrndup("default", 7);	/* ClickHouse's */
+	return true;
+}
+
+static void wipe(char *s)
+{
+	if (s)
+		explicit_bzero(s, strlen(s));
+	free(s);
 }
 
 void ch_close(struct ch *c)
@@ -107,6 +341,10 @@ void ch_close(struct ch *c)
 	if (c->curl)
 		curl_easy_cleanup(c->curl);
 	free(c->url);
+	free(c->shown);
+	free(c->user);
+	wipe(c->password);
+	free(c->cacert);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -129,13 +367,14 @@ static void store_error(struct ch *c, long http, const struct buf *body)
 	if (code == 60 || code == 81) {
 		snprintf(c->err, sizeof(c->err),
 			 "the tcprt schema is missing in ClickHouse at %s: run 'tcprt fleet init --url %s'",
-			 c->url, c->url);
+			 c->shown, c->shown);
 		return;
 	}
 	if (code == 192 || code == 193 || code == 194 || code == 516) {
 		snprintf(c->err, sizeof(c->err),
-			 "ClickHouse at %s refused the user or password (give them in the URL: http://user:password@host:8123/)",
-			 c->url);
+			 "ClickHouse at %s refused the user%s%s%s (--user, --password-file)",
+			 c->shown, c->user ? " '" : "", c->user ? c->user : "",
+			 c->user ? "' or its password" : " or password");
 		return;
 	}
 	if (ex)
@@ -144,7 +383,7 @@ static void store_error(struct ch *c, long http, const struct buf *body)
 	if (len > 600)
 		len = 600;
 	snprintf(c->err, sizeof(c->err), "ClickHouse at %s answered HTTP %ld: %.*s",
-		 c->url, http, (int)len, text);
+		 c->shown, http, (int)len, text);
 }
 
 /* POST @body to @url; the answer in @out. */
@@ -174,12 +413,23 @@ static bool post(struct ch *c, const char *url, const char *body, size_t blen,
 	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT, c->timeout_s);
 	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+	/* never follow a redirect: the credentials would go with it */
+	curl_easy_setopt(c->curl, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (c->user) {
+		curl_easy_setopt(c->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(c->curl, CURLOPT_USERNAME, c->user);
+		curl_easy_setopt(c->curl, CURLOPT_PASSWORD,
+				 c->password ? c->password : "");
+	}
+	if (c->cacert)
+		curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->cacert);
 	rc = curl_easy_perform(c->curl);
 	curl_slist_free_all(hdr);
 	if (rc != CURLE_OK) {
 		c->unreachable = true;
 		snprintf(c->err, sizeof(c->err), "ClickHouse at %s is unreachable: %s",
-			 c->url, curl_easy_strerror(rc));
+			 c->shown, curl_easy_strerror(rc));
 		ok = false;
 	} else {
 		curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &http);
@@ -199,7 +449,7 @@ bool ch_query(struct ch *c, const char *sql, struct buf *out)
 	return post(c, c->url, sql, strlen(sql), out);
 }
 
-bool ch_insert(struct ch *c, const char *sql, const struct buf *rows)
+bool ch_insert(struct ch *c, const char *sql, const char *rows, size_t len)
 {
 	char *q = curl_easy_escape(c->curl, sql, 0);
 	struct buf url = { 0 };
@@ -211,9 +461,40 @@ bool ch_insert(struct ch *c, const char *sql, const struct buf *rows)
 	}
 	buf_printf(&url, "%s%squery=%s", c->url, strchr(c->url, '?') ? "&" : "?", q);
 	curl_free(q);
-	ok = post(c, url.p, rows->p ? rows->p : "", rows->len, NULL);
+	ok = post(c, url.p, rows ? rows : "", len, NULL);
 	buf_free(&url);
 	return ok;
+}
+
+/*
+ * ClickHouse's error codes of a store that fails whatever it is sent (its
+ * ErrorCodes.cpp): the schema missing (60, 81), time and socket limits
+ * (159, 209, 210), read-only (164, 242), credentials (192, 193, 194, 516),
+ * too many queries or connections (202, 203), ZooKeeper (225, 999),
+ * cancelled (236, 394), memory (241), disk space (243), an insert whose
+ * fate it does not know (319), the system (425), and a request cut short
+ * (3).
+ */
+static const int store_wide_codes[] = {
+	3, 60, 81, 159, 164, 192, 193, 194, 202, 203, 209, 210, 225, 236,
+	241, 242, 243, 319, 394, 425, 516, 999,
+};
+
+bool ch_refused_data(const struct ch *c)
+{
+	size_t i;
+
+	/* no code: not ClickHouse's own refusal (a proxy, a server unwell) */
+	if (c->unreachable || !c->code)
+		return false;
+	/* 252 is both "too many parts" (merges behind: wait) and "too many
+	 * partitions for single INSERT block" (this load: split it) */
+	if (c->code == 252)
+		return strstr(c->err, "partitions") != NULL;
+	for (i = 0; i < sizeof(store_wide_codes) / sizeof(store_wide_codes[0]); i++)
+		if (c->code == store_wide_codes[i])
+			return false;
+	return true;
 }
 
 /* The version in tcprt.meta: its text in @v. */
@@ -232,9 +513,11 @@ bool ch_check_schema(struct ch *c, int need)
 {
 	struct buf v = { 0 };
 	bool ok = read_version(c, &v) &&
-		  store_version_ok(v.p, line_len(&v), need, c->url, c->err,
+		  store_version_ok(v.p, line_len(&v), need, c->shown, c->err,
 				   sizeof(c->err));
 
+	if (ok)
+		c->version = store_version_of(v.p, line_len(&v));
 	buf_free(&v);
 	return ok;
 }
@@ -249,7 +532,7 @@ static bool found_version(struct ch *c, int *from)
 	if (ok) {
 		*from = store_version_of(v.p, line_len(&v));
 		if (*from < 0 || *from > STORE_VERSION) {
-			store_version_ok(v.p, line_len(&v), STORE_VERSION, c->url,
+			store_version_ok(v.p, line_len(&v), STORE_VERSION, c->shown,
 					 c->err, sizeof(c->err));
 			snprintf(c->err + strlen(c->err), sizeof(c->err) - strlen(c->err),
 				 "; fleet init leaves it as it is");
@@ -262,20 +545,31 @@ static bool found_version(struct ch *c, int *from)
 	return ok;
 }
 
-/* Add to tcprt.records the columns it lacks (none when it does not exist). */
-static bool add_columns(struct ch *c, unsigned int *added)
+/* Add to each table the columns it lacks (none to a table not there yet). */
+static bool add_columns(struct ch *c, unsigned int added[])
 {
 	char sql[STORE_UPGRADE_MAX];
-	struct buf have = { 0 };
-	bool ok = ch_query(c, "SELECT name FROM system.columns WHERE database = 'tcprt' AND table = 'records' FORMAT TabSeparated",
-			   &have);
+	struct buf have = { 0 }, q = { 0 };
+	bool ok = true;
+	size_t t;
 
-	if (ok) {
-		*added = store_upgrade_sql(have.p ? have.p : "", sql, sizeof(sql));
-		if (*added)
+	for (t = 0; t < store_ntables && ok; t++) {
+		unsigned int n;
+
+		q.len = 0;
+		buf_printf(&q, "SELECT name FROM system.columns WHERE database = 'tcprt' AND table = '%s' FORMAT TabSeparated",
+			   store_tables[t]);
+		ok = ch_query(c, q.p, &have);
+		if (!ok)
+			break;
+		n = store_upgrade_sql(store_tables[t], have.p ? have.p : "",
+				      sql, sizeof(sql));
+		if (n)
 			ok = ch_query(c, sql, NULL);
+		added[t] = n;
 	}
 	buf_free(&have);
+	buf_free(&q);
 	return ok;
 }
 
@@ -314,6 +608,6 @@ static bool run_schema(struct ch *c)
 bool ch_init_schema(struct ch *c, struct ch_init *done)
 {
 	*done = (struct ch_init){ 0 };
-	return found_version(c, &done->from) && add_columns(c, &done->added) &&
+	return found_version(c, &done->from) && add_columns(c, done->added) &&
 	       run_schema(c);
 }

@@ -30,24 +30,84 @@ void buf_printf(struct buf *b, const char *fmt, ...)
 void buf_tsv(struct buf *b, const char *s, size_t len);
 void buf_free(struct buf *b);
 
+/*
+ * How to reach the store, from the options every command of the store
+ * shares (CH_LONG_OPTIONS).  The password never comes from the command
+ * line: from --password-file (a file no other user may read), else
+ * $TCPRT_CLICKHOUSE_PASSWORD, else systemd's credential
+ * $CREDENTIALS_DIRECTORY/clickhouse-password (LoadCredential=).  It is
+ * sent in the HTTP Basic Authorization header (ClickHouse 18.16 reads no
+ * X-ClickHouse-User/-Key header), never in a URL, never in a message.
+ */
+struct ch_conn {
+	const char *url;
+	const char *user;		/* --user, or the URL's user */
+	const char *password_file;	/* --password-file */
+	const char *cacert;		/* --cacert: the CA of an https:// store */
+	bool plaintext;			/* --plaintext: http:// to another host */
+};
+
+/* The long options of struct ch_conn, for getopt_long's table. */
+enum { CH_OPT_USER = 0x200, CH_OPT_PASSWORD_FILE, CH_OPT_CACERT, CH_OPT_PLAINTEXT };
+#define CH_LONG_OPTIONS \
+	{ "user", required_argument, NULL, CH_OPT_USER }, \
+	{ "password-file", required_argument, NULL, CH_OPT_PASSWORD_FILE }, \
+	{ "cacert", required_argument, NULL, CH_OPT_CACERT }, \
+	{ "plaintext", no_argument, NULL, CH_OPT_PLAINTEXT }
+/* getopt_long's @o: one of them (true, @k set), or another option. */
+bool ch_conn_option(struct ch_conn *k, int o, const char *arg);
+/* The options' help, for the commands' --help. */
+#define CH_CONN_HELP \
+"  -u, --url URL        ClickHouse's HTTP interface (default\n" \
+"                       " CH_DEFAULT_URL "); http:// only to this host\n" \
+"                       unless --plaintext, https:// otherwise\n" \
+"      --user NAME      ClickHouse's user (default: the URL's, or none)\n" \
+"      --password-file F  its password, alone in F (no access for group\n" \
+"                       or others); else $TCPRT_CLICKHOUSE_PASSWORD, else\n" \
+"                       $CREDENTIALS_DIRECTORY/clickhouse-password\n" \
+"      --cacert FILE    the CA certificate(s) an https:// store is checked\n" \
+"                       against (default: the system's)\n" \
+"      --plaintext      allow http:// to another host (the password and\n" \
+"                       the records cross the network in clear)\n"
+
 struct ch {
 	char *url;		/* ends with '/' or has a '?' */
+	char *shown;		/* the URL as messages show it: no user, no query */
+	char *user, *password;	/* NULL: none */
+	char *cacert;
 	void *curl;
 	long timeout_s;		/* of a whole request */
 	char err[1024];
 	/* the last error came from the store being unreachable: retry later */
 	bool unreachable;
 	int code;		/* ClickHouse's code of the last error, or 0 */
+	int version;		/* the schema's, once ch_check_schema() passed */
 };
 
-/* Returns false (err set) when libcurl cannot start. */
-bool ch_open(struct ch *c, const char *url, long timeout_s);
+/*
+ * Returns false (err set, naming the option) when the options do not make
+ * a store to reach - a password in the URL, a password file others may
+ * read, http:// to another host without --plaintext - or libcurl cannot
+ * start; *usage then tells an error of the options (exit 2) from one of
+ * the machine (exit 1).
+ */
+bool ch_open(struct ch *c, const struct ch_conn *k, long timeout_s, bool *usage);
 void ch_close(struct ch *c);
 
 /* A statement whose answer (if any) lands in @out (may be NULL). */
 bool ch_query(struct ch *c, const char *sql, struct buf *out);
-/* INSERT: @sql is "INSERT INTO ... FORMAT TabSeparated", @rows the body. */
-bool ch_insert(struct ch *c, const char *sql, const struct buf *rows);
+/* INSERT: @sql is "INSERT INTO ... FORMAT TabSeparated", @len bytes of
+ * rows at @rows the body. */
+bool ch_insert(struct ch *c, const char *sql, const char *rows, size_t len);
+
+/*
+ * After a failed request: whether ClickHouse refused what it was sent for
+ * a reason of the data itself, which sending the same data again would
+ * meet again (false: the store failed as a whole - unreachable, read-only,
+ * busy, out of memory or space, credentials or schema - and the same data
+ * may be taken later).
+ */
+bool ch_refused_data(const struct ch *c);
 
 /*
  * The schema is there, of version @need or later, and not newer than this
@@ -58,7 +118,7 @@ bool ch_check_schema(struct ch *c, int need);
 /* What ch_init_schema() found and did. */
 struct ch_init {
 	int from;		/* the version it found; 0: none */
-	unsigned int added;	/* columns it added to tcprt.records */
+	unsigned int added[2];	/* columns it added, per table of store_tables */
 };
 
 /*

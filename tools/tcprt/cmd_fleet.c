@@ -54,7 +54,8 @@ static const char help[] =
 "  gaps     per host and epoch (one run of tcprt ship): records sent (the\n"
 "           last control message's next sequence number), received,\n"
 "           missing, and the missing split by cause: dropped by the cap,\n"
-"           refused by the host's rsyslog, lost in transport (the rest);\n"
+"           refused by the host's rsyslog, refused by ClickHouse (STORE:\n"
+"           kept in bad_messages), lost in transport (the rest);\n"
 "           malformed lines shipped; the module's own losses in the epoch\n"
 "           (log sub-buffers overwritten, records sampled out); the\n"
 "           missing sequence ranges; records received past the last\n"
@@ -69,8 +70,7 @@ static const char help[] =
 "           each R and P row whose records carry tcp_rt's time breakdown\n"
 "  top      the slowest tasks (by duration), with host, peer and parts\n"
 "\n"
-"  -u, --url URL      ClickHouse's HTTP interface (default\n"
-"                     " CH_DEFAULT_URL ")\n"
+CH_CONN_HELP
 "  -s, --since T      from T: Unix seconds, YYYY-MM-DDTHH:MM:SSZ (UTC), or\n"
 "                     an age: 30s, 15m, 2h, 7d (default: gaps everything,\n"
 "                     summary and top 1h)\n"
@@ -95,7 +95,7 @@ static const char help[] =
 #define SQL_MAX		8192
 
 struct opts {
-	const char *url;
+	struct ch_conn store;
 	enum format fmt;
 	uint64_t since, until;		/* Unix seconds */
 	bool since_set;
@@ -180,20 +180,21 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "ranges", required_argument, NULL, 'r' },
 		{ "format", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
+		CH_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t now = now_us() / USEC_PER_SEC;
 	bool until_set = false;
 	int c;
 
-	*o = (struct opts){ .url = CH_DEFAULT_URL, .port = -1,
+	*o = (struct opts){ .port = -1,
 			    .count = DEFAULT_TOP, .ranges = DEFAULT_RANGES,
 			    .until = now + 1 };
 	optind = 2;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":u:s:U:H:p:b:n:r:o:h", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'u': o->url = optarg; break;
+		case 'u': o->store.url = optarg; break;
 		case 's':
 			o->since = opt_when("--since", optarg, now);
 			o->since_set = true;
@@ -219,7 +220,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			o->fmt = (enum format)format_of(optarg);
 			break;
 		case 'h': fputs(help, stdout); exit(EXIT_OK);
-		default: bad_option("fleet", c, argv);
+		default:
+			if (!ch_conn_option(&o->store, c, optarg))
+				bad_option("fleet", c, argv);
 		}
 	}
 	if (optind < argc)
@@ -237,10 +240,20 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 /* The store, of schema version @need or later (gaps and top read a store
  * of the oldest version: they need none of the columns added since). */
+static void open_store(struct ch *c, const struct opts *o)
+{
+	bool usage;
+
+	if (!ch_open(c, &o->store, 600, &usage)) {
+		if (usage)
+			usage_error("fleet", "%s", c->err);
+		die(EXIT_RUNTIME, "fleet: %s", c->err);
+	}
+}
+
 static void connect_store(struct ch *c, const struct opts *o, int need)
 {
-	if (!ch_open(c, o->url, 600))
-		die(EXIT_RUNTIME, "fleet: %s", c->err);
+	open_store(c, o);
 	if (!ch_check_schema(c, need))
 		die(EXIT_RUNTIME, "fleet: %s", c->err);
 }
@@ -307,6 +320,8 @@ struct account {
 	bool has_ctl, final;
 	uint64_t ctl[CTL_NFIELDS];	/* the account: frame.h's C1 fields */
 	uint64_t received, after, malformed, max_seq;
+	uint64_t store;		/* records ClickHouse refused (bad_messages) */
+	bool concurrent;	/* ran while another epoch of its host id did */
 	uint64_t *starts, *ends;	/* runs of present numbers, for ranges */
 	size_t nstarts, nends;
 };
@@ -411,6 +426,18 @@ static void gaps_load(struct ch *c, const struct opts *o, struct accounts *as)
 		a->after = u64(f[3]);
 		a->malformed = u64(f[4]);
 		a->max_seq = u64(f[5]);
+	}
+	/* records ClickHouse refused, kept in bad_messages (schema 3) */
+	if (c->version >= STORE_REFUSED) {
+		q.len = 0;
+		buf_printf(&q, "SELECT host, epoch, sum(records) FROM tcprt.bad_messages FINAL WHERE records > 0 AND %s GROUP BY host, epoch FORMAT TabSeparated",
+			   in.p);
+		query(c, q.p, &ans);
+		pos = 0;
+		while ((row = next_row(&ans, &pos))) {
+			if (fields(row, f, 20) == 3)
+				account_of(as, f[0], u64(f[1]))->store = u64(f[2]);
+		}
 	}
 	/* epochs with records and no control message at all */
 	q.len = 0;
@@ -560,7 +587,7 @@ static void gaps_print(const struct opts *o, struct account *a)
 {
 	uint64_t sent = a->ctl[CTL_NEXT_SEQ];
 	uint64_t missing = sent > a->received ? sent - a->received : 0;
-	uint64_t known = a->ctl[CTL_CAP_DROPPED] + a->ctl[CTL_REFUSED];
+	uint64_t known = a->ctl[CTL_CAP_DROPPED] + a->ctl[CTL_REFUSED] + a->store;
 	uint64_t transport = missing > known ? missing - known : 0;
 	uint64_t ow = delta(a->ctl[CTL_OVERWRITTEN_START], a->ctl[CTL_OVERWRITTEN]);
 	uint64_t so = delta(a->ctl[CTL_SAMPLED_START], a->ctl[CTL_SAMPLED]);
@@ -573,14 +600,15 @@ static void gaps_print(const struct opts *o, struct account *a)
 	switch (o->fmt) {
 	case FMT_TEXT:
 		if (!a->has_ctl) {
-			printf("%-20s %16llu %-5s %10s %10llu %10s %8s %8s %10s %9llu %6s %6s  (no control message: max seq %llu)\n",
+			printf("%-20s %16llu %-5s %10s %10llu %10s %8s %8s %10s %6llu %9llu %6s %6s  (no control message: max seq %llu)\n",
 			       a->host, (unsigned long long)a->epoch, "none", "-",
 			       (unsigned long long)a->after, "-", "-", "-", "-",
+			       (unsigned long long)a->store,
 			       (unsigned long long)a->malformed, "-", "-",
 			       (unsigned long long)a->max_seq);
 			return;
 		}
-		printf("%-20s %16llu %-5s %10llu %10llu %10llu %8llu %8llu %10llu %9llu",
+		printf("%-20s %16llu %-5s %10llu %10llu %10llu %8llu %8llu %10llu %6llu %9llu",
 		       a->host, (unsigned long long)a->epoch, gaps_state(a),
 		       (unsigned long long)sent,
 		       (unsigned long long)a->received,
@@ -588,6 +616,7 @@ static void gaps_print(const struct opts *o, struct account *a)
 		       (unsigned long long)a->ctl[CTL_CAP_DROPPED],
 		       (unsigned long long)a->ctl[CTL_REFUSED],
 		       (unsigned long long)transport,
+		       (unsigned long long)a->store,
 		       (unsigned long long)a->malformed);
 		if (mod)
 			printf(" %6llu %6llu", (unsigned long long)ow,
@@ -599,6 +628,8 @@ static void gaps_print(const struct opts *o, struct account *a)
 			printf(", %llu past the last control", (unsigned long long)a->after);
 		if (known > missing)
 			printf(", the host counts more losses than are missing");
+		if (a->concurrent)
+			printf(", ran while another epoch of this host id did (two ships, or cloned machines)");
 		printf("\n");
 		if (missing) {
 			uint64_t n;
@@ -621,7 +652,10 @@ static void gaps_print(const struct opts *o, struct account *a)
 			       (unsigned long long)a->ctl[CTL_CAP_DROPPED],
 			       (unsigned long long)a->ctl[CTL_REFUSED],
 			       (unsigned long long)transport);
-		printf(",\"malformed\":%llu,\"past_last_control\":%llu",
+		if (a->concurrent)
+			printf(",\"concurrent\":true");
+		printf(",\"store_refused\":%llu,\"malformed\":%llu,\"past_last_control\":%llu",
+		       (unsigned long long)a->store,
 		       (unsigned long long)a->malformed,
 		       (unsigned long long)a->after);
 		if (mod)
@@ -649,7 +683,8 @@ static void gaps_print(const struct opts *o, struct account *a)
 			       (unsigned long long)transport);
 		else
 			printf(",,,,,,,");
-		printf(",%llu,%llu,", (unsigned long long)a->malformed,
+		printf(",%llu,%llu,%llu,", (unsigned long long)a->store,
+		       (unsigned long long)a->malformed,
 		       (unsigned long long)a->after);
 		if (mod)
 			printf("%llu,%llu,", (unsigned long long)ow,
@@ -660,6 +695,31 @@ static void gaps_print(const struct opts *o, struct account *a)
 			each_range(a, print_range, &r);
 		printf("\n");
 		return;
+	}
+}
+
+/*
+ * Epochs of one host id whose spans (start to the last control message)
+ * overlap: two ships at once on one host, or two machines under one id -
+ * clones that share /etc/machine-id.  Each keeps its own account (their
+ * epochs differ); this says the host id names more than one sender.
+ * @as is sorted by host, then start.
+ */
+static void mark_concurrent(struct accounts *as)
+{
+	size_t i, j;
+
+	for (i = 0; i < as->n; i++) {
+		struct account *a = &as->a[i];
+
+		for (j = i + 1; j < as->n && a->has_ctl; j++) {
+			struct account *b = &as->a[j];
+
+			if (strcmp(a->host, b->host))
+				break;
+			if (b->has_ctl && b->ctl[CTL_START_US] < a->ctl[CTL_NOW_US])
+				a->concurrent = b->concurrent = true;
+		}
 	}
 }
 
@@ -674,13 +734,14 @@ static int fleet_gaps(const struct opts *o)
 	gaps_load(&c, o, &as);
 	gaps_runs(&c, o, &as);
 	qsort(as.a, as.n, sizeof(*as.a), account_cmp);
+	mark_concurrent(&as);
 	if (o->fmt == FMT_TEXT)
-		printf("%-20s %16s %-5s %10s %10s %10s %8s %8s %10s %9s %6s %6s\n",
+		printf("%-20s %16s %-5s %10s %10s %10s %8s %8s %10s %6s %9s %6s %6s\n",
 		       "HOST", "EPOCH", "STATE", "SENT", "RECEIVED", "MISSING",
-		       "CAP", "REFUSED", "TRANSPORT", "MALFORMED", "MOD_OW",
-		       "MOD_SO");
+		       "CAP", "REFUSED", "TRANSPORT", "STORE", "MALFORMED",
+		       "MOD_OW", "MOD_SO");
 	else if (o->fmt == FMT_CSV)
-		printf("host,epoch,state,started,sent,received,missing,cap_dropped,refused,transport_lost,malformed,past_last_control,module_overwritten,module_sampled_out,missing_ranges\n");
+		printf("host,epoch,state,started,sent,received,missing,cap_dropped,refused,transport_lost,store_refused,malformed,past_last_control,module_overwritten,module_sampled_out,missing_ranges\n");
 	for (i = 0; i < as.n; i++) {
 		gaps_print(o, &as.a[i]);
 		free(as.a[i].starts);
@@ -692,8 +753,9 @@ static int fleet_gaps(const struct opts *o)
 		size_t pos = 0;
 		char *row;
 
-		snprintf(sql, sizeof(sql), "SELECT count() FROM tcprt.bad_messages FINAL WHERE received >= toDateTime(%llu) FORMAT TabSeparated",
-			 (unsigned long long)o->since);
+		snprintf(sql, sizeof(sql), "SELECT count() FROM tcprt.bad_messages FINAL WHERE received >= toDateTime(%llu)%s FORMAT TabSeparated",
+			 (unsigned long long)o->since,
+			 c.version >= STORE_REFUSED ? " AND records = 0" : "");
 		query(&c, sql, &ans);
 		row = next_row(&ans, &pos);
 		if (row && u64(row))
@@ -1276,20 +1338,21 @@ static int fleet_init(const struct opts *o)
 {
 	struct ch_init done;
 	struct ch c;
+	size_t t;
 
-	if (!ch_open(&c, o->url, 600))
-		die(EXIT_RUNTIME, "fleet: %s", c.err);
+	open_store(&c, o);
 	if (!ch_init_schema(&c, &done))
 		die(EXIT_RUNTIME, "fleet init: %s", c.err);
 	if (!ch_check_schema(&c, STORE_VERSION))
 		die(EXIT_RUNTIME, "fleet init: %s", c.err);
-	if (done.added)
-		printf("tcprt.records: %u column%s added\n", done.added,
-		       done.added == 1 ? "" : "s");
+	for (t = 0; t < store_ntables; t++)
+		if (done.added[t])
+			printf("tcprt.%s: %u column%s added\n", store_tables[t],
+			       done.added[t], done.added[t] == 1 ? "" : "s");
 	if (done.from && done.from < STORE_VERSION)
 		printf("tcprt schema upgraded from %d to %d: the new columns are 0 in the rows loaded before\n",
 		       done.from, STORE_VERSION);
-	printf("tcprt schema %d ready in ClickHouse at %s\n", STORE_VERSION, c.url);
+	printf("tcprt schema %d ready in ClickHouse at %s\n", STORE_VERSION, c.shown);
 	ch_close(&c);
 	return EXIT_OK;
 }

@@ -11,9 +11,13 @@
  * offsets up to which the batch read (the state file): killed at any
  * point, it starts again from the last acknowledged batch.  Such a batch
  * may be loaded twice; its rows have the same (host, epoch, seq) and count
- * once (schema.sql).  An unreachable store holds the batch back and is
- * retried, never skipped.  A file read to its end, no longer the newest,
- * and untouched for --retire seconds is removed.
+ * once (schema.sql).  A store that fails as a whole (unreachable,
+ * read-only, credentials refused...) holds the batch back: it is retried,
+ * never skipped.  A batch ClickHouse refuses for a reason of its rows is
+ * split until the refused rows are alone (load.h): they go to
+ * bad_messages with ClickHouse's error, the rest is loaded.  A file read
+ * to its end, no longer the newest, and untouched for --retire seconds is
+ * removed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,6 +33,7 @@
 #include "clickhouse.h"
 #include "cmd.h"
 #include "frame.h"
+#include "load.h"
 #include "parse.h"
 #include "store.h"
 #include "util.h"
@@ -45,8 +50,7 @@ static const char help[] =
 "keeps how far each file was loaded, written once ClickHouse acknowledged.\n"
 "\n"
 "  -s, --spool DIR      the central rsyslog's spool folder (required)\n"
-"  -u, --url URL        ClickHouse's HTTP interface (default\n"
-"                       " CH_DEFAULT_URL "; user:password@ in it if needed)\n"
+CH_CONN_HELP
 "  -b, --batch ROWS     rows per load, at most (default 100000)\n"
 "  -i, --interval S     load what was read at least every S seconds\n"
 "                       (default 1)\n"
@@ -77,6 +81,7 @@ struct spool_file {
 	uint64_t done;		/* loaded and acknowledged up to here */
 	uint64_t read;		/* read into the batch up to here */
 	bool seen;		/* in the folder at the last scan */
+	bool refused;		/* not a regular file: said once, skipped */
 };
 
 struct ingest {
@@ -88,15 +93,22 @@ struct ingest {
 	struct spool_file *files;
 	size_t nfiles;
 
-	/* the batch being built */
-	struct buf rec, ctl, bad;
+	/* the batch being built: its rows, the files they came from */
+	struct rows rec, ctl, bad;
+	char **bfiles;
+	uint32_t nbfiles;
 	uint64_t rows, first_us;
+	uint64_t load_refused;	/* rows of this load refused, so far */
+	uint64_t load_lost;	/* rows of this load's bad_messages refused */
 
 	bool failed;		/* a load failed in a way retrying cannot mend */
 
 	/* counters since start */
 	uint64_t messages, records, invalid, controls, bad_messages, batches;
 	uint64_t retries, retired;
+	uint64_t refused;	/* rows ClickHouse refused, kept in bad_messages */
+	uint64_t unstorable;	/* rows of bad_messages it refused: lost */
+	struct rows_stats load;
 };
 
 /* ---- the state file --------------------------------------------------------- */
@@ -123,7 +135,8 @@ static int file_cmp(const void *a, const void *b)
 
 static void load_state(struct ingest *g)
 {
-	FILE *f = fopen(g->state, "r");
+	int fd = open(g->state, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "r");
 	char line[512], name[256];
 	unsigned long long off;
 
@@ -151,7 +164,9 @@ static void save_state(struct ingest *g)
 	int fd;
 
 	snprintf(tmp, sizeof(tmp), "%s.new", g->state);
-	f = fopen(tmp, "w");
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	f = fd < 0 ? NULL : fdopen(fd, "w");
 	if (!f)
 		die(EXIT_RUNTIME, "ingest: %s: %s", tmp, strerror(errno));
 	for (i = 0; i < g->nfiles; i++)
@@ -173,7 +188,7 @@ static void lock_state(const struct ingest *g)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s.lock", g->state);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		die(EXIT_RUNTIME, "ingest: %s: %s", path, strerror(errno));
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
@@ -189,27 +204,64 @@ static void tsv_u(struct buf *b, uint64_t v)
 	buf_printf(b, "\t%llu", (unsigned long long)v);
 }
 
-static void record_row(struct ingest *g, const struct frame_hdr *h,
-		       uint64_t seq, const char *line, size_t len, int kind,
-		       int role)
+/* The batch's number of spool file @name (the files come one by one). */
+static uint32_t batch_file(struct ingest *g, const char *name)
+{
+	if (g->nbfiles && !strcmp(g->bfiles[g->nbfiles - 1], name))
+		return g->nbfiles - 1;
+	g->bfiles = xrealloc(g->bfiles, g->nbfiles + 1, sizeof(*g->bfiles));
+	g->bfiles[g->nbfiles] = strdup(name);
+	if (!g->bfiles[g->nbfiles])
+		die(EXIT_RUNTIME, "out of memory");
+	return g->nbfiles++;
+}
+
+static void record_row(struct ingest *g, const char *file, uint64_t off,
+		       const struct frame_hdr *h, uint64_t seq,
+		       const char *line, size_t len, int kind, int role)
 {
 	g->records++;
-	if (!store_record_row(&g->rec, h, seq, line, len, kind, role))
+	rows_begin(&g->rec, batch_file(g, file), off);
+	if (!store_record_row(&g->rec.b, h, seq, line, len, kind, role))
 		g->invalid++;
 }
 
-static void bad_row(struct ingest *g, const char *file, uint64_t off,
-		    const char *why, const char *msg, size_t len)
-{
-	struct buf *b = &g->bad;
+/* What a bad message stands for: the claimed host, epoch and number, and
+ * how many records of it are lost (schema 3's columns). */
+struct bad_of {
+	const char *host;
+	size_t host_len;
+	uint64_t epoch, seq, records;
+};
 
+static void bad_row(struct ingest *g, const char *file, uint64_t off,
+		    const char *why, const char *msg, size_t len,
+		    const struct bad_of *of)
+{
+	static const struct bad_of none = { .host = "" };
+	struct buf *b = &g->bad.b;
+
+	if (!of)
+		of = &none;
+	rows_begin(&g->bad, batch_file(g, file), off);
 	buf_tsv(b, file, strlen(file));
 	tsv_u(b, off);
 	buf_add(b, "\t", 1);
 	buf_tsv(b, why, strlen(why));
 	buf_add(b, "\t", 1);
 	buf_tsv(b, msg, len > BAD_KEEP ? BAD_KEEP : len);
+	buf_add(b, "\t", 1);
+	buf_tsv(b, of->host, of->host_len);
+	tsv_u(b, of->epoch);
+	tsv_u(b, of->seq);
+	tsv_u(b, of->records);
 	buf_add(b, "\n", 1);
+}
+
+static void bad_message(struct ingest *g, const char *file, uint64_t off,
+			const char *why, const char *msg, size_t len)
+{
+	bad_row(g, file, off, why, msg, len, NULL);
 	g->bad_messages++;
 	g->rows++;
 }
@@ -224,7 +276,7 @@ static void data_rows(struct ingest *g, const char *file, uint64_t off,
 	unsigned int i;
 
 	if (!frame_parse_data(msg, len, &h, items, lens, ITEMS_MAX, why)) {
-		bad_row(g, file, off, why, msg, len);
+		bad_message(g, file, off, why, msg, len);
 		return;
 	}
 	/* the items first: a defective one makes the whole message bad */
@@ -234,7 +286,7 @@ static void data_rows(struct ingest *g, const char *file, uint64_t off,
 
 		if (frame_item_line(items[i], lens[i], line, &n, &role) < 0) {
 			snprintf(why, sizeof(why), "item %u is not a record's", i + 1);
-			bad_row(g, file, off, why, msg, len);
+			bad_message(g, file, off, why, msg, len);
 			return;
 		}
 	}
@@ -243,7 +295,9 @@ static void data_rows(struct ingest *g, const char *file, uint64_t off,
 		int role, kind;
 
 		kind = frame_item_line(items[i], lens[i], line, &n, &role);
-		record_row(g, &h, h.seq + i, line, n, kind, role);
+		/* the item's own place: a row refused alone is found by it */
+		record_row(g, file, off + (uint64_t)(items[i] - msg), &h,
+			   h.seq + i, line, n, kind, role);
 	}
 	g->rows += h.n;
 }
@@ -256,15 +310,16 @@ static void ctl_row(struct ingest *g, const char *file, uint64_t off,
 	unsigned int i;
 
 	if (!frame_parse_ctl(msg, len, &c, why)) {
-		bad_row(g, file, off, why, msg, len);
+		bad_message(g, file, off, why, msg, len);
 		return;
 	}
-	buf_tsv(&g->ctl, c.host, strlen(c.host));
-	tsv_u(&g->ctl, c.epoch);
-	tsv_u(&g->ctl, c.ctl_seq);
+	rows_begin(&g->ctl, batch_file(g, file), off);
+	buf_tsv(&g->ctl.b, c.host, strlen(c.host));
+	tsv_u(&g->ctl.b, c.epoch);
+	tsv_u(&g->ctl.b, c.ctl_seq);
 	for (i = 0; i < CTL_NFIELDS; i++)
-		tsv_u(&g->ctl, c.v[i]);
-	buf_add(&g->ctl, "\n", 1);
+		tsv_u(&g->ctl.b, c.v[i]);
+	buf_add(&g->ctl.b, "\n", 1);
 	g->controls++;
 	g->rows++;
 }
@@ -278,66 +333,152 @@ static void message(struct ingest *g, const char *file, uint64_t off,
 	switch (frame_kind(msg, len)) {
 	case 'D': data_rows(g, file, off, msg, len); break;
 	case 'C': ctl_row(g, file, off, msg, len); break;
-	default: bad_row(g, file, off, "not a message of tcprt ship", msg, len);
+	default: bad_message(g, file, off, "not a message of tcprt ship", msg, len);
 	}
 }
 
 /* ---- loading --------------------------------------------------------------- */
 
+/*
+ * The tables' columns.  The controls': a control message's fields, named
+ * as on the wire (frame.c's ctl_field_name; fleet/schema.sql, checked by
+ * tests/test_frame).
+ */
+static void tables_init(struct ingest *g)
+{
+	static struct buf ctl;
+	size_t i;
+
+	buf_printf(&ctl, "host, epoch, ctl_seq");
+	for (i = 0; i < CTL_NFIELDS; i++)
+		buf_printf(&ctl, ", %s", ctl_field_name[i]);
+	g->rec.table = "records";
+	g->rec.cols = store_records_cols;
+	g->ctl.table = "controls";
+	g->ctl.cols = ctl.p;
+	g->bad.table = "bad_messages";
+	g->bad.cols = "file, offset, reason, message, host, epoch, seq, records";
+}
+
 static void reset_batch(struct ingest *g)
 {
 	size_t i;
 
-	g->rec.len = g->ctl.len = g->bad.len = 0;
+	rows_truncate(&g->rec, 0);
+	rows_truncate(&g->ctl, 0);
+	rows_truncate(&g->bad, 0);
+	for (i = 0; i < g->nbfiles; i++)
+		free(g->bfiles[i]);
+	g->nbfiles = 0;
 	g->rows = 0;
 	g->first_us = 0;
 	for (i = 0; i < g->nfiles; i++)
 		g->files[i].read = g->files[i].done;
 }
 
-static bool insert(struct ingest *g, const char *table, const char *cols,
-		   const struct buf *rows)
+static bool insert_rows(void *ctx, const struct rows *t, size_t lo,
+			size_t hi, const char **err, bool *wide)
 {
+	struct ingest *g = ctx;
+	size_t end = hi < t->n ? t->src[hi].at : t->b.len;
 	char sql[1024];
 
-	if (!rows->len)
-		return true;
 	snprintf(sql, sizeof(sql), "INSERT INTO tcprt.%s (%s) FORMAT TabSeparated",
-		 table, cols);
-	return ch_insert(&g->ch, sql, rows);
+		 t->table, t->cols);
+	if (ch_insert(&g->ch, sql, t->b.p + t->src[lo].at, end - t->src[lo].at))
+		return true;
+	*err = g->ch.err;
+	*wide = !ch_refused_data(&g->ch);
+	return false;
+}
+
+/* The first @n TabSeparated fields of @row (@len bytes): their lengths. */
+static bool row_fields(const char *row, size_t len, const char **f,
+		       size_t *flen, size_t n)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < n; i++) {
+		const char *tab = memchr(row + o, '\t', len - o);
+
+		if (!tab)
+			return false;
+		f[i] = row + o;
+		flen[i] = (size_t)(tab - row) - o;
+		o = (size_t)(tab - row) + 1;
+	}
+	return true;
 }
 
 /*
- * The controls table's columns: a control message's fields, named as on
- * the wire (frame.c's ctl_field_name; fleet/schema.sql, checked by
- * tests/test_frame).
+ * A row ClickHouse refused alone: into bad_messages, with its error and
+ * the record (or control message) it is, so that fleet gaps counts it for
+ * its epoch.  A row of bad_messages itself it refused has nowhere to go:
+ * counted, and said.
  */
-static void ctl_cols(struct buf *b)
+static void refused_row(void *ctx, const struct rows *t, size_t i,
+			const char *err)
 {
-	size_t i;
+	struct ingest *g = ctx;
+	const struct row_src *src = &t->src[i];
+	struct bad_of of = { .host = "" };
+	char why[1200], tmp[24];
+	const char *row, *f[3];
+	size_t len = rows_text(t, i, &row), flen[3];
 
-	buf_printf(b, "host, epoch, ctl_seq");
-	for (i = 0; i < CTL_NFIELDS; i++)
-		buf_printf(b, ", %s", ctl_field_name[i]);
+	if (t == &g->bad) {
+		g->load_lost++;
+		warnx_("ingest: a row of tcprt.bad_messages (%s, offset %llu) is lost: %s",
+		       g->bfiles[src->file], (unsigned long long)src->off, err);
+		return;
+	}
+	/* records and controls both begin host, epoch, seq (or ctl_seq) */
+	if (row_fields(row, len, f, flen, 3)) {
+		of.host = f[0];
+		of.host_len = flen[0];
+		snprintf(tmp, sizeof(tmp), "%.*s", (int)(flen[1] > 20 ? 20 : flen[1]), f[1]);
+		parse_u64(tmp, strlen(tmp), &of.epoch);
+		snprintf(tmp, sizeof(tmp), "%.*s", (int)(flen[2] > 20 ? 20 : flen[2]), f[2]);
+		parse_u64(tmp, strlen(tmp), &of.seq);
+	}
+	of.records = t == &g->rec;
+	snprintf(why, sizeof(why), "refused by ClickHouse, alone, in tcprt.%s: %s",
+		 t->table, err);
+	bad_row(g, g->bfiles[src->file], src->off, why, row, len, &of);
+	g->load_refused++;
 }
 
 /* Load the batch; true once ClickHouse acknowledged all of it. */
 static bool load_batch(struct ingest *g)
 {
-	struct buf cols = { 0 };
+	size_t nbad = g->bad.n;
+	struct rows_stats st = { 0 };
 	bool ok;
 	size_t i;
 
 	if (!g->rows)
 		goto done;
-	ctl_cols(&cols);
-	ok = insert(g, "records", store_records_cols, &g->rec) &&
-	     insert(g, "controls", cols.p, &g->ctl) &&
-	     insert(g, "bad_messages", "file, offset, reason, message", &g->bad);
-	buf_free(&cols);
-	if (!ok)
+	g->load_refused = g->load_lost = 0;
+	/* bad_messages last: the rows refused in the others join it */
+	ok = rows_load(&g->rec, insert_rows, refused_row, g, &st) &&
+	     rows_load(&g->ctl, insert_rows, refused_row, g, &st) &&
+	     rows_load(&g->bad, insert_rows, refused_row, g, &st);
+	if (!ok) {
+		/* sent again whole: the refused rows are found again */
+		rows_truncate(&g->bad, nbad);
 		return false;
+	}
 	g->batches++;
+	g->refused += g->load_refused;
+	g->unstorable += g->load_lost;
+	g->load.inserts += st.inserts;
+	g->load.split += st.split;
+	g->load.refused += st.refused;
+	if (g->load_refused)
+		warnx_("ingest: ClickHouse refused %llu rows of a load of %llu (split %llu times to find them); they are in tcprt.bad_messages, the rest is loaded",
+		       (unsigned long long)g->load_refused,
+		       (unsigned long long)g->rows,
+		       (unsigned long long)st.split);
 done:
 	for (i = 0; i < g->nfiles; i++)
 		g->files[i].done = g->files[i].read;
@@ -346,29 +487,28 @@ done:
 	return true;
 }
 
-/* Load, retrying while the store is unreachable; false on stop or on an
- * error retrying cannot mend. */
+/*
+ * Load, holding the batch while the store fails as a whole and retrying,
+ * 1 to 30 s apart; each new error is said once.  False only on stop.
+ */
 static bool commit(struct ingest *g)
 {
 	uint64_t wait = USEC_PER_SEC;
-	bool said = false;
+	char said[sizeof(g->ch.err)] = "";
 
 	while (!load_batch(g)) {
-		if (!g->ch.unreachable) {
-			warnx_("ingest: %s", g->ch.err);
-			return false;
-		}
-		if (!said)
+		if (strcmp(said, g->ch.err)) {
 			warnx_("ingest: %s; holding %llu rows and retrying",
 			       g->ch.err, (unsigned long long)g->rows);
-		said = true;
+			snprintf(said, sizeof(said), "%s", g->ch.err);
+		}
 		g->retries++;
 		if (stop_requested)
 			return false;
 		sleep_us(wait);
 		wait = wait * 2 > RETRY_MAX_US ? RETRY_MAX_US : wait * 2;
 	}
-	if (said)
+	if (*said)
 		warnx_("ingest: ClickHouse takes rows again; the held batch is loaded");
 	return true;
 }
@@ -409,13 +549,25 @@ static bool read_file(struct ingest *g, struct spool_file *f)
 	static char chunk[1 << 20];
 	char path[4352];
 	size_t have = 0;
+	struct stat st;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", g->spool, f->name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* the central rsyslog's own files: never a link, a FIFO or a device
+	 * someone else put there */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		if (errno != ENOENT)
-			warnx_("ingest: %s: %s", path, strerror(errno));
+		if (errno != ENOENT && !f->refused)
+			warnx_("ingest: %s: %s; not loaded", path,
+			       errno == ELOOP ? "a symbolic link" : strerror(errno));
+		f->refused = errno != ENOENT;
+		return false;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		if (!f->refused)
+			warnx_("ingest: %s: not a regular file; not loaded", path);
+		f->refused = true;
+		close(fd);
 		return false;
 	}
 	for (;;) {
@@ -448,8 +600,8 @@ static bool read_file(struct ingest *g, struct spool_file *f)
 		memmove(chunk, chunk + pos, have);
 		if (have == sizeof(chunk)) {
 			/* a line longer than the chunk: one bad message */
-			bad_row(g, f->name, f->read, "line longer than 1 MiB",
-				chunk, have);
+			bad_message(g, f->name, f->read, "line longer than 1 MiB",
+				    chunk, have);
 			f->read += have;
 			have = 0;
 		}
@@ -516,12 +668,15 @@ static bool pass(struct ingest *g)
 
 static void report(const struct ingest *g)
 {
-	warnx_("ingest: %llu messages: %llu record rows (%llu of malformed lines), %llu control rows, %llu bad messages; %llu batches loaded, %llu retries, %llu files retired",
+	warnx_("ingest: %llu messages: %llu record rows (%llu of malformed lines), %llu control rows, %llu bad messages; %llu batches loaded, %llu retries, %llu files retired; %llu rows refused by ClickHouse (in bad_messages; %llu loads split), %llu rows lost (bad_messages refused them)",
 	       (unsigned long long)g->messages, (unsigned long long)g->records,
 	       (unsigned long long)g->invalid, (unsigned long long)g->controls,
 	       (unsigned long long)g->bad_messages,
 	       (unsigned long long)g->batches, (unsigned long long)g->retries,
-	       (unsigned long long)g->retired);
+	       (unsigned long long)g->retired,
+	       (unsigned long long)g->refused,
+	       (unsigned long long)g->load.split,
+	       (unsigned long long)g->unstorable);
 }
 
 int cmd_ingest(int argc, char **argv)
@@ -536,11 +691,13 @@ int cmd_ingest(int argc, char **argv)
 		{ "keep", no_argument, NULL, 'k' },
 		{ "once", no_argument, NULL, '1' },
 		{ "help", no_argument, NULL, 'h' },
+		CH_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct ingest g;
-	const char *url = CH_DEFAULT_URL, *state = NULL;
-	bool once = false, ok = true;
+	struct ch_conn store = { 0 };
+	const char *state = NULL;
+	bool once = false, ok = true, usage;
 	struct stat st;
 	uint64_t v;
 	int o;
@@ -553,7 +710,7 @@ int cmd_ingest(int argc, char **argv)
 	while ((o = getopt_long(argc, argv, ":s:u:b:i:S:r:k1h", opts, NULL)) != -1) {
 		switch (o) {
 		case 's': g.spool = optarg; break;
-		case 'u': url = optarg; break;
+		case 'u': store.url = optarg; break;
 		case 'b':
 			if (!parse_u64(optarg, strlen(optarg), &v) || v < 1 ||
 			    v > 10000000)
@@ -567,7 +724,9 @@ int cmd_ingest(int argc, char **argv)
 		case 'k': g.keep = true; break;
 		case '1': once = true; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: bad_option("ingest", o, argv);
+		default:
+			if (!ch_conn_option(&store, o, optarg))
+				bad_option("ingest", o, argv);
 		}
 	}
 	if (optind < argc)
@@ -586,8 +745,11 @@ int cmd_ingest(int argc, char **argv)
 	}
 
 	signals_init();
-	if (!ch_open(&g.ch, url, 120))
+	if (!ch_open(&g.ch, &store, 120, &usage)) {
+		if (usage)
+			usage_error("ingest", "%s", g.ch.err);
 		die(EXIT_RUNTIME, "ingest: %s", g.ch.err);
+	}
 	if (!ch_check_schema(&g.ch, STORE_VERSION)) {
 		warnx_("ingest: %s", g.ch.err);
 		ch_close(&g.ch);
@@ -595,6 +757,7 @@ int cmd_ingest(int argc, char **argv)
 	}
 	lock_state(&g);
 	load_state(&g);
+	tables_init(&g);
 	reset_batch(&g);
 	while (ok && !stop_requested) {
 		bool got = pass(&g);

@@ -16,6 +16,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +47,8 @@ static const char help[] =
 "the central in the control messages and told by 'tcprt fleet gaps'.\n"
 "\n"
 "  -H, --host-id ID     this host's name in the store, 1 to 64 of\n"
-"                       [A-Za-z0-9._-] (default: /etc/machine-id)\n"
+"                       [A-Za-z0-9._-] (default: m- and a hash keyed by\n"
+"                       /etc/machine-id, which itself never leaves the host)\n"
 "  -S, --socket PATH    rsyslog's socket (default " "/run/tcprt/ship.sock)\n"
 "  -R, --rate BYTES     the cap: bytes per second of record lines (with\n"
 "                       their newlines), k/M/G suffixes (powers of 1000);\n"
@@ -308,10 +311,39 @@ static void ignore_record(const struct record *r, void *arg)
 
 /* ---- setup ------------------------------------------------------------------ */
 
+/*
+ * The default host id: not /etc/machine-id itself, which systemd says
+ * must not leave the host (machine-id(5)), but a hash keyed by it, as
+ * sd_id128_get_machine_app_specific() makes one: HMAC-SHA256 of tcprt's
+ * own application id, keyed by the machine id's 16 bytes; "m-" and the
+ * first 16 bytes in hex.  Stable across reboots and reinstalls of tcprt,
+ * unlinkable to the machine id.  Cloned machines that share a machine id
+ * share it: their epochs still differ (each ship draws its own), and
+ * fleet gaps says when two epochs of one host id ran at the same time.
+ */
+static const unsigned char host_app_id[16] = {
+	0x7c, 0x1e, 0x52, 0x94, 0x0b, 0xd3, 0x4a, 0x6f,
+	0x9e, 0x21, 0x38, 0xc5, 0x5a, 0x77, 0x02, 0xe8,
+};
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 static void machine_id(char host[HOST_ID_MAX + 1])
 {
 	FILE *f = fopen("/etc/machine-id", "r");
+	unsigned char key[16], mac[EVP_MAX_MD_SIZE];
+	unsigned int len = 0, i;
 	char buf[128] = "";
+	bool ok = true;
 
 	if (!f)
 		die(EXIT_RUNTIME, "ship: /etc/machine-id: %s; name this host with --host-id",
@@ -320,9 +352,22 @@ static void machine_id(char host[HOST_ID_MAX + 1])
 		buf[0] = '\0';
 	fclose(f);
 	buf[strcspn(buf, "\n")] = '\0';
-	if (!frame_host_ok(buf))
-		die(EXIT_RUNTIME, "ship: /etc/machine-id does not hold a host id (1 to 64 of [A-Za-z0-9._-]); name this host with --host-id");
-	strcpy(host, buf);
+	/* 32 hex digits (machine-id(5)) */
+	ok = strlen(buf) == 32;
+	for (i = 0; ok && i < 16; i++) {
+		int hi = hex_digit(buf[2 * i]), lo = hex_digit(buf[2 * i + 1]);
+
+		ok = hi >= 0 && lo >= 0;
+		key[i] = (unsigned char)(hi << 4 | lo);
+	}
+	explicit_bzero(buf, sizeof(buf));
+	if (!ok || !HMAC(EVP_sha256(), key, sizeof(key), host_app_id,
+			 sizeof(host_app_id), mac, &len) || len < 16)
+		die(EXIT_RUNTIME, "ship: /etc/machine-id is not 32 hex digits; name this host with --host-id");
+	explicit_bzero(key, sizeof(key));
+	strcpy(host, "m-");
+	for (i = 0; i < 16; i++)
+		sprintf(host + 2 + 2 * i, "%02x", mac[i]);
 }
 
 static uint64_t new_epoch(void)

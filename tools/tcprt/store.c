@@ -9,16 +9,26 @@
 #include "parse.h"
 #include "util.h"
 
-/* fleet/schema.sql's last columns of tcprt.records (tests/test_store checks) */
+/* fleet/schema.sql's last columns of each table (tests/test_store checks) */
 const struct store_column store_added[] = {
-	{ 2, "breakdown", "UInt8" },
-	{ 2, "rq_wait", "UInt64" },
-	{ 2, "app", "UInt64" },
-	{ 2, "sq_wait", "UInt64" },
-	{ 2, "rwnd_limited", "UInt64" },
-	{ 2, "sndbuf_limited", "UInt64" },
-	{ 2, "app_limited", "UInt64" },
+	{ 2, "records", "breakdown", "UInt8" },
+	{ 2, "records", "rq_wait", "UInt64" },
+	{ 2, "records", "app", "UInt64" },
+	{ 2, "records", "sq_wait", "UInt64" },
+	{ 2, "records", "rwnd_limited", "UInt64" },
+	{ 2, "records", "sndbuf_limited", "UInt64" },
+	{ 2, "records", "app_limited", "UInt64" },
+	{ 3, "bad_messages", "host", "String" },
+	{ 3, "bad_messages", "epoch", "UInt64" },
+	{ 3, "bad_messages", "seq", "UInt64" },
+	{ 3, "bad_messages", "records", "UInt64" },
 };
+
+const char *const store_tables[] = { "records", "bad_messages" };
+const size_t store_ntables = sizeof(store_tables) / sizeof(store_tables[0]);
+_Static_assert(sizeof(store_tables) / sizeof(store_tables[0]) ==
+	       sizeof(((struct ch_init *)0)->added) / sizeof(unsigned int),
+	       "ch_init counts the columns added to each of store_tables");
 
 const size_t store_nadded = sizeof(store_added) / sizeof(store_added[0]);
 
@@ -72,7 +82,8 @@ static bool has_line(const char *have, const char *name)
 	return false;
 }
 
-unsigned int store_upgrade_sql(const char *have, char *sql, size_t size)
+unsigned int store_upgrade_sql(const char *table, const char *have, char *sql,
+			       size_t size)
 {
 	unsigned int n = 0;
 	size_t i, o = 0;
@@ -81,10 +92,12 @@ unsigned int store_upgrade_sql(const char *have, char *sql, size_t size)
 	if (!*have)
 		return 0;
 	for (i = 0; i < store_nadded; i++) {
-		if (has_line(have, store_added[i].name))
+		if (strcmp(store_added[i].table, table) ||
+		    has_line(have, store_added[i].name))
 			continue;
-		o += (size_t)snprintf(sql + o, size - o, "%s ADD COLUMN %s %s",
-				      n ? "," : "ALTER TABLE tcprt.records",
+		o += (size_t)snprintf(sql + o, size - o, "%s%s ADD COLUMN %s %s",
+				      n ? "," : "ALTER TABLE tcprt.",
+				      n ? "" : table,
 				      store_added[i].name, store_added[i].type);
 		n++;
 		if (o >= size)

@@ -8,6 +8,9 @@
  *   1  tcprt.records, controls, bad_messages and meta
  *   2  tcprt.records gains the time breakdown: the mask breakdown and the
  *      six values (docs/records.md, "Where the time goes")
+ *   3  tcprt.bad_messages gains host, epoch, seq and records: the rows
+ *      ClickHouse refused, counted per epoch; new stores' tcprt.records
+ *      partitioned by month (an existing table keeps its partitioning)
  *
  * A version only ever adds columns at the end of a table, so that a store
  * of any older version is upgraded in place (tcprt fleet init), and the
@@ -25,7 +28,8 @@
 #include "frame.h"
 #include "record.h"
 
-#define STORE_VERSION	2	/* fleet/schema.sql's, written in tcprt.meta */
+#define STORE_VERSION	3	/* fleet/schema.sql's, written in tcprt.meta */
+#define STORE_REFUSED	3	/* the version whose bad_messages has host, epoch */
 #define STORE_OLDEST	1	/* the oldest one tcprt reads and upgrades */
 
 /*
@@ -44,9 +48,10 @@ int store_version_of(const char *found, size_t len);
 bool store_version_ok(const char *found, size_t len, int need,
 		      const char *url, char *err, size_t size);
 
-/* A column added to tcprt.records after version 1, as schema.sql has it. */
+/* A column added to a table after version 1, as schema.sql has it. */
 struct store_column {
 	int version;		/* the version that added it */
+	const char *table;	/* records, bad_messages */
 	const char *name;
 	const char *type;
 };
@@ -54,15 +59,20 @@ struct store_column {
 extern const struct store_column store_added[];
 extern const size_t store_nadded;
 
+/* The tables that gain columns, in the order the upgrade adds them. */
+extern const char *const store_tables[];
+extern const size_t store_ntables;
+
 /*
- * The ALTER TABLE that adds to tcprt.records the columns of store_added
- * it lacks, given @have, the names of the columns it has, one per line (as
+ * The ALTER TABLE that adds to tcprt.@table the columns of store_added it
+ * lacks, given @have, the names of the columns it has, one per line (as
  * ClickHouse's system.columns gives them), into @sql (@size bytes).
  * Returns how many columns it adds: 0, and @sql empty, when none is
  * missing or when @have is empty (no table: the schema creates it whole).
  */
 #define STORE_UPGRADE_MAX	1024
-unsigned int store_upgrade_sql(const char *have, char *sql, size_t size);
+unsigned int store_upgrade_sql(const char *table, const char *have, char *sql,
+			       size_t size);
 
 /*
  * The breakdown column of a record (version 2): bit i, the time

@@ -1,12 +1,12 @@
 -- SPDX-License-Identifier: GPL-2.0
--- The central store of tcprt's fleet path (docs/fleet.md), schema 2.
+-- The central store of tcprt's fleet path (docs/fleet.md), schema 3.
 -- 'tcprt fleet init' runs these statements (built into tcprt from this
 -- file); or: clickhouse-client --multiquery < schema.sql on a new store.
 -- Only SQL that ClickHouse has accepted since 18.16 (Debian 12's) and
 -- still accepts.  Every statement ends with ';' at the end of a line.
 --
 -- Versions add columns at the end of a table, never change one: on a
--- store of schema 1, 'tcprt fleet init' first adds to tcprt.records the
+-- store of an older schema, 'tcprt fleet init' first adds to each table the
 -- columns it lacks (ALTER TABLE ... ADD COLUMN, tools/tcprt/store.c), then
 -- runs these statements, whose last writes the version.
 --
@@ -30,6 +30,12 @@ CREATE DATABASE IF NOT EXISTS tcprt;
 -- is the process time (R W), bit 7 when the three limited parts fit in the
 -- transfer (R W: download, P: upload), as tcprt summary checks them.  Rows
 -- loaded under schema 1 have breakdown 0.
+-- Schema 3: partitions by the month of the record's own time, so that no
+-- load of tcprt ingest's default size (100000 rows) spans more partitions
+-- than ClickHouse takes in one insert (max_partitions_per_insert_block,
+-- 100) unless its records' clocks span more than 100 months; a store made
+-- before keeps its partitions by day (ClickHouse cannot change a table's
+-- partitioning in place), and ingest splits a load it refuses for that.
 CREATE TABLE IF NOT EXISTS tcprt.records (
     host String,
     epoch UInt64,
@@ -66,7 +72,7 @@ CREATE TABLE IF NOT EXISTS tcprt.records (
     sndbuf_limited UInt64,
     app_limited UInt64
 ) ENGINE = ReplacingMergeTree
-PARTITION BY toYYYYMMDD(time)
+PARTITION BY toYYYYMM(time)
 ORDER BY (host, epoch, seq);
 
 -- The senders' control messages: cumulative counters of an epoch (the
@@ -94,12 +100,22 @@ ORDER BY (host, epoch, ctl_seq);
 
 -- Lines of the spool the loader could not read as a message: kept, with
 -- where they were, so none is lost silently ('tcprt fleet gaps' counts them).
+-- Schema 3: also the rows ClickHouse refused to store (a row that the
+-- loader split out of a load ClickHouse refused for a reason that would
+-- repeat; reason says why): offset is then where the row's record item
+-- starts in the file, message the row as it was sent, host, epoch and seq
+-- the record's, records 1, so that 'tcprt fleet gaps' counts it as its
+-- epoch's STORE loss.  Rows of schema 2 have host '' and records 0.
 CREATE TABLE IF NOT EXISTS tcprt.bad_messages (
     received DateTime DEFAULT now(),
     file String,
     offset UInt64,
     reason String,
-    message String
+    message String,
+    host String,
+    epoch UInt64,
+    seq UInt64,
+    records UInt64
 ) ENGINE = ReplacingMergeTree
 ORDER BY (file, offset);
 
@@ -112,4 +128,4 @@ CREATE TABLE IF NOT EXISTS tcprt.meta (
 ) ENGINE = ReplacingMergeTree
 ORDER BY key;
 
-INSERT INTO tcprt.meta (key, value) VALUES ('schema', '2');
+INSERT INTO tcprt.meta (key, value) VALUES ('schema', '3');

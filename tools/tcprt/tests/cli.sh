@@ -934,6 +934,42 @@ await_ready() {	# path
 	fail "the receiver at $1 did not start"
 }
 
+# ship's default host id: not /etc/machine-id, which must not leave the
+# host, but HMAC-SHA256 of tcprt's application id keyed by its 16 bytes
+# (systemd's app-specific id), computed here by Python's hmac.
+case_ship_host_id() {
+	local d=$T/hid want
+	[ -s /etc/machine-id ] || return 4
+	mkdir -p "$d"
+	rec R 1795218000000001 > "$d/rt-network-log0"
+	python3 - "$T/hidsock" "$T/hidgot" <<-'PY' &
+		import socket, sys
+		s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+		s.bind(sys.argv[1])
+		s.settimeout(20)
+		open(sys.argv[1] + ".ready", "w").close()
+		with open(sys.argv[2], "wb") as out:
+		    while True:
+		        m = s.recv(65536)
+		        out.write(m + b"\n")
+		        f = m.split(b" ")
+		        if f[1] == b"C1" and f[-1] == b"1":
+		            break
+	PY
+	local rx=$!
+	await_ready "$T/hidsock"
+	expect_eq "$(status_of "$TCPRT" ship --dir "$d" --once --socket "$T/hidsock" --rate 0)" 0 "ship"
+	wait $rx || fail "the receiver"
+	want=$(python3 -c '
+import hmac, hashlib
+app = bytes([0x7c, 0x1e, 0x52, 0x94, 0x0b, 0xd3, 0x4a, 0x6f,
+             0x9e, 0x21, 0x38, 0xc5, 0x5a, 0x77, 0x02, 0xe8])
+key = bytes.fromhex(open("/etc/machine-id").read().strip())
+print("m-" + hmac.new(key, app, hashlib.sha256).digest()[:16].hex())')
+	expect_eq "$(awk '{ print $3 }' "$T/hidgot" | sort -u)" "$want" "the host id of every message"
+	if grep -qi "$(cat /etc/machine-id)" "$T/hidgot"; then fail "the machine id sent"; fi
+}
+
 # ship passes lines with extension fields on byte for byte.
 case_ct_ship() {
 	local d
@@ -1278,6 +1314,7 @@ run_case "containers: --netns and --container on read, summary, export" case_ct_
 run_case "containers: summary --by container, netns, port, peer, peer/24, peer/64" case_ct_summary_by
 run_case "containers: export's container and pod labels, --max-containers, the overflow counted" case_ct_export
 run_case "containers: ship passes lines with extension fields byte for byte" case_ct_ship
+run_case "ship's default host id: HMAC-SHA256 keyed by /etc/machine-id, never the id itself" case_ship_host_id
 run_case "containers: bad option values exit 2, naming the option and the reason" case_ct_usage
 run_case "make install DESTDIR= PREFIX=: binary, systemd units, fleet configuration" case_install
 run_case "ship, ingest, fleet: usage and runtime errors" case_fleet_usage

@@ -59,8 +59,13 @@ ch_up() {
 	sql "SELECT 1" > /dev/null 2>&1
 }
 
+# A second ClickHouse user, tcprt, with a password the test draws (in a
+# file only root reads): the secrets case logs in as it.
 start_clickhouse() {
 	mkdir -p $F/ch
+	if [ ! -s $F/ch/tcprt.pw ]; then
+		( umask 077; printf 'pw-%s-%s\n' "$RANDOM$RANDOM" "$$" > $F/ch/tcprt.pw )
+	fi
 	cat > $F/ch/config.xml <<-EOF
 		<?xml version="1.0"?>
 		<yandex>
@@ -84,7 +89,10 @@ start_clickhouse() {
 		  <profiles><default></default></profiles>
 		  <users><default><password></password>
 		    <networks><ip>127.0.0.1</ip></networks>
-		    <profile>default</profile><quota>default</quota></default></users>
+		    <profile>default</profile><quota>default</quota></default>
+		  <tcprt><password>$(cat $F/ch/tcprt.pw)</password>
+		    <networks><ip>127.0.0.1</ip></networks>
+		    <profile>default</profile><quota>default</quota></tcprt></users>
 		  <quotas><default></default></quotas>
 		</yandex>
 	EOF

@@ -32,7 +32,7 @@ done
 # transport malformed past" (the last epoch when there are several).
 account() {	# host
 	inc "$TCPRT" fleet gaps --url $CH --host "$1" --format csv 2> /dev/null |
-		awk -F, 'NR > 1 { a = $3 " " $5 " " $6 " " $7 " " $8 " " $9 " " $10 " " $11 " " $12 } END { print a }'
+		awk -F, 'NR > 1 { a = $3 " " $5 " " $6 " " $7 " " $8 " " $9 " " $10 " " $12 " " $13 } END { print a }'
 }
 
 # The last control message arrived and every number it accounts for is
@@ -55,6 +55,12 @@ final_seen() {	# host
 wait_settled() {	# host
 	WAIT_S=$SETTLE_S wait_until "the account of $1 to settle" settled "$1" ||
 		fail "account of $1: $(account "$1"); ingest: $(tail -3 $F/ingest.log)"
+}
+
+# The records of HOST's last epoch that ClickHouse refused (gaps' STORE).
+store_refused() {	# host
+	inc "$TCPRT" fleet gaps --url $CH --host "$1" --format csv 2> /dev/null |
+		awk -F, 'NR > 1 { a = $11 } END { print a }'
 }
 
 expect_account() {	# host "state sent received missing cap refused transport malformed past"
@@ -116,14 +122,14 @@ sql_file() {	# file
 	done < $F/statements
 }
 
-# tcprt.records' columns, "name type" a line: in the store, and in the
-# schema this tcprt creates.
-store_columns() {
-	sql "SELECT name, type FROM system.columns WHERE database = 'tcprt' AND table = 'records' FORMAT TabSeparated"
+# A table's columns (records by default), "name type" a line: in the
+# store, and in the schema this tcprt creates.
+store_columns() {	# [table]
+	sql "SELECT name, type FROM system.columns WHERE database = 'tcprt' AND table = '${1:-records}' FORMAT TabSeparated"
 }
 
-schema_columns() {
-	"$TCPRT" fleet schema | awk '/^CREATE TABLE IF NOT EXISTS tcprt.records/ { on = 1; next }
+schema_columns() {	# [table]
+	"$TCPRT" fleet schema | awk -v t="tcprt.${1:-records}" '$0 == "CREATE TABLE IF NOT EXISTS " t " (" { on = 1; next }
 		on && /^\) ENGINE/ { exit } on { sub(/,$/, "", $2); print $1 "\t" $2 }'
 }
 
@@ -150,7 +156,7 @@ case_errors() {
 	inc "$TCPRT" fleet init --url $CH > /dev/null || fail "fleet init, a second time"
 	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '99')"
 	inc "$TCPRT" fleet gaps --url $CH > /dev/null 2> $F/err && fail "schema 99: exit 0"
-	grep -q "schema in ClickHouse at $CH is version 99; this tcprt .* knows version 2: a newer tcprt upgraded it, use that one" $F/err ||
+	grep -q "schema in ClickHouse at $CH is version 99; this tcprt .* knows version 3: a newer tcprt upgraded it, use that one" $F/err ||
 		fail "schema 99: $(cat $F/err)"
 	# fleet init leaves a store of a newer schema as it is
 	inc "$TCPRT" fleet init --url $CH > /dev/null 2> $F/err && fail "fleet init on schema 99: exit 0"
@@ -158,8 +164,8 @@ case_errors() {
 		fail "fleet init on schema 99: $(cat $F/err)"
 	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 99 \
 		"the version after fleet init on schema 99"
-	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '2')"
-	inc "$TCPRT" fleet gaps --url $CH > /dev/null || fail "schema 2 again"
+	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '3')"
+	inc "$TCPRT" fleet gaps --url $CH > /dev/null || fail "schema 3 again"
 	expect_fail "ship: bad host id" "$TCPRT" ship --host-id 'a b'
 	expect_fail "ship: bad rate" "$TCPRT" ship --rate 12x
 	expect_fail "ingest: no spool" "$TCPRT" ingest
@@ -555,6 +561,160 @@ case_breakdown() {
 	if grep -q "where the time goes" $F/bd.csv; then fail "a block in csv"; fi
 }
 
+# R records of HOST in frames of 10, numbered from 0, on local port 7100
+# but for the numbers given, on 666; then the epoch's final control message.
+poison_frames() {	# host epoch n "seq seq ..."
+	local host=$1 epoch=$2 n=$3 i port items=""
+	for ((i = 0; i < n; i++)); do
+		port=7100
+		[[ " $4 " = *" $i "* ]] && port=666
+		items+="V6 R 1795222000 $(printf %06d $((i + 1))) 10.1.0.2:40000 10.1.0.1:$port 5000 1000 300 0 1 500 100 300 0 1448|"
+		if [ $((i % 10)) = 9 ] || [ $((i + 1)) = "$n" ]; then
+			echo "D1 $host $epoch $((i - i % 10)) 0 $((i % 10 + 1)) $items"
+			items=""
+		fi
+	done
+	echo "C1 $host $epoch 1 1795222000000000 1795222010000000 $n 0 0 0 0 0 0 0 0 1"
+}
+
+# A load ClickHouse refuses for some of its rows - here a column whose
+# DEFAULT throws for local port 666, ClickHouse's own refusal of those
+# rows, as any rule of the data would be - is split until those rows are
+# alone: they land in bad_messages with ClickHouse's error and their
+# record's host, epoch and number, fleet gaps counts them as STORE, and
+# the rest of that load and the loads after it are stored.  A store that
+# fails as a whole (read-only) holds the load and loads it when it comes
+# back, blaming no row.
+case_store_refuses() {
+	local st
+	stop_ingest
+	sql "ALTER TABLE tcprt.records ADD COLUMN poison UInt8 DEFAULT throwIf(port = 666)" > /dev/null
+	poison_frames poison-a 88 40 "5 17 33" > $F/spool/2099020100.frames
+	poison_frames poison-b 89 12 "" > $F/spool/2099020101.frames
+	# loads of 15 rows: the refused rows' load and three after it
+	inc "$TCPRT" ingest --spool $F/spool --url $CH --once --keep --batch 15 \
+		> /dev/null 2> $F/err || fail "ingest stopped: $(cat $F/err)"
+	sed 's/^/# /' $F/err
+	grep -q "ClickHouse refused [12] rows of a load of " $F/err || fail "no refusal said"
+	grep -q "; 3 rows refused by ClickHouse (in bad_messages; " $F/err || fail "counters: $(tail -1 $F/err)"
+	expect_eq "$(sql "SELECT seq, records, reason LIKE 'refused by ClickHouse, alone, in tcprt.records: %throwIf%', offset > 0 FROM tcprt.bad_messages FINAL WHERE host = 'poison-a' ORDER BY seq FORMAT TabSeparated" | tr '\t\n' ' ')" \
+		"5 1 1 1 17 1 1 1 33 1 1 1 " "the refused rows in bad_messages: their numbers, records 1, ClickHouse's error"
+	expect_eq "$(sql "SELECT count(), countIf(port = 666) FROM tcprt.records FINAL WHERE host = 'poison-a'")" \
+		"37	0" "poison-a's other records stored"
+	expect_account poison-a "final 40 37 3 0 0 0 0 0"
+	expect_eq "$(store_refused poison-a)" 3 "gaps: 3 records refused by the store (STORE)"
+	expect_account poison-b "final 12 12 0 0 0 0 0 0"
+	# each refused row is kept once, where its record was in the spool
+	expect_eq "$(sql "SELECT uniqExact(offset) FROM tcprt.bad_messages FINAL WHERE host = 'poison-a'")" 3 \
+		"three places in the spool"
+
+	# a table gone for a while (as while an operator rebuilds it): the
+	# store fails as a whole, the load is held, no row is refused
+	poison_frames ro-a 90 20 "" > $F/spool/2099020102.frames
+	sql "ALTER TABLE tcprt.records DROP COLUMN poison" > /dev/null
+	sql "RENAME TABLE tcprt.controls TO tcprt.controls_away" > /dev/null
+	inc "$TCPRT" ingest --spool $F/spool --url $CH --keep --interval 0.2 > /dev/null 2> $F/err &
+	st=$!
+	wait_until "ingest to say it holds the load" grep -q "holding .* rows and retrying" $F/err ||
+		fail "ingest: $(cat $F/err)"
+	expect_eq "$(sql "SELECT count() FROM tcprt.bad_messages WHERE host = 'ro-a'")" 0 "no row blamed while the store failed"
+	sql "RENAME TABLE tcprt.controls_away TO tcprt.controls" > /dev/null
+	wait_until "the held load stored" eval 'account ro-a | grep -q "^final 20 20 0 0 0 0 0 0$"' ||
+		fail "ro-a: $(account ro-a); $(cat $F/err)"
+	kill -TERM $st
+	wait $st || fail "ingest exited with $?: $(cat $F/err)"
+	grep -q "ClickHouse takes rows again" $F/err || fail "ingest: $(cat $F/err)"
+	start_ingest
+}
+
+# The store's password: from a file only its owner reads, from the
+# environment or from systemd's credentials; never in the URL, in ps, in
+# a message; ingest's own files 0600, the spool's 0640 (the central's
+# snippet), and a link in the spool never followed.
+case_secrets() {
+	local pw=$F/ch/tcprt.pw secret pid f rc
+	secret=$(cat $pw)
+	rc=0
+	inc "$TCPRT" fleet gaps --url "http://tcprt:$secret@127.0.0.1:8123/" > /dev/null 2> $F/err || rc=$?
+	expect_eq $rc 2 "a password in the URL: a usage error"
+	grep -q "the URL holds a password" $F/err || fail "URL: $(cat $F/err)"
+	chmod 644 $pw
+	rc=0
+	inc "$TCPRT" fleet gaps --user tcprt --password-file $pw > /dev/null 2> $F/err2 || rc=$?
+	expect_eq $rc 1 "a password file others may read: refused"
+	chmod 600 $pw
+	grep -q "group or other users have access to it (mode 0644): chmod 600 it" $F/err2 ||
+		fail "mode: $(cat $F/err2)"
+	inc "$TCPRT" fleet gaps --user tcprt --password-file $pw > /dev/null ||
+		fail "--password-file: refused"
+	TCPRT_CLICKHOUSE_PASSWORD=$secret inc "$TCPRT" fleet gaps --user tcprt > /dev/null ||
+		fail "\$TCPRT_CLICKHOUSE_PASSWORD: refused"
+	mkdir -p $F/cred
+	( umask 077; cp $pw $F/cred/clickhouse-password )
+	CREDENTIALS_DIRECTORY=$F/cred inc "$TCPRT" fleet gaps --user tcprt > /dev/null ||
+		fail "\$CREDENTIALS_DIRECTORY: refused"
+	( umask 077; echo wrong-pw-4242 > $F/cred/clickhouse-password )
+	rc=0
+	CREDENTIALS_DIRECTORY=$F/cred inc "$TCPRT" fleet gaps --user tcprt > /dev/null 2> $F/err3 || rc=$?
+	expect_eq $rc 1 "a wrong password: refused"
+	grep -q "ClickHouse at $CH refused the user 'tcprt' or its password" $F/err3 ||
+		fail "wrong password: $(cat $F/err3)"
+	rc=0
+	inc "$TCPRT" fleet gaps --url http://db.example:8123/ > /dev/null 2> $F/err4 || rc=$?
+	expect_eq $rc 2 "http:// to another host without --plaintext: a usage error"
+	grep -q "would cross the network unencrypted" $F/err4 || fail "plaintext: $(cat $F/err4)"
+
+	# the loader as the user: the password in none of its arguments, its
+	# environment or its messages; the spool loaded all the same
+	stop_ingest
+	ln -s /etc/passwd $F/spool/2099030100.frames
+	poison_frames pw-a 91 10 "" > $F/spool/2099030101.frames
+	start_ingest --user tcprt --password-file $pw
+	pid=$(pgrep -f "$TCPRT ingest")
+	WAIT_S=$SETTLE_S wait_until "pw-a's records stored" settled pw-a || fail "pw-a: $(account pw-a)"
+	if tr '\0' ' ' < /proc/$pid/cmdline | grep -qF "$secret"; then fail "the password in ingest's arguments"; fi
+	if tr '\0' '\n' < /proc/$pid/environ | grep -qF "$secret"; then fail "the password in ingest's environment"; fi
+	ps -eo args > $F/ps
+	if grep -qF "$secret" $F/ps; then fail "the password in ps"; fi
+	stop_ingest
+	for f in $F/err $F/err2 $F/err3 $F/err4 $F/ingest.log; do
+		if grep -qF "$secret" $f; then fail "the password in a message: $f"; fi
+	done
+	grep -q "2099030100.frames: a symbolic link; not loaded" $F/ingest.log ||
+		fail "the link: $(cat $F/ingest.log)"
+	expect_eq "$(sql "SELECT count() FROM tcprt.bad_messages WHERE file = '2099030100.frames'")	$(sql "SELECT count() FROM tcprt.records WHERE line LIKE 'root:%'")" \
+		"0	0" "nothing loaded through the link"
+	rm -f $F/spool/2099030100.frames
+	expect_eq "$(stat -c %a $F/spool/.tcprt-ingest.state $F/spool/.tcprt-ingest.state.lock | tr '\n' ' ')" \
+		"600 600 " "ingest's state and lock: 0600"
+	# the files the central rsyslog wrote (named by the hour, not 2099)
+	for f in $F/spool/20[0-8]*.frames; do
+		expect_eq "$(stat -c %a "$f")" 640 "the spool file $(basename "$f")"
+	done
+	start_ingest
+}
+
+# Two machines under one host id (clones sharing /etc/machine-id, so the
+# default host id): each keeps its own epoch and account, and gaps says
+# that the id names two senders at once; a ship restarted does not.
+case_clones() {
+	cat > $F/spool/2099040100.frames <<-EOF
+		C1 clone-x 501 1 1795223000000000 1795223050000000 0 0 0 0 0 0 0 0 0 1
+		C1 clone-x 502 1 1795223020000000 1795223060000000 0 0 0 0 0 0 0 0 0 1
+		C1 restart-x 503 1 1795223000000000 1795223050000000 0 0 0 0 0 0 0 0 0 1
+		C1 restart-x 504 1 1795223051000000 1795223060000000 0 0 0 0 0 0 0 0 0 1
+	EOF
+	WAIT_S=$SETTLE_S wait_until "the clones' accounts" eval \
+		'[ "$(sql "SELECT count() FROM tcprt.controls WHERE host IN ('"'clone-x', 'restart-x'"')")" = 4 ]' ||
+		fail "controls not loaded"
+	expect_eq "$(inc "$TCPRT" fleet gaps --url $CH --host clone-x | grep -c 'ran while another epoch of this host id did')" 2 \
+		"both epochs of clone-x told as concurrent"
+	expect_eq "$(inc "$TCPRT" fleet gaps --url $CH --host restart-x | grep -c 'ran while another epoch')" 0 \
+		"restart-x's epochs, one after the other: not concurrent"
+	inc "$TCPRT" fleet gaps --url $CH --host clone-x --format json | grep -q '"epoch":501,.*"concurrent":true' ||
+		fail "json: $(inc "$TCPRT" fleet gaps --url $CH --host clone-x --format json)"
+}
+
 # A store of schema 1 (tests/fleet-schema-1.sql, schema.sql as it was) with
 # rows as ingest of schema 1 loaded them: gaps and top read it, ingest and
 # summary refuse it saying what to run; fleet init upgrades it in place,
@@ -563,7 +723,7 @@ case_breakdown() {
 # completed by the next fleet init; a third adds nothing.  Run last: it
 # drops the store.
 case_upgrade() {
-	local v1 before i line up="run 'tcprt fleet init --url $CH' to upgrade the schema from 1 to 2"
+	local v1 before i line up="run 'tcprt fleet init --url $CH' to upgrade the schema from 1 to 3"
 	v1="host, epoch, seq, received, valid, line, cpu, type, source, role, port, sec, usec, time, peer_addr, peer_port, local_addr, local_port, sent_bytes, recv_bytes, retrans, metrics, duration, process, upload, download, min_rtt"
 	stop_ingest
 	sql "DROP DATABASE IF EXISTS tcprt" > /dev/null
@@ -589,18 +749,21 @@ case_upgrade() {
 	expect_eq "$(wc -l < $F/v1.top)" 4 "fleet top on schema 1: a header and 3 tasks"
 	inc "$TCPRT" fleet summary --url $CH --host v1-a --since 1795221000 --until 1795221010 > /dev/null 2> $F/err &&
 		fail "fleet summary on schema 1: exit 0"
-	grep -q "is version 1, older than this needs (2): $up" $F/err || fail "fleet summary on schema 1: $(cat $F/err)"
+	grep -q "is version 1, older than this needs (3): $up" $F/err || fail "fleet summary on schema 1: $(cat $F/err)"
 	inc "$TCPRT" ingest --spool $F/spool --url $CH --once > /dev/null 2> $F/err && fail "ingest on schema 1: exit 0"
-	grep -q "^tcprt: ingest: the tcprt schema in ClickHouse at $CH is version 1, older than this needs (2): $up" $F/err ||
+	grep -q "^tcprt: ingest: the tcprt schema in ClickHouse at $CH is version 1, older than this needs (3): $up" $F/err ||
 		fail "ingest on schema 1: $(cat $F/err)"
 
 	# the upgrade
 	inc "$TCPRT" fleet init --url $CH > $F/init.out 2>&1 || fail "fleet init: $(cat $F/init.out)"
 	sed 's/^/# /' $F/init.out
 	grep -q "^tcprt.records: 7 columns added$" $F/init.out || fail "fleet init: $(cat $F/init.out)"
-	grep -q "^tcprt schema upgraded from 1 to 2" $F/init.out || fail "fleet init: $(cat $F/init.out)"
-	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 2 "the version after fleet init"
+	grep -q "^tcprt.bad_messages: 4 columns added$" $F/init.out || fail "fleet init: $(cat $F/init.out)"
+	grep -q "^tcprt schema upgraded from 1 to 3" $F/init.out || fail "fleet init: $(cat $F/init.out)"
+	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 3 "the version after fleet init"
 	expect_eq "$(store_columns)" "$(schema_columns)" "tcprt.records' columns: those of a new store, in order"
+	expect_eq "$(store_columns bad_messages)" "$(schema_columns bad_messages)" \
+		"tcprt.bad_messages' columns: those of a new store, in order"
 	expect_eq "$(sql "SELECT $v1 FROM tcprt.records FINAL WHERE host = 'v1-a' ORDER BY seq FORMAT TabSeparated")" \
 		"$before" "the rows of schema 1 after the upgrade"
 	expect_eq "$(sql "SELECT count(), sum(breakdown), sum(rq_wait + app + sq_wait + rwnd_limited + sndbuf_limited + app_limited) FROM tcprt.records FINAL WHERE host = 'v1-a'")" \
@@ -617,9 +780,9 @@ case_upgrade() {
 	inc "$TCPRT" fleet init --url $CH > $F/init.out 2>&1 || fail "fleet init, stopped halfway: $(cat $F/init.out)"
 	grep -q "^tcprt.records: 2 columns added$" $F/init.out || fail "fleet init, stopped halfway: $(cat $F/init.out)"
 	expect_eq "$(store_columns)" "$(schema_columns)" "tcprt.records' columns after an upgrade completed"
-	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 2 "the version after an upgrade completed"
+	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 3 "the version after an upgrade completed"
 	inc "$TCPRT" fleet init --url $CH > $F/init.out 2>&1 || fail "fleet init, a third time: $(cat $F/init.out)"
-	expect_eq "$(cat $F/init.out)" "tcprt schema 2 ready in ClickHouse at $CH" "fleet init on schema 2"
+	expect_eq "$(cat $F/init.out)" "tcprt schema 3 ready in ClickHouse at $CH" "fleet init on schema 3"
 	expect_eq "$(sql "SELECT $v1 FROM tcprt.records FINAL WHERE host = 'v1-a' ORDER BY seq FORMAT TabSeparated")" \
 		"$before" "the rows of schema 1 at the end"
 	start_ingest
@@ -646,6 +809,9 @@ run_case "fleet: negative control: a memory-queued central killed loses records,
 run_case "fleet: malformed and vendor lines, an unknown host, controls out of order, a clock step, a bad spool line" case_bad_input
 run_case "fleet: summary as tcprt summary computes it; top" case_queries
 run_case "fleet: the time breakdown: each row as its line says; summary's table and blocks are tcprt summary's" case_breakdown
+run_case "fleet: a load ClickHouse refuses for some rows: those alone in bad_messages, counted as STORE, the rest and the loads after stored; a store failing as a whole: held, then loaded" case_store_refuses
+run_case "fleet: the store's password from a file, the environment or systemd's credentials, never in the URL, ps or a message; 0600 state, 0640 spool, links not followed" case_secrets
+run_case "fleet: two machines under one host id: two accounts, told as concurrent; a restart is not" case_clones
 run_case "fleet: a store of schema 1: gaps and top read it, ingest and summary say to upgrade; fleet init upgrades it in place, keeps its rows, completes an upgrade stopped halfway" case_upgrade
 
 teardown

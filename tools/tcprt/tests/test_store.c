@@ -2,9 +2,10 @@
 /*
  * store.c, the store's schema without ClickHouse: what a version found
  * means to a command; the upgrade of a store of schema 1
- * (tests/fleet-schema-1.sql, schema.sql as it was) - its columns and the
- * ones the ALTER TABLE adds are those of fleet/schema.sql, in order, at
- * any point where an upgrade could have stopped; the breakdown mask of a
+ * (tests/fleet-schema-1.sql, schema.sql as it was) - each table's columns
+ * and the ones the ALTER TABLEs add are those of fleet/schema.sql, in
+ * order, at any point where an upgrade could have stopped (schema 2 is
+ * such a point: records upgraded, bad_messages not); the breakdown mask of a
  * record, and the rows ingest loads: as many fields as columns named,
  * each where its name says.
  */
@@ -35,29 +36,34 @@ static void test_version(void)
 	ok(store_version_of("", 0) == 0 && store_version_of("2", 1) == 2 &&
 	   store_version_of("x", 1) == -1 && store_version_of("0", 1) == -1 &&
 	   store_version_of("-1", 2) == -1, "versions: none, 2; x, 0 and -1 are none of them");
-	ok(version_ok("1", STORE_OLDEST) && version_ok("2", STORE_OLDEST) &&
-	   version_ok("2", STORE_VERSION), "1 and 2 serve what needs 1; 2 what needs 2");
+	ok(version_ok("1", STORE_OLDEST) && version_ok("3", STORE_OLDEST) &&
+	   version_ok("3", STORE_VERSION) && !version_ok("2", STORE_VERSION),
+	   "1 to 3 serve what needs 1; 3 what needs 3, 2 does not");
 	ok(!version_ok("1", STORE_VERSION) &&
-	   strstr(err, "the tcprt schema in ClickHouse at " URL " is version 1, older than this needs (2): run 'tcprt fleet init --url " URL "' to upgrade the schema from 1 to 2"),
-	   "1 where 2 is needed: run tcprt fleet init to upgrade from 1 to 2 (%s)", err);
-	ok(!version_ok("3", STORE_OLDEST) &&
-	   strstr(err, "is version 3; this tcprt " TCPRT_VERSION " knows version 2: a newer tcprt upgraded it, use that one"),
-	   "3: a newer tcprt's (%s)", err);
+	   strstr(err, "the tcprt schema in ClickHouse at " URL " is version 1, older than this needs (3): run 'tcprt fleet init --url " URL "' to upgrade the schema from 1 to 3"),
+	   "1 where 3 is needed: run tcprt fleet init to upgrade from 1 to 3 (%s)", err);
+	ok(!version_ok("4", STORE_OLDEST) &&
+	   strstr(err, "is version 4; this tcprt " TCPRT_VERSION " knows version 3: a newer tcprt upgraded it, use that one"),
+	   "4: a newer tcprt's (%s)", err);
 	ok(!version_ok("abc", STORE_OLDEST) && strstr(err, "is version abc; this tcprt") &&
 	   !strstr(err, "newer"), "not a number: said as it is (%s)", err);
 	ok(!version_ok("", STORE_OLDEST) &&
 	   !strcmp(err, "the tcprt schema in ClickHouse at " URL " has no version: run 'tcprt fleet init --url " URL "'"),
 	   "none: run tcprt fleet init");
-	ok(strstr(schema_sql, "\nINSERT INTO tcprt.meta (key, value) VALUES ('schema', '2');\n") &&
-	   STORE_VERSION == 2, "schema.sql writes version 2, the version tcprt knows");
+	ok(strstr(schema_sql, "\nINSERT INTO tcprt.meta (key, value) VALUES ('schema', '3');\n") &&
+	   STORE_VERSION == 3, "schema.sql writes version 3, the version tcprt knows");
 }
 
-/* The columns of tcprt.records in @sql, "name type" each, in order. */
-static size_t columns_of(const char *sql, char cols[][96])
+/* The columns of tcprt.@table in @sql, "name type" each, in order. */
+static size_t columns_of(const char *sql, const char *table, char cols[][96])
 {
-	const char *p = strstr(sql, "CREATE TABLE IF NOT EXISTS tcprt.records (\n");
-	const char *end = p ? strstr(p, "\n) ENGINE") : NULL;
+	char head[128];
+	const char *p, *end;
 	size_t n = 0;
+
+	snprintf(head, sizeof(head), "CREATE TABLE IF NOT EXISTS tcprt.%s (\n", table);
+	p = strstr(sql, head);
+	end = p ? strstr(p, "\n) ENGINE") : NULL;
 
 	if (!end)
 		return 0;
@@ -108,47 +114,83 @@ static char *read_file(const char *path)
 	return s;
 }
 
-static void test_upgrade(void)
+/* The columns store_added adds to @table: their index in it, in order. */
+static size_t added_to(const char *table, size_t idx[])
 {
-	static char v1[MAXCOLS][96], v2[MAXCOLS][96], cols[MAXCOLS][96];
-	char *old = read_file("tests/fleet-schema-1.sql");
+	size_t i, n = 0;
+
+	for (i = 0; i < store_nadded; i++)
+		if (!strcmp(store_added[i].table, table))
+			idx[n++] = i;
+	return n;
+}
+
+/* One table: schema 1's columns, then the added ones, from any point. */
+static void test_upgrade_table(const char *old, const char *table,
+			       size_t n1_want, const char *alter1)
+{
+	static char v1[MAXCOLS][96], vn[MAXCOLS][96], cols[MAXCOLS][96];
 	char have[4096], sql[STORE_UPGRADE_MAX];
-	size_t n1 = columns_of(old, v1), n2 = columns_of(schema_sql, v2), n, i, k;
+	size_t n1 = columns_of(old, table, v1), nn = columns_of(schema_sql, table, vn);
+	size_t idx[MAXCOLS], nadd = added_to(table, idx), n, i, k;
 	unsigned int added, bad = 0;
 
-	ok(n1 == 27 && n2 == n1 + store_nadded, "schema 1's records has 27 columns, schema 2's %zu more",
-	   store_nadded);
+	ok(n1 == n1_want && nn == n1 + nadd, "%s: schema 1's has %zu columns, schema %d's %zu more",
+	   table, n1_want, STORE_VERSION, nadd);
 	for (i = 0; i < n1; i++)
-		bad += strcmp(v1[i], v2[i]) != 0;
-	ok(!bad, "schema 2 keeps schema 1's columns as they were, in order");
-	for (i = 0; i < store_nadded; i++) {
+		bad += strcmp(v1[i], vn[i]) != 0;
+	ok(!bad, "%s: the new schema keeps schema 1's columns as they were, in order", table);
+	for (i = 0; i < nadd; i++) {
 		char want[96];
 
-		snprintf(want, sizeof(want), "%s %s", store_added[i].name, store_added[i].type);
-		bad += strcmp(v2[n1 + i], want) != 0 || store_added[i].version != 2;
+		snprintf(want, sizeof(want), "%s %s", store_added[idx[i]].name,
+			 store_added[idx[i]].type);
+		bad += strcmp(vn[n1 + i], want) != 0 ||
+		       (i && store_added[idx[i]].version < store_added[idx[i - 1]].version);
 	}
-	ok(!bad, "the columns the upgrade adds are schema.sql's last ones, name and type");
+	ok(!bad, "%s: the columns the upgrade adds are schema.sql's last ones, name and type, by version",
+	   table);
+
+	/* stopped after k of the columns were added (k = 0: schema 1) */
+	for (k = 0; k <= nadd; k++) {
+		memcpy(cols, vn, sizeof(cols));
+		names_of(cols, n1 + k, have, sizeof(have));
+		added = store_upgrade_sql(table, have, sql, sizeof(sql));
+		n = apply(sql, cols, n1 + k);
+		bad += added != nadd - k || n != nn;
+		for (i = 0; i < nn; i++)
+			bad += strcmp(cols[i], vn[i]) != 0;
+		if (k == 0)
+			ok(!strcmp(sql, alter1), "%s, schema 1: %s", table, sql);
+	}
+	ok(!bad && !*sql, "%s: upgraded from schema 1, or from any point where an upgrade stopped: the new columns, in order; complete: nothing to add",
+	   table);
+}
+
+static void test_upgrade(void)
+{
+	char *old = read_file("tests/fleet-schema-1.sql");
+	char sql[STORE_UPGRADE_MAX];
+	size_t i, n = 0;
+	unsigned int bad = 0;
+
+	test_upgrade_table(old, "records", 27,
+			   "ALTER TABLE tcprt.records ADD COLUMN breakdown UInt8, ADD COLUMN rq_wait UInt64, ADD COLUMN app UInt64, ADD COLUMN sq_wait UInt64, ADD COLUMN rwnd_limited UInt64, ADD COLUMN sndbuf_limited UInt64, ADD COLUMN app_limited UInt64");
+	test_upgrade_table(old, "bad_messages", 5,
+			   "ALTER TABLE tcprt.bad_messages ADD COLUMN host String, ADD COLUMN epoch UInt64, ADD COLUMN seq UInt64, ADD COLUMN records UInt64");
 	for (i = 0; i < REC_EXT_N - EXT_BREAKDOWN; i++)
 		bad += strcmp(store_added[1 + i].name, rec_ext_name[EXT_BREAKDOWN + i]) != 0;
 	ok(!bad && !strcmp(store_added[0].name, "breakdown"),
-	   "breakdown, then the six named as on the line");
+	   "records: breakdown, then the six named as on the line");
+	for (i = 0; i < store_nadded; i++) {
+		size_t t;
 
-	/* stopped after k of the columns were added (k = 0: schema 1) */
-	for (k = 0; k <= store_nadded; k++) {
-		memcpy(cols, v2, sizeof(cols));
-		names_of(cols, n1 + k, have, sizeof(have));
-		added = store_upgrade_sql(have, sql, sizeof(sql));
-		n = apply(sql, cols, n1 + k);
-		bad += added != store_nadded - k || n != n2;
-		for (i = 0; i < n2; i++)
-			bad += strcmp(cols[i], v2[i]) != 0;
-		if (k == 0)
-			ok(!strcmp(sql, "ALTER TABLE tcprt.records ADD COLUMN breakdown UInt8, ADD COLUMN rq_wait UInt64, ADD COLUMN app UInt64, ADD COLUMN sq_wait UInt64, ADD COLUMN rwnd_limited UInt64, ADD COLUMN sndbuf_limited UInt64, ADD COLUMN app_limited UInt64"),
-			   "schema 1: %s", sql);
+		for (t = 0; t < store_ntables; t++)
+			n += !strcmp(store_added[i].table, store_tables[t]);
 	}
-	ok(!bad && !*sql, "upgraded from schema 1, or from any point where an upgrade stopped: schema 2's columns, in order; complete: nothing to add");
-	ok(store_upgrade_sql("host\nepoch\nseq", sql, sizeof(sql)) == store_nadded &&
-	   store_upgrade_sql("", sql, sizeof(sql)) == 0 && !*sql,
+	ok(n == store_nadded, "every added column is in a table the upgrade visits");
+	ok(store_upgrade_sql("records", "host\nepoch\nseq", sql, sizeof(sql)) == 7 &&
+	   store_upgrade_sql("records", "", sql, sizeof(sql)) == 0 && !*sql,
 	   "the last name without a newline counts; no table: nothing to add (the schema creates it)");
 	free(old);
 }

@@ -123,6 +123,14 @@ case_install() {
 		fail "modprobe tcp_rt"
 	}
 	expect_eq "$(loaded_version)" "$OLD" "version of the loaded module"
+	# the package ran systemd-tmpfiles: ship's socket folder is root's
+	# alone before any rsyslog is restarted with the snippet (a root
+	# without systemd, as the matrix's chroots, has no tmpfiles to run)
+	if in_root sh -c 'command -v systemd-tmpfiles' > /dev/null; then
+		expect_eq "$(stat -c '%a %U' $R/run/tcprt 2>&1)" "700 root" "/run/tcprt after dpkg -i"
+	else
+		diag "no systemd-tmpfiles in $R: /run/tcprt not checked"
+	fi
 	workload_recorded "$OLD"
 	expect_eq "$(in_root tcprt --version | awk '{ print $1 }')" tcprt "tcprt --version"
 	in_root dpkg -L tcprt | grep -q '/man8/tcprt\.8\.gz$' || fail "tcprt(8) not in the package"

@@ -87,7 +87,6 @@ void buf_free(struct buf *b)
 
 /* ---- how to reach the store ------------------------------------------------ */
 
-#define SECRET_MAX	4096
 #define PASSWORD_ENV	"TCPRT_CLICKHOUSE_PASSWORD"
 #define CREDENTIAL	"clickhouse-password"
 
@@ -158,57 +157,6 @@ static bool loopback(const char *h, size_t n)
 		if (h[i] != '.' && (h[i] < '0' || h[i] > '9'))
 			return false;
 	return true;
-}
-
-/*
- * A secret alone in a file: one line (a final newline is not part of
- * it), in a regular file no other user may read or change.
- */
-static char *read_secret(const char *path, const char *what, char *err,
-			 size_t len)
-{
-	char buf[SECRET_MAX + 2];
-	struct stat st;
-	ssize_t n;
-	char *s;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		snprintf(err, len, "%s %s: %s", what, path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		snprintf(err, len, "%s %s: not a regular file", what, path);
-		close(fd);
-		return NULL;
-	}
-	if (st.st_mode & 077) {
-		snprintf(err, len, "%s %s: group or other users have access to it (mode %04o): chmod 600 it",
-			 what, path, (unsigned int)(st.st_mode & 07777));
-		close(fd);
-		return NULL;
-	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n < 0) {
-		snprintf(err, len, "%s %s: %s", what, path, strerror(errno));
-		return NULL;
-	}
-	buf[n] = '\0';
-	if (n > 0 && buf[n - 1] == '\n')
-		buf[--n] = '\0';
-	if (n > 0 && buf[n - 1] == '\r')
-		buf[--n] = '\0';
-	if (!n || n > SECRET_MAX || strlen(buf) != (size_t)n || strchr(buf, '\n')) {
-		snprintf(err, len, "%s %s: not one line of 1 to %d bytes",
-			 what, path, SECRET_MAX);
-		return NULL;
-	}
-	s = strdup(buf);
-	if (!s)
-		die(EXIT_RUNTIME, "out of memory");
-	return s;
 }
 
 /* The password, from the first of its places that has one; NULL: none. */

@@ -19,6 +19,7 @@
 #define _XOPEN_SOURCE 700
 #include <ctype.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@
 static const char help[] =
 "usage: tcprt fleet init    [--url URL]\n"
 "       tcprt fleet schema\n"
+"       tcprt fleet key     --master FILE --host ID --out FILE\n"
 "       tcprt fleet gaps    [--since T] [--host H] [--ranges N] [--format F]\n"
 "                           [--url URL]\n"
 "       tcprt fleet summary [--by port|host|port,host] [--since T] [--until T]\n"
@@ -51,6 +53,8 @@ static const char help[] =
 "           an older schema in place (idempotent: run it again if it\n"
 "           stopped halfway)\n"
 "  schema   print the schema's SQL\n"
+"  key      write a host's frame key, derived from the fleet's master key\n"
+"           (tcprt fleet key --help)\n"
 "  gaps     per host and epoch (one run of tcprt ship): records sent (the\n"
 "           last control message's next sequence number), received,\n"
 "           missing, and the missing split by cause: dropped by the cap,\n"
@@ -723,6 +727,66 @@ static void mark_concurrent(struct accounts *as)
 	}
 }
 
+/* A footer line: text on stdout, else on stderr (the rows stay rows). */
+static void gaps_note(const struct opts *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void gaps_note(const struct opts *o, const char *fmt, ...)
+{
+	FILE *f = o->fmt == FMT_TEXT ? stdout : stderr;
+	va_list ap;
+
+	if (o->fmt != FMT_TEXT)
+		fputs("tcprt: fleet gaps: ", f);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * What reached the store as no record: lines the loader could not read,
+ * and (schema 3) messages not signed by the host they claim, per host id
+ * claimed - a sender using an id that is not its own.
+ */
+static void gaps_bad(struct ch *c, const struct opts *o)
+{
+	bool v3 = c->version >= STORE_REFUSED;
+	struct buf q = { 0 }, ans = { 0 }, hosts = { 0 };
+	size_t pos = 0;
+	uint64_t total = 0;
+	char *row, *f[4];
+
+	buf_printf(&q, "SELECT count() FROM tcprt.bad_messages FINAL WHERE received >= toDateTime(%llu)%s FORMAT TabSeparated",
+		   (unsigned long long)o->since,
+		   v3 ? " AND records = 0 AND reason NOT LIKE 'unauthenticated:%'" : "");
+	query(c, q.p, &ans);
+	row = next_row(&ans, &pos);
+	if (row && u64(row))
+		gaps_note(o, "%llu messages the loader could not read (table tcprt.bad_messages)\n",
+			  (unsigned long long)u64(row));
+	if (!v3)
+		goto out;
+	q.len = 0;
+	buf_printf(&q, "SELECT host, count() FROM tcprt.bad_messages FINAL WHERE received >= toDateTime(%llu) AND reason LIKE 'unauthenticated:%%'",
+		   (unsigned long long)o->since);
+	where_host(&q, o);
+	buf_printf(&q, " GROUP BY host ORDER BY host FORMAT TabSeparated");
+	query(c, q.p, &ans);
+	for (pos = 0; (row = next_row(&ans, &pos));) {
+		if (fields(row, f, 4) != 2)
+			continue;
+		total += u64(f[1]);
+		buf_printf(&hosts, " %s %llu", f[0], (unsigned long long)u64(f[1]));
+	}
+	if (total)
+		gaps_note(o, "%llu messages not signed by the host they claim, refused (table tcprt.bad_messages):%s\n",
+			  (unsigned long long)total, hosts.p);
+out:
+	buf_free(&q);
+	buf_free(&ans);
+	buf_free(&hosts);
+}
+
 static int fleet_gaps(const struct opts *o)
 {
 	struct accounts as = { 0 };
@@ -747,23 +811,7 @@ static int fleet_gaps(const struct opts *o)
 		free(as.a[i].starts);
 		free(as.a[i].ends);
 	}
-	/* what the loader could not read at all */
-	{
-		char sql[256];
-		size_t pos = 0;
-		char *row;
-
-		snprintf(sql, sizeof(sql), "SELECT count() FROM tcprt.bad_messages FINAL WHERE received >= toDateTime(%llu)%s FORMAT TabSeparated",
-			 (unsigned long long)o->since,
-			 c.version >= STORE_REFUSED ? " AND records = 0" : "");
-		query(&c, sql, &ans);
-		row = next_row(&ans, &pos);
-		if (row && u64(row))
-			fprintf(o->fmt == FMT_TEXT ? stdout : stderr,
-				"%s%llu messages the loader could not read (table tcprt.bad_messages)\n",
-				o->fmt == FMT_TEXT ? "" : "tcprt: fleet gaps: ",
-				(unsigned long long)u64(row));
-	}
+	gaps_bad(&c, o);
 	free(as.a);
 	buf_free(&ans);
 	ch_close(&c);
@@ -1363,7 +1411,7 @@ int cmd_fleet(int argc, char **argv)
 	struct opts o;
 
 	if (!sub)
-		usage_error("fleet", "which query? init, schema, gaps, summary or top");
+		usage_error("fleet", "which query? init, schema, key, gaps, summary or top");
 	if (!strcmp(sub, "--help") || !strcmp(sub, "-h")) {
 		fputs(help, stdout);
 		return EXIT_OK;
@@ -1372,9 +1420,11 @@ int cmd_fleet(int argc, char **argv)
 		fputs(ch_schema_sql, stdout);
 		return EXIT_OK;
 	}
+	if (!strcmp(sub, "key"))
+		return fleet_key(argc, argv);
 	if (strcmp(sub, "init") && strcmp(sub, "gaps") && strcmp(sub, "summary") &&
 	    strcmp(sub, "top"))
-		usage_error("fleet", "no query '%s' (init, schema, gaps, summary, top)", sub);
+		usage_error("fleet", "no query '%s' (init, schema, key, gaps, summary, top)", sub);
 	parse_opts(argc, argv, &o);
 	if (!o.since_set && !strcmp(sub, "gaps"))
 		o.since = 0;

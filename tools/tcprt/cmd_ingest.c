@@ -35,11 +35,14 @@
 #include "frame.h"
 #include "load.h"
 #include "parse.h"
+#include "sign.h"
 #include "store.h"
 #include "util.h"
 
 static const char help[] =
-"usage: tcprt ingest --spool DIR [--url URL] [--batch ROWS] [--interval SECONDS]\n"
+"usage: tcprt ingest --spool DIR [--frame-master FILE | --unsigned] [--url URL]\n"
+"                    [--user NAME] [--password-file FILE] [--cacert FILE]\n"
+"                    [--plaintext] [--batch ROWS] [--interval SECONDS]\n"
 "                    [--state FILE] [--retire SECONDS | --keep] [--once]\n"
 "\n"
 "Load the messages the central rsyslog writes to DIR (files *.frames, see\n"
@@ -61,12 +64,18 @@ CH_CONN_HELP
 "                       (default 600)\n"
 "  -k, --keep           never remove a file\n"
 "  -1, --once           load what the files hold now, then stop\n"
+"  -m, --frame-master F the master key every host's frame key derives\n"
+"                       from (default /etc/tcprt/frame-master.key):\n"
+"                       a message is stored only when signed by the\n"
+"                       host it claims; others go to bad_messages\n"
+"  -U, --unsigned       store what any sender claims, signed or not\n"
 "  -h, --help           this text\n"
 "\n"
 "While ClickHouse is unreachable it says so once and retries, 1 to 30 s\n"
 "apart, holding the batch.  It prints its counters on stderr at exit.\n";
 
 #define SPOOL_SUFFIX		".frames"
+#define DEFAULT_MASTER		"/etc/tcprt/frame-master.key"
 #define STATE_NAME		".tcprt-ingest.state"
 #define DEFAULT_BATCH		100000
 #define DEFAULT_INTERVAL_US	USEC_PER_SEC
@@ -90,6 +99,12 @@ struct ingest {
 	uint64_t batch_rows, interval_us, retire_us;
 	bool keep;
 
+	/* signatures (sign.h): checked with the master unless unsigned_ok */
+	bool unsigned_ok;
+	unsigned char master[SIGN_KEY_LEN];
+	char key_host[HOST_ID_MAX + 1];		/* the last key derived */
+	unsigned char key[SIGN_KEY_LEN];
+
 	struct spool_file *files;
 	size_t nfiles;
 
@@ -105,6 +120,8 @@ struct ingest {
 
 	/* counters since start */
 	uint64_t messages, records, invalid, controls, bad_messages, batches;
+	uint64_t unauthenticated;	/* messages refused: not their host's */
+	uint64_t torn;		/* messages cut short, the next glued on */
 	uint64_t retries, retired;
 	uint64_t refused;	/* rows ClickHouse refused, kept in bad_messages */
 	uint64_t unstorable;	/* rows of bad_messages it refused: lost */
@@ -266,75 +283,198 @@ static void bad_message(struct ingest *g, const char *file, uint64_t off,
 	g->rows++;
 }
 
-static void data_rows(struct ingest *g, const char *file, uint64_t off,
-		      const char *msg, size_t len)
-{
-	static const char *items[ITEMS_MAX];
-	static size_t lens[ITEMS_MAX];
-	char why[PARSE_WHY_MAX], line[PARSE_LINE_MAX];
-	struct frame_hdr h;
-	unsigned int i;
+/*
+ * What a spool line is, found without a side effect (so that a torn line's
+ * parts can be tried): a message of its claimed host's (signed with its
+ * key, unless --unsigned), parsed, or why not.
+ */
+enum verdict { MSG_OK, MSG_BAD, MSG_UNAUTHENTIC };
 
-	if (!frame_parse_data(msg, len, &h, items, lens, ITEMS_MAX, why)) {
-		bad_message(g, file, off, why, msg, len);
+struct check {
+	enum verdict v;
+	char why[PARSE_WHY_MAX + 160];
+	char host[HOST_ID_MAX + 1];	/* MSG_UNAUTHENTIC: the host claimed */
+	const char *body;		/* the message past its signature */
+	size_t blen;
+	char kind;			/* 'D', 'C' */
+	struct frame_hdr h;		/* D */
+	struct frame_ctl c;		/* C */
+};
+
+/* D's items: the last check's (one message at a time) */
+static const char *items[ITEMS_MAX];
+static size_t lens[ITEMS_MAX];
+
+static void check_signature(struct ingest *g, const char *mac, bool is_signed,
+			    struct check *c)
+{
+	if (g->unsigned_ok || !sign_claimed_host(c->body, c->blen, c->host))
+		return;		/* unparsable: the parse says why */
+	if (!is_signed) {
+		c->v = MSG_UNAUTHENTIC;
+		snprintf(c->why, sizeof(c->why), "unauthenticated: unsigned message claiming host %s (ingest checks signatures)",
+			 c->host);
 		return;
 	}
-	/* the items first: a defective one makes the whole message bad */
-	for (i = 0; i < h.n; i++) {
-		size_t n;
-		int role;
+	if (strcmp(c->host, g->key_host)) {
+		sign_derive(g->master, c->host, g->key);
+		strcpy(g->key_host, c->host);
+	}
+	if (!sign_check(g->key, mac, c->body, c->blen)) {
+		c->v = MSG_UNAUTHENTIC;
+		snprintf(c->why, sizeof(c->why), "unauthenticated: not signed with the key of host %s",
+			 c->host);
+	}
+}
 
-		if (frame_item_line(items[i], lens[i], line, &n, &role) < 0) {
-			snprintf(why, sizeof(why), "item %u is not a record's", i + 1);
-			bad_message(g, file, off, why, msg, len);
+static void check_message(struct ingest *g, const char *raw, size_t len,
+			  struct check *c)
+{
+	char line[PARSE_LINE_MAX], why[PARSE_WHY_MAX];
+	const char *mac = NULL;
+	bool is_signed = sign_split(raw, len, &mac, &c->body, &c->blen);
+	unsigned int i;
+
+	c->v = MSG_OK;
+	if (!is_signed) {
+		c->body = raw;
+		c->blen = len;
+	}
+	check_signature(g, mac, is_signed, c);
+	if (c->v != MSG_OK)
+		return;
+	c->kind = frame_kind(c->body, c->blen);
+	c->v = MSG_BAD;
+	if (c->kind == 'C') {
+		if (!frame_parse_ctl(c->body, c->blen, &c->c, why)) {
+			snprintf(c->why, sizeof(c->why), "%s", why);
 			return;
 		}
+	} else if (c->kind == 'D') {
+		if (!frame_parse_data(c->body, c->blen, &c->h, items, lens,
+				      ITEMS_MAX, why)) {
+			snprintf(c->why, sizeof(c->why), "%s", why);
+			return;
+		}
+		/* a defective item makes the whole message bad */
+		for (i = 0; i < c->h.n; i++) {
+			size_t n;
+			int role;
+
+			if (frame_item_line(items[i], lens[i], line, &n, &role) < 0) {
+				snprintf(c->why, sizeof(c->why), "item %u is not a record's",
+					 i + 1);
+				return;
+			}
+		}
+	} else {
+		snprintf(c->why, sizeof(c->why), "not a message of tcprt ship");
+		return;
 	}
-	for (i = 0; i < h.n; i++) {
+	c->v = MSG_OK;
+}
+
+/*
+ * A line that is no message may be a message cut short (a writer that
+ * stopped mid-line) with the next one glued on: where a whole message
+ * starts further in, or 0.
+ */
+static size_t next_start(struct ingest *g, const char *raw, size_t len)
+{
+	struct check c;
+	size_t i;
+
+	for (i = 1; i + 3 <= len; i++) {
+		if ((raw[i] != 'S' && raw[i] != 'D' && raw[i] != 'C') ||
+		    raw[i + 1] != '1' || raw[i + 2] != ' ')
+			continue;
+		check_message(g, raw + i, len - i, &c);
+		if (c.v == MSG_OK)
+			return i;
+	}
+	return 0;
+}
+
+static void data_rows(struct ingest *g, const char *file, uint64_t off,
+		      const struct check *c)
+{
+	char line[PARSE_LINE_MAX];
+	unsigned int i;
+
+	for (i = 0; i < c->h.n; i++) {
 		size_t n;
 		int role, kind;
 
 		kind = frame_item_line(items[i], lens[i], line, &n, &role);
 		/* the item's own place: a row refused alone is found by it */
-		record_row(g, file, off + (uint64_t)(items[i] - msg), &h,
-			   h.seq + i, line, n, kind, role);
+		record_row(g, file, off + (uint64_t)(items[i] - c->body), &c->h,
+			   c->h.seq + i, line, n, kind, role);
 	}
-	g->rows += h.n;
+	g->rows += c->h.n;
 }
 
 static void ctl_row(struct ingest *g, const char *file, uint64_t off,
-		    const char *msg, size_t len)
+		    const struct frame_ctl *c)
 {
-	char why[PARSE_WHY_MAX];
-	struct frame_ctl c;
 	unsigned int i;
 
-	if (!frame_parse_ctl(msg, len, &c, why)) {
-		bad_message(g, file, off, why, msg, len);
-		return;
-	}
 	rows_begin(&g->ctl, batch_file(g, file), off);
-	buf_tsv(&g->ctl.b, c.host, strlen(c.host));
-	tsv_u(&g->ctl.b, c.epoch);
-	tsv_u(&g->ctl.b, c.ctl_seq);
+	buf_tsv(&g->ctl.b, c->host, strlen(c->host));
+	tsv_u(&g->ctl.b, c->epoch);
+	tsv_u(&g->ctl.b, c->ctl_seq);
 	for (i = 0; i < CTL_NFIELDS; i++)
-		tsv_u(&g->ctl.b, c.v[i]);
+		tsv_u(&g->ctl.b, c->v[i]);
 	buf_add(&g->ctl.b, "\n", 1);
 	g->controls++;
 	g->rows++;
 }
 
-static void message(struct ingest *g, const char *file, uint64_t off,
-		    const char *msg, size_t len)
+/* Refused as not its claimed host's: kept, counted for that host id. */
+static void unauthenticated(struct ingest *g, const char *file, uint64_t off,
+			    const char *msg, size_t len, const struct check *c)
 {
+	struct bad_of of = { .host = c->host, .host_len = strlen(c->host) };
+
+	bad_row(g, file, off, c->why, msg, len, &of);
+	g->unauthenticated++;
+	g->bad_messages++;
+	g->rows++;
+}
+
+static void message(struct ingest *g, const char *file, uint64_t off,
+		    const char *raw, size_t rlen)
+{
+	struct check c;
+	size_t at;
+
 	g->messages++;
 	if (!g->first_us)
 		g->first_us = mono_us();
-	switch (frame_kind(msg, len)) {
-	case 'D': data_rows(g, file, off, msg, len); break;
-	case 'C': ctl_row(g, file, off, msg, len); break;
-	default: bad_message(g, file, off, "not a message of tcprt ship", msg, len);
+	check_message(g, raw, rlen, &c);
+	if (c.v != MSG_OK && (at = next_start(g, raw, rlen))) {
+		/* the torn start is kept; the message after it is whole */
+		bad_message(g, file, off, "torn: the start of a message cut short, then the next message",
+			    raw, at);
+		g->torn++;
+		message(g, file, off + at, raw + at, rlen - at);
+		return;
 	}
+	switch (c.v) {
+	case MSG_UNAUTHENTIC:
+		unauthenticated(g, file, off, raw, rlen, &c);
+		return;
+	case MSG_BAD:
+		bad_message(g, file, off, c.why, raw, rlen);
+		return;
+	case MSG_OK:
+		break;
+	}
+	/* the items' offsets in the file: past the signature */
+	off += (uint64_t)(c.body - raw);
+	if (c.kind == 'D')
+		data_rows(g, file, off, &c);
+	else
+		ctl_row(g, file, off, &c.c);
 }
 
 /* ---- loading --------------------------------------------------------------- */
@@ -668,15 +808,27 @@ static bool pass(struct ingest *g)
 
 static void report(const struct ingest *g)
 {
-	warnx_("ingest: %llu messages: %llu record rows (%llu of malformed lines), %llu control rows, %llu bad messages; %llu batches loaded, %llu retries, %llu files retired; %llu rows refused by ClickHouse (in bad_messages; %llu loads split), %llu rows lost (bad_messages refused them)",
+	warnx_("ingest: %llu messages: %llu record rows (%llu of malformed lines), %llu control rows, %llu bad messages (%llu not signed by the host they claim, %llu torn); %llu batches loaded, %llu retries, %llu files retired; %llu rows refused by ClickHouse (in bad_messages; %llu loads split), %llu rows lost (bad_messages refused them)",
 	       (unsigned long long)g->messages, (unsigned long long)g->records,
 	       (unsigned long long)g->invalid, (unsigned long long)g->controls,
 	       (unsigned long long)g->bad_messages,
+	       (unsigned long long)g->unauthenticated,
+	       (unsigned long long)g->torn,
 	       (unsigned long long)g->batches, (unsigned long long)g->retries,
 	       (unsigned long long)g->retired,
 	       (unsigned long long)g->refused,
 	       (unsigned long long)g->load.split,
 	       (unsigned long long)g->unstorable);
+}
+
+/* The master secret every host's frame key derives from (sign.h). */
+static void take_master(struct ingest *g, const char *path)
+{
+	char err[512];
+
+	if (!sign_read_master(path ? path : DEFAULT_MASTER, g->master, err, sizeof(err)))
+		die(EXIT_RUNTIME, "ingest: %s; the central stores a message under a host id only when that host signed it (make-certs.sh ca makes the master, docs/fleet.md), or, with --unsigned, whatever any sender claims",
+		    err);
 }
 
 int cmd_ingest(int argc, char **argv)
@@ -690,13 +842,15 @@ int cmd_ingest(int argc, char **argv)
 		{ "retire", required_argument, NULL, 'r' },
 		{ "keep", no_argument, NULL, 'k' },
 		{ "once", no_argument, NULL, '1' },
+		{ "frame-master", required_argument, NULL, 'm' },
+		{ "unsigned", no_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		CH_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct ingest g;
 	struct ch_conn store = { 0 };
-	const char *state = NULL;
+	const char *state = NULL, *master = NULL;
 	bool once = false, ok = true, usage;
 	struct stat st;
 	uint64_t v;
@@ -707,7 +861,7 @@ int cmd_ingest(int argc, char **argv)
 	g.retire_us = DEFAULT_RETIRE_US;
 	optind = 1;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":s:u:b:i:S:r:k1h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":s:u:b:i:S:r:k1m:Uh", opts, NULL)) != -1) {
 		switch (o) {
 		case 's': g.spool = optarg; break;
 		case 'u': store.url = optarg; break;
@@ -723,6 +877,8 @@ int cmd_ingest(int argc, char **argv)
 		case 'r': g.retire_us = opt_seconds("ingest", "--retire", optarg, true); break;
 		case 'k': g.keep = true; break;
 		case '1': once = true; break;
+		case 'm': master = optarg; break;
+		case 'U': g.unsigned_ok = true; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default:
 			if (!ch_conn_option(&store, o, optarg))
@@ -733,10 +889,14 @@ int cmd_ingest(int argc, char **argv)
 		usage_error("ingest", "unexpected argument '%s'", argv[optind]);
 	if (!g.spool)
 		usage_error("ingest", "--spool DIR is required (the central rsyslog's spool folder)");
+	if (master && g.unsigned_ok)
+		usage_error("ingest", "--frame-master and --unsigned: one or the other");
 	if (stat(g.spool, &st))
 		die(EXIT_RUNTIME, "ingest: --spool %s: %s", g.spool, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
 		die(EXIT_RUNTIME, "ingest: --spool %s: not a folder", g.spool);
+	if (!g.unsigned_ok)
+		take_master(&g, master);
 	if (state) {
 		g.state = strdup(state);
 	} else {

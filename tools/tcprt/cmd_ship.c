@@ -31,10 +31,12 @@
 #include "cmd.h"
 #include "frame.h"
 #include "input.h"
+#include "sign.h"
 #include "util.h"
 
 static const char help[] =
-"usage: tcprt ship [--host-id ID] [--socket PATH] [--rate BYTES] [--burst BYTES]\n"
+"usage: tcprt ship [--key-file FILE | --unsigned [--host-id ID]] [--socket PATH]\n"
+"                  [--rate BYTES] [--burst BYTES]\n"
 "                  [--interval SECONDS] [--send-wait SECONDS] [--dir DIR]\n"
 "                  [--once]\n"
 "\n"
@@ -46,9 +48,15 @@ static const char help[] =
 "end), then sends a last control message.  Every loss is counted, sent to\n"
 "the central in the control messages and told by 'tcprt fleet gaps'.\n"
 "\n"
+"  -k, --key-file F     the frame key this host signs its messages with\n"
+"                       (default /etc/tcprt/tls/frame.key); its host id\n"
+"                       is this host's\n"
+"  -u, --unsigned       send unsigned messages (a central whose ingest\n"
+"                       checks signatures refuses them)\n"
 "  -H, --host-id ID     this host's name in the store, 1 to 64 of\n"
-"                       [A-Za-z0-9._-] (default: m- and a hash keyed by\n"
-"                       /etc/machine-id, which itself never leaves the host)\n"
+"                       [A-Za-z0-9._-]: the frame key's; --unsigned: m- and\n"
+"                       a hash keyed by /etc/machine-id, which itself never\n"
+"                       leaves the host\n"
 "  -S, --socket PATH    rsyslog's socket (default " "/run/tcprt/ship.sock)\n"
 "  -R, --rate BYTES     the cap: bytes per second of record lines (with\n"
 "                       their newlines), k/M/G suffixes (powers of 1000);\n"
@@ -71,6 +79,7 @@ static const char help[] =
 "files cannot be read or the last control message could not be sent.\n";
 
 #define DEFAULT_SOCKET		"/run/tcprt/ship.sock"
+#define DEFAULT_KEY_FILE	"/etc/tcprt/tls/frame.key"
 #define DEFAULT_RATE		10000000ULL
 #define MIN_DEFAULT_BURST	1000000ULL
 #define MAX_BYTES_OPT		1000000000000ULL	/* 1 TB: bucket.h's range */
@@ -85,6 +94,8 @@ static const char help[] =
 struct ship {
 	/* identity */
 	char host[HOST_ID_MAX + 1];
+	struct sign_key key;
+	size_t sign_len;	/* SIGN_PREFIX_LEN when signing, else 0 */
 	uint64_t epoch;
 	uint64_t start_us;
 
@@ -204,22 +215,31 @@ static bool sock_send(struct ship *s, const char *msg, size_t len,
 
 /* ---- messages ------------------------------------------------------------- */
 
+/* The message at @msg + @p + s->sign_len, @len bytes: signed in place. */
+static size_t sign_msg(const struct ship *s, char *msg, size_t p, size_t len)
+{
+	if (s->sign_len)
+		sign_prefix(msg + p, s->key.key, msg + p + s->sign_len, len);
+	return p + s->sign_len + len;
+}
+
 static void flush_data(struct ship *s)
 {
 	char msg[sizeof(SYSLOG_PREFIX) + FRAME_MAX];
-	size_t p = sizeof(SYSLOG_PREFIX) - 1, h;
+	size_t p = sizeof(SYSLOG_PREFIX) - 1, h, len;
 
 	if (!s->hdr.n)
 		return;
 	memcpy(msg, SYSLOG_PREFIX, p);
-	h = frame_data_hdr(msg + p, FRAME_MAX, &s->hdr);
-	memcpy(msg + p + h, s->items, s->ilen);
+	h = frame_data_hdr(msg + p + s->sign_len, FRAME_MAX - s->sign_len, &s->hdr);
+	memcpy(msg + p + s->sign_len + h, s->items, s->ilen);
+	len = sign_msg(s, msg, p, h + s->ilen);
 	/*
 	 * Once a message was refused, the next ones do not wait: ship keeps
 	 * draining the relay (whose overwrites count sub-buffers, not
 	 * records) and counts each refused record, until rsyslog takes one.
 	 */
-	if (sock_send(s, msg, p + h + s->ilen, s->down ? 0 : s->send_wait_us)) {
+	if (sock_send(s, msg, len, s->down ? 0 : s->send_wait_us)) {
 		s->sent += s->hdr.n;
 		s->messages++;
 	} else {
@@ -244,8 +264,8 @@ static void status_line(const char *key, uint64_t v, void *arg)
 /* The control message, after the data read so far. */
 static bool send_ctl(struct ship *s, bool final)
 {
-	char msg[sizeof(SYSLOG_PREFIX) + 512];
-	size_t p = sizeof(SYSLOG_PREFIX) - 1;
+	char msg[sizeof(SYSLOG_PREFIX) + SIGN_PREFIX_LEN + 512];
+	size_t p = sizeof(SYSLOG_PREFIX) - 1, len;
 	struct frame_ctl c = { .epoch = s->epoch, .ctl_seq = s->ctl_seq++ };
 	bool ok;
 
@@ -265,8 +285,9 @@ static bool send_ctl(struct ship *s, bool final)
 	c.v[CTL_SAMPLED] = s->so_now;
 	c.v[CTL_FINAL] = final;
 	memcpy(msg, SYSLOG_PREFIX, p);
-	p += frame_ctl(msg + p, sizeof(msg) - p, &c);
-	ok = sock_send(s, msg, p, final ? FINAL_SEND_WAIT_US : s->send_wait_us);
+	len = frame_ctl(msg + p + s->sign_len, sizeof(msg) - p - s->sign_len, &c);
+	len = sign_msg(s, msg, p, len);
+	ok = sock_send(s, msg, len, final ? FINAL_SEND_WAIT_US : s->send_wait_us);
 	if (!ok)
 		s->ctl_refused++;
 	return ok;
@@ -290,8 +311,9 @@ static void ship_line(const char *line, size_t len, int cpu,
 	}
 	n = frame_item(item, line, len, r);
 	if (s->hdr.n && (s->hdr.cpu != cpu ||
-			 /* header, at most 128 bytes; the item and its '|' */
-			 128 + s->ilen + n + 1 > FRAME_MAX))
+			 /* signature, header (at most 128 bytes), the
+			  * item and its '|' */
+			 s->sign_len + 128 + s->ilen + n + 1 > FRAME_MAX))
 		flush_data(s);
 	if (!s->hdr.n) {
 		s->hdr.seq = seq;
@@ -370,6 +392,25 @@ static void machine_id(char host[HOST_ID_MAX + 1])
 		sprintf(host + 2 + 2 * i, "%02x", mac[i]);
 }
 
+/*
+ * The frame key (sign.h): its host id is this host's, by default; a
+ * --host-id that is not the key's would have every message refused by
+ * the central.
+ */
+static void take_key(struct ship *s, const char *path, const char *host)
+{
+	char err[512];
+
+	if (!sign_read_key(path ? path : DEFAULT_KEY_FILE, &s->key, err, sizeof(err)))
+		die(EXIT_RUNTIME, "ship: %s; a host signs its messages with the key it was enrolled with (make-certs.sh host, docs/fleet.md), or sends them --unsigned, which the central stores only if its ingest runs --unsigned",
+		    err);
+	if (host && strcmp(host, s->key.host))
+		usage_error("ship", "--host-id %s: the frame key is %s's (a message of one host signed with another's key is refused)",
+			    host, s->key.host);
+	strcpy(s->host, s->key.host);
+	s->sign_len = SIGN_PREFIX_LEN;
+}
+
 static uint64_t new_epoch(void)
 {
 	uint64_t e = 0;
@@ -414,10 +455,14 @@ int cmd_ship(int argc, char **argv)
 		{ "send-wait", required_argument, NULL, 'w' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "once", no_argument, NULL, '1' },
+		{ "key-file", required_argument, NULL, 'k' },
+		{ "unsigned", no_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct ship s;
+	const char *key_file = NULL;
+	bool unsigned_ = false;
 	uint64_t rate = DEFAULT_RATE, burst = 0, interval = DEFAULT_INTERVAL_US;
 	uint64_t next_ctl;
 	const char *dir = NULL, *host = NULL;
@@ -430,7 +475,7 @@ int cmd_ship(int argc, char **argv)
 	s.send_wait_us = DEFAULT_SEND_WAIT_US;
 	optind = 1;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":H:S:R:B:i:w:d:1h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":H:S:R:B:i:w:d:1k:uh", opts, NULL)) != -1) {
 		switch (o) {
 		case 'H':
 			if (!frame_host_ok(optarg))
@@ -453,6 +498,8 @@ int cmd_ship(int argc, char **argv)
 		case 'w': s.send_wait_us = opt_seconds("ship", "--send-wait", optarg, true); break;
 		case 'd': dir = optarg; break;
 		case '1': once = true; break;
+		case 'k': key_file = optarg; break;
+		case 'u': unsigned_ = true; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: bad_option("ship", o, argv);
 		}
@@ -465,7 +512,11 @@ int cmd_ship(int argc, char **argv)
 		usage_error("ship", "--burst: %llu bytes is less than a record can take (%d)",
 			    (unsigned long long)burst, FRAME_ITEM_MAX);
 
-	if (host)
+	if (unsigned_ && key_file)
+		usage_error("ship", "--unsigned and --key-file: one or the other");
+	if (!unsigned_)
+		take_key(&s, key_file, host);
+	else if (host)
 		strcpy(s.host, host);
 	else
 		machine_id(s.host);

@@ -29,6 +29,7 @@ static const char usage[] =
 "            read a saved one; table or --plot PNG\n"
 "  ship      number the records, cap their rate and hand them to the\n"
 "            local rsyslog, for the central store of a fleet\n"
+"  spool     write the central rsyslog's spool (run by rsyslog's omprog)\n"
 "  ingest    load the central rsyslog's spool into ClickHouse\n"
 "  fleet     query the central store: gaps, summary, top\n"
 "  help CMD  the help of a command (same as tcprt CMD --help)\n"
@@ -47,6 +48,7 @@ static const struct {
 	{ "ship", cmd_ship },
 	{ "ingest", cmd_ingest },
 	{ "fleet", cmd_fleet },
+	{ "spool", cmd_spool },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -2,12 +2,16 @@
 /* Small helpers shared by every part of tcprt. */
 #include "util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 volatile int stop_requested;
 
@@ -198,4 +202,56 @@ void signals_init(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+/*
+ * A secret alone in a file: one line (a final newline is not part of
+ * it), in a regular file no other user may read or change.
+ */
+char *read_secret(const char *path, const char *what, char *err, size_t len)
+{
+	char buf[SECRET_MAX + 2];
+	struct stat st;
+	ssize_t n;
+	char *s;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		snprintf(err, len, "%s %s: %s", what, path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, len, "%s %s: not a regular file", what, path);
+		close(fd);
+		return NULL;
+	}
+	if (st.st_mode & 077) {
+		snprintf(err, len, "%s %s: group or other users have access to it (mode %04o): chmod 600 it",
+			 what, path, (unsigned int)(st.st_mode & 07777));
+		close(fd);
+		return NULL;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0) {
+		snprintf(err, len, "%s %s: %s", what, path, strerror(errno));
+		return NULL;
+	}
+	buf[n] = '\0';
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	if (n > 0 && buf[n - 1] == '\r')
+		buf[--n] = '\0';
+	if (!n || n > SECRET_MAX || strlen(buf) != (size_t)n || strchr(buf, '\n')) {
+		explicit_bzero(buf, sizeof(buf));
+		snprintf(err, len, "%s %s: not one line of 1 to %d bytes",
+			 what, path, SECRET_MAX);
+		return NULL;
+	}
+	s = strdup(buf);
+	explicit_bzero(buf, sizeof(buf));
+	if (!s)
+		die(EXIT_RUNTIME, "out of memory");
+	return s;
 }

@@ -42,6 +42,15 @@ void sleep_us(uint64_t us);
 /* "2026-11-21T10:04:05.123456Z" (@frac: with microseconds). */
 void fmt_time(char *buf, size_t len, uint64_t t_us, bool frac);
 
+/*
+ * A secret alone in a file (a password, a key): one line of 1 to
+ * SECRET_MAX bytes, a final newline not part of it, in a regular file
+ * that no group or other user may access.  NULL with @err (naming @what
+ * and @path) when it is not; the caller frees (and wipes) it.
+ */
+#define SECRET_MAX	4096
+char *read_secret(const char *path, const char *what, char *err, size_t len);
+
 /* Install handlers: SIGINT/SIGTERM set the stop flag; SIGPIPE ignored. */
 void signals_init(void);
 extern volatile int stop_requested;

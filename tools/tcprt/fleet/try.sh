@@ -117,13 +117,30 @@ fi
 
 # --- rsyslogds ---------------------------------------------------------------
 
+# The fleet's CA, the central's certificate (named tcprt-central) and the
+# sender's (try-sender), made by make-certs.sh as a user would: the hop is
+# TLS, as installed.  make-certs.sh writes the frame key with tcprt.
+certs() {
+	[ -d "$TOP/tls/ca" ] && return 0
+	TCPRT=${TCPRT:-$FLEET/../tcprt} sh "$FLEET/make-certs.sh" ca "$TOP/tls/ca" > /dev/null &&
+	TCPRT=${TCPRT:-$FLEET/../tcprt} sh "$FLEET/make-certs.sh" host "$TOP/tls/ca" tcprt-central "$TOP/tls/central" > /dev/null &&
+	TCPRT=${TCPRT:-$FLEET/../tcprt} sh "$FLEET/make-certs.sh" host "$TOP/tls/ca" try-sender "$TOP/tls/sender" > /dev/null ||
+		die "make-certs.sh"
+}
+
+tls_of() {	# dir: the render arguments of a machine's certificate
+	echo "TCPRT_CA=$1/ca.pem TCPRT_CERT=$1/cert.pem TCPRT_KEY=$1/key.pem"
+}
+
 # conf_central DIR SNIPPET SPOOL: render the central's config into DIR
 conf_central() {
 	local dir=$1 snippet=$2 spool=$3 in=test-central.conf.in
 	case $snippet in *memq*) in=test-central-memq.conf.in ;; esac
 	mkdir -p "$dir" "$spool"
+	certs
+	# shellcheck disable=SC2046
 	"$RENDER" "$FLEET/$snippet" TCPRT_PORT="$PORT" TCPRT_SPOOL="$spool/" \
-		> "$dir/$snippet" || die "render $snippet"
+		$(tls_of "$TOP/tls/central") > "$dir/$snippet" || die "render $snippet"
 	"$RENDER" "$FLEET/$in" WORKDIR="$dir" SNIPPET="$dir/$snippet" \
 		> "$dir/central.conf" || die "render $in"
 }
@@ -132,9 +149,12 @@ conf_central() {
 conf_sender() {
 	local dir=$1
 	mkdir -p "$dir"
+	certs
+	# shellcheck disable=SC2046
 	"$RENDER" "$FLEET/tcprt-ship.conf" TCPRT_SOCKET="$dir/ship.sock" \
 		TCPRT_CENTRAL="$ADDR_C" TCPRT_PORT="$PORT" \
-		> "$dir/tcprt-ship.conf" || die "render tcprt-ship.conf"
+		$(tls_of "$TOP/tls/sender") > "$dir/tcprt-ship.conf" ||
+		die "render tcprt-ship.conf"
 	"$RENDER" "$FLEET/test-sender.conf.in" WORKDIR="$dir" \
 		SNIPPET="$dir/tcprt-ship.conf" > "$dir/sender.conf" ||
 		die "render test-sender.conf.in"

@@ -100,7 +100,7 @@ case_help() {
 	local c
 	expect_eq "$(status_of "$TCPRT" --help)" 0 "tcprt --help"
 	grep -q '^usage: tcprt COMMAND' "$T/out" || fail "tcprt --help text"
-	for c in read summary export ship ingest fleet; do
+	for c in read summary export ship spool ingest fleet; do
 		expect_eq "$(status_of "$TCPRT" "$c" --help)" 0 "tcprt $c --help"
 		grep -q "^usage: tcprt $c" "$T/out" || fail "tcprt $c --help text"
 		cp "$T/out" "$T/help1"
@@ -119,7 +119,7 @@ case_man() {
 		"tcprt --version: tcp_rt's version"
 	grep -q "^\.TH TCPRT 8 [0-9-]* \"$("$TCPRT" --version)\"" tcprt.8 ||
 		fail "tcprt.8's .TH does not name $("$TCPRT" --version)"
-	for c in read summary export series ship ingest fleet; do
+	for c in read summary export series ship spool ingest fleet; do
 		for o in $("$TCPRT" "$c" --help | grep -oE '^ +-[a-zA-Z0-9], --[a-z-]+' |
 			   sed 's/.*--//'); do
 			[ "$o" = help ] && continue
@@ -958,7 +958,7 @@ case_ship_host_id() {
 	PY
 	local rx=$!
 	await_ready "$T/hidsock"
-	expect_eq "$(status_of "$TCPRT" ship --dir "$d" --once --socket "$T/hidsock" --rate 0)" 0 "ship"
+	expect_eq "$(status_of "$TCPRT" ship --unsigned --dir "$d" --once --socket "$T/hidsock" --rate 0)" 0 "ship"
 	wait $rx || fail "the receiver"
 	want=$(python3 -c '
 import hmac, hashlib
@@ -968,6 +968,66 @@ key = bytes.fromhex(open("/etc/machine-id").read().strip())
 print("m-" + hmac.new(key, app, hashlib.sha256).digest()[:16].hex())')
 	expect_eq "$(awk '{ print $3 }' "$T/hidgot" | sort -u)" "$want" "the host id of every message"
 	if grep -qi "$(cat /etc/machine-id)" "$T/hidgot"; then fail "the machine id sent"; fi
+}
+
+# Signed messages (sign.h) held to Python's hmac: tcprt fleet key derives
+# HMAC-SHA256(master, "tcprt frame key v1" NUL host), a new file 0600;
+# ship signs every message with it, S1 and the MAC's first 16 bytes in
+# hex, over the message it would send unsigned; ship takes its host id
+# from the key, refuses another, and refuses to start without a key.
+case_ship_signed() {
+	local d=$T/sig
+	mkdir -p "$d"
+	rec R 1795218000000001 > "$d/rt-network-log0"
+	rec R 1795218000000002 >> "$d/rt-network-log0"
+	( umask 077; openssl rand -hex 32 > "$d/master" )
+	expect_eq "$(status_of "$TCPRT" fleet key --master "$d/master" --host web-7 --out "$d/frame.key")" 0 "fleet key"
+	expect_eq "$(stat -c %a "$d/frame.key")" 600 "the key file's mode"
+	expect_eq "$(status_of "$TCPRT" fleet key --master "$d/master" --host web-7 --out "$d/frame.key")" 1 \
+		"fleet key over a file that exists"
+	python3 - "$d/master" "$d/frame.key" <<-'PY' || fail "the key differs from Python's derivation"
+		import hmac, hashlib, sys
+		m = bytes.fromhex(open(sys.argv[1]).read().strip())
+		want = "web-7 " + hmac.new(m, b"tcprt frame key v1\0web-7", hashlib.sha256).hexdigest() + "\n"
+		assert open(sys.argv[2]).read() == want
+	PY
+	expect_eq "$(status_of "$TCPRT" ship --dir "$d" --once --socket "$T/nosock" --key-file "$d/frame.key" --host-id web-8)" 2 \
+		"ship --host-id other than the key's"
+	grep -q "the frame key is web-7's" "$T/err" || fail "$(cat "$T/err")"
+	expect_eq "$(status_of "$TCPRT" ship --dir "$d" --once --socket "$T/nosock" --key-file "$d/none")" 1 \
+		"ship without its key"
+	grep -q "frame key $d/none: No such file" "$T/err" || fail "$(cat "$T/err")"
+	python3 - "$T/sigsock" "$T/siggot" <<-'PY' &
+		import socket, sys
+		s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+		s.bind(sys.argv[1])
+		s.settimeout(20)
+		open(sys.argv[1] + ".ready", "w").close()
+		with open(sys.argv[2], "wb") as out:
+		    while True:
+		        m = s.recv(65536)
+		        out.write(m + b"\n")
+		        f = m.split(b" ")
+		        if f[3] == b"C1" and f[-1] == b"1":
+		            break
+	PY
+	local rx=$!
+	await_ready "$T/sigsock"
+	expect_eq "$(status_of "$TCPRT" ship --dir "$d" --once --socket "$T/sigsock" --rate 0 --key-file "$d/frame.key")" 0 "ship, signed"
+	wait $rx || fail "the receiver"
+	python3 - "$d/frame.key" "$T/siggot" <<-'PY' || fail "a message not signed as Python's hmac signs it"
+		import hmac, hashlib, sys
+		host, key = open(sys.argv[1]).read().split()
+		n = 0
+		for m in open(sys.argv[2], "rb").read().split(b"\n")[:-1]:
+		    assert m.startswith(b"<134>tcprt: S1 "), m
+		    mac, body = m[len(b"<134>tcprt: S1 "):].split(b" ", 1)
+		    want = hmac.new(bytes.fromhex(key), body, hashlib.sha256).hexdigest()[:32]
+		    assert mac.decode() == want, (mac, want)
+		    assert body.split(b" ")[1] == host.encode(), body
+		    n += 1
+		assert n == 2, n	# one data message, the final control message
+	PY
 }
 
 # ship passes lines with extension fields on byte for byte.
@@ -991,7 +1051,7 @@ case_ct_ship() {
 	PY
 	local rx=$!
 	await_ready "$T/shsock"
-	expect_eq "$(status_of "$TCPRT" ship --dir "$d" --once --host-id h1 --socket "$T/shsock" --rate 0)" 0 "ship"
+	expect_eq "$(status_of "$TCPRT" ship --unsigned --dir "$d" --once --host-id h1 --socket "$T/shsock" --rate 0)" 0 "ship"
 	wait $rx || fail "the receiver"
 	python3 - "$T/shgot" "$d/rt-network-log0" <<-'PY' || fail "shipped lines differ"
 		import sys
@@ -1050,9 +1110,13 @@ case_install() {
 		fail "ship unit"
 	grep -q '^ExecStart=/usr/local/bin/tcprt ingest ' "$dest/usr/local/lib/systemd/system/tcprt-ingest.service" ||
 		fail "ingest unit"
-	for f in tcprt-ship.conf tcprt-central.conf schema.sql render.sh; do
+	for f in tcprt-ship.conf tcprt-central.conf schema.sql render.sh make-certs.sh; do
 		[ -s "$dest/usr/local/share/tcprt/fleet/$f" ] || fail "fleet/$f not installed"
 	done
+	[ -x "$dest/usr/local/share/tcprt/fleet/make-certs.sh" ] || fail "make-certs.sh not executable"
+	grep -q 'binary="/usr/local/bin/tcprt spool --dir /var/spool/tcprt"' \
+		"$dest/usr/local/share/tcprt/fleet/tcprt-central.conf" ||
+		fail "the central's spool writer is not the installed tcprt"
 	grep -q '^d /run/tcprt 0700 root root' "$dest/usr/local/lib/tmpfiles.d/tcprt.conf" ||
 		fail "tmpfiles.d"
 	# the schema built into tcprt is the file installed
@@ -1107,7 +1171,7 @@ case_ship_refused() {
 	PY
 	local rx=$!
 	await_ready "$T/sock"
-	expect_eq "$(status_of "$TCPRT" ship --dir "$d" --once --host-id h1 --socket "$T/sock" \
+	expect_eq "$(status_of "$TCPRT" ship --unsigned --dir "$d" --once --host-id h1 --socket "$T/sock" \
 		--send-wait 0.1 --rate 0)" 1 "ship: the last control message refused"
 	kill -USR1 $rx
 	wait $rx
@@ -1127,7 +1191,7 @@ case_ship_refused() {
 		assert sent + refused == numbered, m.groups()
 	PY
 		fail "refused count"
-	expect_eq "$(status_of "$TCPRT" ship --dir "$d" --once --host-id h1 --socket "$T/nosock" \
+	expect_eq "$(status_of "$TCPRT" ship --unsigned --dir "$d" --once --host-id h1 --socket "$T/nosock" \
 		--send-wait 0)" 1 "ship without a socket"
 	grep -q "0 sent in 0 messages, 0 dropped by the cap, $n refused" "$T/err" || fail "$(cat "$T/err")"
 	grep -q "rsyslog's socket $T/nosock: connect: No such file or directory" "$T/err" || fail "$(cat "$T/err")"
@@ -1315,6 +1379,7 @@ run_case "containers: summary --by container, netns, port, peer, peer/24, peer/6
 run_case "containers: export's container and pod labels, --max-containers, the overflow counted" case_ct_export
 run_case "containers: ship passes lines with extension fields byte for byte" case_ct_ship
 run_case "ship's default host id: HMAC-SHA256 keyed by /etc/machine-id, never the id itself" case_ship_host_id
+run_case "signed messages: fleet key and ship's MACs are Python hmac's; the key's host id, no other; no key, no start" case_ship_signed
 run_case "containers: bad option values exit 2, naming the option and the reason" case_ct_usage
 run_case "make install DESTDIR= PREFIX=: binary, systemd units, fleet configuration" case_install
 run_case "ship, ingest, fleet: usage and runtime errors" case_fleet_usage

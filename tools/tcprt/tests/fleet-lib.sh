@@ -28,6 +28,51 @@ sql() {	# query: its answer (TabSeparated)
 	inc curl -sS --max-time 60 --fail-with-body "$CH" --data-binary "$1"
 }
 
+# ---- identities ----------------------------------------------------------------------
+
+# The fleet's CA and frame master key, the central's certificate
+# (tcprt-central) and each host namespace's (a.fleet.test, b.fleet.test),
+# made by make-certs.sh as docs/fleet.md tells a user to.
+MASTER=$F/tls/ca/frame-master.key
+
+make_tls() {
+	local h
+	TCPRT=$TCPRT sh "$FLEET/make-certs.sh" ca $F/tls/ca > /dev/null &&
+		TCPRT=$TCPRT sh "$FLEET/make-certs.sh" host $F/tls/ca tcprt-central \
+			$F/tls/central > /dev/null || return 1
+	for h in a b; do
+		TCPRT=$TCPRT sh "$FLEET/make-certs.sh" host $F/tls/ca $h.fleet.test \
+			$F/tls/$h > /dev/null || return 1
+	done
+}
+
+tls_args() {	# dir: render.sh's arguments for the certificate in it
+	echo "TCPRT_CA=$1/ca.pem TCPRT_CERT=$1/cert.pem TCPRT_KEY=$1/key.pem"
+}
+
+key_for() {	# host id: the path of its frame key, made on first use
+	local k=$F/keys/$1.key
+	if [ ! -s "$k" ]; then
+		mkdir -p $F/keys
+		"$TCPRT" fleet key --master $MASTER --host "$1" --out "$k" > /dev/null || return 1
+	fi
+	echo "$k"
+}
+
+# The messages on stdin, one a line, signed as tcprt ship signs them, by
+# Python's hmac (a model of sign.h written here): "S1 <mac> " and the
+# line, with the key of the host it claims - or of HOST: a forgery.
+signed() {	# [HOST]
+	python3 - $MASTER "${1:-}" <<-'PY'
+		import hashlib, hmac, sys
+		master = bytes.fromhex(open(sys.argv[1]).read().strip())
+		for line in sys.stdin.read().splitlines():
+		    host = sys.argv[2] or line.split(" ")[1]
+		    key = hmac.new(master, b"tcprt frame key v1\0" + host.encode(), hashlib.sha256).digest()
+		    print("S1 %s %s" % (hmac.new(key, line.encode(), hashlib.sha256).hexdigest()[:32], line))
+	PY
+}
+
 # ---- the daemons ---------------------------------------------------------------------
 
 make_net() {
@@ -111,7 +156,8 @@ listening() {	# netns port
 }
 
 # The central rsyslogd: the installed snippet, rendered (or the negative
-# control's, memq).
+# control's, memq); its spool writer writes to SPOOL_DIR ($F/spool), with
+# SPOOL_OPTS.
 start_central() {	# [memq]
 	local snip=tcprt-central.conf conf=test-central.conf.in memq=()
 	if [ "${1:-}" = memq ]; then
@@ -121,7 +167,11 @@ start_central() {	# [memq]
 		memq=(MEMQ_BACKLOG=60000)
 	fi
 	mkdir -p $F/central $F/spool
-	"$FLEET/render.sh" "$FLEET/$snip" TCPRT_PORT=$PORT TCPRT_SPOOL=$F/spool/ \
+	# shellcheck disable=SC2046
+	"$FLEET/render.sh" "$FLEET/$snip" TCPRT_PORT=$PORT \
+		TCPRT_SPOOL_WRITER="$TCPRT spool --dir ${SPOOL_DIR:-$F/spool}${SPOOL_OPTS:+ $SPOOL_OPTS}" \
+		TCPRT_SPOOL_LOG=$F/central/spool.log \
+		$(tls_args $F/tls/central) TCPRT_PERMITTED="*.fleet.test" \
 		"${memq[@]}" > $F/central/snippet.conf
 	"$FLEET/render.sh" "$FLEET/$conf" WORKDIR=$F/central \
 		SNIPPET=$F/central/snippet.conf > $F/central/rsyslog.conf
@@ -143,8 +193,10 @@ start_sender() {	# a|b
 	local h=$1 i=0
 	[ "$h" = b ] && i=1
 	mkdir -p $F/$h
+	# shellcheck disable=SC2046
 	"$FLEET/render.sh" "$FLEET/tcprt-ship.conf" TCPRT_SOCKET=$F/$h/ship.sock \
-		TCPRT_CENTRAL=10.98.$i.1 TCPRT_PORT=$PORT > $F/$h/snippet.conf
+		TCPRT_CENTRAL=10.98.$i.1 TCPRT_PORT=$PORT $(tls_args $F/tls/$h) \
+		> $F/$h/snippet.conf
 	"$FLEET/render.sh" "$FLEET/test-sender.conf.in" WORKDIR=$F/$h \
 		SNIPPET=$F/$h/snippet.conf > $F/$h/rsyslog.conf
 	detach $F/$h/stdout ip netns exec fleet$h rsyslogd -n -f $F/$h/rsyslog.conf \
@@ -152,9 +204,9 @@ start_sender() {	# a|b
 	wait_until "host $h's rsyslog socket" test -S $F/$h/ship.sock
 }
 
-start_ingest() {	# [options]
-	detach $F/ingest.log ip netns exec fleetc "$TCPRT" ingest --spool $F/spool \
-		--url $CH --interval 0.2 --keep "$@"
+start_ingest() {	# [options]; INGEST_SPOOL: another spool
+	detach $F/ingest.log ip netns exec fleetc "$TCPRT" ingest --spool "${INGEST_SPOOL:-$F/spool}" \
+		--frame-master $MASTER --url $CH --interval 0.2 --keep "$@"
 	wait_until "ingest running" pgrep -f "$TCPRT ingest" > /dev/null
 }
 

@@ -136,7 +136,7 @@ schema_columns() {	# [table]
 ship() {	# a|b host-id [ship options]: in the host's namespace
 	local h=$1 id=$2
 	shift 2
-	ip netns exec fleet$h "$TCPRT" ship --host-id "$id" --socket $F/$h/ship.sock "$@"
+	ip netns exec fleet$h "$TCPRT" ship --key-file "$(key_for "$id")" --socket $F/$h/ship.sock "$@"
 }
 
 # ---- cases ---------------------------------------------------------------------------
@@ -151,7 +151,7 @@ case_errors() {
 	inc "$TCPRT" fleet gaps --url $CH > /dev/null 2> $F/err && fail "no schema: exit 0"
 	grep -q "the tcprt schema is missing in ClickHouse at $CH: run 'tcprt fleet init" $F/err ||
 		fail "no schema: $(cat $F/err)"
-	expect_fail "ingest without a schema" inc "$TCPRT" ingest --spool $F/spool --url $CH --once
+	expect_fail "ingest without a schema" inc "$TCPRT" ingest --spool $F/spool --frame-master $MASTER --url $CH --once
 	inc "$TCPRT" fleet init --url $CH > /dev/null || fail "fleet init"
 	inc "$TCPRT" fleet init --url $CH > /dev/null || fail "fleet init, a second time"
 	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '99')"
@@ -170,7 +170,7 @@ case_errors() {
 	expect_fail "ship: bad rate" "$TCPRT" ship --rate 12x
 	expect_fail "ingest: no spool" "$TCPRT" ingest
 	start_ingest
-	inc "$TCPRT" ingest --spool $F/spool --url $CH --once > /dev/null 2> $F/err &&
+	inc "$TCPRT" ingest --spool $F/spool --frame-master $MASTER --url $CH --once > /dev/null 2> $F/err &&
 		fail "a second ingest on the same spool ran"
 	grep -q "another tcprt ingest is loading $F/spool" $F/err ||
 		fail "second ingest: $(cat $F/err)"
@@ -197,7 +197,7 @@ case_real_traffic() {
 	# not under ip netns exec: it mounts a sysfs of its own on /sys,
 	# which hides debugfs; host a's rsyslog socket is a path, reachable
 	# from any network namespace
-	"$TCPRT" ship --host-id live-a --socket $F/a/ship.sock \
+	"$TCPRT" ship --key-file "$(key_for live-a)" --socket $F/a/ship.sock \
 		--interval 1 2> $F/shipa.err &
 	shipa=$!
 	start_server fleeta -- --port 7601 --req-bytes 100 --resp-bytes 5000 --conns 3 > /dev/null
@@ -281,7 +281,7 @@ fault_run() {	# host-id fault-fn [n]
 	python3 "$GEN" $F/$id "$n" --files 2 --rate $((n / 8)) > $F/$id.gen &
 	gen=$!
 	wait_until "the generator's files" test -e $F/$id/rt-network-log1
-	ip netns exec fleeta "$TCPRT" ship --host-id "$id" --socket $F/a/ship.sock \
+	ip netns exec fleeta "$TCPRT" ship --key-file "$(key_for "$id")" --socket $F/a/ship.sock \
 		--dir $F/$id --rate 0 --interval 1 2> $F/$id.err &
 	pid=$!
 	"$fault" "$id"
@@ -296,8 +296,8 @@ fault_run() {	# host-id fault-fn [n]
 	expect_once "$id" "$total"
 }
 
-spool_count() {	# host: its data messages in the spool
-	cat $F/spool/*.frames 2> /dev/null | grep -c "^D1 $1 "
+spool_count() {	# host: its data messages in the spool (signed or not)
+	cat $F/spool/*.frames 2> /dev/null | grep -c -E "^(S1 [0-9a-f]{32} )?D1 $1 "
 }
 
 kill_central() {	# host
@@ -339,6 +339,45 @@ cut_link() {	# host
 
 case_link_cut() {
 	fault_run cut-a cut_link
+}
+
+# The central's spool on a file system of 1 MB that fills mid-load (the
+# loader keeps every file): the writer refuses what it cannot write whole,
+# so the central acknowledges nothing more and the hosts keep their frames;
+# once the file system grows (space freed), everything arrives: every
+# record once, none acknowledged and lost, no torn line.
+fill_spool() {	# host
+	local st=$F/small/.tcprt-spool.status
+	WAIT_S=$SETTLE_S wait_until "the spool full, its writer refusing" \
+		grep -q "^refusing 1$" $st || fail "never refused: $(cat $st)"
+	diag "spool full: $(tr '\n' ' ' < $st)"
+	WAIT_S=$SETTLE_S wait_until "host a's rsyslog holding frames" \
+		eval '! sender_queue_empty a' || fail "host a's queue stayed empty"
+	diag "host a's queue: $(tail -n 50 $F/a/stats.log | grep 'tcprt_ship_relp queue' | tail -1 | grep -o 'size=[0-9]*')"
+	mount -o remount,size=64m $F/small
+}
+
+case_spool_full() {
+	stop_ingest
+	stop_central
+	mkdir -p $F/small
+	mount -t tmpfs -o size=1m,mode=0750 tmpfs $F/small
+	SPOOL_DIR=$F/small SPOOL_OPTS="--min-free 0" start_central
+	INGEST_SPOOL=$F/small start_ingest --state $F/small.state
+	fault_run full-a fill_spool
+	grep -q "^refusing 0$" $F/small/.tcprt-spool.status || fail "$(cat $F/small/.tcprt-spool.status)"
+	expect_ge "$(awk '$1 == "refusals" { print $2 }' $F/small/.tcprt-spool.status)" 1 "the writer's refusals"
+	grep -q "refusing messages, which their senders keep: write: No space left on device" $F/central/spool.log ||
+		fail "the writer's log: $(cat $F/central/spool.log)"
+	expect_eq "$(sql "SELECT count() FROM tcprt.bad_messages WHERE file LIKE '20%' AND reason LIKE 'torn:%'")" 0 \
+		"torn lines"
+	expect_eq "$(cat $F/small/*.frames | grep -c -v -E '^S1 [0-9a-f]{32} [DC]1 full-a ')" 0 \
+		"lines of the spool that are not whole messages of full-a"
+	stop_ingest
+	stop_central
+	umount -l $F/small
+	start_central
+	start_ingest
 }
 
 kill_ingest() {	# host
@@ -385,7 +424,7 @@ case_negative_control() {
 	python3 "$GEN" $F/$id 40000 --files 2 --rate 5000 > $F/$id.gen &
 	gen=$!
 	wait_until "the generator's files" test -e $F/$id/rt-network-log1
-	ip netns exec fleeta "$TCPRT" ship --host-id $id --socket $F/a/ship.sock \
+	ip netns exec fleeta "$TCPRT" ship --key-file "$(key_for $id)" --socket $F/a/ship.sock \
 		--dir $F/$id --rate 0 --interval 1 2> $F/$id.err &
 	pid=$!
 	WAIT_S=$SETTLE_S wait_until "part of $id in the spool" spool_has $id 20 || fail "spool"
@@ -406,6 +445,8 @@ case_negative_control() {
 import sys
 seqs = set()
 for l in sys.stdin:
+    if l.startswith("S1 "):
+        l = l.split(" ", 2)[2]
     f = l.split(" ", 6)
     if f[0] == "D1" and f[1] == sys.argv[1]:
         seqs.update(range(int(f[3]), int(f[3]) + int(f[5])))
@@ -452,13 +493,22 @@ case_bad_input() {
 		"records on both sides of the step"
 
 	# control messages out of order, and a sender never seen: written to
-	# the spool as the central would have written them
-	cat >> $F/spool/2099010100.frames <<-EOF
+	# the spool as the central would have written them, signed
+	signed >> $F/spool/2099010100.frames <<-EOF
 		D1 never-seen 77 0 0 2 V6 R 1795218000 000001 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|V6 R 1795218000 000002 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 2 500 100 300 0 1448|
 		C1 never-seen 77 5 1795218000000000 1795218100000000 3 0 0 0 0 0 0 0 0 1
 		C1 never-seen 77 2 1795218000000000 1795219999000000 2 0 0 0 0 0 0 0 0 0
-		this line is no message of tcprt ship
 	EOF
+	echo "this line is no message of tcprt ship" >> $F/spool/2099010100.frames
+	# a message cut short, the next one glued on (a writer stopped
+	# mid-line): the torn start is kept as such, the next one is stored
+	signed > $F/torn.msgs <<-EOF
+		D1 torn-x 55 0 0 1 V6 R 1795218000 000001 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|
+		D1 torn-x 55 1 0 1 V6 R 1795218000 000002 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 2 500 100 300 0 1448|
+		C1 torn-x 55 1 1795218000000000 1795218100000000 2 0 0 0 0 0 0 0 0 1
+	EOF
+	python3 -c 'import sys; l = open(sys.argv[1]).read().splitlines(); print(l[0][:len(l[0]) // 2] + l[1]); print(l[2])' \
+		$F/torn.msgs >> $F/spool/2099010100.frames
 	WAIT_S=$SETTLE_S wait_until "the unknown host's account" final_seen never-seen ||
 		fail "never-seen: $(account never-seen)"
 	# ctl_seq 5 is the account (3 sent, final), though it came first and
@@ -470,6 +520,11 @@ case_bad_input() {
 		fail "bad spool line not reported"
 	expect_ge "$(sql "SELECT count() FROM tcprt.bad_messages WHERE message = 'this line is no message of tcprt ship'")" 1 \
 		"the bad line kept in bad_messages"
+	WAIT_S=$SETTLE_S wait_until "torn-x's account" final_seen torn-x || fail "torn-x: $(account torn-x)"
+	expect_account torn-x "final 2 1 1 0 0 1 0 0"
+	expect_eq "$(sql "SELECT seq FROM tcprt.records FINAL WHERE host = 'torn-x'")" 1 "the message after the torn one"
+	expect_eq "$(sql "SELECT count() FROM tcprt.bad_messages FINAL WHERE reason LIKE 'torn:%' AND message LIKE 'S1 % D1 torn-x 55 0 %'")" 1 \
+		"the torn start in bad_messages"
 }
 
 # fleet summary against tcprt summary of the same records, and top.
@@ -577,6 +632,11 @@ poison_frames() {	# host epoch n "seq seq ..."
 	echo "C1 $host $epoch 1 1795222000000000 1795222010000000 $n 0 0 0 0 0 0 0 0 1"
 }
 
+# poison_frames, signed by their host
+signed_frames() {	# host epoch n "seq ..."
+	poison_frames "$@" | signed
+}
+
 # A load ClickHouse refuses for some of its rows - here a column whose
 # DEFAULT throws for local port 666, ClickHouse's own refusal of those
 # rows, as any rule of the data would be - is split until those rows are
@@ -589,10 +649,10 @@ case_store_refuses() {
 	local st
 	stop_ingest
 	sql "ALTER TABLE tcprt.records ADD COLUMN poison UInt8 DEFAULT throwIf(port = 666)" > /dev/null
-	poison_frames poison-a 88 40 "5 17 33" > $F/spool/2099020100.frames
-	poison_frames poison-b 89 12 "" > $F/spool/2099020101.frames
+	signed_frames poison-a 88 40 "5 17 33" > $F/spool/2099020100.frames
+	signed_frames poison-b 89 12 "" > $F/spool/2099020101.frames
 	# loads of 15 rows: the refused rows' load and three after it
-	inc "$TCPRT" ingest --spool $F/spool --url $CH --once --keep --batch 15 \
+	inc "$TCPRT" ingest --spool $F/spool --frame-master $MASTER --url $CH --once --keep --batch 15 \
 		> /dev/null 2> $F/err || fail "ingest stopped: $(cat $F/err)"
 	sed 's/^/# /' $F/err
 	grep -q "ClickHouse refused [12] rows of a load of " $F/err || fail "no refusal said"
@@ -610,10 +670,11 @@ case_store_refuses() {
 
 	# a table gone for a while (as while an operator rebuilds it): the
 	# store fails as a whole, the load is held, no row is refused
-	poison_frames ro-a 90 20 "" > $F/spool/2099020102.frames
+	signed_frames ro-a 90 20 "" > $F/spool/2099020102.frames
 	sql "ALTER TABLE tcprt.records DROP COLUMN poison" > /dev/null
 	sql "RENAME TABLE tcprt.controls TO tcprt.controls_away" > /dev/null
-	inc "$TCPRT" ingest --spool $F/spool --url $CH --keep --interval 0.2 > /dev/null 2> $F/err &
+	inc "$TCPRT" ingest --spool $F/spool --frame-master $MASTER --url $CH --keep --interval 0.2 \
+		> /dev/null 2> $F/err &
 	st=$!
 	wait_until "ingest to say it holds the load" grep -q "holding .* rows and retrying" $F/err ||
 		fail "ingest: $(cat $F/err)"
@@ -668,7 +729,7 @@ case_secrets() {
 	# environment or its messages; the spool loaded all the same
 	stop_ingest
 	ln -s /etc/passwd $F/spool/2099030100.frames
-	poison_frames pw-a 91 10 "" > $F/spool/2099030101.frames
+	signed_frames pw-a 91 10 "" > $F/spool/2099030101.frames
 	start_ingest --user tcprt --password-file $pw
 	pid=$(pgrep -f "$TCPRT ingest")
 	WAIT_S=$SETTLE_S wait_until "pw-a's records stored" settled pw-a || fail "pw-a: $(account pw-a)"
@@ -698,7 +759,7 @@ case_secrets() {
 # default host id): each keeps its own epoch and account, and gaps says
 # that the id names two senders at once; a ship restarted does not.
 case_clones() {
-	cat > $F/spool/2099040100.frames <<-EOF
+	signed > $F/spool/2099040100.frames <<-EOF
 		C1 clone-x 501 1 1795223000000000 1795223050000000 0 0 0 0 0 0 0 0 0 1
 		C1 clone-x 502 1 1795223020000000 1795223060000000 0 0 0 0 0 0 0 0 0 1
 		C1 restart-x 503 1 1795223000000000 1795223050000000 0 0 0 0 0 0 0 0 0 1
@@ -713,6 +774,101 @@ case_clones() {
 		"restart-x's epochs, one after the other: not concurrent"
 	inc "$TCPRT" fleet gaps --url $CH --host clone-x --format json | grep -q '"epoch":501,.*"concurrent":true' ||
 		fail "json: $(inc "$TCPRT" fleet gaps --url $CH --host clone-x --format json)"
+}
+
+# A sender rsyslogd of its own in host a's namespace, on the socket
+# $F/NAME/ship.sock, its snippet rendered with ARGS (NOCERT: without its
+# certificate and key lines): for the identity case.
+start_extra_sender() {	# name NOCERT|args...
+	local n=$1 nocert=
+	shift
+	[ "${1:-}" = NOCERT ] && { nocert='/# TCPRT_CERT$/d; /# TCPRT_KEY$/d'; shift; }
+	mkdir -p $F/$n
+	"$FLEET/render.sh" "$FLEET/tcprt-ship.conf" TCPRT_SOCKET=$F/$n/ship.sock \
+		TCPRT_CENTRAL=10.98.0.1 TCPRT_PORT=$PORT "$@" | sed -e "$nocert" > $F/$n/snippet.conf
+	"$FLEET/render.sh" "$FLEET/test-sender.conf.in" WORKDIR=$F/$n \
+		SNIPPET=$F/$n/snippet.conf > $F/$n/rsyslog.conf
+	detach $F/$n/stdout ip netns exec fleeta rsyslogd -n -f $F/$n/rsyslog.conf \
+		-i $F/$n/pid
+	wait_until "$n's rsyslog socket" test -S $F/$n/ship.sock
+}
+
+stop_extra_sender() {	# name
+	local pid
+	pid=$(cat $F/$1/pid)
+	kill "$pid"
+	wait_until "$1's rsyslogd gone" eval "! kill -0 $pid 2> /dev/null"
+}
+
+refusals() {	# the central's TLS refusals so far
+	grep -c -e "authentication error" -e "TLS handshake failed" $F/central/rsyslogd.log 2> /dev/null
+}
+
+# A sender the central must not let in, shipping as host ID: once the
+# central has refused its connection (a new refusal in its log), nothing
+# of ID is in the spool.
+expect_refused() {	# what id args...
+	local what=$1 id=$2 before
+	shift 2
+	before=$(refusals)
+	start_extra_sender "x-$id" "$@"
+	ip netns exec fleeta "$TCPRT" ship --key-file "$(key_for "$id")" \
+		--socket $F/x-$id/ship.sock --dir $F/idrec --once 2> $F/x-$id.err ||
+		fail "ship $id: $(cat $F/x-$id.err)"
+	wait_until "the central to refuse $what" eval "[ \$(refusals) -gt $before ]" ||
+		fail "$what: not refused; $(tail -3 $F/central/rsyslogd.log)"
+	stop_extra_sender "x-$id"
+	expect_eq "$(spool_count "$id")" 0 "$what: its messages in the spool"
+	diag "$what: $(grep -e "authentication error" -e "TLS handshake failed" $F/central/rsyslogd.log | tail -1 | cut -c 1-160)"
+}
+
+# The trust boundary.  TLS on the hop: a sender without a certificate, one
+# whose certificate's name the central does not permit, and one whose
+# certificate of the right name is from another CA deliver nothing.
+# Signatures: a permitted sender's messages that claim another host's id
+# - signed with its own key, unsigned, and the review's forged control
+# message that turned an account's loss into none - land nothing as that
+# host: they are in bad_messages, and gaps counts them for the id claimed.
+case_identity() {
+	local epoch before
+	python3 "$GEN" $F/idrec 50 > /dev/null
+	TCPRT=$TCPRT sh "$FLEET/make-certs.sh" host $F/tls/ca x.other.test $F/tls/other > /dev/null ||
+		fail "make-certs.sh host"
+	TCPRT=$TCPRT sh "$FLEET/make-certs.sh" ca $F/tls/rogue-ca > /dev/null &&
+		TCPRT=$TCPRT sh "$FLEET/make-certs.sh" host $F/tls/rogue-ca a.fleet.test $F/tls/rogue > /dev/null ||
+		fail "make-certs.sh, a second CA"
+	expect_refused "a sender without a certificate" id-nocert NOCERT TCPRT_CA=$F/tls/ca/ca.pem
+	# shellcheck disable=SC2046
+	expect_refused "a sender whose name is not permitted" id-other $(tls_args $F/tls/other)
+	# shellcheck disable=SC2046
+	expect_refused "a certificate of another CA" id-rogue $(tls_args $F/tls/rogue)
+
+	# host a's sender is permitted; its messages claim rec-b
+	epoch=$(sql "SELECT epoch FROM tcprt.controls FINAL WHERE host = 'rec-b' AND final = 1 LIMIT 1")
+	before=$(account rec-b)
+	{
+		echo "D1 rec-b $epoch 0 0 1 V6 R 1795218000 000001 10.6.6.6:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|" | signed mallory
+		echo "D1 rec-b $epoch 1 0 1 V6 R 1795218000 000001 10.6.6.6:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|"
+		echo "C1 rec-b $epoch 18446744073709551615 1795218000000000 1795218100000000 1 0 0 0 0 0 0 0 0 1" | signed mallory
+	} > $F/forged
+	ip netns exec fleeta python3 - $F/a/ship.sock $F/forged <<-'PY' || fail "sending the forgeries"
+		import socket, sys
+		s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+		s.connect(sys.argv[1])
+		for line in open(sys.argv[2]).read().splitlines():
+		    s.send(b"<134>tcprt: " + line.encode())
+	PY
+	WAIT_S=$SETTLE_S wait_until "the forgeries in bad_messages" eval \
+		'[ "$(sql "SELECT count() FROM tcprt.bad_messages WHERE host = '"'rec-b'"' AND reason LIKE '"'unauthenticated:%'"'")" -ge 3 ]' ||
+		fail "forgeries: $(sql "SELECT reason FROM tcprt.bad_messages WHERE host = 'rec-b'")"
+	expect_eq "$(sql "SELECT reason FROM tcprt.bad_messages FINAL WHERE host = 'rec-b' ORDER BY reason FORMAT TabSeparated" | tr '\n' '|')" \
+		"unauthenticated: not signed with the key of host rec-b|unauthenticated: not signed with the key of host rec-b|unauthenticated: unsigned message claiming host rec-b (ingest checks signatures)|" \
+		"the forgeries' reasons"
+	expect_eq "$(account rec-b)" "$before" "rec-b's account after the forgeries"
+	expect_eq "$(sql "SELECT count() FROM tcprt.records FINAL WHERE host = 'rec-b' AND peer_addr = '10.6.6.6'")" 0 \
+		"no forged record stored as rec-b"
+	inc "$TCPRT" fleet gaps --url $CH --host rec-b | grep -q "^3 messages not signed by the host they claim, refused (table tcprt.bad_messages): rec-b 3$" ||
+		fail "gaps: $(inc "$TCPRT" fleet gaps --url $CH --host rec-b)"
 }
 
 # A store of schema 1 (tests/fleet-schema-1.sql, schema.sql as it was) with
@@ -750,7 +906,8 @@ case_upgrade() {
 	inc "$TCPRT" fleet summary --url $CH --host v1-a --since 1795221000 --until 1795221010 > /dev/null 2> $F/err &&
 		fail "fleet summary on schema 1: exit 0"
 	grep -q "is version 1, older than this needs (3): $up" $F/err || fail "fleet summary on schema 1: $(cat $F/err)"
-	inc "$TCPRT" ingest --spool $F/spool --url $CH --once > /dev/null 2> $F/err && fail "ingest on schema 1: exit 0"
+	inc "$TCPRT" ingest --spool $F/spool --frame-master $MASTER --url $CH --once > /dev/null 2> $F/err &&
+		fail "ingest on schema 1: exit 0"
 	grep -q "^tcprt: ingest: the tcprt schema in ClickHouse at $CH is version 1, older than this needs (3): $up" $F/err ||
 		fail "ingest on schema 1: $(cat $F/err)"
 
@@ -790,6 +947,7 @@ case_upgrade() {
 
 rm -rf $F
 mkdir -p $F/spool
+make_tls || { echo "not ok 1 - make-certs.sh failed"; exit 1; }
 make_net
 start_clickhouse || { echo "not ok 1 - ClickHouse did not start: $(tail -5 $F/ch/error.log $F/ch/stdout)"; teardown; exit 1; }
 inc "$TCPRT" fleet init --url $CH > /dev/null
@@ -804,6 +962,7 @@ run_case "fleet: the cap drops exactly the records a token-bucket model drops, t
 run_case "fleet: central rsyslog killed (SIGKILL) and restarted mid-run: nothing lost, nothing twice" case_central_killed
 run_case "fleet: ClickHouse killed and restarted mid-run: nothing lost, nothing twice" case_clickhouse_restarted
 run_case "fleet: a host's link to the central cut for 10 s: nothing lost" case_link_cut
+run_case "fleet: the central's spool fills mid-run: its writer refuses, nothing acknowledged is lost, no torn line; all arrives once space is freed" case_spool_full
 run_case "fleet: the loader killed mid-batch, then the spool loaded twice: nothing lost, nothing twice" case_ingest_killed
 run_case "fleet: negative control: a memory-queued central killed loses records, told exactly as transport loss" case_negative_control
 run_case "fleet: malformed and vendor lines, an unknown host, controls out of order, a clock step, a bad spool line" case_bad_input
@@ -811,6 +970,7 @@ run_case "fleet: summary as tcprt summary computes it; top" case_queries
 run_case "fleet: the time breakdown: each row as its line says; summary's table and blocks are tcprt summary's" case_breakdown
 run_case "fleet: a load ClickHouse refuses for some rows: those alone in bad_messages, counted as STORE, the rest and the loads after stored; a store failing as a whole: held, then loaded" case_store_refuses
 run_case "fleet: the store's password from a file, the environment or systemd's credentials, never in the URL, ps or a message; 0600 state, 0640 spool, links not followed" case_secrets
+run_case "fleet: TLS and signatures: senders without a certificate, not permitted, or of another CA deliver nothing; messages claiming another host's id are refused, counted for it" case_identity
 run_case "fleet: two machines under one host id: two accounts, told as concurrent; a restart is not" case_clones
 run_case "fleet: a store of schema 1: gaps and top read it, ingest and summary say to upgrade; fleet init upgrades it in place, keeps its rows, completes an upgrade stopped halfway" case_upgrade
 

@@ -1285,7 +1285,7 @@ static int fleet_summary(const struct opts *o)
 	size_t i;
 	unsigned int m;
 
-	connect_store(&c, o, STORE_VERSION);
+	connect_store(&c, o, STORE_BREAKDOWN);
 	summary_load(&c, o, &s);
 	/* the time breakdown's blocks: text only, as tcprt summary's */
 	if (o->fmt == FMT_TEXT)

@@ -29,6 +29,7 @@
 #include "record.h"
 
 #define STORE_VERSION	3	/* fleet/schema.sql's, written in tcprt.meta */
+#define STORE_BREAKDOWN	2	/* the version whose records have the breakdown */
 #define STORE_REFUSED	3	/* the version whose bad_messages has host, epoch */
 #define STORE_OLDEST	1	/* the oldest one tcprt reads and upgrades */
 

@@ -159,7 +159,10 @@ static bool loopback(const char *h, size_t n)
 	return true;
 }
 
-/* The password, from the first of its places that has one; NULL: none. */
+/*
+ * The password, from the first of its places that has one (none: NULL);
+ * false with err set when the place named cannot give it.
+ */
 static bool find_password(struct ch *c, const struct ch_conn *k)
 {
 	const char *env = getenv(PASSWORD_ENV), *dir;

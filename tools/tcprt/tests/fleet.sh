@@ -367,10 +367,8 @@ case_spool_full() {
 	fault_run full-a fill_spool
 	grep -q "^refusing 0$" $F/small/.tcprt-spool.status || fail "$(cat $F/small/.tcprt-spool.status)"
 	expect_ge "$(awk '$1 == "refusals" { print $2 }' $F/small/.tcprt-spool.status)" 1 "the writer's refusals"
-	grep -q "refusing messages, which their senders keep: write: No space left on device" $F/central/spool.log ||
-		fail "the writer's log: $(cat $F/central/spool.log)"
-	expect_eq "$(sql "SELECT count() FROM tcprt.bad_messages WHERE file LIKE '20%' AND reason LIKE 'torn:%'")" 0 \
-		"torn lines"
+	grep -q -E "refusing messages, which their senders keep: (write: No space left on device|[0-9]+ bytes free)" \
+		$F/central/spool.log || fail "the writer's log: $(cat $F/central/spool.log)"
 	expect_eq "$(cat $F/small/*.frames | grep -c -v -E '^S1 [0-9a-f]{32} [DC]1 full-a ')" 0 \
 		"lines of the spool that are not whole messages of full-a"
 	stop_ingest
@@ -843,13 +841,13 @@ case_identity() {
 	# shellcheck disable=SC2046
 	expect_refused "a certificate of another CA" id-rogue $(tls_args $F/tls/rogue)
 
-	# host a's sender is permitted; its messages claim rec-b
-	epoch=$(sql "SELECT epoch FROM tcprt.controls FINAL WHERE host = 'rec-b' AND final = 1 LIMIT 1")
-	before=$(account rec-b)
+	# host a's sender is permitted; its messages claim cap-a (case_cap's)
+	epoch=$(sql "SELECT epoch FROM tcprt.controls FINAL WHERE host = 'cap-a' AND final = 1 LIMIT 1")
+	before=$(account cap-a)
 	{
-		echo "D1 rec-b $epoch 0 0 1 V6 R 1795218000 000001 10.6.6.6:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|" | signed mallory
-		echo "D1 rec-b $epoch 1 0 1 V6 R 1795218000 000001 10.6.6.6:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|"
-		echo "C1 rec-b $epoch 18446744073709551615 1795218000000000 1795218100000000 1 0 0 0 0 0 0 0 0 1" | signed mallory
+		echo "D1 cap-a $epoch 0 0 1 V6 R 1795218000 000001 10.6.6.6:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|" | signed mallory
+		echo "D1 cap-a $epoch 1 0 1 V6 R 1795218000 000001 10.6.6.6:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|"
+		echo "C1 cap-a $epoch 18446744073709551615 1795218000000000 1795218100000000 1 0 0 0 0 0 0 0 0 1" | signed mallory
 	} > $F/forged
 	ip netns exec fleeta python3 - $F/a/ship.sock $F/forged <<-'PY' || fail "sending the forgeries"
 		import socket, sys
@@ -859,16 +857,16 @@ case_identity() {
 		    s.send(b"<134>tcprt: " + line.encode())
 	PY
 	WAIT_S=$SETTLE_S wait_until "the forgeries in bad_messages" eval \
-		'[ "$(sql "SELECT count() FROM tcprt.bad_messages WHERE host = '"'rec-b'"' AND reason LIKE '"'unauthenticated:%'"'")" -ge 3 ]' ||
-		fail "forgeries: $(sql "SELECT reason FROM tcprt.bad_messages WHERE host = 'rec-b'")"
-	expect_eq "$(sql "SELECT reason FROM tcprt.bad_messages FINAL WHERE host = 'rec-b' ORDER BY reason FORMAT TabSeparated" | tr '\n' '|')" \
-		"unauthenticated: not signed with the key of host rec-b|unauthenticated: not signed with the key of host rec-b|unauthenticated: unsigned message claiming host rec-b (ingest checks signatures)|" \
+		'[ "$(sql "SELECT count() FROM tcprt.bad_messages WHERE host = '"'cap-a'"' AND reason LIKE '"'unauthenticated:%'"'")" -ge 3 ]' ||
+		fail "forgeries: $(sql "SELECT reason FROM tcprt.bad_messages WHERE host = 'cap-a'")"
+	expect_eq "$(sql "SELECT reason FROM tcprt.bad_messages FINAL WHERE host = 'cap-a' ORDER BY reason FORMAT TabSeparated" | tr '\n' '|')" \
+		"unauthenticated: not signed with the key of host cap-a|unauthenticated: not signed with the key of host cap-a|unauthenticated: unsigned message claiming host cap-a (ingest checks signatures)|" \
 		"the forgeries' reasons"
-	expect_eq "$(account rec-b)" "$before" "rec-b's account after the forgeries"
-	expect_eq "$(sql "SELECT count() FROM tcprt.records FINAL WHERE host = 'rec-b' AND peer_addr = '10.6.6.6'")" 0 \
-		"no forged record stored as rec-b"
-	inc "$TCPRT" fleet gaps --url $CH --host rec-b | grep -q "^3 messages not signed by the host they claim, refused (table tcprt.bad_messages): rec-b 3$" ||
-		fail "gaps: $(inc "$TCPRT" fleet gaps --url $CH --host rec-b)"
+	expect_eq "$(account cap-a)" "$before" "cap-a's account after the forgeries"
+	expect_eq "$(sql "SELECT count() FROM tcprt.records FINAL WHERE host = 'cap-a' AND peer_addr = '10.6.6.6'")" 0 \
+		"no forged record stored as cap-a"
+	inc "$TCPRT" fleet gaps --url $CH --host cap-a | grep -q "^3 messages not signed by the host they claim, refused (table tcprt.bad_messages): cap-a 3$" ||
+		fail "gaps: $(inc "$TCPRT" fleet gaps --url $CH --host cap-a)"
 }
 
 # A store of schema 1 (tests/fleet-schema-1.sql, schema.sql as it was) with

@@ -143,6 +143,19 @@ static bool url_split(const char *url, struct url_parts *u)
 	return u->host_end > u->host;
 }
 
+/* ClickHouse's "?password=..." (or "&password=") in the query. */
+static bool query_has_password(const char *q)
+{
+	const char *p = strchr(q, '?');
+
+	while (p) {
+		if (!strncasecmp(p + 1, "password=", 9))
+			return true;
+		p = strchr(p + 1, '&');
+	}
+	return false;
+}
+
 /* This machine: the records and the password never leave it. */
 static bool loopback(const char *h, size_t n)
 {
@@ -213,7 +226,8 @@ static bool take_url(struct ch *c, const struct ch_conn *k, bool *usage)
 			 url);
 		return false;
 	}
-	if (u.user_end > u.auth && memchr(url + u.auth, ':', u.user_end - u.auth)) {
+	if ((u.user_end > u.auth && memchr(url + u.auth, ':', u.user_end - u.auth)) ||
+	    query_has_password(url + u.auth_end)) {
 		snprintf(c->err, sizeof(c->err),
 			 "--url: the URL holds a password, which would show in ps and in messages: give it in --password-file FILE (mode 0600) or $%s, and the user in --user",
 			 PASSWORD_ENV);
@@ -228,6 +242,10 @@ static bool take_url(struct ch *c, const struct ch_conn *k, bool *usage)
 	}
 	if (u.https && k->plaintext) {
 		snprintf(c->err, sizeof(c->err), "--plaintext: the URL is https://");
+		return false;
+	}
+	if (!u.https && k->cacert) {
+		snprintf(c->err, sizeof(c->err), "--cacert: the URL is http://, no certificate is checked");
 		return false;
 	}
 	if (k->user) {
@@ -419,16 +437,18 @@ bool ch_insert(struct ch *c, const char *sql, const char *rows, size_t len)
 
 /*
  * ClickHouse's error codes of a store that fails whatever it is sent (its
- * ErrorCodes.cpp): the schema missing (60, 81), time and socket limits
- * (159, 209, 210), read-only (164, 242), credentials (192, 193, 194, 516),
- * too many queries or connections (202, 203), ZooKeeper (225, 999),
+ * ErrorCodes.cpp): the schema missing or changed (60, 81; a column gone
+ * or renamed: 10, 16, 47), time and socket limits (159, 209, 210),
+ * read-only (164, 242), credentials and rights (192, 193, 194, 291, 497,
+ * 516), too many queries or connections (202, 203), ZooKeeper (225, 999),
  * cancelled (236, 394), memory (241), disk space (243), an insert whose
  * fate it does not know (319), the system (425), and a request cut short
- * (3).
+ * (3).  A code not listed that every row of a load meets is taken as the
+ * store's too (load.h).
  */
 static const int store_wide_codes[] = {
-	3, 60, 81, 159, 164, 192, 193, 194, 202, 203, 209, 210, 225, 236,
-	241, 242, 243, 319, 394, 425, 516, 999,
+	3, 10, 16, 47, 60, 81, 159, 164, 192, 193, 194, 202, 203, 209, 210,
+	225, 236, 241, 242, 243, 291, 319, 394, 425, 497, 516, 999,
 };
 
 bool ch_refused_data(const struct ch *c)

@@ -75,8 +75,12 @@ int fleet_key(int argc, char **argv)
 	n = sign_key_line(line, sizeof(line), &k);
 	explicit_bzero(&k.key, sizeof(k.key));
 	fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		die(EXIT_RUNTIME, "fleet key: --out %s: %s", out, strerror(errno));
+	if (fd < 0) {
+		int e = errno;
+
+		explicit_bzero(line, sizeof(line));
+		die(EXIT_RUNTIME, "fleet key: --out %s: %s", out, strerror(e));
+	}
 	if (write(fd, line, n) != (ssize_t)n || fsync(fd) || close(fd)) {
 		explicit_bzero(line, sizeof(line));
 		unlink(out);

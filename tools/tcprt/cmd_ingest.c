@@ -116,7 +116,8 @@ struct ingest {
 	uint64_t load_refused;	/* rows of this load refused, so far */
 	uint64_t load_lost;	/* rows of this load's bad_messages refused */
 
-	bool failed;		/* a load failed in a way retrying cannot mend */
+	bool once;		/* --once */
+	bool failed;		/* with --once, a load failed: exit 1 */
 
 	/* counters since start */
 	uint64_t messages, records, invalid, controls, bad_messages, batches;
@@ -124,7 +125,6 @@ struct ingest {
 	uint64_t torn;		/* messages cut short, the next glued on */
 	uint64_t retries, retired;
 	uint64_t refused;	/* rows ClickHouse refused, kept in bad_messages */
-	uint64_t unstorable;	/* rows of bad_messages it refused: lost */
 	struct rows_stats load;
 };
 
@@ -294,6 +294,7 @@ struct check {
 	enum verdict v;
 	char why[PARSE_WHY_MAX + 160];
 	char host[HOST_ID_MAX + 1];	/* MSG_UNAUTHENTIC: the host claimed */
+	bool bad_mac;			/* MSG_UNAUTHENTIC: signed, wrongly */
 	const char *body;		/* the message past its signature */
 	size_t blen;
 	char kind;			/* 'D', 'C' */
@@ -322,6 +323,7 @@ static void check_signature(struct ingest *g, const char *mac, bool is_signed,
 	}
 	if (!sign_check(g->key, mac, c->body, c->blen)) {
 		c->v = MSG_UNAUTHENTIC;
+		c->bad_mac = true;
 		snprintf(c->why, sizeof(c->why), "unauthenticated: not signed with the key of host %s",
 			 c->host);
 	}
@@ -336,6 +338,7 @@ static void check_message(struct ingest *g, const char *raw, size_t len,
 	unsigned int i;
 
 	c->v = MSG_OK;
+	c->bad_mac = false;
 	if (!is_signed) {
 		c->body = raw;
 		c->blen = len;
@@ -377,17 +380,27 @@ static void check_message(struct ingest *g, const char *raw, size_t len,
 /*
  * A line that is no message may be a message cut short (a writer that
  * stopped mid-line) with the next one glued on: where a whole message
- * starts further in, or 0.
+ * starts further in, or 0.  Only a line that fails to parse, or whose
+ * signature fails, is tried (an unsigned message is whole), at its first
+ * RESYNC_TRIES places that look like a message's start: a crafted line
+ * costs a few checks, not one per byte.
  */
-static size_t next_start(struct ingest *g, const char *raw, size_t len)
+#define RESYNC_TRIES	8
+
+static size_t next_start(struct ingest *g, const char *raw, size_t len,
+			 const struct check *failed)
 {
+	unsigned int tries = 0;
 	struct check c;
 	size_t i;
 
-	for (i = 1; i + 3 <= len; i++) {
+	if (failed->v == MSG_UNAUTHENTIC && !failed->bad_mac)
+		return 0;
+	for (i = 1; i + 3 <= len && tries < RESYNC_TRIES; i++) {
 		if ((raw[i] != 'S' && raw[i] != 'D' && raw[i] != 'C') ||
 		    raw[i + 1] != '1' || raw[i + 2] != ' ')
 			continue;
+		tries++;
 		check_message(g, raw + i, len - i, &c);
 		if (c.v == MSG_OK)
 			return i;
@@ -451,7 +464,7 @@ static void message(struct ingest *g, const char *file, uint64_t off,
 	if (!g->first_us)
 		g->first_us = mono_us();
 	check_message(g, raw, rlen, &c);
-	if (c.v != MSG_OK && (at = next_start(g, raw, rlen))) {
+	if (c.v != MSG_OK && (at = next_start(g, raw, rlen, &c))) {
 		/* the torn start is kept; the message after it is whole */
 		bad_message(g, file, off, "torn: the start of a message cut short, then the next message",
 			    raw, at);
@@ -567,9 +580,8 @@ static void refused_row(void *ctx, const struct rows *t, size_t i,
 	size_t len = rows_text(t, i, &row), flen[3];
 
 	if (t == &g->bad) {
+		/* nowhere else to keep it: the load is held (load_batch) */
 		g->load_lost++;
-		warnx_("ingest: a row of tcprt.bad_messages (%s, offset %llu) is lost: %s",
-		       g->bfiles[src->file], (unsigned long long)src->off, err);
 		return;
 	}
 	/* records and controls both begin host, epoch, seq (or ctl_seq) */
@@ -591,7 +603,7 @@ static void refused_row(void *ctx, const struct rows *t, size_t i,
 /* Load the batch; true once ClickHouse acknowledged all of it. */
 static bool load_batch(struct ingest *g)
 {
-	size_t nbad = g->bad.n;
+	size_t nbad = g->bad.n, nfiles = g->nbfiles;
 	struct rows_stats st = { 0 };
 	bool ok;
 	size_t i;
@@ -599,18 +611,23 @@ static bool load_batch(struct ingest *g)
 	if (!g->rows)
 		goto done;
 	g->load_refused = g->load_lost = 0;
-	/* bad_messages last: the rows refused in the others join it */
+	/*
+	 * bad_messages last: the rows refused in the others join it.  A row
+	 * of it refused would be lost: the store's failure, the load held.
+	 */
 	ok = rows_load(&g->rec, insert_rows, refused_row, g, &st) &&
 	     rows_load(&g->ctl, insert_rows, refused_row, g, &st) &&
-	     rows_load(&g->bad, insert_rows, refused_row, g, &st);
+	     rows_load(&g->bad, insert_rows, refused_row, g, &st) &&
+	     !g->load_lost;
 	if (!ok) {
 		/* sent again whole: the refused rows are found again */
 		rows_truncate(&g->bad, nbad);
+		while (g->nbfiles > nfiles)
+			free(g->bfiles[--g->nbfiles]);
 		return false;
 	}
 	g->batches++;
 	g->refused += g->load_refused;
-	g->unstorable += g->load_lost;
 	g->load.inserts += st.inserts;
 	g->load.split += st.split;
 	g->load.refused += st.refused;
@@ -629,18 +646,30 @@ done:
 
 /*
  * Load, holding the batch while the store fails as a whole and retrying,
- * 1 to 30 s apart; each new error is said once.  False only on stop.
+ * 1 to 30 s apart; each new kind of error (unreachable, or ClickHouse's
+ * code) is said once.  False on stop, and with --once on a failure other
+ * than the store unreachable (g->failed set; what was read is read again
+ * at the next start).
  */
 static bool commit(struct ingest *g)
 {
 	uint64_t wait = USEC_PER_SEC;
-	char said[sizeof(g->ch.err)] = "";
+	bool said = false, said_unreachable = false;
+	int said_code = 0;
 
 	while (!load_batch(g)) {
-		if (strcmp(said, g->ch.err)) {
+		if (g->once && !g->ch.unreachable) {
+			warnx_("ingest: %s", g->ch.err);
+			g->failed = true;
+			return false;
+		}
+		if (!said || said_code != g->ch.code ||
+		    said_unreachable != g->ch.unreachable) {
 			warnx_("ingest: %s; holding %llu rows and retrying",
 			       g->ch.err, (unsigned long long)g->rows);
-			snprintf(said, sizeof(said), "%s", g->ch.err);
+			said = true;
+			said_code = g->ch.code;
+			said_unreachable = g->ch.unreachable;
 		}
 		g->retries++;
 		if (stop_requested)
@@ -648,7 +677,7 @@ static bool commit(struct ingest *g)
 		sleep_us(wait);
 		wait = wait * 2 > RETRY_MAX_US ? RETRY_MAX_US : wait * 2;
 	}
-	if (*said)
+	if (said)
 		warnx_("ingest: ClickHouse takes rows again; the held batch is loaded");
 	return true;
 }
@@ -796,19 +825,16 @@ static bool pass(struct ingest *g)
 	for (i = 0; i < g->nfiles && !stop_requested; i++) {
 		if (!g->files[i].seen)
 			continue;
-		while (read_file(g, &g->files[i])) {
-			if (!commit(g)) {
-				g->failed = !stop_requested;
+		while (read_file(g, &g->files[i]))
+			if (!commit(g))
 				return false;
-			}
-		}
 	}
 	return g->messages != before;
 }
 
 static void report(const struct ingest *g)
 {
-	warnx_("ingest: %llu messages: %llu record rows (%llu of malformed lines), %llu control rows, %llu bad messages (%llu not signed by the host they claim, %llu torn); %llu batches loaded, %llu retries, %llu files retired; %llu rows refused by ClickHouse (in bad_messages; %llu loads split), %llu rows lost (bad_messages refused them)",
+	warnx_("ingest: %llu messages: %llu record rows (%llu of malformed lines), %llu control rows, %llu bad messages (%llu not signed by the host they claim, %llu torn); %llu batches loaded, %llu retries, %llu files retired; %llu rows refused by ClickHouse (in bad_messages; %llu loads split)",
 	       (unsigned long long)g->messages, (unsigned long long)g->records,
 	       (unsigned long long)g->invalid, (unsigned long long)g->controls,
 	       (unsigned long long)g->bad_messages,
@@ -817,8 +843,7 @@ static void report(const struct ingest *g)
 	       (unsigned long long)g->batches, (unsigned long long)g->retries,
 	       (unsigned long long)g->retired,
 	       (unsigned long long)g->refused,
-	       (unsigned long long)g->load.split,
-	       (unsigned long long)g->unstorable);
+	       (unsigned long long)g->load.split);
 }
 
 /* The master secret every host's frame key derives from (sign.h). */
@@ -851,7 +876,7 @@ int cmd_ingest(int argc, char **argv)
 	static struct ingest g;
 	struct ch_conn store = { 0 };
 	const char *state = NULL, *master = NULL;
-	bool once = false, ok = true, usage;
+	bool once = false, usage;
 	struct stat st;
 	uint64_t v;
 	int o;
@@ -876,7 +901,7 @@ int cmd_ingest(int argc, char **argv)
 		case 'S': state = optarg; break;
 		case 'r': g.retire_us = opt_seconds("ingest", "--retire", optarg, true); break;
 		case 'k': g.keep = true; break;
-		case '1': once = true; break;
+		case '1': once = g.once = true; break;
 		case 'm': master = optarg; break;
 		case 'U': g.unsigned_ok = true; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
@@ -919,18 +944,16 @@ int cmd_ingest(int argc, char **argv)
 	load_state(&g);
 	tables_init(&g);
 	reset_batch(&g);
-	while (ok && !stop_requested) {
+	while (!stop_requested) {
 		bool got = pass(&g);
 
-		if (stop_requested || g.failed) {
-			ok = !g.failed;
+		if (stop_requested || g.failed)
 			break;
-		}
 		if (g.rows && (!got || once ||
-			       mono_us() - g.first_us >= g.interval_us))
-			ok = commit(&g);
-		if (ok)
-			retire(&g);
+			       mono_us() - g.first_us >= g.interval_us) &&
+		    !commit(&g))
+			break;
+		retire(&g);
 		if (once && !got && !g.rows)
 			break;
 		if (!got)
@@ -939,5 +962,5 @@ int cmd_ingest(int argc, char **argv)
 	/* what was read but not loaded is read again at the next start */
 	report(&g);
 	ch_close(&g.ch);
-	return ok ? EXIT_OK : EXIT_RUNTIME;
+	return g.failed ? EXIT_RUNTIME : EXIT_OK;
 }

@@ -51,7 +51,7 @@ static const char help[] =
 "  -k, --key-file F     the frame key this host signs its messages with\n"
 "                       (default /etc/tcprt/tls/frame.key); its host id\n"
 "                       is this host's\n"
-"  -u, --unsigned       send unsigned messages (a central whose ingest\n"
+"  -U, --unsigned       send unsigned messages (a central whose ingest\n"
 "                       checks signatures refuses them)\n"
 "  -H, --host-id ID     this host's name in the store, 1 to 64 of\n"
 "                       [A-Za-z0-9._-]: the frame key's; --unsigned: m- and\n"
@@ -456,7 +456,7 @@ int cmd_ship(int argc, char **argv)
 		{ "dir", required_argument, NULL, 'd' },
 		{ "once", no_argument, NULL, '1' },
 		{ "key-file", required_argument, NULL, 'k' },
-		{ "unsigned", no_argument, NULL, 'u' },
+		{ "unsigned", no_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -475,7 +475,7 @@ int cmd_ship(int argc, char **argv)
 	s.send_wait_us = DEFAULT_SEND_WAIT_US;
 	optind = 1;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":H:S:R:B:i:w:d:1k:uh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":H:S:R:B:i:w:d:1k:Uh", opts, NULL)) != -1) {
 		switch (o) {
 		case 'H':
 			if (!frame_host_ok(optarg))
@@ -499,7 +499,7 @@ int cmd_ship(int argc, char **argv)
 		case 'd': dir = optarg; break;
 		case '1': once = true; break;
 		case 'k': key_file = optarg; break;
-		case 'u': unsigned_ = true; break;
+		case 'U': unsigned_ = true; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: bad_option("ship", o, argv);
 		}

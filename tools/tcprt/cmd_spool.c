@@ -74,6 +74,8 @@ static const char help[] =
 #define RESCAN_US	(2 * USEC_PER_SEC)	/* the spool's size, from the files */
 #define STATUS_US	(10 * USEC_PER_SEC)
 #define DEFAULT_FREE_PCT 5
+/* kept free beyond --min-free: the status file's new copy always fits */
+#define STATUS_RESERVE	(16 * 1024)
 
 struct spool {
 	const char *dir, *textfile;
@@ -131,22 +133,34 @@ static void measure(struct spool *s)
 	}
 }
 
-/* @text to @path, atomically: a new file renamed over the old one. */
+/*
+ * @text to @path, atomically: a new file renamed over the old one.  A
+ * failure is said, once until the next success (the figures are stale).
+ */
 static void write_atomic(const char *path, const char *text, mode_t mode)
 {
+	static bool said;
 	char tmp[4200];
 	size_t len = strlen(text);
-	int fd;
+	int fd, err = 0;
 
 	snprintf(tmp, sizeof(tmp), "%s.new", path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode);
-	if (fd < 0)
-		return;
-	if (write(fd, text, len) != (ssize_t)len || fchmod(fd, mode) || close(fd) ||
-	    rename(tmp, path)) {
-		unlink(tmp);
-		return;
+	if (fd < 0) {
+		err = errno;
+	} else {
+		if (write(fd, text, len) != (ssize_t)len || fchmod(fd, mode))
+			err = errno ? errno : EIO;
+		if (close(fd) && !err)
+			err = errno;
+		if (!err && rename(tmp, path))
+			err = errno;
+		if (err)
+			unlink(tmp);
 	}
+	if (err && !said)
+		warnx_("spool: writing %s: %s; its figures are stale", path, strerror(err));
+	said = err != 0;
 }
 
 static void write_status(struct spool *s)
@@ -189,7 +203,7 @@ static void repair(struct spool *s, int fd, const char *name)
 	struct stat st;
 	off_t end, pos;
 
-	if (fstat(fd, &st) || !st.st_size)
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !st.st_size)
 		return;
 	end = st.st_size;
 	for (pos = end; pos > 0;) {
@@ -215,6 +229,32 @@ static void repair(struct spool *s, int fd, const char *name)
 		warnx_("spool: %s ended in %lld bytes of a line never acknowledged: cut off (its sender sends it again)",
 		       name, (long long)(end - pos));
 	}
+}
+
+/* Every spool file cut back to its last whole line, at start. */
+static void repair_all(struct spool *s)
+{
+	size_t n = strlen(SUFFIX);
+	DIR *d = opendir(s->dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		char path[4200];
+		int fd;
+
+		if (e->d_name[0] == '.' || len <= n || strcmp(e->d_name + len - n, SUFFIX))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", s->dir, e->d_name);
+		fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		repair(s, fd, path);
+		close(fd);
+	}
+	closedir(d);
 }
 
 /* The file of this hour, open for appending; false (why set) if not. */
@@ -251,9 +291,10 @@ static bool over_bound(struct spool *s, size_t len)
 			 (unsigned long long)s->bytes, (unsigned long long)s->max_bytes);
 		return true;
 	}
-	if (s->free < s->min_free + len) {
-		snprintf(s->why, sizeof(s->why), "%llu bytes free, %llu to keep (--min-free)",
-			 (unsigned long long)s->free, (unsigned long long)s->min_free);
+	if (s->free < s->min_free + STATUS_RESERVE + len) {
+		snprintf(s->why, sizeof(s->why), "%llu bytes free, %llu to keep (--min-free, and %d for the status file)",
+			 (unsigned long long)s->free, (unsigned long long)s->min_free,
+			 STATUS_RESERVE);
 		return true;
 	}
 	return false;
@@ -387,6 +428,7 @@ int cmd_spool(int argc, char **argv)
 	if (mkdir(s.dir, 0750) && errno != EEXIST)
 		die(EXIT_RUNTIME, "spool: --dir %s: %s", s.dir, strerror(errno));
 	lock_spool(&s);
+	repair_all(&s);
 	scan_bytes(&s);
 	measure(&s);
 	write_status(&s);

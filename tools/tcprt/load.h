@@ -11,7 +11,9 @@
  * is alone: that row is handed to the caller (which stores it in
  * bad_messages), the rest is stored.  A failure of the store as a whole
  * (unreachable, read-only, out of memory, credentials refused) is never
- * blamed on rows: the load is held and sent again later, whole.
+ * blamed on rows: the load is held and sent again later, whole.  Nor is
+ * a refusal of every row of a load of several: that is the store's too
+ * (a column gone, a right revoked, a code not known here as the store's).
  */
 #ifndef TCPRT_LOAD_H
 #define TCPRT_LOAD_H
@@ -62,9 +64,10 @@ struct rows_stats {
 };
 
 /*
- * Insert every row of @t; false when the store failed as a whole (what
- * was stored stays stored: loading the same rows again adds nothing, the
- * tables keep one row per key).
+ * Insert every row of @t; false when the store failed as a whole, or
+ * refused each of several rows (what was stored stays stored: loading the
+ * same rows again adds nothing, the tables keep one row per key; the
+ * caller drops what @refused was given, which is given again).
  */
 bool rows_load(const struct rows *t, rows_insert_fn insert,
 	       rows_refused_fn refused, void *ctx, struct rows_stats *st);

@@ -139,7 +139,9 @@ conf_central() {
 	mkdir -p "$dir" "$spool"
 	certs
 	# shellcheck disable=SC2046
-	"$RENDER" "$FLEET/$snippet" TCPRT_PORT="$PORT" TCPRT_SPOOL="$spool/" \
+	"$RENDER" "$FLEET/$snippet" TCPRT_PORT="$PORT" \
+		TCPRT_SPOOL_WRITER="${TCPRT:-$FLEET/../tcprt} spool --dir $spool" \
+		TCPRT_SPOOL_LOG="$dir/spool.log" TCPRT_PERMITTED=try-sender \
 		$(tls_of "$TOP/tls/central") > "$dir/$snippet" || die "render $snippet"
 	"$RENDER" "$FLEET/$in" WORKDIR="$dir" SNIPPET="$dir/$snippet" \
 		> "$dir/central.conf" || die "render $in"

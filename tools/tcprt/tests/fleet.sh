@@ -799,7 +799,9 @@ stop_extra_sender() {	# name
 }
 
 refusals() {	# the central's TLS refusals so far
-	grep -c -e "authentication error" -e "TLS handshake failed" $F/central/rsyslogd.log 2> /dev/null
+	local n
+	n=$(grep -c -e "authentication error" -e "TLS handshake failed" $F/central/rsyslogd.log 2> /dev/null) || true
+	echo "${n:-0}"
 }
 
 # A sender the central must not let in, shipping as host ID: once the
@@ -838,8 +840,10 @@ case_identity() {
 	expect_refused "a sender without a certificate" id-nocert NOCERT TCPRT_CA=$F/tls/ca/ca.pem
 	# shellcheck disable=SC2046
 	expect_refused "a sender whose name is not permitted" id-other $(tls_args $F/tls/other)
-	# shellcheck disable=SC2046
-	expect_refused "a certificate of another CA" id-rogue $(tls_args $F/tls/rogue)
+	# the sender trusts the fleet's CA (so that it is the central that
+	# refuses), its own certificate and key are of another CA
+	expect_refused "a certificate of another CA" id-rogue TCPRT_CA=$F/tls/ca/ca.pem \
+		TCPRT_CERT=$F/tls/rogue/cert.pem TCPRT_KEY=$F/tls/rogue/key.pem
 
 	# host a's sender is permitted; its messages claim cap-a (case_cap's)
 	epoch=$(sql "SELECT epoch FROM tcprt.controls FINAL WHERE host = 'cap-a' AND final = 1 LIMIT 1")

@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,13 +67,14 @@ static const char help[] =
 "\n"
 "Its figures - bytes, free bytes, limit, refusing, refusals - are in\n"
 "DIR/.tcprt-spool.status, rewritten when it starts or stops refusing and\n"
-"every 10 s while messages come.\n";
+"every 10 s.\n";
 
 #define SUFFIX		".frames"
 #define STATUS_NAME	".tcprt-spool.status"
 #define LOCK_NAME	".tcprt-spool.lock"
 #define RESCAN_US	(2 * USEC_PER_SEC)	/* the spool's size, from the files */
 #define STATUS_US	(10 * USEC_PER_SEC)
+#define LINE_MAX_BYTES	65536	/* imrelp's maxDataSize is 8k */
 #define DEFAULT_FREE_PCT 5
 /* kept free beyond --min-free: the status file's new copy always fits */
 #define STATUS_RESERVE	(16 * 1024)
@@ -400,10 +402,9 @@ int cmd_spool(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static char in[LINE_MAX_BYTES + 1];
 	struct spool s = { .fd = -1 };
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	size_t have = 0;
 	int o;
 
 	optind = 1;
@@ -434,14 +435,46 @@ int cmd_spool(int argc, char **argv)
 	write_status(&s);
 	/* omprog (confirmMessages) waits for this before the first line */
 	answer("OK\n");
-	while ((n = getline(&line, &cap, stdin)) > 0) {
-		if (line[n - 1] != '\n') {
-			/* rsyslog ended mid-line: never confirmed, sent again */
-			break;
+	for (;;) {
+		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+		size_t pos = 0;
+		char *nl;
+		ssize_t n;
+		int r = poll(&p, 1, (int)(STATUS_US / 1000));
+
+		/* idle: the figures stay fresh (ingest frees space meanwhile) */
+		if (!r || mono_us() - s.status_us >= STATUS_US) {
+			measure(&s);
+			write_status(&s);
 		}
-		message(&s, line, (size_t)n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r < 0)
+				break;
+			continue;
+		}
+		n = read(STDIN_FILENO, in + have, sizeof(in) - 1 - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		/* rsyslog closed it (a line it had begun was never confirmed:
+		 * it sends it again) */
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		while ((nl = memchr(in + pos, '\n', have - pos))) {
+			message(&s, in + pos, (size_t)(nl - in) + 1 - pos);
+			pos = (size_t)(nl - in) + 1;
+		}
+		if (!pos && have == sizeof(in) - 1) {
+			/* no line is this long: kept whole, as a bad line */
+			in[have++] = '\n';
+			message(&s, in, have);
+			pos = have;
+		}
+		memmove(in, in + pos, have - pos);
+		have -= pos;
 	}
-	free(line);
 	if (s.fd >= 0)
 		close(s.fd);
 	write_status(&s);

@@ -401,6 +401,10 @@ case_spool_full() {
 	) || rc=$?
 	stop_ingest
 	stop_central
+	# kept with the rest of the spool (a later case loads it all again)
+	for f in $F/small/*.frames; do
+		cp "$f" "$F/spool/full-$(basename "$f")"
+	done
 	umount -l $F/small
 	start_central
 	start_ingest

@@ -63,14 +63,15 @@ key_for() {	# host id: the path of its frame key, made on first use
 # Python's hmac (a model of sign.h written here): "S1 <mac> " and the
 # line, with the key of the host it claims - or of HOST: a forgery.
 signed() {	# [HOST]
-	python3 - $MASTER "${1:-}" <<-'PY'
-		import hashlib, hmac, sys
-		master = bytes.fromhex(open(sys.argv[1]).read().strip())
-		for line in sys.stdin.read().splitlines():
-		    host = sys.argv[2] or line.split(" ")[1]
-		    key = hmac.new(master, b"tcprt frame key v1\0" + host.encode(), hashlib.sha256).digest()
-		    print("S1 %s %s" % (hmac.new(key, line.encode(), hashlib.sha256).hexdigest()[:32], line))
-	PY
+	# the program in -c: stdin is the messages'
+	python3 -c '
+import hashlib, hmac, sys
+master = bytes.fromhex(open(sys.argv[1]).read().strip())
+for line in sys.stdin.read().splitlines():
+    host = sys.argv[2] or line.split(" ")[1]
+    key = hmac.new(master, b"tcprt frame key v1\0" + host.encode(), hashlib.sha256).digest()
+    print("S1 %s %s" % (hmac.new(key, line.encode(), hashlib.sha256).hexdigest()[:32], line))
+' $MASTER "${1:-}"
 }
 
 # ---- the daemons ---------------------------------------------------------------------

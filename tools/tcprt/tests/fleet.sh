@@ -704,8 +704,9 @@ case_store_refuses() {
 	signed_frames ro-a 90 20 "" > $F/spool/2099020102.frames
 	sql "ALTER TABLE tcprt.records DROP COLUMN poison" > /dev/null
 	sql "RENAME TABLE tcprt.controls TO tcprt.controls_away" > /dev/null
-	inc "$TCPRT" ingest --spool $F/spool --frame-master $MASTER --url $CH --keep --interval 0.2 \
-		> /dev/null 2> $F/err &
+	# ip netns exec execs tcprt: $! is the loader itself
+	ip netns exec fleetc "$TCPRT" ingest --spool $F/spool --frame-master $MASTER --url $CH \
+		--keep --interval 0.2 > /dev/null 2> $F/err &
 	st=$!
 	wait_until "ingest to say it holds the load" grep -q "holding .* rows and retrying" $F/err ||
 		fail "ingest: $(cat $F/err)"

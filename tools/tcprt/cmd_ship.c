@@ -348,24 +348,13 @@ static const unsigned char host_app_id[16] = {
 	0x9e, 0x21, 0x38, 0xc5, 0x5a, 0x77, 0x02, 0xe8,
 };
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static void machine_id(char host[HOST_ID_MAX + 1])
 {
 	FILE *f = fopen("/etc/machine-id", "r");
 	unsigned char key[16], mac[EVP_MAX_MD_SIZE];
 	unsigned int len = 0, i;
 	char buf[128] = "";
-	bool ok = true;
+	bool ok;
 
 	if (!f)
 		die(EXIT_RUNTIME, "ship: /etc/machine-id: %s; name this host with --host-id",
@@ -375,13 +364,7 @@ static void machine_id(char host[HOST_ID_MAX + 1])
 	fclose(f);
 	buf[strcspn(buf, "\n")] = '\0';
 	/* 32 hex digits (machine-id(5)) */
-	ok = strlen(buf) == 32;
-	for (i = 0; ok && i < 16; i++) {
-		int hi = hex_digit(buf[2 * i]), lo = hex_digit(buf[2 * i + 1]);
-
-		ok = hi >= 0 && lo >= 0;
-		key[i] = (unsigned char)(hi << 4 | lo);
-	}
+	ok = strlen(buf) == 32 && unhex(buf, key, sizeof(key));
 	explicit_bzero(buf, sizeof(buf));
 	if (!ok || !HMAC(EVP_sha256(), key, sizeof(key), host_app_id,
 			 sizeof(host_app_id), mac, &len) || len < 16)

@@ -13,32 +13,6 @@
 
 static const char derive_label[] = "tcprt frame key v1";
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* @n bytes from 2 * @n hex digits at @s. */
-static bool unhex(const char *s, unsigned char *out, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return false;
-		out[i] = (unsigned char)(hi << 4 | lo);
-	}
-	return true;
-}
-
 static void tohex(char *out, const unsigned char *p, size_t n)
 {
 	static const char digit[] = "0123456789abcdef";

@@ -255,3 +255,28 @@ char *read_secret(const char *path, const char *what, char *err, size_t len)
 		die(EXIT_RUNTIME, "out of memory");
 	return s;
 }
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+bool unhex(const char *s, unsigned char *out, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return false;
+		out[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return true;
+}

@@ -51,6 +51,9 @@ void fmt_time(char *buf, size_t len, uint64_t t_us, bool frac);
 #define SECRET_MAX	4096
 char *read_secret(const char *path, const char *what, char *err, size_t len);
 
+/* @n bytes from the 2 * @n hex digits (either case) at @s: false if not. */
+bool unhex(const char *s, unsigned char *out, size_t n);
+
 /* Install handlers: SIGINT/SIGTERM set the stop flag; SIGPIPE ignored. */
 void signals_init(void);
 extern volatile int stop_requested;

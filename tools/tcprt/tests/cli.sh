@@ -934,15 +934,11 @@ await_ready() {	# path
 	fail "the receiver at $1 did not start"
 }
 
-# ship's default host id: not /etc/machine-id, which must not leave the
-# host, but HMAC-SHA256 of tcprt's application id keyed by its 16 bytes
-# (systemd's app-specific id), computed here by Python's hmac.
-case_ship_host_id() {
-	local d=$T/hid want
-	[ -s /etc/machine-id ] || return 4
-	mkdir -p "$d"
-	rec R 1795218000000001 > "$d/rt-network-log0"
-	python3 - "$T/hidsock" "$T/hidgot" <<-'PY' &
+# A receiver of ship's datagrams at PATH, started in the background and
+# ready (its pid in RX): it writes each datagram, a line each, to OUT until
+# the final control message, signed or not.
+receive_until_final() {	# path out
+	python3 - "$1" "$2" <<-'PY' &
 		import socket, sys
 		s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 		s.bind(sys.argv[1])
@@ -953,13 +949,24 @@ case_ship_host_id() {
 		        m = s.recv(65536)
 		        out.write(m + b"\n")
 		        f = m.split(b" ")
-		        if f[1] == b"C1" and f[-1] == b"1":
+		        if (f[1] == b"C1" or f[1:2] == [b"S1"] and f[3] == b"C1") and f[-1] == b"1":
 		            break
 	PY
-	local rx=$!
-	await_ready "$T/hidsock"
+	RX=$!
+	await_ready "$1"
+}
+
+# ship's default host id: not /etc/machine-id, which must not leave the
+# host, but HMAC-SHA256 of tcprt's application id keyed by its 16 bytes
+# (systemd's app-specific id), computed here by Python's hmac.
+case_ship_host_id() {
+	local d=$T/hid want
+	[ -s /etc/machine-id ] || return 4
+	mkdir -p "$d"
+	rec R 1795218000000001 > "$d/rt-network-log0"
+	receive_until_final "$T/hidsock" "$T/hidgot"
 	expect_eq "$(status_of "$TCPRT" ship --unsigned --dir "$d" --once --socket "$T/hidsock" --rate 0)" 0 "ship"
-	wait $rx || fail "the receiver"
+	wait "$RX" || fail "the receiver"
 	want=$(python3 -c '
 import hmac, hashlib
 app = bytes([0x7c, 0x1e, 0x52, 0x94, 0x0b, 0xd3, 0x4a, 0x6f,
@@ -997,24 +1004,9 @@ case_ship_signed() {
 	expect_eq "$(status_of "$TCPRT" ship --dir "$d" --once --socket "$T/nosock" --key-file "$d/none")" 1 \
 		"ship without its key"
 	grep -q "frame key $d/none: No such file" "$T/err" || fail "$(cat "$T/err")"
-	python3 - "$T/sigsock" "$T/siggot" <<-'PY' &
-		import socket, sys
-		s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-		s.bind(sys.argv[1])
-		s.settimeout(20)
-		open(sys.argv[1] + ".ready", "w").close()
-		with open(sys.argv[2], "wb") as out:
-		    while True:
-		        m = s.recv(65536)
-		        out.write(m + b"\n")
-		        f = m.split(b" ")
-		        if f[3] == b"C1" and f[-1] == b"1":
-		            break
-	PY
-	local rx=$!
-	await_ready "$T/sigsock"
+	receive_until_final "$T/sigsock" "$T/siggot"
 	expect_eq "$(status_of "$TCPRT" ship --dir "$d" --once --socket "$T/sigsock" --rate 0 --key-file "$d/frame.key")" 0 "ship, signed"
-	wait $rx || fail "the receiver"
+	wait "$RX" || fail "the receiver"
 	python3 - "$d/frame.key" "$T/siggot" <<-'PY' || fail "a message not signed as Python's hmac signs it"
 		import hmac, hashlib, sys
 		host, key = open(sys.argv[1]).read().split()
@@ -1035,24 +1027,9 @@ case_ct_ship() {
 	local d
 	make_ct
 	d=$(make_ct_records)
-	python3 - "$T/shsock" "$T/shgot" <<-'PY' &
-		import socket, sys
-		s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-		s.bind(sys.argv[1])
-		s.settimeout(20)
-		open(sys.argv[1] + ".ready", "w").close()
-		with open(sys.argv[2], "wb") as out:
-		    while True:
-		        m = s.recv(65536)
-		        out.write(m + b"\n")
-		        f = m.split(b" ")
-		        if f[1] == b"C1" and f[-1] == b"1":
-		            break
-	PY
-	local rx=$!
-	await_ready "$T/shsock"
+	receive_until_final "$T/shsock" "$T/shgot"
 	expect_eq "$(status_of "$TCPRT" ship --unsigned --dir "$d" --once --host-id h1 --socket "$T/shsock" --rate 0)" 0 "ship"
-	wait $rx || fail "the receiver"
+	wait "$RX" || fail "the receiver"
 	python3 - "$T/shgot" "$d/rt-network-log0" <<-'PY' || fail "shipped lines differ"
 		import sys
 		items = []

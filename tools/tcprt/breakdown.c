@@ -35,11 +35,11 @@ void bd_add(struct breakdown **bd, const struct record *r, struct bd_bad *bad)
 	uint64_t total, part[SPLIT_MAX_PARTS];
 	unsigned int e;
 
-	if (!(r->ext_present >> EXT_BREAKDOWN))
+	if (!(r->ext_present & EXT_BD_MASK))
 		return;
 	if (!*bd)
 		*bd = bd_new(r->type);
-	for (e = EXT_BREAKDOWN; e < REC_EXT_N; e++)
+	for (e = EXT_BREAKDOWN; e < EXT_BD_END; e++)
 		if (rec_has_ext(r, (enum rec_ext)e))
 			hist_add(&(*bd)->part[e - EXT_BREAKDOWN], r->ext[e]);
 	switch (rec_process_parts(r, &total, part)) {
@@ -263,7 +263,7 @@ void bd_print(FILE *out, const struct breakdown *bd, const char *label,
 		split_line(&l[n++], &bd->transfer, i, tname, transfer_part_name);
 	print_lines(out, l, n);
 	print_parts(out, bd, EXT_BREAKDOWN, EXT_RWND_LIMITED);
-	print_parts(out, bd, EXT_RWND_LIMITED, REC_EXT_N);
+	print_parts(out, bd, EXT_RWND_LIMITED, EXT_BD_END);
 }
 
 /* ---- the picture ------------------------------------------------------------------ */

@@ -21,7 +21,7 @@
 #include "record.h"
 #include "split.h"
 
-#define NBREAKDOWN	(REC_EXT_N - EXT_BREAKDOWN)
+#define NBREAKDOWN	(EXT_BD_END - EXT_BREAKDOWN)
 
 struct breakdown {
 	enum rec_type type;		/* R or P */

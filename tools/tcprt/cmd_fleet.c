@@ -1112,7 +1112,7 @@ static void breakdown_load(struct ch *c, const struct opts *o, struct srows *s,
 		with += s->r[i].with_bd;
 	if (!with)
 		return;
-	for (e = EXT_BREAKDOWN; e < REC_EXT_N; e++) {
+	for (e = EXT_BREAKDOWN; e < EXT_BD_END; e++) {
 		cond.len = 0;
 		buf_printf(&cond, "type IN ('R', 'P') AND bitAnd(breakdown, %u) != 0",
 			   1u << (e - EXT_BREAKDOWN));

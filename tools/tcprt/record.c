@@ -57,6 +57,7 @@ const char *const rec_ext_name[REC_EXT_N] = {
 	[EXT_RWND_LIMITED] = "rwnd_limited",
 	[EXT_SNDBUF_LIMITED] = "sndbuf_limited",
 	[EXT_APP_LIMITED] = "app_limited",
+	[EXT_SEQ] = "seq",
 };
 
 #define T(x)	(1u << REC_##x)
@@ -71,6 +72,7 @@ const unsigned int rec_ext_types[REC_EXT_N] = {
 	[EXT_RWND_LIMITED] = T(R) | T(W) | T(P),
 	[EXT_SNDBUF_LIMITED] = T(R) | T(W) | T(P),
 	[EXT_APP_LIMITED] = T(R) | T(W) | T(P),
+	[EXT_SEQ] = T(R) | T(W) | T(N) | T(P) | T(E),
 };
 
 const char *const process_part_name[NPROCESS_PARTS] = {

@@ -42,14 +42,22 @@ enum metric { M_DURATION, M_PROCESS, M_UPLOAD, M_DOWNLOAD, M_MIN_RTT, M_NMETRICS
  * time; rwnd_limited, sndbuf_limited and app_limited are what held the
  * sender during the transfer (R W: the download, P: the upload), the rest
  * of it being sending.
+ *
+ * seq: the record's number in its CPU's log, consecutive from 0 per CPU
+ * since the module's load (status says which load: load_id), on every
+ * type; tcprt ship and the fleet's accounts follow it.
  */
 enum rec_ext {
 	EXT_NETNS, EXT_CGROUP,
 	EXT_RQ_WAIT, EXT_APP, EXT_SQ_WAIT,
 	EXT_RWND_LIMITED, EXT_SNDBUF_LIMITED, EXT_APP_LIMITED,
+	EXT_SEQ,
 	REC_EXT_N
 };
 #define EXT_BREAKDOWN	EXT_RQ_WAIT	/* the first field of the breakdown */
+#define EXT_BD_END	EXT_SEQ		/* one past its last */
+/* ext_present's bits of the breakdown */
+#define EXT_BD_MASK	(((1u << EXT_BD_END) - 1) & ~((1u << EXT_BREAKDOWN) - 1))
 
 /* The parts rec_process_parts() and rec_transfer_parts() give. */
 enum { PART_RQ_WAIT, PART_APP, PART_SQ_WAIT, NPROCESS_PARTS };

@@ -109,7 +109,7 @@ unsigned int store_upgrade_sql(const char *table, const char *have, char *sql,
 unsigned int store_breakdown(const struct record *r)
 {
 	uint64_t total, part[NTRANSFER_PARTS];
-	unsigned int mask = (r->ext_present >> EXT_BREAKDOWN) & STORE_BD_FIELDS;
+	unsigned int mask = (r->ext_present & EXT_BD_MASK) >> EXT_BREAKDOWN;
 
 	if (!mask)
 		return 0;
@@ -138,7 +138,7 @@ static void breakdown_cols(struct buf *b, const struct record *r)
 	unsigned int e;
 
 	tsv_u(b, store_breakdown(r));
-	for (e = EXT_BREAKDOWN; e < REC_EXT_N; e++)
+	for (e = EXT_BREAKDOWN; e < EXT_BD_END; e++)
 		tsv_u(b, rec_has_ext(r, (enum rec_ext)e) ? r->ext[e] : 0);
 }
 

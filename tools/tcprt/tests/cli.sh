@@ -230,7 +230,7 @@ case_csv_text() {
 	d=$(make_all_types)
 	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format csv --stats)" 0 "read csv"
 	expect_eq "$(wc -l < "$T/out")" 9 "csv: header + 8 rows"
-	head -n 1 "$T/out" | grep -q '^type,sec,usec,role,port,peer_addr,peer_port,local_addr,local_port,cpu,sent_bytes,duration,.*,tasks,source,netns,cgroup,cgroup_path,runtime,container,pod,rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited$' ||
+	head -n 1 "$T/out" | grep -q '^type,sec,usec,role,port,peer_addr,peer_port,local_addr,local_port,cpu,sent_bytes,duration,.*,tasks,source,netns,cgroup,cgroup_path,runtime,container,pod,rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited,seq$' ||
 		fail "csv header: $(head -n 1 "$T/out")"
 	cols=$(awk -F, '{ print NF }' "$T/out" | sort -u)
 	expect_eq "$cols" "$(head -n 1 "$T/out" | awk -F, '{ print NF }')" "csv: every row has every column"
@@ -787,7 +787,7 @@ case_ct_csv_text() {
 	expect_eq "$cols" "$(head -n 1 "$T/out" | awk -F, '{ print NF }')" "csv: every row has every column"
 	c=$(head -n 1 "$T/out" | tr ',' '\n' | grep -n '^container$' | cut -d: -f1)
 	expect_eq "$(sed -n 3p "$T/out" | cut -d, -f"$c")" "$ID_A" "csv container column"
-	expect_eq "$(sed -n 2p "$T/out" | cut -d, -f"$((c - 4))"-)" ",,,,,,,,,,," "csv: no extension fields, empty cells"
+	expect_eq "$(sed -n 2p "$T/out" | cut -d, -f"$((c - 4))"-)" ",,,,,,,,,,,," "csv: no extension fields, empty cells"
 	expect_eq "$(status_of "$TCPRT" read --dir "$d")" 0 "read text"
 	grep -q " mss=1448 netns=$NS_B cgroup=$CG_B cgroup_path=/$P_B runtime=containerd container=$ID_B pod=$POD_UID rq_wait=5 app=7 sq_wait=1 rwnd_limited=0 sndbuf_limited=0 app_limited=3\$" "$T/out" ||
 		fail "text: $(sed -n 3p "$T/out")"
@@ -1208,10 +1208,10 @@ case_bd_read() {
 	cmp -s "$T/bd-got" "$T/bd-want" || fail "text: $(diff "$T/bd-got" "$T/bd-want" | head -n 5)"
 	expect_eq "$(grep -c ' app_limited=[0-9]*$' "$T/out")" 63 "text: the fields end the R, W and P lines"
 	expect_eq "$(status_of "$TCPRT" read --dir "$T/bd" --format csv)" 0 "read csv"
-	expect_eq "$(head -n 1 "$T/out" | cut -d, -f 43-)" "pod,rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited" \
-		"csv: the six columns after pod"
+	expect_eq "$(head -n 1 "$T/out" | cut -d, -f 43-)" "pod,rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited,seq" \
+		"csv: the six columns after pod, then seq"
 	tail -n +2 "$T/out" | awk -F, '{ s = ""; split("rq_wait app sq_wait rwnd_limited sndbuf_limited app_limited", n, " ")
-		for (i = 1; i <= 6; i++) if ($(NF - 6 + i) != "") s = s " " n[i] "=" $(NF - 6 + i); print s }' > "$T/bd-got"
+		for (i = 1; i <= 6; i++) if ($(NF - 7 + i) != "") s = s " " n[i] "=" $(NF - 7 + i); print s }' > "$T/bd-got"
 	cmp -s "$T/bd-got" "$T/bd-want" || fail "csv: $(diff "$T/bd-got" "$T/bd-want" | head -n 5)"
 	expect_eq "$(awk -F, '{ print NF }' "$T/out" | sort -u)" "$(head -n 1 "$T/out" | awk -F, '{ print NF }')" \
 		"csv: every row has every column"

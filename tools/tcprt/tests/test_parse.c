@@ -388,7 +388,7 @@ static void test_breakdown_parse(void)
 	unsigned int e;
 
 	ok(parse(R_180 " netns=4026532198 cgroup=250" BREAKDOWN) &&
-	   rec.ext_present == (1u << REC_EXT_N) - 1 &&
+	   rec.ext_present == (1u << EXT_BD_END) - 1 &&
 	   rec.ext[EXT_NETNS] == 4026532198ULL && rec.ext[EXT_CGROUP] == 250 &&
 	   rec.ext[EXT_RQ_WAIT] == 150100 && rec.ext[EXT_APP] == 25050 &&
 	   rec.ext[EXT_SQ_WAIT] == 5048 && rec.ext[EXT_RWND_LIMITED] == 0 &&
@@ -399,7 +399,7 @@ static void test_breakdown_parse(void)
 	to_line(&rec, back, sizeof(back));
 	ok(!strcmp(back, R_180 " netns=4026532198 cgroup=250" BREAKDOWN),
 	   "R with the six prints back to itself");
-	ok(parse(R_180 BREAKDOWN) && rec.ext_present == (1u << REC_EXT_N) - 4,
+	ok(parse(R_180 BREAKDOWN) && rec.ext_present == EXT_BD_MASK,
 	   "the six without netns and cgroup");
 	ok(parse(W_LINE BREAKDOWN) && rec.type == REC_W &&
 	   rec.ext[EXT_APP] == 25050, "W with the six");
@@ -408,7 +408,7 @@ static void test_breakdown_parse(void)
 	   rec.ext[EXT_RQ_WAIT] == 10 && rec.ext[EXT_SQ_WAIT] == 20 &&
 	   rec.ext[EXT_APP_LIMITED] == 3, "P with the five it carries");
 	/* any subset, in table order */
-	for (e = EXT_BREAKDOWN; e < REC_EXT_N; e++) {
+	for (e = EXT_BREAKDOWN; e < EXT_BD_END; e++) {
 		snprintf(line, sizeof(line), "%s cgroup=3 %s=%u", R_180,
 			 rec_ext_name[e], e);
 		ok(parse(line) && rec.ext_present == (1u << EXT_CGROUP | 1u << e) &&
@@ -440,6 +440,29 @@ static void test_breakdown_parse(void)
 	refused(R_180 " app=-1", "app is not a decimal number", "a negative app");
 	refused(R_180 " sq_wait=18446744073709551616", "64 bits", "sq_wait 2^64");
 	refused(R_180 " rwnd_limited=", "bad extension field", "rwnd_limited without a value");
+}
+
+/* seq: the record's number in its CPU's log, last, on every type. */
+static void test_seq_parse(void)
+{
+	ok(parse(R_180 " netns=4026532198 cgroup=250" BREAKDOWN " seq=18446744073709551615") &&
+	   rec.ext_present == (1u << REC_EXT_N) - 1 &&
+	   rec.ext[EXT_SEQ] == UINT64_MAX && rec.ext[EXT_APP_LIMITED] == 1200,
+	   "R with every field and seq last: all kept");
+	ok(parse(R_180 " seq=0") && rec.ext_present == 1u << EXT_SEQ &&
+	   rec.ext[EXT_SEQ] == 0, "R with seq alone, 0");
+	ok(parse("V6 N 1 000001 10.0.0.2:1 10.0.0.1:80 1 2 3 0 10 netns=1 seq=7") &&
+	   rec.ext[EXT_SEQ] == 7, "N with seq");
+	ok(parse("V6 E 1 000001 10.0.0.2:1 10.0.0.1:80 1 2 3 4 5 6 seq=8") &&
+	   rec.ext[EXT_SEQ] == 8, "E with seq");
+	ok(parse(P_LINE " rq_wait=10 seq=9") && rec.ext[EXT_SEQ] == 9 &&
+	   rec.ext[EXT_RQ_WAIT] == 10, "P with a breakdown field and seq");
+	ok(parse(R_180 BREAKDOWN " seq=3") && (rec.ext_present & ~EXT_BD_MASK) == 1u << EXT_SEQ,
+	   "seq is not a breakdown field");
+	refused(R_180 " seq=1 app=2", "app after seq", "seq before a breakdown field");
+	refused(R_180 " seq=1 netns=2", "netns after seq", "seq before netns");
+	refused(R_180 " seq=1 seq=2", "extension field seq twice", "seq twice");
+	refused(R_180 " seq=01", "seq is not a decimal number", "seq with a leading zero");
 }
 
 /* rec_process_parts, rec_transfer_parts: the splits and their contract. */
@@ -940,6 +963,7 @@ int main(void)
 	test_hostile();
 	test_ext();
 	test_breakdown_parse();
+	test_seq_parse();
 	test_breakdown_parts();
 	test_vendor();
 	test_stats();

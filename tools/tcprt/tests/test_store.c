@@ -178,7 +178,7 @@ static void test_upgrade(void)
 			   "ALTER TABLE tcprt.records ADD COLUMN breakdown UInt8, ADD COLUMN rq_wait UInt64, ADD COLUMN app UInt64, ADD COLUMN sq_wait UInt64, ADD COLUMN rwnd_limited UInt64, ADD COLUMN sndbuf_limited UInt64, ADD COLUMN app_limited UInt64");
 	test_upgrade_table(old, "bad_messages", 5,
 			   "ALTER TABLE tcprt.bad_messages ADD COLUMN host String, ADD COLUMN epoch UInt64, ADD COLUMN seq UInt64, ADD COLUMN records UInt64");
-	for (i = 0; i < REC_EXT_N - EXT_BREAKDOWN; i++)
+	for (i = 0; i < EXT_BD_END - EXT_BREAKDOWN; i++)
 		bad += strcmp(store_added[1 + i].name, rec_ext_name[EXT_BREAKDOWN + i]) != 0;
 	ok(!bad && !strcmp(store_added[0].name, "breakdown"),
 	   "records: breakdown, then the six named as on the line");

@@ -12,6 +12,14 @@
  * never capped, carries the counters every --interval and at exit, so the
  * central can tell every missing number's cause.  Nothing here delays a
  * record longer than one poll period plus --send-wait.
+ *
+ * When the module numbers its records (log_ext's seq), each (load, CPU)
+ * log has its own account as well (L1): what was read from the relay,
+ * what never came (overwritten, or taken by another reader), what was
+ * handed over, dropped or refused.  Every counter lives in the state file
+ * (ship_state.h), updated as it moves, so a ship killed at any point
+ * leaves an account the next one closes: read and not handed over is then
+ * lost with the sender, and counted so.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,12 +39,13 @@
 #include "cmd.h"
 #include "frame.h"
 #include "input.h"
+#include "ship_state.h"
 #include "sign.h"
 #include "util.h"
 
 static const char help[] =
 "usage: tcprt ship [--key-file FILE | --unsigned [--host-id ID]] [--socket PATH]\n"
-"                  [--rate BYTES] [--burst BYTES]\n"
+"                  [--rate BYTES] [--burst BYTES] [--state FILE]\n"
 "                  [--interval SECONDS] [--send-wait SECONDS] [--dir DIR]\n"
 "                  [--once]\n"
 "\n"
@@ -69,17 +78,29 @@ static const char help[] =
 "                       socket before its records count as refused\n"
 "                       (default 1); after a refusal the next messages\n"
 "                       do not wait, until one is taken\n"
+"  -s, --state FILE     where the epoch's account is kept as it goes, so\n"
+"                       that a ship killed (SIGKILL, OOM) loses nothing\n"
+"                       uncounted: the next one closes the dead epoch's\n"
+"                       account from it (default /var/lib/tcprt/ship.state;\n"
+"                       with --dir, none unless given)\n"
 "  -d, --dir DIR        read the rt-network-log* files of DIR instead\n"
 "                       (recorded logs; nothing consumed; what is appended\n"
 "                       is shipped too unless --once)\n"
 "  -1, --once           read the files to their current end, then stop\n"
 "  -h, --help           this text\n"
 "\n"
+"With tcp_rt's log_ext listing seq, every record carries its number in its\n"
+"CPU's log; ship follows those numbers per log and module load (status's\n"
+"load_id) and sends their account too (L1 messages), so that the central\n"
+"tells records overwritten in the relay, dropped, refused, lost with a\n"
+"killed ship and lost in transport apart, record by record.\n"
+"\n"
 "At exit it prints the run's counters on stderr.  Exit status 1 when the\n"
 "files cannot be read or the last control message could not be sent.\n";
 
 #define DEFAULT_SOCKET		"/run/tcprt/ship.sock"
 #define DEFAULT_KEY_FILE	"/etc/tcprt/tls/frame.key"
+#define DEFAULT_STATE		"/var/lib/tcprt/ship.state"
 #define DEFAULT_RATE		10000000ULL
 #define MIN_DEFAULT_BURST	1000000ULL
 #define MAX_BYTES_OPT		1000000000000ULL	/* 1 TB: bucket.h's range */
@@ -96,16 +117,21 @@ struct ship {
 	char host[HOST_ID_MAX + 1];
 	struct sign_key key;
 	size_t sign_len;	/* SIGN_PREFIX_LEN when signing, else 0 */
-	uint64_t epoch;
-	uint64_t start_us;
 
-	/* counters of the epoch (frame.h, C1) */
-	uint64_t next_seq;
-	uint64_t cap_dropped, refused, bad;
-	uint64_t sent, messages;
-	uint64_t ctl_seq, ctl_refused;
-	bool module_known;
-	uint64_t ow_start, ow_now, so_start, so_now;
+	/*
+	 * The epoch's account (frame.h's C1 and L1), in the state file
+	 * (ship_state.h): e is &st->cur.
+	 */
+	struct ship_state *st;
+	struct ship_epoch *e;
+	uint64_t sent, messages, ctl_refused;
+	uint64_t backwards;	/* module numbers that went back (ship_chunk) */
+	uint64_t load_id;	/* status's, when last read */
+	struct ship_slot *last_slot;
+
+	/* the numbered records of the message being filled, of one slot */
+	struct ship_slot *mslot;
+	uint64_t mnum, mlast;
 
 	struct bucket cap;
 
@@ -227,6 +253,7 @@ static void flush_data(struct ship *s)
 {
 	char msg[sizeof(SYSLOG_PREFIX) + FRAME_MAX];
 	size_t p = sizeof(SYSLOG_PREFIX) - 1, h, len;
+	bool ok;
 
 	if (!s->hdr.n)
 		return;
@@ -238,15 +265,29 @@ static void flush_data(struct ship *s)
 	 * Once a message was refused, the next ones do not wait: ship keeps
 	 * draining the relay (whose overwrites count sub-buffers, not
 	 * records) and counts each refused record, until rsyslog takes one.
+	 *
+	 * The state moves after the send: a kill between the two leaves
+	 * records sent but inside [sent, read) of the state, and the central
+	 * subtracts those it has from what the dead sender lost.  The
+	 * numbers before the counters: a kill between counts the records
+	 * nowhere (the central then says lost in transport), never twice.
 	 */
-	if (sock_send(s, msg, len, s->down ? 0 : s->send_wait_us)) {
+	ok = sock_send(s, msg, len, s->down ? 0 : s->send_wait_us);
+	s->e->sent_seq = s->hdr.seq + s->hdr.n;
+	if (s->mslot && s->mlast + 1 > s->mslot->sent_next)
+		s->mslot->sent_next = s->mlast + 1;
+	if (ok) {
 		s->sent += s->hdr.n;
 		s->messages++;
 	} else {
-		s->refused += s->hdr.n;
+		s->e->refused += s->hdr.n;
+		if (s->mslot)
+			s->mslot->refused += s->mnum;
 	}
 	s->hdr.n = 0;
 	s->ilen = 0;
+	s->mslot = NULL;
+	s->mnum = 0;
 }
 
 static void status_line(const char *key, uint64_t v, void *arg)
@@ -254,63 +295,210 @@ static void status_line(const char *key, uint64_t v, void *arg)
 	struct ship *s = arg;
 
 	if (!strcmp(key, "log_subbufs_overwritten")) {
-		s->ow_now = v;
-		s->module_known = true;
+		s->e->ow_now = v;
+		s->e->module_known = 1;
 	} else if (!strcmp(key, "records_sampled_out")) {
-		s->so_now = v;
+		s->e->so_now = v;
+	} else if (!strcmp(key, "load_id")) {
+		s->load_id = v;
+	}
+}
+
+/* A control message (C1 or L1) of @len bytes at @msg + prefix: signed, sent. */
+static bool send_signed(struct ship *s, char *msg, size_t len, bool final)
+{
+	size_t p = sizeof(SYSLOG_PREFIX) - 1;
+
+	memcpy(msg, SYSLOG_PREFIX, p);
+	len = sign_msg(s, msg, p, len);
+	return sock_send(s, msg, len, final ? FINAL_SEND_WAIT_US : s->send_wait_us);
+}
+
+/* The sum that tells whether a slot moved since its last L1. */
+static uint64_t slot_sum(const struct ship_slot *sl)
+{
+	return sl->first + sl->read_next + sl->sent_next + sl->relay_skipped +
+	       sl->cap_dropped + sl->refused + 1;
+}
+
+/*
+ * The L1 of every slot of @e that moved since its last (every one when
+ * @final): false if one was refused (it goes again next time).
+ */
+static bool send_slots(struct ship *s, struct ship_epoch *e, uint64_t ctl_seq,
+		       unsigned int final)
+{
+	char msg[sizeof(SYSLOG_PREFIX) + SIGN_PREFIX_LEN + 512];
+	size_t off = sizeof(SYSLOG_PREFIX) - 1 + s->sign_len, len;
+	struct frame_cpu c = { .epoch = e->epoch, .ctl_seq = ctl_seq };
+	bool ok = true;
+	unsigned int i;
+
+	memcpy(c.host, e->host, sizeof(c.host));
+	for (i = 0; i < SHIP_STATE_SLOTS; i++) {
+		struct ship_slot *sl = &e->slot[i];
+
+		if (sl->used != 2 || (!final && sl->reported == slot_sum(sl)))
+			continue;
+		c.load_id = sl->load_id;
+		c.cpu = sl->cpu;
+		c.v[CPU_FIRST] = sl->first;
+		c.v[CPU_READ_NEXT] = sl->read_next;
+		c.v[CPU_SENT_NEXT] = sl->sent_next;
+		c.v[CPU_RELAY_SKIPPED] = sl->relay_skipped;
+		c.v[CPU_CAP_DROPPED] = sl->cap_dropped;
+		c.v[CPU_REFUSED] = sl->refused;
+		c.v[CPU_FINAL] = final;
+		len = frame_cpu(msg + off, sizeof(msg) - off, &c);
+		if (send_signed(s, msg, len, final))
+			sl->reported = slot_sum(sl);
+		else
+			ok = false;
+	}
+	return ok;
+}
+
+/* @e's C1, and its slots' L1s, with @final (frame.h: 0, 1 or 2). */
+static bool send_account(struct ship *s, struct ship_epoch *e,
+			 unsigned int final)
+{
+	char msg[sizeof(SYSLOG_PREFIX) + SIGN_PREFIX_LEN + 512];
+	size_t off = sizeof(SYSLOG_PREFIX) - 1 + s->sign_len, len;
+	struct frame_ctl c = { .epoch = e->epoch, .ctl_seq = e->ctl_seq++ };
+	bool ok;
+
+	memcpy(c.host, e->host, sizeof(c.host));
+	ok = send_slots(s, e, c.ctl_seq, final);
+	c.v[CTL_START_US] = e->start_us;
+	c.v[CTL_NOW_US] = now_us();
+	c.v[CTL_NEXT_SEQ] = e->next_seq;
+	c.v[CTL_CAP_DROPPED] = e->cap_dropped;
+	c.v[CTL_REFUSED] = e->refused;
+	c.v[CTL_BAD] = e->bad;
+	c.v[CTL_MODULE_KNOWN] = e->module_known;
+	c.v[CTL_OVERWRITTEN_START] = e->ow_start;
+	c.v[CTL_OVERWRITTEN] = e->ow_now;
+	c.v[CTL_SAMPLED_START] = e->so_start;
+	c.v[CTL_SAMPLED] = e->so_now;
+	c.v[CTL_FINAL] = final;
+	c.v[CTL_SENT_SEQ] = e->sent_seq;
+	c.v[CTL_INTERVAL_US] = e->interval_us;
+	len = frame_ctl(msg + off, sizeof(msg) - off, &c);
+	return send_signed(s, msg, len, final) && ok;
+}
+
+/*
+ * The account of an epoch whose ship died (the state file's dead one),
+ * closed for it: its counters as the kill left them, final 2.  Tried at
+ * start and before each control message until it goes.
+ */
+static void close_dead(struct ship *s)
+{
+	struct ship_epoch *d = &s->st->dead;
+
+	if (!d->epoch || d->closed)
+		return;
+	if (strcmp(d->host, s->host)) {
+		warnx_("ship: the state file holds epoch %llu of host %s, not this host (%s): not closed; the central shows it as ended",
+		       (unsigned long long)d->epoch, d->host, s->host);
+		d->closed = 1;
+		return;
+	}
+	if (send_account(s, d, 2)) {
+		d->closed = 1;
+		warnx_("ship: closed the account of epoch %llu, whose ship stopped without closing it: %llu records read and not handed to rsyslog, counted as lost with it",
+		       (unsigned long long)d->epoch,
+		       (unsigned long long)(d->next_seq - d->sent_seq));
 	}
 }
 
 /* The control message, after the data read so far. */
 static bool send_ctl(struct ship *s, bool final)
 {
-	char msg[sizeof(SYSLOG_PREFIX) + SIGN_PREFIX_LEN + 512];
-	size_t p = sizeof(SYSLOG_PREFIX) - 1, len;
-	struct frame_ctl c = { .epoch = s->epoch, .ctl_seq = s->ctl_seq++ };
 	bool ok;
 
 	flush_data(s);
+	close_dead(s);
 	input_status(&s->in, status_line, s);
-	memcpy(c.host, s->host, sizeof(c.host));
-	c.v[CTL_START_US] = s->start_us;
-	c.v[CTL_NOW_US] = now_us();
-	c.v[CTL_NEXT_SEQ] = s->next_seq;
-	c.v[CTL_CAP_DROPPED] = s->cap_dropped;
-	c.v[CTL_REFUSED] = s->refused;
-	c.v[CTL_BAD] = s->bad;
-	c.v[CTL_MODULE_KNOWN] = s->module_known;
-	c.v[CTL_OVERWRITTEN_START] = s->ow_start;
-	c.v[CTL_OVERWRITTEN] = s->ow_now;
-	c.v[CTL_SAMPLED_START] = s->so_start;
-	c.v[CTL_SAMPLED] = s->so_now;
-	c.v[CTL_FINAL] = final;
-	memcpy(msg, SYSLOG_PREFIX, p);
-	len = frame_ctl(msg + p + s->sign_len, sizeof(msg) - p - s->sign_len, &c);
-	len = sign_msg(s, msg, p, len);
-	ok = sock_send(s, msg, len, final ? FINAL_SEND_WAIT_US : s->send_wait_us);
+	ok = send_account(s, s->e, final);
 	if (!ok)
 		s->ctl_refused++;
+	if (ok && final)
+		s->e->closed = 1;
+	ship_state_sync(s->st);
 	return ok;
 }
 
+/* The slot of (@load_id, @cpu): the last one's, most often. */
+static struct ship_slot *slot_for(struct ship *s, uint64_t load_id, int cpu)
+{
+	struct ship_slot *sl = s->last_slot;
+
+	if (sl && sl->load_id == load_id && sl->cpu == cpu)
+		return sl;
+	sl = ship_slot_of(s->e, load_id, cpu);
+	if (sl)
+		s->last_slot = sl;
+	return sl;
+}
+
+/* A log file opened: the load it belongs to, by the status file now. */
+static uint64_t file_opened(int cpu, void *arg)
+{
+	struct ship *s = arg;
+
+	(void)cpu;
+	s->load_id = 0;
+	input_status(&s->in, status_line, s);
+	return s->load_id;
+}
+
+/* A chunk read from a log: its numbered records are now read (ship_state.h). */
+static void chunk_read(const char *buf, size_t len, int cpu, uint64_t load_id,
+		       void *arg)
+{
+	struct ship *s = arg;
+	struct ship_slot *sl = slot_for(s, load_id, cpu);
+
+	if (sl)
+		ship_chunk(sl, buf, len, &s->backwards);
+	else
+		s->e->slots_full++;
+}
+
 /* input -> number -> cap -> message */
-static void ship_line(const char *line, size_t len, int cpu,
+static void ship_line(const char *line, size_t len, int cpu, uint64_t load_id,
 		      const struct record *r, void *arg)
 {
 	struct ship *s = arg;
 	char item[FRAME_ITEM_MAX];
-	uint64_t seq = s->next_seq++;
+	uint64_t seq = s->e->next_seq++;
+	struct ship_slot *sl = NULL;
+	uint64_t rseq = 0;
 	size_t n;
 
 	if (!r)
-		s->bad++;
+		s->e->bad++;
+	if (r && rec_has_ext(r, EXT_SEQ)) {
+		sl = slot_for(s, load_id, cpu);
+		rseq = r->ext[EXT_SEQ];
+		if (sl && (sl->used != 2 || rseq < sl->first))
+			sl = NULL;	/* a number that went back: not its */
+	}
 	if (!bucket_take(&s->cap, len + 1, mono_us())) {
-		s->cap_dropped++;
 		flush_data(s);		/* a message holds consecutive numbers */
+		/* the numbers first: a kill between counts it nowhere */
+		s->e->sent_seq = seq + 1;
+		if (sl && rseq + 1 > sl->sent_next)
+			sl->sent_next = rseq + 1;
+		s->e->cap_dropped++;
+		if (sl)
+			sl->cap_dropped++;
 		return;
 	}
 	n = frame_item(item, line, len, r);
-	if (s->hdr.n && (s->hdr.cpu != cpu ||
+	if (s->hdr.n && (s->hdr.cpu != cpu || s->hdr.load_id != load_id ||
+			 (sl && s->mslot && sl != s->mslot) ||
 			 /* signature, header (at most 128 bytes), the
 			  * item and its '|' */
 			 s->sign_len + 128 + s->ilen + n + 1 > FRAME_MAX))
@@ -318,6 +506,12 @@ static void ship_line(const char *line, size_t len, int cpu,
 	if (!s->hdr.n) {
 		s->hdr.seq = seq;
 		s->hdr.cpu = cpu;
+		s->hdr.load_id = load_id;
+	}
+	if (sl) {
+		s->mslot = sl;
+		s->mnum++;
+		s->mlast = rseq;
 	}
 	memcpy(s->items + s->ilen, item, n);
 	s->ilen += n;
@@ -418,13 +612,24 @@ static uint64_t opt_bytes(const char *opt, const char *arg)
 
 static void report(const struct ship *s)
 {
-	warnx_("ship: host %s epoch %llu: %llu records numbered, %llu sent in %llu messages, %llu dropped by the cap, %llu refused by rsyslog's socket, %llu malformed (shipped, marked)%s",
-	       s->host, (unsigned long long)s->epoch,
-	       (unsigned long long)s->next_seq, (unsigned long long)s->sent,
+	const struct ship_epoch *e = s->e;
+	uint64_t skipped = 0;
+	unsigned int i;
+
+	for (i = 0; i < SHIP_STATE_SLOTS; i++)
+		skipped += e->slot[i].relay_skipped;
+	warnx_("ship: host %s epoch %llu: %llu records numbered, %llu sent in %llu messages, %llu dropped by the cap, %llu refused by rsyslog's socket, %llu malformed (shipped, marked), %llu of the module's numbers never read (the relay overwrote them, or another reader took them)%s",
+	       s->host, (unsigned long long)e->epoch,
+	       (unsigned long long)e->next_seq, (unsigned long long)s->sent,
 	       (unsigned long long)s->messages,
-	       (unsigned long long)s->cap_dropped,
-	       (unsigned long long)s->refused, (unsigned long long)s->bad,
+	       (unsigned long long)e->cap_dropped,
+	       (unsigned long long)e->refused, (unsigned long long)e->bad,
+	       (unsigned long long)skipped,
 	       s->ctl_refused ? "; some control messages were refused" : "");
+	if (s->backwards || e->slots_full)
+		warnx_("ship: %llu module numbers went back on their log (not counted), %llu chunks of numbered records had no slot in the state (more than %d logs and loads in one epoch)",
+		       (unsigned long long)s->backwards,
+		       (unsigned long long)e->slots_full, SHIP_STATE_SLOTS);
 }
 
 int cmd_ship(int argc, char **argv)
@@ -440,6 +645,7 @@ int cmd_ship(int argc, char **argv)
 		{ "once", no_argument, NULL, '1' },
 		{ "key-file", required_argument, NULL, 'k' },
 		{ "unsigned", no_argument, NULL, 'U' },
+		{ "state", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -448,8 +654,9 @@ int cmd_ship(int argc, char **argv)
 	bool unsigned_ = false;
 	uint64_t rate = DEFAULT_RATE, burst = 0, interval = DEFAULT_INTERVAL_US;
 	uint64_t next_ctl;
-	const char *dir = NULL, *host = NULL;
+	const char *dir = NULL, *host = NULL, *state = NULL;
 	bool once = false, burst_set = false, ok;
+	uint64_t dropped;
 	unsigned int tick = 0;
 	int o, st;
 
@@ -458,7 +665,7 @@ int cmd_ship(int argc, char **argv)
 	s.send_wait_us = DEFAULT_SEND_WAIT_US;
 	optind = 1;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":H:S:R:B:i:w:d:1k:Uh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":H:S:R:B:i:w:d:1k:Us:h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'H':
 			if (!frame_host_ok(optarg))
@@ -483,6 +690,11 @@ int cmd_ship(int argc, char **argv)
 		case '1': once = true; break;
 		case 'k': key_file = optarg; break;
 		case 'U': unsigned_ = true; break;
+		case 's':
+			if (!optarg[0])
+				usage_error("ship", "--state: an empty path");
+			state = optarg;
+			break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: bad_option("ship", o, argv);
 		}
@@ -503,23 +715,36 @@ int cmd_ship(int argc, char **argv)
 		strcpy(s.host, host);
 	else
 		machine_id(s.host);
-	s.epoch = new_epoch();
+	/* recorded logs (--dir) are not consumed: no state unless asked */
+	if (!state && !dir)
+		state = DEFAULT_STATE;
+	s.st = ship_state_open(state, &dropped);
+	if (dropped)
+		warnx_("ship: the state file held two epochs whose ships died before closing them: the older is left to the central, which shows it as ended");
+	s.e = &s.st->cur;
+	strcpy(s.e->host, s.host);
+	s.e->epoch = new_epoch();
+	s.e->start_us = now_us();
+	s.e->interval_us = interval;
 	memcpy(s.hdr.host, s.host, sizeof(s.hdr.host));
-	s.hdr.epoch = s.epoch;
-	s.start_us = now_us();
+	s.hdr.epoch = s.e->epoch;
 	bucket_init(&s.cap, rate, burst, mono_us());
 
 	signals_init();
 	st = input_open(&s.in, dir, false, ignore_record, &s);
 	if (st != EXIT_OK) {
 		input_close(&s.in);
+		ship_state_close(s.st);
 		return st;
 	}
 	s.in.line_fn = ship_line;
+	s.in.chunk_fn = chunk_read;
+	input_set_open_fn(&s.in, file_opened);
 	s.in.by_file = true;	/* no order to keep: fuller messages */
 	input_status(&s.in, status_line, &s);
-	s.ow_start = s.ow_now;
-	s.so_start = s.so_now;
+	s.e->ow_start = s.e->ow_now;
+	s.e->so_start = s.e->so_now;
+	close_dead(&s);
 
 	input_read(&s.in);
 	next_ctl = mono_us() + interval;
@@ -540,6 +765,7 @@ int cmd_ship(int argc, char **argv)
 	input_report(&s.in);
 	input_close(&s.in);
 	sock_close(&s);
+	ship_state_close(s.st);
 	if (!ok) {
 		warnx_("ship: the last control message could not be sent: the central will count this epoch's missing records as lost in transport");
 		return EXIT_RUNTIME;

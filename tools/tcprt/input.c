@@ -31,6 +31,7 @@ struct input_file {
 	bool is_stats;
 	bool vendor_stats;	/* rt-network-real*: only the vendor writes it */
 	int cpu;
+	uint64_t tag;		/* in->open_fn's, when it was opened */
 	char chunk[READ_CHUNK];	/* read, not yet cut into lines */
 	size_t clen, cpos;
 	bool idle;		/* nothing more to read for now */
@@ -72,7 +73,7 @@ static void bad_line(struct input *in, struct input_file *f, const char *why,
 	f->bad++;
 	in->bad++;
 	if (in->line_fn && !f->is_stats)
-		in->line_fn(s, len, f->cpu, NULL, in->ctx);
+		in->line_fn(s, len, f->cpu, f->tag, NULL, in->ctx);
 	if (in->quiet || f->shown > SHOW_MAX)
 		return;
 	if (++f->shown > SHOW_MAX) {
@@ -142,7 +143,7 @@ static void do_line(struct input *in, struct input_file *f, const char *s,
 			fputc('\n', in->archive);
 		}
 		if (in->line_fn)
-			in->line_fn(s, len, f->cpu, &r, in->ctx);
+			in->line_fn(s, len, f->cpu, f->tag, &r, in->ctx);
 	}
 	in->fn(&r, in->ctx);
 }
@@ -222,6 +223,8 @@ static bool fill(struct input *in, struct input_file *f)
 	if (n > 0) {
 		f->clen = (size_t)n;
 		f->cpos = 0;
+		if (in->chunk_fn && !f->is_stats)
+			in->chunk_fn(f->chunk, f->clen, f->cpu, f->tag, in->ctx);
 		return true;
 	}
 	if (n < 0 && errno != EAGAIN) {
@@ -348,6 +351,8 @@ static int open_file(struct input *in, const char *name)
 	f->vendor_stats = is_vendor_stats(name);
 	f->is_stats = f->vendor_stats || !strcmp(name, STATS_NAME);
 	f->cpu = f->is_stats ? -1 : cpu_of(name);
+	if (in->open_fn && !f->is_stats)
+		f->tag = in->open_fn(f->cpu, in->ctx);
 	in->files = xrealloc(in->files, in->nfiles + 1, sizeof(*in->files));
 	in->files[in->nfiles++] = f;
 	return 0;
@@ -504,6 +509,16 @@ out:
 	if (in->archive)
 		fflush(in->archive);
 	return in->records + in->bad - before;
+}
+
+void input_set_open_fn(struct input *in, uint64_t (*fn)(int cpu, void *ctx))
+{
+	size_t i;
+
+	in->open_fn = fn;
+	for (i = 0; i < in->nfiles; i++)
+		if (!in->files[i]->is_stats)
+			in->files[i]->tag = fn(in->files[i]->cpu, in->ctx);
 }
 
 void input_rescan(struct input *in)

@@ -41,8 +41,17 @@ struct input {
 	 * line (then @line is what was kept of it, at most PARSE_LINE_MAX
 	 * bytes).  Before @fn, for valid lines.
 	 */
-	void (*line_fn)(const char *line, size_t len, int cpu,
+	void (*line_fn)(const char *line, size_t len, int cpu, uint64_t tag,
 			const struct record *r, void *ctx);
+	/*
+	 * If set, called with every chunk read from a log file, before any
+	 * of its lines is cut, with the file's number and tag: what a reader
+	 * that consumes the files holds from then on.
+	 */
+	void (*chunk_fn)(const char *buf, size_t len, int cpu, uint64_t tag,
+			 void *ctx);
+	/* If set, gives each log file its tag when it is opened. */
+	uint64_t (*open_fn)(int cpu, void *ctx);
 	uint64_t records;	/* valid lines */
 	uint64_t bad;		/* malformed lines */
 };
@@ -65,6 +74,9 @@ int input_open(struct input *in, const char *dir, bool stats, record_fn fn,
 
 /* Read what every file holds now; returns the number of lines read. */
 uint64_t input_read(struct input *in);
+
+/* Set in->open_fn, and tag the log files already open with it. */
+void input_set_open_fn(struct input *in, uint64_t (*fn)(int cpu, void *ctx));
 
 /* Follow mode: open files that appeared, close those that vanished. */
 void input_rescan(struct input *in);

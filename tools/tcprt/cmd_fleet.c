@@ -385,6 +385,8 @@ static void gaps_epochs(const struct opts *o, struct buf *q)
 static void gaps_load(struct ch *c, const struct opts *o, struct accounts *as)
 {
 	struct buf q = { 0 }, in = { 0 }, ans = { 0 };
+	/* the fields a store of before schema 4 has */
+	size_t nctl = c->version >= STORE_SEQ ? CTL_NFIELDS : CTL_NFIELDS_V1;
 	char *row, *f[20];
 	size_t pos = 0, i;
 
@@ -394,7 +396,7 @@ static void gaps_load(struct ch *c, const struct opts *o, struct accounts *as)
 	 * fields named as on the wire; final once any said so
 	 */
 	buf_printf(&q, "SELECT host, epoch");
-	for (i = 0; i < CTL_NFIELDS; i++) {
+	for (i = 0; i < nctl; i++) {
 		if (i == CTL_FINAL)
 			buf_printf(&q, ", max(%s)", ctl_field_name[i]);
 		else
@@ -406,11 +408,11 @@ static void gaps_load(struct ch *c, const struct opts *o, struct accounts *as)
 	while ((row = next_row(&ans, &pos))) {
 		struct account *a;
 
-		if (fields(row, f, 20) != 2 + CTL_NFIELDS)
+		if (fields(row, f, 20) != 2 + nctl)
 			continue;
 		a = account_of(as, f[0], u64(f[1]));
 		a->has_ctl = true;
-		for (i = 0; i < CTL_NFIELDS; i++)
+		for (i = 0; i < nctl; i++)
 			a->ctl[i] = u64(f[2 + i]);
 		a->final = a->ctl[CTL_FINAL];
 	}

@@ -949,7 +949,9 @@ receive_until_final() {	# path out
 		        m = s.recv(65536)
 		        out.write(m + b"\n")
 		        f = m.split(b" ")
-		        if (f[1] == b"C1" or f[1:2] == [b"S1"] and f[3] == b"C1") and f[-1] == b"1":
+		        # C1's final: the 15th field after C1 (frame.h)
+		        c = 1 if f[1] == b"C1" else 3 if f[1] == b"S1" and f[3] == b"C1" else 0
+		        if c and f[c + 15] != b"0":
 		            break
 	PY
 	RX=$!

@@ -118,12 +118,12 @@ bool ch_check_schema(struct ch *c, int need);
 /* What ch_init_schema() found and did. */
 struct ch_init {
 	int from;		/* the version it found; 0: none */
-	unsigned int added[2];	/* columns it added, per table of store_tables */
+	unsigned int added[3];	/* columns it added, per table of store_tables */
 };
 
 /*
  * Create the schema (fleet/schema.sql), or upgrade a store of an older
- * version in place: add the columns tcprt.records lacks, then run the
+ * version in place: add the columns each table lacks, then run the
  * schema's statements, whose last writes the version.  Stopped anywhere,
  * it completes the work when run again.  A store of a newer version, or
  * of a version that is no number, is left as it is (false).

@@ -5,7 +5,9 @@
  *   init      create the schema (fleet/schema.sql) in ClickHouse, or
  *             upgrade an older one
  *   schema    print it
- *   gaps      per host and epoch: sent, received, missing and why
+ *   gaps      per host and epoch: sent, received, missing and why; per
+ *             host, load and CPU, by the module's own numbers, alike
+ *   reached   the share of the module's records stored, per host and hour
  *   summary   tcprt summary's table over the fleet's records, and its
  *             "where the time goes" blocks
  *   top       the slowest tasks
@@ -14,7 +16,9 @@
  * ClickHouse counts and buckets; the percentiles are computed here, from
  * the same log-linear histogram as tcprt summary (hist.h: within 0.79 %).
  * The time breakdown's splits likewise: ClickHouse sums the parts per
- * bucket of their totals, the bands and the rounding are split.c's.
+ * bucket of their totals, the bands and the rounding are split.c's.  And
+ * gaps' accounts: ClickHouse counts and finds the runs of numbers stored,
+ * acct.c decides what is lost where.
  */
 #define _XOPEN_SOURCE 700
 #include <ctype.h>
@@ -25,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "acct.h"
 #include "breakdown.h"
 #include "clickhouse.h"
 #include "cmd.h"
@@ -40,6 +45,8 @@ static const char help[] =
 "       tcprt fleet schema\n"
 "       tcprt fleet key     --master FILE --host ID --out FILE\n"
 "       tcprt fleet gaps    [--since T] [--host H] [--ranges N] [--format F]\n"
+"                           [--by epoch|seq|both] [--ended-after S] [--url URL]\n"
+"       tcprt fleet reached [--since T] [--until T] [--host H] [--format F]\n"
 "                           [--url URL]\n"
 "       tcprt fleet summary [--by port|host|port,host] [--since T] [--until T]\n"
 "                           [--port P] [--host H] [--format F] [--url URL]\n"
@@ -55,17 +62,31 @@ static const char help[] =
 "  schema   print the schema's SQL\n"
 "  key      write a host's frame key, derived from the fleet's master key\n"
 "           (tcprt fleet key --help)\n"
-"  gaps     per host and epoch (one run of tcprt ship): records sent (the\n"
-"           last control message's next sequence number), received,\n"
-"           missing, and the missing split by cause: dropped by the cap,\n"
-"           refused by the host's rsyslog, refused by ClickHouse (STORE:\n"
-"           kept in bad_messages), lost in transport (the rest);\n"
+"  gaps     by epoch: per host and epoch (one run of tcprt ship), records\n"
+"           sent (the last control message's next sequence number),\n"
+"           received, missing, and the missing split by cause: dropped by\n"
+"           the cap (CAP), refused by the host's rsyslog (REFUSED), read\n"
+"           and not handed to rsyslog when the sender died (SENDER) or\n"
+"           not yet (INFLIGHT, the epoch lives), refused by ClickHouse\n"
+"           (STORE: kept in bad_messages), lost in transport (the rest);\n"
 "           malformed lines shipped; the module's own losses in the epoch\n"
 "           (log sub-buffers overwritten, records sampled out); the\n"
 "           missing sequence ranges; records received past the last\n"
 "           control message (not yet accounted).  state: final once the\n"
-"           last control message of the epoch arrived, open before, and\n"
-"           none when no control message arrived (sent unknown)\n"
+"           epoch's final control message arrived; closed when its\n"
+"           successor sent it (the sender was killed); ended when none\n"
+"           came for --ended-after; open before; none when no control\n"
+"           message arrived (sent unknown).\n"
+"           by module seq (records numbered by the module, log_ext's\n"
+"           seq; schema 4): per host, load and CPU, the numbers the module\n"
+"           gave (MADE), stored, missing, and the missing split: never\n"
+"           read by ship (RELAY: overwritten in the relay, or read by\n"
+"           another reader), CAP, REFUSED, SENDER, INFLIGHT, lost between\n"
+"           the host's rsyslog and the store (TRANSPORT: the rest); the\n"
+"           missing numbers.  Each line says which accounting it is\n"
+"  reached  per host and hour of the records' own time: the module's\n"
+"           records stored, made, and the share stored (the view\n"
+"           tcprt.reached, which a dashboard can query; schema 4)\n"
 "  summary  per port, role and task type (or host, or both): count, rate\n"
 "           (count / the window's length) and p50/p90/p99/max of\n"
 "           duration, process, upload, download and min RTT in\n"
@@ -77,25 +98,35 @@ static const char help[] =
 CH_CONN_HELP
 "  -s, --since T      from T: Unix seconds, YYYY-MM-DDTHH:MM:SSZ (UTC), or\n"
 "                     an age: 30s, 15m, 2h, 7d (default: gaps everything,\n"
-"                     summary and top 1h)\n"
+"                     reached 1d, summary and top 1h)\n"
 "  -U, --until T      to T, excluded (default: now)\n"
 "  -H, --host H       only host H\n"
 "  -p, --port P       only service port P\n"
 "  -b, --by KEYS      summary's rows: port (default), host, or port,host\n"
 "  -n, --count N      top: how many (default 20)\n"
-"  -r, --ranges N     gaps: missing ranges shown per epoch (default 20;\n"
+"  -r, --ranges N     gaps: missing ranges shown per line (default 20;\n"
 "                     all are counted)\n"
+"  -b, --by A         gaps: epoch, seq (by module seq) or both (default;\n"
+"                     csv: epoch, one table a CSV)\n"
+"  -e, --ended-after S  gaps: an epoch whose control messages stopped S\n"
+"                     seconds ago (by the central's clock) has ended:\n"
+"                     what it had not handed over is lost (SENDER), not\n"
+"                     in flight (default: 6 of its sender's intervals,\n"
+"                     60 s when unknown)\n"
 "  -o, --format F     text (default), json (one object per line), csv\n"
 "  -h, --help         this text\n"
 "\n"
-"gaps and summary take times by the records' own clocks (sec); gaps --since\n"
-"selects the epochs with a control message or a record received (by the\n"
-"central's clock) since T.  gaps and top read a store of schema 1 too;\n"
-"summary (and tcprt ingest) need schema 2: run fleet init to upgrade.\n";
+"reached, summary and top take times by the records' own clocks (sec);\n"
+"gaps --since selects the epochs with a control message or a record\n"
+"received (by the central's clock) since T, and by module seq the loads\n"
+"they read, whole.  gaps and top read a store of schema 1 too (gaps by\n"
+"epoch alone before schema 4); summary needs schema 2, reached (and\n"
+"tcprt ingest) schema 4: run fleet init to upgrade.\n";
 
 #define DEFAULT_TOP	20
 #define DEFAULT_RANGES	20
 #define DEFAULT_AGE	3600
+#define REACHED_AGE	86400	/* fleet reached: the last day */
 #define SQL_MAX		8192
 
 struct opts {
@@ -105,8 +136,10 @@ struct opts {
 	bool since_set;
 	const char *host;
 	int port;
-	bool by_port, by_host;
+	bool by_port, by_host;		/* summary --by */
+	bool by_epoch, by_seq;		/* gaps --by */
 	uint64_t count, ranges;
+	uint64_t ended_after;		/* gaps --ended-after, s; 0: default */
 };
 
 /* ---- options ----------------------------------------------------------------- */
@@ -157,8 +190,25 @@ static uint64_t opt_count(const char *opt, const char *arg)
 	return v;
 }
 
-static void opt_by(struct opts *o, const char *arg)
+/* gaps --by: the accounting, by epoch, by module seq, or both */
+static void opt_gaps_by(struct opts *o, const char *arg)
 {
+	if (!strcmp(arg, "epoch"))
+		o->by_epoch = true;
+	else if (!strcmp(arg, "seq"))
+		o->by_seq = true;
+	else if (!strcmp(arg, "both"))
+		o->by_epoch = o->by_seq = true;
+	else
+		usage_error("fleet", "gaps --by: '%s' is not epoch, seq or both", arg);
+}
+
+static void opt_by(struct opts *o, const char *sub, const char *arg)
+{
+	if (!strcmp(sub, "gaps")) {
+		opt_gaps_by(o, arg);
+		return;
+	}
 	if (!strcmp(arg, "port")) {
 		o->by_port = true;
 	} else if (!strcmp(arg, "host")) {
@@ -173,6 +223,7 @@ static void opt_by(struct opts *o, const char *arg)
 
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
+	const char *sub = argv[1];
 	static const struct option lopts[] = {
 		{ "url", required_argument, NULL, 'u' },
 		{ "since", required_argument, NULL, 's' },
@@ -182,6 +233,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "by", required_argument, NULL, 'b' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "ranges", required_argument, NULL, 'r' },
+		{ "ended-after", required_argument, NULL, 'e' },
 		{ "format", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		CH_LONG_OPTIONS,
@@ -196,7 +248,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			    .until = now + 1 };
 	optind = 2;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":u:s:U:H:p:b:n:r:o:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":u:s:U:H:p:b:n:r:e:o:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'u': o->store.url = optarg; break;
 		case 's':
@@ -214,9 +266,15 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			o->host = optarg;
 			break;
 		case 'p': o->port = opt_port("fleet", optarg); break;
-		case 'b': opt_by(o, optarg); break;
+		case 'b': opt_by(o, sub, optarg); break;
 		case 'n': o->count = opt_count("--count", optarg); break;
 		case 'r': o->ranges = opt_count("--ranges", optarg); break;
+		case 'e':
+			o->ended_after = opt_seconds("fleet", "--ended-after", optarg,
+						     false);
+			/* whole seconds: the central's clock stamps arrivals so */
+			o->ended_after = (o->ended_after + USEC_PER_SEC - 1) / USEC_PER_SEC;
+			break;
 		case 'o':
 			if (format_of(optarg) < 0)
 				usage_error("fleet", "--format: '%s' is not text, json or csv",
@@ -233,6 +291,13 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		usage_error("fleet", "unexpected argument '%s'", argv[optind]);
 	if (!o->by_port && !o->by_host)
 		o->by_port = true;
+	/* gaps: both accountings, but one table a CSV */
+	if (!strcmp(sub, "gaps") && !o->by_epoch && !o->by_seq) {
+		o->by_epoch = true;
+		o->by_seq = o->fmt != FMT_CSV;
+	}
+	if (o->fmt == FMT_CSV && o->by_epoch && o->by_seq)
+		usage_error("fleet", "gaps --format csv prints one table: --by epoch or --by seq");
 	if (!o->since_set)
 		o->since = now > DEFAULT_AGE ? now - DEFAULT_AGE : 0;
 	if (o->since >= o->until)
@@ -321,13 +386,20 @@ static void where_host(struct buf *q, const struct opts *o)
 struct account {
 	char host[72];
 	uint64_t epoch;
-	bool has_ctl, final;
+	bool has_ctl, final_last, final_closed;
 	uint64_t ctl[CTL_NFIELDS];	/* the account: frame.h's C1 fields */
 	uint64_t received, after, malformed, max_seq;
+	uint64_t unsent_stored;	/* numbers of [sent_seq, next_seq) stored */
 	uint64_t store;		/* records ClickHouse refused (bad_messages) */
+	uint64_t last_s;	/* its last control message's arrival (the
+				 * central's clock), or its last record's */
 	bool concurrent;	/* ran while another epoch of its host id did */
 	uint64_t *starts, *ends;	/* runs of present numbers, for ranges */
 	size_t nstarts, nends;
+	/* decided (acct.h) */
+	enum acct_state state;
+	uint64_t idle_s, after_s;	/* silent for, ended after */
+	struct acct_split split;
 };
 
 struct accounts {
@@ -385,7 +457,9 @@ static void gaps_epochs(const struct opts *o, struct buf *q)
 static void gaps_load(struct ch *c, const struct opts *o, struct accounts *as)
 {
 	struct buf q = { 0 }, in = { 0 }, ans = { 0 };
-	char *row, *f[20];
+	/* the fields a store of before schema 4 has */
+	size_t nctl = c->version >= STORE_SEQ ? CTL_NFIELDS : CTL_NFIELDS_V1;
+	char *row, *f[24];
 	size_t pos = 0, i;
 
 	gaps_epochs(o, &in);
@@ -394,42 +468,56 @@ static void gaps_load(struct ch *c, const struct opts *o, struct accounts *as)
 	 * fields named as on the wire; final once any said so
 	 */
 	buf_printf(&q, "SELECT host, epoch");
-	for (i = 0; i < CTL_NFIELDS; i++) {
+	for (i = 0; i < nctl; i++) {
 		if (i == CTL_FINAL)
 			buf_printf(&q, ", max(%s)", ctl_field_name[i]);
+		else if (i == CTL_SENT_SEQ)
+			/* a sender of before sent_seq: all it read was sent */
+			buf_printf(&q, ", argMax(if(sent_known = 1, sent_seq, next_seq), ctl_seq)");
 		else
 			buf_printf(&q, ", argMax(%s, ctl_seq)", ctl_field_name[i]);
 	}
-	buf_printf(&q, " FROM tcprt.controls FINAL WHERE %s GROUP BY host, epoch FORMAT TabSeparated",
-		   in.p);
+	buf_printf(&q, ", max(final = %d), max(final = %d), toUInt32(max(received)) FROM tcprt.controls FINAL WHERE %s GROUP BY host, epoch FORMAT TabSeparated",
+		   FINAL_LAST, FINAL_CLOSED, in.p);
 	query(c, q.p, &ans);
 	while ((row = next_row(&ans, &pos))) {
 		struct account *a;
 
-		if (fields(row, f, 20) != 2 + CTL_NFIELDS)
+		if (fields(row, f, 24) != 5 + nctl)
 			continue;
 		a = account_of(as, f[0], u64(f[1]));
 		a->has_ctl = true;
-		for (i = 0; i < CTL_NFIELDS; i++)
+		for (i = 0; i < nctl; i++)
 			a->ctl[i] = u64(f[2 + i]);
-		a->final = a->ctl[CTL_FINAL];
+		if (nctl < CTL_NFIELDS)
+			a->ctl[CTL_SENT_SEQ] = a->ctl[CTL_NEXT_SEQ];
+		a->final_last = u64(f[2 + nctl]);
+		a->final_closed = u64(f[3 + nctl]);
+		a->last_s = u64(f[4 + nctl]);
 	}
-	/* records under and past each account's next_seq, in one query */
+	/*
+	 * records under and past each account's next_seq, and those of
+	 * [sent_seq, next_seq) (handed over by a sender killed before it
+	 * could count them), in one query
+	 */
 	q.len = 0;
-	buf_printf(&q, "SELECT host, epoch, countIf(seq < n), countIf(seq >= n), countIf(valid = 0 AND seq < n), max(seq) FROM tcprt.records FINAL ANY INNER JOIN (SELECT host, epoch, argMax(next_seq, ctl_seq) AS n FROM tcprt.controls FINAL WHERE %s GROUP BY host, epoch) USING (host, epoch) WHERE %s GROUP BY host, epoch FORMAT TabSeparated",
+	buf_printf(&q, "SELECT host, epoch, countIf(seq < n), countIf(seq >= n), countIf(valid = 0 AND seq < n), max(seq), countIf(seq >= s AND seq < n) FROM tcprt.records FINAL ANY INNER JOIN (SELECT host, epoch, argMax(next_seq, ctl_seq) AS n, %s AS s FROM tcprt.controls FINAL WHERE %s GROUP BY host, epoch) USING (host, epoch) WHERE %s GROUP BY host, epoch FORMAT TabSeparated",
+		   c->version >= STORE_SEQ ?
+		   "argMax(if(sent_known = 1, sent_seq, next_seq), ctl_seq)" : "n",
 		   in.p, in.p);
 	query(c, q.p, &ans);
 	pos = 0;
 	while ((row = next_row(&ans, &pos))) {
 		struct account *a;
 
-		if (fields(row, f, 20) != 6)
+		if (fields(row, f, 20) != 7)
 			continue;
 		a = account_of(as, f[0], u64(f[1]));
 		a->received = u64(f[2]);
 		a->after = u64(f[3]);
 		a->malformed = u64(f[4]);
 		a->max_seq = u64(f[5]);
+		a->unsent_stored = u64(f[6]);
 	}
 	/* records ClickHouse refused, kept in bad_messages (schema 3) */
 	if (c->version >= STORE_REFUSED) {
@@ -445,14 +533,14 @@ static void gaps_load(struct ch *c, const struct opts *o, struct accounts *as)
 	}
 	/* epochs with records and no control message at all */
 	q.len = 0;
-	buf_printf(&q, "SELECT host, epoch, count(), countIf(valid = 0), max(seq) FROM tcprt.records FINAL WHERE %s GROUP BY host, epoch FORMAT TabSeparated",
+	buf_printf(&q, "SELECT host, epoch, count(), countIf(valid = 0), max(seq), toUInt32(max(received)) FROM tcprt.records FINAL WHERE %s GROUP BY host, epoch FORMAT TabSeparated",
 		   in.p);
 	query(c, q.p, &ans);
 	pos = 0;
 	while ((row = next_row(&ans, &pos))) {
 		struct account *a;
 
-		if (fields(row, f, 20) != 5)
+		if (fields(row, f, 20) != 6)
 			continue;
 		a = account_of(as, f[0], u64(f[1]));
 		if (a->has_ctl)
@@ -460,6 +548,7 @@ static void gaps_load(struct ch *c, const struct opts *o, struct accounts *as)
 		a->after = u64(f[2]);
 		a->malformed = u64(f[3]);
 		a->max_seq = u64(f[4]);
+		a->last_s = u64(f[5]);
 	}
 	buf_free(&q);
 	buf_free(&in);
@@ -582,21 +671,59 @@ static uint64_t delta(uint64_t start, uint64_t now)
 	return now >= start ? now - start : now;
 }
 
-static const char *gaps_state(const struct account *a)
+/* Each account's state, and its losses split (acct.h); @now_s the central's clock. */
+static void gaps_decide(const struct opts *o, struct accounts *as, uint64_t now_s)
 {
-	return !a->has_ctl ? "none" : a->final ? "final" : "open";
+	size_t i;
+
+	for (i = 0; i < as->n; i++) {
+		struct account *a = &as->a[i];
+		struct acct_sent in = {
+			.next_seq = a->ctl[CTL_NEXT_SEQ],
+			.sent_seq = a->ctl[CTL_SENT_SEQ],
+			.cap_dropped = a->ctl[CTL_CAP_DROPPED],
+			.refused = a->ctl[CTL_REFUSED],
+			.received = a->received,
+			.unsent_stored = a->unsent_stored,
+			.store = a->store,
+		};
+
+		a->idle_s = now_s > a->last_s ? now_s - a->last_s : 0;
+		a->after_s = acct_ended_after(a->ctl[CTL_INTERVAL_US], o->ended_after);
+		a->state = acct_state_of(a->has_ctl, a->final_last, a->final_closed,
+					 a->idle_s, a->after_s);
+		in.live = acct_live(a->state, a->idle_s, a->after_s);
+		acct_epoch(&in, &a->split);
+	}
+}
+
+/* The text line's notes after its figures. */
+static void gaps_notes(const struct account *a, const char *start)
+{
+	printf("  by epoch, started %s", start);
+	if (a->state == ACCT_ENDED)
+		printf(", ended: no control message for %llu s (ended after %llu s)",
+		       (unsigned long long)a->idle_s, (unsigned long long)a->after_s);
+	else if (a->state == ACCT_CLOSED)
+		printf(", closed by its successor (the sender was killed)");
+	if (a->after)
+		printf(", %llu past the last control", (unsigned long long)a->after);
+	if (a->split.over)
+		printf(", the host counts more losses than are missing");
+	if (a->concurrent)
+		printf(", ran while another epoch of this host id did (two ships, or cloned machines)");
+	printf("\n");
 }
 
 static void gaps_print(const struct opts *o, struct account *a)
 {
 	uint64_t sent = a->ctl[CTL_NEXT_SEQ];
-	uint64_t missing = sent > a->received ? sent - a->received : 0;
-	uint64_t known = a->ctl[CTL_CAP_DROPPED] + a->ctl[CTL_REFUSED] + a->store;
-	uint64_t transport = missing > known ? missing - known : 0;
+	const struct acct_split *x = &a->split;
 	uint64_t ow = delta(a->ctl[CTL_OVERWRITTEN_START], a->ctl[CTL_OVERWRITTEN]);
 	uint64_t so = delta(a->ctl[CTL_SAMPLED_START], a->ctl[CTL_SAMPLED]);
 	bool mod = a->ctl[CTL_MODULE_KNOWN];
 	struct range_out r = { .out = stdout, .fmt = o->fmt, .max = o->ranges };
+	const char *state = acct_state_name[a->state];
 	char start[32] = "";
 
 	if (a->has_ctl)
@@ -604,22 +731,24 @@ static void gaps_print(const struct opts *o, struct account *a)
 	switch (o->fmt) {
 	case FMT_TEXT:
 		if (!a->has_ctl) {
-			printf("%-20s %16llu %-5s %10s %10llu %10s %8s %8s %10s %6llu %9llu %6s %6s  (no control message: max seq %llu)\n",
-			       a->host, (unsigned long long)a->epoch, "none", "-",
-			       (unsigned long long)a->after, "-", "-", "-", "-",
+			printf("%-20s %16llu %-6s %10s %10llu %10s %8s %8s %8s %8s %10s %6llu %9llu %6s %6s  by epoch (no control message: max seq %llu)\n",
+			       a->host, (unsigned long long)a->epoch, state, "-",
+			       (unsigned long long)a->after, "-", "-", "-", "-", "-", "-",
 			       (unsigned long long)a->store,
 			       (unsigned long long)a->malformed, "-", "-",
 			       (unsigned long long)a->max_seq);
 			return;
 		}
-		printf("%-20s %16llu %-5s %10llu %10llu %10llu %8llu %8llu %10llu %6llu %9llu",
-		       a->host, (unsigned long long)a->epoch, gaps_state(a),
+		printf("%-20s %16llu %-6s %10llu %10llu %10llu %8llu %8llu %8llu %8llu %10llu %6llu %9llu",
+		       a->host, (unsigned long long)a->epoch, state,
 		       (unsigned long long)sent,
 		       (unsigned long long)a->received,
-		       (unsigned long long)missing,
+		       (unsigned long long)x->missing,
 		       (unsigned long long)a->ctl[CTL_CAP_DROPPED],
 		       (unsigned long long)a->ctl[CTL_REFUSED],
-		       (unsigned long long)transport,
+		       (unsigned long long)x->sender,
+		       (unsigned long long)x->in_flight,
+		       (unsigned long long)x->transport,
 		       (unsigned long long)a->store,
 		       (unsigned long long)a->malformed);
 		if (mod)
@@ -627,15 +756,8 @@ static void gaps_print(const struct opts *o, struct account *a)
 			       (unsigned long long)so);
 		else
 			printf(" %6s %6s", "-", "-");
-		printf("  started %s", start);
-		if (a->after)
-			printf(", %llu past the last control", (unsigned long long)a->after);
-		if (known > missing)
-			printf(", the host counts more losses than are missing");
-		if (a->concurrent)
-			printf(", ran while another epoch of this host id did (two ships, or cloned machines)");
-		printf("\n");
-		if (missing) {
+		gaps_notes(a, start);
+		if (x->missing) {
 			uint64_t n;
 
 			printf("    missing:");
@@ -646,16 +768,20 @@ static void gaps_print(const struct opts *o, struct account *a)
 		}
 		return;
 	case FMT_JSON:
-		printf("{\"host\":\"%s\",\"epoch\":%llu,\"state\":\"%s\"", a->host,
-		       (unsigned long long)a->epoch, gaps_state(a));
+		printf("{\"accounting\":\"epoch\",\"host\":\"%s\",\"epoch\":%llu,\"state\":\"%s\"",
+		       a->host, (unsigned long long)a->epoch, state);
 		if (a->has_ctl)
-			printf(",\"started\":\"%s\",\"sent\":%llu,\"received\":%llu,\"missing\":%llu,\"cap_dropped\":%llu,\"refused\":%llu,\"transport_lost\":%llu",
+			printf(",\"started\":\"%s\",\"sent\":%llu,\"received\":%llu,\"missing\":%llu,\"cap_dropped\":%llu,\"refused\":%llu,\"sender_lost\":%llu,\"in_flight\":%llu,\"transport_lost\":%llu",
 			       start, (unsigned long long)sent,
 			       (unsigned long long)a->received,
-			       (unsigned long long)missing,
+			       (unsigned long long)x->missing,
 			       (unsigned long long)a->ctl[CTL_CAP_DROPPED],
 			       (unsigned long long)a->ctl[CTL_REFUSED],
-			       (unsigned long long)transport);
+			       (unsigned long long)x->sender,
+			       (unsigned long long)x->in_flight,
+			       (unsigned long long)x->transport);
+		printf(",\"silent_s\":%llu,\"ended_after_s\":%llu",
+		       (unsigned long long)a->idle_s, (unsigned long long)a->after_s);
 		if (a->concurrent)
 			printf(",\"concurrent\":true");
 		printf(",\"store_refused\":%llu,\"malformed\":%llu,\"past_last_control\":%llu",
@@ -675,16 +801,15 @@ static void gaps_print(const struct opts *o, struct account *a)
 		printf("}\n");
 		return;
 	case FMT_CSV:
-		printf("%s,%llu,%s", a->host, (unsigned long long)a->epoch,
-		       gaps_state(a));
+		printf("%s,%llu,%s", a->host, (unsigned long long)a->epoch, state);
 		if (a->has_ctl)
 			printf(",%s,%llu,%llu,%llu,%llu,%llu,%llu", start,
 			       (unsigned long long)sent,
 			       (unsigned long long)a->received,
-			       (unsigned long long)missing,
+			       (unsigned long long)x->missing,
 			       (unsigned long long)a->ctl[CTL_CAP_DROPPED],
 			       (unsigned long long)a->ctl[CTL_REFUSED],
-			       (unsigned long long)transport);
+			       (unsigned long long)x->transport);
 		else
 			printf(",,,,,,,");
 		printf(",%llu,%llu,%llu,", (unsigned long long)a->store,
@@ -697,7 +822,13 @@ static void gaps_print(const struct opts *o, struct account *a)
 			printf(",,");
 		if (a->has_ctl)
 			each_range(a, print_range, &r);
-		printf("\n");
+		/* added after the columns of before, so that they keep their place */
+		if (a->has_ctl)
+			printf(",%llu,%llu", (unsigned long long)x->sender,
+			       (unsigned long long)x->in_flight);
+		else
+			printf(",,");
+		printf(",epoch\n");
 		return;
 	}
 }
@@ -787,33 +918,424 @@ out:
 	buf_free(&hosts);
 }
 
+/* ---- gaps by module seq ------------------------------------------------------- */
+
+/* One log: one CPU's log file of one load of the module on one host. */
+struct mlog {
+	char host[72];
+	uint64_t load_id;
+	int cpu;
+	struct acct_read *e;		/* the epochs that read it */
+	size_t n;
+	uint64_t *starts, *ends;	/* runs of stored numbers */
+	size_t nstarts, nends;
+	struct spans stored;
+	bool runs_bad;			/* the runs did not pair up */
+	struct acct_log a;
+};
+
+struct mlogs {
+	struct mlog *l;
+	size_t n;
+};
+
+static struct mlog *mlog_of(struct mlogs *ls, const char *host, uint64_t load_id,
+			    int cpu)
+{
+	size_t i;
+
+	for (i = 0; i < ls->n; i++)
+		if (ls->l[i].load_id == load_id && ls->l[i].cpu == cpu &&
+		    !strcmp(ls->l[i].host, host))
+			return &ls->l[i];
+	ls->l = xrealloc(ls->l, ls->n + 1, sizeof(*ls->l));
+	ls->l[ls->n] = (struct mlog){ .load_id = load_id, .cpu = cpu };
+	snprintf(ls->l[ls->n].host, sizeof(ls->l[0].host), "%s", host);
+	return &ls->l[ls->n++];
+}
+
+static struct acct_read *read_of(struct mlog *l, uint64_t epoch)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->e[i].epoch == epoch)
+			return &l->e[i];
+	l->e = xrealloc(l->e, l->n + 1, sizeof(*l->e));
+	l->e[l->n] = (struct acct_read){ .epoch = epoch };
+	return &l->e[l->n++];
+}
+
+static int mlog_cmp(const void *x, const void *y)
+{
+	const struct mlog *a = x, *b = y;
+	int c = strcmp(a->host, b->host);
+
+	if (c)
+		return c;
+	if (a->load_id != b->load_id)
+		return a->load_id < b->load_id ? -1 : 1;
+	return a->cpu - b->cpu;
+}
+
+static int cpu_of(const char *s)
+{
+	return !strcmp(s, "-1") ? -1 : (int)u64(s);
+}
+
+/*
+ * The loads in view: those that an epoch in view (gaps_epochs) read,
+ * with every epoch that read them, in view or not: a load's account
+ * needs all its numbers.
+ */
+static void seq_loads(const struct opts *o, struct buf *q)
+{
+	struct buf in = { 0 };
+
+	gaps_epochs(o, &in);
+	q->len = 0;
+	buf_printf(q, "(host, load_id) IN (SELECT host, load_id FROM tcprt.records WHERE numbered = 1 AND load_id != 0 AND %s UNION ALL SELECT host, load_id FROM tcprt.cpu_accounts WHERE %s)",
+		   in.p, in.p);
+	buf_free(&in);
+}
+
+/* The last account (L1) of each epoch of each log. */
+static void seq_accounts(struct ch *c, const char *loads, struct mlogs *ls)
+{
+	struct buf q = { 0 }, ans = { 0 };
+	char *row, *f[16];
+	size_t pos = 0, i;
+
+	buf_printf(&q, "SELECT host, load_id, cpu, epoch");
+	for (i = 0; i < CPU_NFIELDS; i++)
+		buf_printf(&q, ", argMax(%s, ctl_seq)", cpu_field_name[i]);
+	buf_printf(&q, " FROM tcprt.cpu_accounts FINAL WHERE %s GROUP BY host, load_id, cpu, epoch FORMAT TabSeparated",
+		   loads);
+	query(c, q.p, &ans);
+	while ((row = next_row(&ans, &pos))) {
+		struct acct_read *e;
+
+		if (fields(row, f, 16) != 4 + CPU_NFIELDS)
+			continue;
+		e = read_of(mlog_of(ls, f[0], u64(f[1]), cpu_of(f[2])), u64(f[3]));
+		e->has_l1 = true;
+		for (i = 0; i < CPU_NFIELDS; i++)
+			e->v[i] = u64(f[4 + i]);
+	}
+	buf_free(&q);
+	buf_free(&ans);
+}
+
+struct last_seen {
+	char host[72];
+	uint64_t epoch, last_s;
+	bool has_ctl, final_last, final_closed;
+	uint64_t interval_us;
+};
+
+static struct last_seen *seen_of(struct last_seen **seen, size_t *nseen,
+				 const char *host, uint64_t epoch)
+{
+	size_t i;
+
+	for (i = 0; i < *nseen; i++)
+		if ((*seen)[i].epoch == epoch && !strcmp((*seen)[i].host, host))
+			return &(*seen)[i];
+	*seen = xrealloc(*seen, *nseen + 1, sizeof(**seen));
+	(*seen)[*nseen] = (struct last_seen){ .epoch = epoch };
+	snprintf((*seen)[*nseen].host, sizeof((*seen)[0].host), "%s", host);
+	return &(*seen)[(*nseen)++];
+}
+
+/* The numbers each epoch stored of each log: their span; and when its
+ * last record arrived (for an epoch without control messages). */
+static void seq_rows(struct ch *c, const char *loads, struct mlogs *ls,
+		     struct last_seen **seen, size_t *nseen)
+{
+	struct buf q = { 0 }, ans = { 0 };
+	char *row, *f[8];
+	size_t pos = 0;
+
+	buf_printf(&q, "SELECT host, load_id, cpu, epoch, min(rseq), max(rseq), toUInt32(max(received)) FROM tcprt.records WHERE numbered = 1 AND load_id != 0 AND %s GROUP BY host, load_id, cpu, epoch FORMAT TabSeparated",
+		   loads);
+	query(c, q.p, &ans);
+	while ((row = next_row(&ans, &pos))) {
+		struct last_seen *x;
+		struct acct_read *e;
+		uint64_t hi;
+
+		if (fields(row, f, 8) != 7)
+			continue;
+		e = read_of(mlog_of(ls, f[0], u64(f[1]), cpu_of(f[2])), u64(f[3]));
+		hi = u64(f[5]) + 1;
+		if (!hi)
+			continue;	/* 2^64 - 1: no range holds it */
+		e->rows_lo = u64(f[4]);
+		e->rows_hi = hi;
+		x = seen_of(seen, nseen, f[0], e->epoch);
+		if (u64(f[6]) > x->last_s)
+			x->last_s = u64(f[6]);
+	}
+	buf_free(&q);
+	buf_free(&ans);
+}
+
+/* Whether each epoch that read a log in view lives (acct_live). */
+static void seq_life(struct ch *c, const struct opts *o, const char *loads,
+		     struct mlogs *ls, struct last_seen **seen, size_t *nseen,
+		     uint64_t now_s)
+{
+	struct buf q = { 0 }, ans = { 0 };
+	char *row, *f[8];
+	size_t pos = 0, i, j;
+
+	buf_printf(&q, "SELECT host, epoch, max(final = %d), max(final = %d), toUInt32(max(received)), argMax(interval_us, ctl_seq) FROM tcprt.controls FINAL WHERE (host, epoch) IN (SELECT host, epoch FROM tcprt.cpu_accounts WHERE %s UNION ALL SELECT host, epoch FROM tcprt.records WHERE numbered = 1 AND load_id != 0 AND %s) GROUP BY host, epoch FORMAT TabSeparated",
+		   FINAL_LAST, FINAL_CLOSED, loads, loads);
+	query(c, q.p, &ans);
+	while ((row = next_row(&ans, &pos))) {
+		struct last_seen *x;
+
+		if (fields(row, f, 8) != 6)
+			continue;
+		x = seen_of(seen, nseen, f[0], u64(f[1]));
+		x->has_ctl = true;
+		x->final_last = u64(f[2]);
+		x->final_closed = u64(f[3]);
+		x->last_s = u64(f[4]);
+		x->interval_us = u64(f[5]);
+	}
+	for (i = 0; i < ls->n; i++) {
+		struct mlog *l = &ls->l[i];
+
+		for (j = 0; j < l->n; j++) {
+			/* no control nor row seen: silent since ever */
+			struct last_seen *x = seen_of(seen, nseen, l->host, l->e[j].epoch);
+			uint64_t idle = now_s > x->last_s ? now_s - x->last_s : 0;
+			uint64_t after = acct_ended_after(x->interval_us, o->ended_after);
+			enum acct_state st = acct_state_of(x->has_ctl, x->final_last,
+							   x->final_closed, idle, after);
+
+			l->e[j].live = acct_live(st, idle, after);
+		}
+	}
+	buf_free(&q);
+	buf_free(&ans);
+}
+
+/*
+ * The runs of numbers each log has stored: ClickHouse gives their ends
+ * (n stored, n + 1 not) and starts (n stored, n - 1 not, n > 0), as
+ * gaps_runs does for an epoch's.
+ */
+static void seq_runs(struct ch *c, const char *loads, struct mlogs *ls)
+{
+	struct buf q = { 0 }, ans = { 0 };
+	char *row, *f[8];
+	size_t pos;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		q.len = 0;
+		buf_printf(&q, "SELECT DISTINCT host, load_id, cpu, rseq FROM tcprt.records WHERE numbered = 1 AND load_id != 0 AND %s%s AND (host, load_id, cpu, toUInt64(rseq %s)) NOT IN (SELECT host, load_id, cpu, rseq FROM tcprt.records WHERE numbered = 1 AND load_id != 0 AND %s) FORMAT TabSeparated",
+			   loads, pass ? " AND rseq > 0" : "", pass ? "- 1" : "+ 1",
+			   loads);
+		query(c, q.p, &ans);
+		pos = 0;
+		while ((row = next_row(&ans, &pos))) {
+			struct mlog *l;
+			uint64_t v;
+
+			if (fields(row, f, 8) != 4)
+				continue;
+			l = mlog_of(ls, f[0], u64(f[1]), cpu_of(f[2]));
+			v = u64(f[3]);
+			if (pass) {
+				l->starts = xrealloc(l->starts, l->nstarts + 1, 8);
+				l->starts[l->nstarts++] = v;
+			} else {
+				l->ends = xrealloc(l->ends, l->nends + 1, 8);
+				l->ends[l->nends++] = v;
+			}
+		}
+	}
+	buf_free(&q);
+	buf_free(&ans);
+}
+
+static void seq_load(struct ch *c, const struct opts *o, struct mlogs *ls,
+		     uint64_t now_s)
+{
+	struct last_seen *seen = NULL;
+	struct buf loads = { 0 };
+	size_t nseen = 0, i;
+
+	seq_loads(o, &loads);
+	seq_accounts(c, loads.p, ls);
+	seq_rows(c, loads.p, ls, &seen, &nseen);
+	seq_life(c, o, loads.p, ls, &seen, &nseen, now_s);
+	seq_runs(c, loads.p, ls);
+	for (i = 0; i < ls->n; i++) {
+		struct mlog *l = &ls->l[i];
+
+		l->runs_bad = !spans_of_runs(&l->stored, l->starts, l->nstarts,
+					     l->ends, l->nends);
+		acct_log(l->e, l->n, &l->stored, &l->a);
+	}
+	qsort(ls->l, ls->n, sizeof(*ls->l), mlog_cmp);
+	free(seen);
+	buf_free(&loads);
+}
+
+static void seq_header(const struct opts *o)
+{
+	if (o->fmt == FMT_TEXT)
+		printf("%-20s %20s %5s %10s %10s %10s %8s %8s %8s %8s %8s %10s\n",
+		       "HOST", "LOAD", "CPU", "MADE", "STORED", "MISSING", "RELAY",
+		       "CAP", "REFUSED", "SENDER", "INFLIGHT", "TRANSPORT");
+	else if (o->fmt == FMT_CSV)
+		printf("host,load_id,cpu,made,stored,missing,relay,cap_dropped,refused,sender_lost,in_flight,transport_lost,epochs,missing_ranges,accounting\n");
+}
+
+static void seq_print(const struct opts *o, struct mlog *l)
+{
+	const struct acct_log *a = &l->a;
+	uint64_t missing = a->made - a->stored, n;
+	struct range_out r = { .out = stdout, .fmt = o->fmt, .max = o->ranges };
+
+	switch (o->fmt) {
+	case FMT_TEXT:
+		printf("%-20s %20llu %5d %10llu %10llu %10llu %8llu %8llu %8llu %8llu %8llu %10llu  by module seq, %u epoch%s",
+		       l->host, (unsigned long long)l->load_id, l->cpu,
+		       (unsigned long long)a->made, (unsigned long long)a->stored,
+		       (unsigned long long)missing, (unsigned long long)a->relay,
+		       (unsigned long long)a->cap_dropped,
+		       (unsigned long long)a->refused, (unsigned long long)a->sender,
+		       (unsigned long long)a->in_flight,
+		       (unsigned long long)a->transport, a->epochs,
+		       a->epochs == 1 ? "" : "s");
+		if (a->no_l1)
+			printf(", %u with records and no account (L1)", a->no_l1);
+		if (a->overlap)
+			printf(", epochs read numbers in common (two readers of one log: a number one skipped may be the other's)");
+		if (a->over)
+			printf(", the host counts more losses than are missing");
+		if (l->runs_bad)
+			printf(", the store changed while gaps read it: run it again");
+		printf("\n");
+		if (missing && !l->runs_bad) {
+			printf("    missing:");
+			n = spans_each_gap(&l->stored, a->made, print_range, &r);
+			if (n > o->ranges)
+				printf(" ... (%llu ranges)", (unsigned long long)n);
+			printf("\n");
+		}
+		return;
+	case FMT_JSON:
+		printf("{\"accounting\":\"module_seq\",\"host\":\"%s\",\"load_id\":%llu,\"cpu\":%d,\"made\":%llu,\"stored\":%llu,\"missing\":%llu,\"relay\":%llu,\"cap_dropped\":%llu,\"refused\":%llu,\"sender_lost\":%llu,\"in_flight\":%llu,\"transport_lost\":%llu,\"epochs\":%u,\"without_account\":%u",
+		       l->host, (unsigned long long)l->load_id, l->cpu,
+		       (unsigned long long)a->made, (unsigned long long)a->stored,
+		       (unsigned long long)missing, (unsigned long long)a->relay,
+		       (unsigned long long)a->cap_dropped,
+		       (unsigned long long)a->refused, (unsigned long long)a->sender,
+		       (unsigned long long)a->in_flight,
+		       (unsigned long long)a->transport, a->epochs, a->no_l1);
+		if (a->overlap)
+			printf(",\"overlap\":true");
+		if (l->runs_bad)
+			printf(",\"store_changed\":true");
+		else {
+			printf(",\"missing_ranges\":[");
+			n = spans_each_gap(&l->stored, a->made, print_range, &r);
+			printf("],\"missing_range_count\":%llu", (unsigned long long)n);
+		}
+		printf("}\n");
+		return;
+	case FMT_CSV:
+		printf("%s,%llu,%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%u,",
+		       l->host, (unsigned long long)l->load_id, l->cpu,
+		       (unsigned long long)a->made, (unsigned long long)a->stored,
+		       (unsigned long long)missing, (unsigned long long)a->relay,
+		       (unsigned long long)a->cap_dropped,
+		       (unsigned long long)a->refused, (unsigned long long)a->sender,
+		       (unsigned long long)a->in_flight,
+		       (unsigned long long)a->transport, a->epochs);
+		if (!l->runs_bad)
+			spans_each_gap(&l->stored, a->made, print_range, &r);
+		printf(",module seq\n");
+		return;
+	}
+}
+
+static void seq_free(struct mlogs *ls)
+{
+	size_t i;
+
+	for (i = 0; i < ls->n; i++) {
+		free(ls->l[i].e);
+		free(ls->l[i].starts);
+		free(ls->l[i].ends);
+		spans_free(&ls->l[i].stored);
+	}
+	free(ls->l);
+}
+
+/* ClickHouse's clock, which stamped every arrival (received). */
+static uint64_t store_now(struct ch *c)
+{
+	struct buf ans = { 0 };
+	uint64_t now;
+
+	query(c, "SELECT toUInt32(now()) FORMAT TabSeparated", &ans);
+	now = ans.p ? u64(strtok(ans.p, "\n")) : 0;
+	buf_free(&ans);
+	return now;
+}
+
 static int fleet_gaps(const struct opts *o)
 {
 	struct accounts as = { 0 };
-	struct buf ans = { 0 };
+	struct mlogs ls = { 0 };
 	struct ch c;
+	uint64_t now_s;
 	size_t i;
 
 	connect_store(&c, o, STORE_OLDEST);
-	gaps_load(&c, o, &as);
-	gaps_runs(&c, o, &as);
-	qsort(as.a, as.n, sizeof(*as.a), account_cmp);
-	mark_concurrent(&as);
-	if (o->fmt == FMT_TEXT)
-		printf("%-20s %16s %-5s %10s %10s %10s %8s %8s %10s %6s %9s %6s %6s\n",
-		       "HOST", "EPOCH", "STATE", "SENT", "RECEIVED", "MISSING",
-		       "CAP", "REFUSED", "TRANSPORT", "STORE", "MALFORMED",
-		       "MOD_OW", "MOD_SO");
-	else if (o->fmt == FMT_CSV)
-		printf("host,epoch,state,started,sent,received,missing,cap_dropped,refused,transport_lost,store_refused,malformed,past_last_control,module_overwritten,module_sampled_out,missing_ranges\n");
-	for (i = 0; i < as.n; i++) {
-		gaps_print(o, &as.a[i]);
-		free(as.a[i].starts);
-		free(as.a[i].ends);
+	now_s = store_now(&c);
+	if (o->by_epoch) {
+		gaps_load(&c, o, &as);
+		gaps_runs(&c, o, &as);
+		gaps_decide(o, &as, now_s);
+		qsort(as.a, as.n, sizeof(*as.a), account_cmp);
+		mark_concurrent(&as);
+		if (o->fmt == FMT_TEXT)
+			printf("%-20s %16s %-6s %10s %10s %10s %8s %8s %8s %8s %10s %6s %9s %6s %6s\n",
+			       "HOST", "EPOCH", "STATE", "SENT", "RECEIVED", "MISSING",
+			       "CAP", "REFUSED", "SENDER", "INFLIGHT", "TRANSPORT",
+			       "STORE", "MALFORMED", "MOD_OW", "MOD_SO");
+		else if (o->fmt == FMT_CSV)
+			printf("host,epoch,state,started,sent,received,missing,cap_dropped,refused,transport_lost,store_refused,malformed,past_last_control,module_overwritten,module_sampled_out,missing_ranges,sender_lost,in_flight,accounting\n");
+		for (i = 0; i < as.n; i++) {
+			gaps_print(o, &as.a[i]);
+			free(as.a[i].starts);
+			free(as.a[i].ends);
+		}
+	}
+	/* the module's numbers: schema 4's, when any log has some */
+	if (o->by_seq && !o->by_epoch && c.version < STORE_SEQ)
+		gaps_note(o, "the store is of schema %d: records carry the module's numbers from schema %d on (tcprt fleet init)\n",
+			  c.version, STORE_SEQ);
+	if (o->by_seq && c.version >= STORE_SEQ) {
+		seq_load(&c, o, &ls, now_s);
+		if (ls.n && o->fmt == FMT_TEXT && o->by_epoch)
+			printf("\n");
+		if (ls.n || !o->by_epoch)
+			seq_header(o);
+		for (i = 0; i < ls.n; i++)
+			seq_print(o, &ls.l[i]);
+		seq_free(&ls);
 	}
 	gaps_bad(&c, o);
 	free(as.a);
-	buf_free(&ans);
 	ch_close(&c);
 	return EXIT_OK;
 }
@@ -1380,6 +1902,66 @@ static int fleet_top(const struct opts *o)
 	return EXIT_OK;
 }
 
+/* ---- reached ------------------------------------------------------------------- */
+
+/*
+ * The share of the module's records that reached the store, per host and
+ * hour: the view tcprt.reached (fleet/schema.sql), which a dashboard
+ * queries alike, so that both say the same.
+ */
+static int fleet_reached(const struct opts *o)
+{
+	struct buf q = { 0 }, ans = { 0 };
+	char *row, *f[6], when[40];
+	size_t pos = 0;
+	struct ch c;
+
+	connect_store(&c, o, STORE_SEQ);
+	/* the hours that hold [since, until) */
+	buf_printf(&q, "SELECT host, toUInt32(hour), stored, made FROM tcprt.reached WHERE hour >= toStartOfHour(toDateTime(%llu)) AND hour < toDateTime(%llu)",
+		   (unsigned long long)o->since, (unsigned long long)o->until);
+	where_host(&q, o);
+	buf_printf(&q, " ORDER BY host, hour FORMAT TabSeparated");
+	query(&c, q.p, &ans);
+	if (o->fmt == FMT_TEXT)
+		printf("%-20s %-20s %12s %12s %9s\n", "HOST", "HOUR", "STORED", "MADE",
+		       "REACHED");
+	else if (o->fmt == FMT_CSV)
+		printf("host,hour,stored,made,share\n");
+	while ((row = next_row(&ans, &pos))) {
+		uint64_t stored, made;
+		double share;
+
+		if (fields(row, f, 6) != 4)
+			continue;
+		fmt_time(when, sizeof(when), u64(f[1]) * USEC_PER_SEC, false);
+		stored = u64(f[2]);
+		made = u64(f[3]);
+		share = made ? (double)stored / (double)made : 0;
+		switch (o->fmt) {
+		case FMT_TEXT:
+			printf("%-20s %-20s %12llu %12llu %8.3f%%\n", f[0], when,
+			       (unsigned long long)stored, (unsigned long long)made,
+			       100 * share);
+			break;
+		case FMT_JSON:
+			printf("{\"host\":\"%s\",\"hour\":\"%s\",\"stored\":%llu,\"made\":%llu,\"share\":%.6f}\n",
+			       f[0], when, (unsigned long long)stored,
+			       (unsigned long long)made, share);
+			break;
+		case FMT_CSV:
+			printf("%s,%s,%llu,%llu,%.6f\n", f[0], when,
+			       (unsigned long long)stored, (unsigned long long)made,
+			       share);
+			break;
+		}
+	}
+	buf_free(&q);
+	buf_free(&ans);
+	ch_close(&c);
+	return EXIT_OK;
+}
+
 /* ---- init, schema ------------------------------------------------------------ */
 
 static int fleet_init(const struct opts *o)
@@ -1411,7 +1993,7 @@ int cmd_fleet(int argc, char **argv)
 	struct opts o;
 
 	if (!sub)
-		usage_error("fleet", "which query? init, schema, key, gaps, summary or top");
+		usage_error("fleet", "which query? init, schema, key, gaps, reached, summary or top");
 	if (!strcmp(sub, "--help") || !strcmp(sub, "-h")) {
 		fputs(help, stdout);
 		return EXIT_OK;
@@ -1423,16 +2005,20 @@ int cmd_fleet(int argc, char **argv)
 	if (!strcmp(sub, "key"))
 		return fleet_key(argc, argv);
 	if (strcmp(sub, "init") && strcmp(sub, "gaps") && strcmp(sub, "summary") &&
-	    strcmp(sub, "top"))
-		usage_error("fleet", "no query '%s' (init, schema, key, gaps, summary, top)", sub);
+	    strcmp(sub, "top") && strcmp(sub, "reached"))
+		usage_error("fleet", "no query '%s' (init, schema, key, gaps, reached, summary, top)", sub);
 	parse_opts(argc, argv, &o);
 	if (!o.since_set && !strcmp(sub, "gaps"))
 		o.since = 0;
+	if (!o.since_set && !strcmp(sub, "reached"))
+		o.since = o.until > REACHED_AGE ? o.until - REACHED_AGE : 0;
 	if (!strcmp(sub, "init"))
 		return fleet_init(&o);
 	if (!strcmp(sub, "gaps"))
 		return fleet_gaps(&o);
 	if (!strcmp(sub, "summary"))
 		return fleet_summary(&o);
+	if (!strcmp(sub, "reached"))
+		return fleet_reached(&o);
 	return fleet_top(&o);
 }

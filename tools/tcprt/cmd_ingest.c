@@ -5,8 +5,8 @@
  * The central rsyslog writes every message it receives as one line of a
  * file of the spool, named by the hour (tcprt-central.conf).  The loader
  * reads the files in name order from where it last stopped, turns each
- * message into rows (frame.h: records, controls; anything else into
- * bad_messages), and loads them in batches.  Only once ClickHouse has
+ * message into rows (frame.h: records, controls, the logs' accounts;
+ * anything else into bad_messages), and loads them in batches.  Only once ClickHouse has
  * acknowledged every insert of a batch does it write, atomically, the
  * offsets up to which the batch read (the state file): killed at any
  * point, it starts again from the last acknowledged batch.  Such a batch
@@ -46,8 +46,10 @@ static const char help[] =
 "                    [--state FILE] [--retire SECONDS | --keep] [--once]\n"
 "\n"
 "Load the messages the central rsyslog writes to DIR (files *.frames, see\n"
-"share/tcprt/fleet/tcprt-central.conf) into ClickHouse: records,\n"
-"control messages, and the lines that are neither (table bad_messages).\n"
+"share/tcprt/fleet/tcprt-central.conf) into ClickHouse: records (D1, D2),\n"
+"control messages (C1), the accounts of each log by the module's numbers\n"
+"(L1, table cpu_accounts), and the lines that are none of them, or whose\n"
+"fields contradict each other (table bad_messages, with the reason).\n"
 "Runs until SIGINT/SIGTERM, or with --once until the files are loaded to\n"
 "their end.  Restarts lose nothing and count nothing twice: the state file\n"
 "keeps how far each file was loaded, written once ClickHouse acknowledged.\n"
@@ -109,7 +111,7 @@ struct ingest {
 	size_t nfiles;
 
 	/* the batch being built: its rows, the files they came from */
-	struct rows rec, ctl, bad;
+	struct rows rec, ctl, cpu, bad;
 	char **bfiles;
 	uint32_t nbfiles;
 	uint64_t rows, first_us;
@@ -120,7 +122,8 @@ struct ingest {
 	bool failed;		/* with --once, a load failed: exit 1 */
 
 	/* counters since start */
-	uint64_t messages, records, invalid, controls, bad_messages, batches;
+	uint64_t messages, records, invalid, controls, accounts, bad_messages;
+	uint64_t batches;
 	uint64_t unauthenticated;	/* messages refused: not their host's */
 	uint64_t torn;		/* messages cut short, the next glued on */
 	uint64_t retries, retired;
@@ -297,9 +300,10 @@ struct check {
 	bool bad_mac;			/* MSG_UNAUTHENTIC: signed, wrongly */
 	const char *body;		/* the message past its signature */
 	size_t blen;
-	char kind;			/* 'D', 'C' */
+	char kind;			/* 'D', 'C', 'L' */
 	struct frame_hdr h;		/* D */
 	struct frame_ctl c;		/* C */
+	struct frame_cpu l;		/* L */
 };
 
 /* D's items: the last check's (one message at a time) */
@@ -353,6 +357,11 @@ static void check_message(struct ingest *g, const char *raw, size_t len,
 			snprintf(c->why, sizeof(c->why), "%s", why);
 			return;
 		}
+	} else if (c->kind == 'L') {
+		if (!frame_parse_cpu(c->body, c->blen, &c->l, why)) {
+			snprintf(c->why, sizeof(c->why), "L1: %s", why);
+			return;
+		}
 	} else if (c->kind == 'D') {
 		if (!frame_parse_data(c->body, c->blen, &c->h, items, lens,
 				      ITEMS_MAX, why)) {
@@ -397,8 +406,8 @@ static size_t next_start(struct ingest *g, const char *raw, size_t len,
 	if (failed->v == MSG_UNAUTHENTIC && !failed->bad_mac)
 		return 0;
 	for (i = 1; i + 3 <= len && tries < RESYNC_TRIES; i++) {
-		if ((raw[i] != 'S' && raw[i] != 'D' && raw[i] != 'C') ||
-		    raw[i + 1] != '1' || raw[i + 2] != ' ')
+		if (!frame_kind(raw + i, len - i) &&
+		    (raw[i] != 'S' || raw[i + 1] != '1' || raw[i + 2] != ' '))
 			continue;
 		tries++;
 		check_message(g, raw + i, len - i, &c);
@@ -437,8 +446,28 @@ static void ctl_row(struct ingest *g, const char *file, uint64_t off,
 	tsv_u(&g->ctl.b, c->ctl_seq);
 	for (i = 0; i < CTL_NFIELDS; i++)
 		tsv_u(&g->ctl.b, c->v[i]);
+	tsv_u(&g->ctl.b, c->sent_known);
 	buf_add(&g->ctl.b, "\n", 1);
 	g->controls++;
+	g->rows++;
+}
+
+static void cpu_row(struct ingest *g, const char *file, uint64_t off,
+		    const struct frame_cpu *c)
+{
+	struct buf *b = &g->cpu.b;
+	unsigned int i;
+
+	rows_begin(&g->cpu, batch_file(g, file), off);
+	buf_tsv(b, c->host, strlen(c->host));
+	tsv_u(b, c->epoch);
+	tsv_u(b, c->ctl_seq);
+	tsv_u(b, c->load_id);
+	buf_printf(b, "\t%d", c->cpu);
+	for (i = 0; i < CPU_NFIELDS; i++)
+		tsv_u(b, c->v[i]);
+	buf_add(b, "\n", 1);
+	g->accounts++;
 	g->rows++;
 }
 
@@ -486,6 +515,8 @@ static void message(struct ingest *g, const char *file, uint64_t off,
 	off += (uint64_t)(c.body - raw);
 	if (c.kind == 'D')
 		data_rows(g, file, off, &c);
+	else if (c.kind == 'L')
+		cpu_row(g, file, off, &c.l);
 	else
 		ctl_row(g, file, off, &c.c);
 }
@@ -493,22 +524,28 @@ static void message(struct ingest *g, const char *file, uint64_t off,
 /* ---- loading --------------------------------------------------------------- */
 
 /*
- * The tables' columns.  The controls': a control message's fields, named
- * as on the wire (frame.c's ctl_field_name; fleet/schema.sql, checked by
- * tests/test_frame).
+ * The tables' columns.  The controls' and the cpu_accounts': a message's
+ * fields, named as on the wire (frame.c's ctl_field_name and
+ * cpu_field_name; fleet/schema.sql, checked by tests/test_frame).
  */
 static void tables_init(struct ingest *g)
 {
-	static struct buf ctl;
+	static struct buf ctl, cpu;
 	size_t i;
 
 	buf_printf(&ctl, "host, epoch, ctl_seq");
 	for (i = 0; i < CTL_NFIELDS; i++)
 		buf_printf(&ctl, ", %s", ctl_field_name[i]);
+	buf_printf(&ctl, ", sent_known");
+	buf_printf(&cpu, "host, epoch, ctl_seq, load_id, cpu");
+	for (i = 0; i < CPU_NFIELDS; i++)
+		buf_printf(&cpu, ", %s", cpu_field_name[i]);
 	g->rec.table = "records";
 	g->rec.cols = store_records_cols;
 	g->ctl.table = "controls";
 	g->ctl.cols = ctl.p;
+	g->cpu.table = "cpu_accounts";
+	g->cpu.cols = cpu.p;
 	g->bad.table = "bad_messages";
 	g->bad.cols = "file, offset, reason, message, host, epoch, seq, records";
 }
@@ -519,6 +556,7 @@ static void reset_batch(struct ingest *g)
 
 	rows_truncate(&g->rec, 0);
 	rows_truncate(&g->ctl, 0);
+	rows_truncate(&g->cpu, 0);
 	rows_truncate(&g->bad, 0);
 	for (i = 0; i < g->nbfiles; i++)
 		free(g->bfiles[i]);
@@ -584,7 +622,8 @@ static void refused_row(void *ctx, const struct rows *t, size_t i,
 		g->load_lost++;
 		return;
 	}
-	/* records and controls both begin host, epoch, seq (or ctl_seq) */
+	/* records, controls and cpu_accounts all begin host, epoch, seq (or
+	 * ctl_seq) */
 	if (row_fields(row, len, f, flen, 3)) {
 		of.host = f[0];
 		of.host_len = flen[0];
@@ -617,6 +656,7 @@ static bool load_batch(struct ingest *g)
 	 */
 	ok = rows_load(&g->rec, insert_rows, refused_row, g, &st) &&
 	     rows_load(&g->ctl, insert_rows, refused_row, g, &st) &&
+	     rows_load(&g->cpu, insert_rows, refused_row, g, &st) &&
 	     rows_load(&g->bad, insert_rows, refused_row, g, &st) &&
 	     !g->load_lost;
 	if (!ok) {
@@ -834,9 +874,10 @@ static bool pass(struct ingest *g)
 
 static void report(const struct ingest *g)
 {
-	warnx_("ingest: %llu messages: %llu record rows (%llu of malformed lines), %llu control rows, %llu bad messages (%llu not signed by the host they claim, %llu torn); %llu batches loaded, %llu retries, %llu files retired; %llu rows refused by ClickHouse (in bad_messages; %llu loads split)",
+	warnx_("ingest: %llu messages: %llu record rows (%llu of malformed lines), %llu control rows, %llu log account rows, %llu bad messages (%llu not signed by the host they claim, %llu torn); %llu batches loaded, %llu retries, %llu files retired; %llu rows refused by ClickHouse (in bad_messages; %llu loads split)",
 	       (unsigned long long)g->messages, (unsigned long long)g->records,
 	       (unsigned long long)g->invalid, (unsigned long long)g->controls,
+	       (unsigned long long)g->accounts,
 	       (unsigned long long)g->bad_messages,
 	       (unsigned long long)g->unauthenticated,
 	       (unsigned long long)g->torn,

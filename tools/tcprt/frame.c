@@ -20,6 +20,18 @@ const char *const ctl_field_name[CTL_NFIELDS] = {
 	[CTL_SAMPLED_START] = "sampled_out_start",
 	[CTL_SAMPLED] = "sampled_out",
 	[CTL_FINAL] = "final",
+	[CTL_SENT_SEQ] = "sent_seq",
+	[CTL_INTERVAL_US] = "interval_us",
+};
+
+const char *const cpu_field_name[CPU_NFIELDS] = {
+	[CPU_FIRST] = "first",
+	[CPU_READ_NEXT] = "read_next",
+	[CPU_SENT_NEXT] = "sent_next",
+	[CPU_RELAY_SKIPPED] = "relay_skipped",
+	[CPU_CAP_DROPPED] = "cap_dropped",
+	[CPU_REFUSED] = "refused",
+	[CPU_FINAL] = "final",
 };
 
 static bool host_char(char c)
@@ -80,35 +92,60 @@ size_t frame_item(char *out, const char *line, size_t len,
 
 size_t frame_data_hdr(char *out, size_t size, const struct frame_hdr *h)
 {
-	int n = snprintf(out, size, "D1 %s %llu %llu %d %u ", h->host,
-			 (unsigned long long)h->epoch,
-			 (unsigned long long)h->seq, h->cpu, h->n);
+	int n;
 
+	if (h->load_id)
+		n = snprintf(out, size, "D2 %s %llu %llu %d %llu %u ", h->host,
+			     (unsigned long long)h->epoch,
+			     (unsigned long long)h->seq, h->cpu,
+			     (unsigned long long)h->load_id, h->n);
+	else
+		n = snprintf(out, size, "D1 %s %llu %llu %d %u ", h->host,
+			     (unsigned long long)h->epoch,
+			     (unsigned long long)h->seq, h->cpu, h->n);
 	return n < 0 ? 0 : (size_t)n;
 }
 
-size_t frame_ctl(char *out, size_t size, const struct frame_ctl *c)
+/* @n numbers after the head already in @out (@o bytes of @size). */
+static size_t put_u64s(char *out, size_t size, size_t o, const uint64_t *v,
+		       unsigned int n)
 {
-	size_t o;
 	unsigned int i;
-	int n;
+	int k;
 
-	n = snprintf(out, size, "C1 %s %llu %llu", c->host,
-		     (unsigned long long)c->epoch,
-		     (unsigned long long)c->ctl_seq);
-	o = n < 0 ? 0 : (size_t)n;
-	for (i = 0; i < CTL_NFIELDS && o < size; i++) {
-		n = snprintf(out + o, size - o, " %llu",
-			     (unsigned long long)c->v[i]);
-		o += n < 0 ? 0 : (size_t)n;
+	for (i = 0; i < n && o < size; i++) {
+		k = snprintf(out + o, size - o, " %llu", (unsigned long long)v[i]);
+		o += k < 0 ? 0 : (size_t)k;
 	}
 	return o < size ? o : size - 1;
 }
 
+size_t frame_ctl(char *out, size_t size, const struct frame_ctl *c)
+{
+	int n = snprintf(out, size, "C1 %s %llu %llu", c->host,
+			 (unsigned long long)c->epoch,
+			 (unsigned long long)c->ctl_seq);
+
+	return put_u64s(out, size, n < 0 ? 0 : (size_t)n, c->v, CTL_NFIELDS);
+}
+
+size_t frame_cpu(char *out, size_t size, const struct frame_cpu *c)
+{
+	int n = snprintf(out, size, "L1 %s %llu %llu %llu %d", c->host,
+			 (unsigned long long)c->epoch,
+			 (unsigned long long)c->ctl_seq,
+			 (unsigned long long)c->load_id, c->cpu);
+
+	return put_u64s(out, size, n < 0 ? 0 : (size_t)n, c->v, CPU_NFIELDS);
+}
+
 char frame_kind(const char *msg, size_t len)
 {
-	if (len >= 3 && msg[1] == '1' && msg[2] == ' ' &&
-	    (msg[0] == 'D' || msg[0] == 'C'))
+	if (len < 3 || msg[2] != ' ')
+		return 0;
+	if (msg[0] == 'D' && (msg[1] == '1' || msg[1] == '2'))
+		return 'D';
+	if ((msg[0] == 'C' || msg[0] == 'L') && msg[1] == '1')
 		return msg[0];
 	return 0;
 }
@@ -185,6 +222,9 @@ bool frame_parse_data(const char *msg, size_t len, struct frame_hdr *h,
 		return WHY("bad epoch or sequence number");
 	if (!token_cpu(&p, end, &h->cpu))
 		return WHY("bad cpu");
+	h->load_id = 0;
+	if (msg[1] == '2' && (!token_u64(&p, end, &h->load_id) || !h->load_id))
+		return WHY("bad load id (D2's is a number, never 0)");
 	if (!token_u64(&p, end, &n) || n == 0 || n > max)
 		return WHY("bad item count");
 	h->n = (unsigned int)n;
@@ -219,13 +259,70 @@ bool frame_parse_ctl(const char *msg, size_t len, struct frame_ctl *c,
 		return WHY("bad host id");
 	if (!token_u64(&p, end, &c->epoch) || !token_u64(&p, end, &c->ctl_seq))
 		return WHY("bad epoch or control sequence number");
-	for (i = 0; i < CTL_NFIELDS; i++)
+	for (i = 0; i < CTL_NFIELDS; i++) {
+		/* a C1 of before sent_seq ends after final */
+		if (i == CTL_NFIELDS_V1 && p == end)
+			break;
 		if (!token_u64(&p, end, &c->v[i]))
 			return WHY("bad or missing %s", ctl_field_name[i]);
+	}
 	if (p != end)
 		return WHY("more fields than %d", 3 + CTL_NFIELDS);
-	if (c->v[CTL_MODULE_KNOWN] > 1 || c->v[CTL_FINAL] > 1)
-		return WHY("module_known and final are 0 or 1");
+	c->sent_known = i == CTL_NFIELDS;
+	if (!c->sent_known) {
+		c->v[CTL_SENT_SEQ] = c->v[CTL_NEXT_SEQ];
+		c->v[CTL_INTERVAL_US] = 0;
+	}
+	if (c->v[CTL_MODULE_KNOWN] > 1)
+		return WHY("module_known is 0 or 1");
+	if (c->v[CTL_FINAL] > FINAL_CLOSED)
+		return WHY("final is 0, 1 or 2");
+	if (c->v[CTL_SENT_SEQ] > c->v[CTL_NEXT_SEQ])
+		return WHY("sent_seq %llu past next_seq %llu",
+			   (unsigned long long)c->v[CTL_SENT_SEQ],
+			   (unsigned long long)c->v[CTL_NEXT_SEQ]);
+	if (c->v[CTL_INTERVAL_US] > FRAME_INTERVAL_MAX_US)
+		return WHY("interval_us %llu longer than a year",
+			   (unsigned long long)c->v[CTL_INTERVAL_US]);
+	return true;
+}
+
+bool frame_parse_cpu(const char *msg, size_t len, struct frame_cpu *c,
+		     char why[PARSE_WHY_MAX])
+{
+	const char *p = msg + 3, *end = msg + len;
+	uint64_t *v = c->v, span, lost;
+	unsigned int i;
+
+	if (frame_kind(msg, len) != 'L')
+		return WHY("not a log's account");
+	if (!token_host(&p, end, c->host))
+		return WHY("bad host id");
+	if (!token_u64(&p, end, &c->epoch) || !token_u64(&p, end, &c->ctl_seq))
+		return WHY("bad epoch or control sequence number");
+	if (!token_u64(&p, end, &c->load_id) || !c->load_id)
+		return WHY("bad load id (a number, never 0)");
+	if (!token_cpu(&p, end, &c->cpu))
+		return WHY("bad cpu");
+	for (i = 0; i < CPU_NFIELDS; i++)
+		if (!token_u64(&p, end, &v[i]))
+			return WHY("bad or missing %s", cpu_field_name[i]);
+	if (p != end)
+		return WHY("more fields than %d", 5 + CPU_NFIELDS);
+	if (v[CPU_FINAL] > FINAL_CLOSED)
+		return WHY("final is 0, 1 or 2");
+	if (v[CPU_FIRST] > v[CPU_SENT_NEXT] || v[CPU_SENT_NEXT] > v[CPU_READ_NEXT])
+		return WHY("first %llu, sent_next %llu, read_next %llu: not in that order",
+			   (unsigned long long)v[CPU_FIRST],
+			   (unsigned long long)v[CPU_SENT_NEXT],
+			   (unsigned long long)v[CPU_READ_NEXT]);
+	/* disjoint sets of the numbers in [first, read_next) */
+	span = v[CPU_READ_NEXT] - v[CPU_FIRST];
+	lost = v[CPU_RELAY_SKIPPED];
+	if (lost > span || v[CPU_CAP_DROPPED] > span - lost ||
+	    v[CPU_REFUSED] > span - lost - v[CPU_CAP_DROPPED])
+		return WHY("relay_skipped, cap_dropped and refused count more numbers than the %llu of [first, read_next)",
+			   (unsigned long long)span);
 	return true;
 }
 

@@ -142,7 +142,7 @@ bool sign_claimed_host(const char *body, size_t blen,
 {
 	const char *p, *end = body + blen, *sp;
 
-	if (blen < 4 || (memcmp(body, "D1 ", 3) && memcmp(body, "C1 ", 3)))
+	if (blen < 4 || !frame_kind(body, blen))
 		return false;
 	p = body + 3;
 	sp = memchr(p, ' ', (size_t)(end - p));

@@ -6,7 +6,7 @@
  * that host's key.
  *
  *   S1 <mac> <message>
- *	<message> is a D1 or C1 message (frame.h) as it would be sent
+ *	<message> is a message of frame.h (D1, D2, C1, L1) as it would be sent
  *	unsigned; <mac> the first 16 bytes of HMAC-SHA256(key, <message>)
  *	in lower-case hex.
  *
@@ -61,7 +61,7 @@ bool sign_split(const char *msg, size_t len, const char **mac,
 /* Whether @mac (SIGN_MAC_HEX bytes) is @key's over @body; in constant time. */
 bool sign_check(const unsigned char key[SIGN_KEY_LEN], const char *mac,
 		const char *body, size_t blen);
-/* The host id a D1 or C1 message claims (its second token); false if none. */
+/* The host id a message of frame.h claims (its second token); false if none. */
 bool sign_claimed_host(const char *body, size_t blen,
 		       char host[HOST_ID_MAX + 1]);
 

@@ -22,9 +22,15 @@ const struct store_column store_added[] = {
 	{ 3, "bad_messages", "epoch", "UInt64" },
 	{ 3, "bad_messages", "seq", "UInt64" },
 	{ 3, "bad_messages", "records", "UInt64" },
+	{ 4, "records", "load_id", "UInt64" },
+	{ 4, "records", "rseq", "UInt64" },
+	{ 4, "records", "numbered", "UInt8" },
+	{ 4, "controls", "sent_seq", "UInt64" },
+	{ 4, "controls", "interval_us", "UInt64" },
+	{ 4, "controls", "sent_known", "UInt8" },
 };
 
-const char *const store_tables[] = { "records", "bad_messages" };
+const char *const store_tables[] = { "records", "bad_messages", "controls" };
 const size_t store_ntables = sizeof(store_tables) / sizeof(store_tables[0]);
 _Static_assert(sizeof(store_tables) / sizeof(store_tables[0]) ==
 	       sizeof(((struct ch_init *)0)->added) / sizeof(unsigned int),
@@ -125,7 +131,7 @@ const char store_records_cols[] =
 	"peer_addr, peer_port, local_addr, local_port, sent_bytes, recv_bytes, "
 	"retrans, metrics, duration, process, upload, download, min_rtt, "
 	"breakdown, rq_wait, app, sq_wait, rwnd_limited, sndbuf_limited, "
-	"app_limited";
+	"app_limited, load_id, rseq, numbered";
 
 static void tsv_u(struct buf *b, uint64_t v)
 {
@@ -140,6 +146,17 @@ static void breakdown_cols(struct buf *b, const struct record *r)
 	tsv_u(b, store_breakdown(r));
 	for (e = EXT_BREAKDOWN; e < EXT_BD_END; e++)
 		tsv_u(b, rec_has_ext(r, (enum rec_ext)e) ? r->ext[e] : 0);
+}
+
+/* The module's numbering (version 4): load_id, rseq, numbered. */
+static void seq_cols(struct buf *b, const struct frame_hdr *h,
+		     const struct record *r)
+{
+	bool numbered = r && rec_has_ext(r, EXT_SEQ);
+
+	tsv_u(b, h->load_id);
+	tsv_u(b, numbered ? r->ext[EXT_SEQ] : 0);
+	tsv_u(b, numbered);
 }
 
 /* The columns from type on of a valid record. */
@@ -186,9 +203,11 @@ bool store_record_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
 		/* type source role port sec usec, the addresses and ports,
 		 * then bytes, retrans, metrics and the five metrics, then
 		 * the breakdown's mask and six values */
-		buf_printf(b, "\t\t\t\t0\t0\t0\t\t0\t\t0%s%s\n",
+		buf_printf(b, "\t\t\t\t0\t0\t0\t\t0\t\t0%s%s",
 			   "\t0\t0\t0\t0\t0\t0\t0\t0\t0",
 			   "\t0\t0\t0\t0\t0\t0\t0");
+		seq_cols(b, h, NULL);
+		buf_add(b, "\n", 1);
 		return false;
 	}
 	if (r.type == REC_E && role >= 0) {
@@ -196,6 +215,7 @@ bool store_record_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
 		r.port = role == ROLE_CLIENT ? r.peer_port : r.local_port;
 	}
 	record_cols(b, &r);
+	seq_cols(b, h, &r);
 	buf_add(b, "\n", 1);
 	return true;
 }

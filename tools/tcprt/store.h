@@ -11,6 +11,9 @@
  *   3  tcprt.bad_messages gains host, epoch, seq and records: the rows
  *      ClickHouse refused, counted per epoch; new stores' tcprt.records
  *      partitioned by month (an existing table keeps its partitioning)
+ *   4  the module's own numbering: tcprt.records gains load_id, rseq and
+ *      numbered; tcprt.controls sent_seq, interval_us and sent_known; the
+ *      table tcprt.cpu_accounts (L1 messages) and the view tcprt.reached
  *
  * A version only ever adds columns at the end of a table, so that a store
  * of any older version is upgraded in place (tcprt fleet init), and the
@@ -28,9 +31,10 @@
 #include "frame.h"
 #include "record.h"
 
-#define STORE_VERSION	3	/* fleet/schema.sql's, written in tcprt.meta */
+#define STORE_VERSION	4	/* fleet/schema.sql's, written in tcprt.meta */
 #define STORE_BREAKDOWN	2	/* the version whose records have the breakdown */
 #define STORE_REFUSED	3	/* the version whose bad_messages has host, epoch */
+#define STORE_SEQ	4	/* records numbered by the module, cpu_accounts */
 #define STORE_OLDEST	1	/* the oldest one tcprt reads and upgrades */
 
 /*
@@ -52,7 +56,7 @@ bool store_version_ok(const char *found, size_t len, int need,
 /* A column added to a table after version 1, as schema.sql has it. */
 struct store_column {
 	int version;		/* the version that added it */
-	const char *table;	/* records, bad_messages */
+	const char *table;	/* records, bad_messages, controls */
 	const char *name;
 	const char *type;
 };
@@ -96,7 +100,9 @@ extern const char store_records_cols[];
  * the line @line (@len bytes) numbered @seq in the message @h: @kind and
  * @role as frame_item_line() gives them (a malformed line's item: kind 0;
  * an E record's role, else -1).  A line that is not a record gets valid
- * 0, its bytes in line, and the other columns empty or 0.  Returns valid.
+ * 0, its bytes in line, and the other columns empty or 0 (numbered 0: its
+ * module number, if it had one, is not read).  load_id is the message's
+ * (0 for D1).  Returns valid.
  */
 bool store_record_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
 		      const char *line, size_t len, int kind, int role);

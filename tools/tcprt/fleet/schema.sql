@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: GPL-2.0
--- The central store of tcprt's fleet path (docs/fleet.md), schema 3.
+-- The central store of tcprt's fleet path (docs/fleet.md), schema 4.
 -- 'tcprt fleet init' runs these statements (built into tcprt from this
 -- file); or: clickhouse-client --multiquery < schema.sql on a new store.
 -- Only SQL that ClickHouse has accepted since 18.16 (Debian 12's) and
@@ -36,6 +36,11 @@ CREATE DATABASE IF NOT EXISTS tcprt;
 -- 100) unless its records' clocks span more than 100 months; a store made
 -- before keeps its partitions by day (ClickHouse cannot change a table's
 -- partitioning in place), and ingest splits a load it refuses for that.
+-- Schema 4: the module's own numbering (log_ext's seq, docs/records.md):
+-- numbered 1 when the line had seq=, rseq its value (the record's number
+-- in its CPU's log since the module's load); load_id the load's, as the
+-- D2 message that carried the line said (0: a D1, no load known).  Rows
+-- loaded before have numbered 0.
 CREATE TABLE IF NOT EXISTS tcprt.records (
     host String,
     epoch UInt64,
@@ -70,7 +75,10 @@ CREATE TABLE IF NOT EXISTS tcprt.records (
     sq_wait UInt64,
     rwnd_limited UInt64,
     sndbuf_limited UInt64,
-    app_limited UInt64
+    app_limited UInt64,
+    load_id UInt64,
+    rseq UInt64,
+    numbered UInt8
 ) ENGINE = ReplacingMergeTree
 PARTITION BY toYYYYMM(time)
 ORDER BY (host, epoch, seq);
@@ -78,6 +86,12 @@ ORDER BY (host, epoch, seq);
 -- The senders' control messages: cumulative counters of an epoch (the
 -- C1 message of tools/tcprt/frame.h, field for field).  The one with the
 -- highest ctl_seq of an epoch is its account, whatever order they came in.
+-- final: 1 the epoch's last, 2 sent by its successor from the state the
+-- killed sender left.  Schema 4: sent_seq (every number below it was
+-- handed to the host's rsyslog, or counted as cap_dropped or refused) and
+-- interval_us (the sender's --interval; 0: unknown); sent_known 1 when the
+-- message carried them (0: a sender of before them, whose sent_seq ingest
+-- set to next_seq, or a row loaded before schema 4, whose sent_seq is 0).
 CREATE TABLE IF NOT EXISTS tcprt.controls (
     host String,
     epoch UInt64,
@@ -94,9 +108,36 @@ CREATE TABLE IF NOT EXISTS tcprt.controls (
     overwritten UInt64,
     sampled_out_start UInt64,
     sampled_out UInt64,
-    final UInt8
+    final UInt8,
+    sent_seq UInt64,
+    interval_us UInt64,
+    sent_known UInt8
 ) ENGINE = ReplacingMergeTree
 ORDER BY (host, epoch, ctl_seq);
+
+-- Schema 4: an epoch's account of each log it read, by the module's own
+-- numbers (the L1 message of tools/tcprt/frame.h, field for field): of
+-- the log of (load_id, cpu), the numbers in [first, read_next) were read
+-- or skipped by the epoch; of [first, sent_next), each was handed to the
+-- host's rsyslog or counted in relay_skipped (never seen: overwritten in
+-- the relay, or read by another reader), cap_dropped or refused.  The one
+-- with the highest ctl_seq of (host, epoch, load_id, cpu) is the account.
+CREATE TABLE IF NOT EXISTS tcprt.cpu_accounts (
+    host String,
+    epoch UInt64,
+    ctl_seq UInt64,
+    received DateTime DEFAULT now(),
+    load_id UInt64,
+    cpu Int32,
+    first UInt64,
+    read_next UInt64,
+    sent_next UInt64,
+    relay_skipped UInt64,
+    cap_dropped UInt64,
+    refused UInt64,
+    final UInt8
+) ENGINE = ReplacingMergeTree
+ORDER BY (host, epoch, load_id, cpu, ctl_seq);
 
 -- Lines of the spool the loader could not read as a message: kept, with
 -- where they were, so none is lost silently ('tcprt fleet gaps' counts them).
@@ -119,6 +160,40 @@ CREATE TABLE IF NOT EXISTS tcprt.bad_messages (
 ) ENGINE = ReplacingMergeTree
 ORDER BY (file, offset);
 
+-- Schema 4: the share of the module's records that reached the store, per
+-- host and hour of the records' own time, for a dashboard ('tcprt fleet
+-- reached' prints it).  Per log (host, load_id, cpu) and hour: stored, the
+-- distinct numbers stored; made, the numbers from the highest stored in
+-- the log's previous hour (in the order of those highest numbers) to the
+-- highest stored in this one, so that the numbers missing between two
+-- stored records count in the hour of the later, and a log's first hour
+-- counts from 0, the load's first record.  Numbers after a log's highest
+-- stored count once a later record is stored (fleet gaps counts them
+-- meanwhile).  Rows without a load id (D1) are not in it.  It reads every
+-- numbered row at each query.
+CREATE VIEW IF NOT EXISTS tcprt.reached AS
+SELECT host, hour, sum(n) AS stored, sum(m) AS made, stored / made AS share
+FROM (
+    SELECT host, hour, n, m
+    FROM (
+        SELECT host,
+            arraySort((h, t) -> t, groupArray(hour), groupArray(top)) AS hours,
+            arraySort((c, t) -> t, groupArray(n), groupArray(top)) AS ns,
+            arraySort(groupArray(top)) AS tops,
+            arrayMap(i -> if(i = 1, tops[1] + 1, toUInt64(tops[i] - tops[i - 1])), arrayEnumerate(tops)) AS ms
+        FROM (
+            SELECT host, load_id, cpu, toStartOfHour(time) AS hour,
+                uniqExact(rseq) AS n, max(rseq) AS top
+            FROM tcprt.records
+            WHERE numbered = 1 AND load_id != 0
+            GROUP BY host, load_id, cpu, hour
+        )
+        GROUP BY host, load_id, cpu
+    )
+    ARRAY JOIN hours AS hour, ns AS n, ms AS m
+)
+GROUP BY host, hour;
+
 -- The schema's version, which tcprt checks before it loads or queries:
 -- written last, so that a store whose init stopped halfway says the
 -- version it had (tcprt fleet init again completes it).
@@ -128,4 +203,4 @@ CREATE TABLE IF NOT EXISTS tcprt.meta (
 ) ENGINE = ReplacingMergeTree
 ORDER BY key;
 
-INSERT INTO tcprt.meta (key, value) VALUES ('schema', '3');
+INSERT INTO tcprt.meta (key, value) VALUES ('schema', '4');

@@ -949,7 +949,9 @@ receive_until_final() {	# path out
 		        m = s.recv(65536)
 		        out.write(m + b"\n")
 		        f = m.split(b" ")
-		        if (f[1] == b"C1" or f[1:2] == [b"S1"] and f[3] == b"C1") and f[-1] == b"1":
+		        # C1's final: the 15th field after C1 (frame.h)
+		        c = 1 if f[1] == b"C1" else 3 if f[1] == b"S1" and f[3] == b"C1" else 0
+		        if c and f[c + 15] != b"0":
 		            break
 	PY
 	RX=$!
@@ -1108,7 +1110,10 @@ case_fleet_usage() {
 	for c in "ship --rate 12x" "ship --host-id a/b" "ship --burst 100" \
 		 "ship --interval 0" "ingest" "ingest --spool $T --batch 0" "fleet" \
 		 "fleet nosuch" "fleet gaps --since yesterday" "fleet summary --by cpu" \
-		 "fleet top -n -1" "fleet gaps --since 2h --until 3h"; do
+		 "fleet top -n -1" "fleet gaps --since 2h --until 3h" \
+		 "fleet gaps --by cpu" "fleet gaps --by both --format csv" \
+		 "fleet gaps --ended-after 0" "fleet gaps --ended-after x" \
+		 "fleet reached --since 2h --until 3h"; do
 		# shellcheck disable=SC2086
 		expect_eq "$(status_of "$TCPRT" $c)" 2 "tcprt $c"
 		grep -q "^tcprt: " "$T/err" || fail "tcprt $c: no message"
@@ -1117,6 +1122,7 @@ case_fleet_usage() {
 	grep -q "ingest: --spool $T/none: No such file or directory" "$T/err" || fail "$(cat "$T/err")"
 	expect_eq "$(status_of "$TCPRT" fleet gaps --url http://127.0.0.1:1/)" 1 "store unreachable"
 	grep -q "ClickHouse at http://127.0.0.1:1/ is unreachable" "$T/err" || fail "$(cat "$T/err")"
+	expect_eq "$(status_of "$TCPRT" fleet reached --url http://127.0.0.1:1/)" 1 "reached: store unreachable"
 	expect_eq "$(status_of "$TCPRT" fleet schema)" 0 "fleet schema"
 	grep -q "CREATE TABLE IF NOT EXISTS tcprt.records" "$T/out" || fail "schema text"
 }

@@ -156,7 +156,7 @@ case_errors() {
 	inc "$TCPRT" fleet init --url $CH > /dev/null || fail "fleet init, a second time"
 	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '99')"
 	inc "$TCPRT" fleet gaps --url $CH > /dev/null 2> $F/err && fail "schema 99: exit 0"
-	grep -q "schema in ClickHouse at $CH is version 99; this tcprt .* knows version 3: a newer tcprt upgraded it, use that one" $F/err ||
+	grep -q "schema in ClickHouse at $CH is version 99; this tcprt .* knows version 4: a newer tcprt upgraded it, use that one" $F/err ||
 		fail "schema 99: $(cat $F/err)"
 	# fleet init leaves a store of a newer schema as it is
 	inc "$TCPRT" fleet init --url $CH > /dev/null 2> $F/err && fail "fleet init on schema 99: exit 0"
@@ -164,8 +164,8 @@ case_errors() {
 		fail "fleet init on schema 99: $(cat $F/err)"
 	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 99 \
 		"the version after fleet init on schema 99"
-	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '3')"
-	inc "$TCPRT" fleet gaps --url $CH > /dev/null || fail "schema 3 again"
+	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '4')"
+	inc "$TCPRT" fleet gaps --url $CH > /dev/null || fail "schema 4 again"
 	expect_fail "ship: bad host id" "$TCPRT" ship --host-id 'a b'
 	expect_fail "ship: bad rate" "$TCPRT" ship --rate 12x
 	expect_fail "ingest: no spool" "$TCPRT" ingest
@@ -915,7 +915,7 @@ case_identity() {
 # completed by the next fleet init; a third adds nothing.  Run last: it
 # drops the store.
 case_upgrade() {
-	local v1 before i line up="run 'tcprt fleet init --url $CH' to upgrade the schema from 1 to 3"
+	local v1 before i line up="run 'tcprt fleet init --url $CH' to upgrade the schema from 1 to 4"
 	v1="host, epoch, seq, received, valid, line, cpu, type, source, role, port, sec, usec, time, peer_addr, peer_port, local_addr, local_port, sent_bytes, recv_bytes, retrans, metrics, duration, process, upload, download, min_rtt"
 	stop_ingest
 	sql "DROP DATABASE IF EXISTS tcprt" > /dev/null
@@ -944,19 +944,26 @@ case_upgrade() {
 	grep -q "is version 1, older than this needs (2): $up" $F/err || fail "fleet summary on schema 1: $(cat $F/err)"
 	inc "$TCPRT" ingest --spool $F/spool --frame-master $MASTER --url $CH --once > /dev/null 2> $F/err &&
 		fail "ingest on schema 1: exit 0"
-	grep -q "^tcprt: ingest: the tcprt schema in ClickHouse at $CH is version 1, older than this needs (3): $up" $F/err ||
+	grep -q "^tcprt: ingest: the tcprt schema in ClickHouse at $CH is version 1, older than this needs (4): $up" $F/err ||
 		fail "ingest on schema 1: $(cat $F/err)"
 
 	# the upgrade
 	inc "$TCPRT" fleet init --url $CH > $F/init.out 2>&1 || fail "fleet init: $(cat $F/init.out)"
 	sed 's/^/# /' $F/init.out
-	grep -q "^tcprt.records: 7 columns added$" $F/init.out || fail "fleet init: $(cat $F/init.out)"
+	grep -q "^tcprt.records: 10 columns added$" $F/init.out || fail "fleet init: $(cat $F/init.out)"
 	grep -q "^tcprt.bad_messages: 4 columns added$" $F/init.out || fail "fleet init: $(cat $F/init.out)"
-	grep -q "^tcprt schema upgraded from 1 to 3" $F/init.out || fail "fleet init: $(cat $F/init.out)"
-	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 3 "the version after fleet init"
+	grep -q "^tcprt.controls: 3 columns added$" $F/init.out || fail "fleet init: $(cat $F/init.out)"
+	grep -q "^tcprt schema upgraded from 1 to 4" $F/init.out || fail "fleet init: $(cat $F/init.out)"
+	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 4 "the version after fleet init"
 	expect_eq "$(store_columns)" "$(schema_columns)" "tcprt.records' columns: those of a new store, in order"
 	expect_eq "$(store_columns bad_messages)" "$(schema_columns bad_messages)" \
 		"tcprt.bad_messages' columns: those of a new store, in order"
+	expect_eq "$(store_columns controls)" "$(schema_columns controls)" \
+		"tcprt.controls' columns: those of a new store, in order"
+	expect_eq "$(sql "SELECT count(), sum(numbered), sum(rseq + load_id) FROM tcprt.records FINAL WHERE host = 'v1-a'")" \
+		"3	0	0" "schema 4's columns in the rows of schema 1: 0"
+	expect_eq "$(sql "SELECT sent_seq, interval_us, sent_known FROM tcprt.controls FINAL WHERE host = 'v1-a'")" \
+		"0	0	0" "schema 4's columns in the control row of schema 1: 0, sent_seq not known"
 	expect_eq "$(sql "SELECT $v1 FROM tcprt.records FINAL WHERE host = 'v1-a' ORDER BY seq FORMAT TabSeparated")" \
 		"$before" "the rows of schema 1 after the upgrade"
 	expect_eq "$(sql "SELECT count(), sum(breakdown), sum(rq_wait + app + sq_wait + rwnd_limited + sndbuf_limited + app_limited) FROM tcprt.records FINAL WHERE host = 'v1-a'")" \
@@ -967,15 +974,19 @@ case_upgrade() {
 	expect_eq "$(grep -c '^7100 ' $F/v1.sum)" 5 "fleet summary after the upgrade: the row of 7100"
 	if grep -q "where the time goes" $F/v1.sum; then fail "a block from rows of schema 1"; fi
 
-	# stopped halfway: two columns missing, the version still 1
-	sql "ALTER TABLE tcprt.records DROP COLUMN sndbuf_limited, DROP COLUMN app_limited"
+	# stopped halfway: the last columns of records and controls missing,
+	# the version still 1
+	sql "ALTER TABLE tcprt.records DROP COLUMN rseq, DROP COLUMN numbered"
+	sql "ALTER TABLE tcprt.controls DROP COLUMN sent_known"
 	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '1')"
 	inc "$TCPRT" fleet init --url $CH > $F/init.out 2>&1 || fail "fleet init, stopped halfway: $(cat $F/init.out)"
 	grep -q "^tcprt.records: 2 columns added$" $F/init.out || fail "fleet init, stopped halfway: $(cat $F/init.out)"
+	grep -q "^tcprt.controls: 1 column added$" $F/init.out || fail "fleet init, stopped halfway: $(cat $F/init.out)"
 	expect_eq "$(store_columns)" "$(schema_columns)" "tcprt.records' columns after an upgrade completed"
-	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 3 "the version after an upgrade completed"
+	expect_eq "$(store_columns controls)" "$(schema_columns controls)" "tcprt.controls' columns after an upgrade completed"
+	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 4 "the version after an upgrade completed"
 	inc "$TCPRT" fleet init --url $CH > $F/init.out 2>&1 || fail "fleet init, a third time: $(cat $F/init.out)"
-	expect_eq "$(cat $F/init.out)" "tcprt schema 3 ready in ClickHouse at $CH" "fleet init on schema 3"
+	expect_eq "$(cat $F/init.out)" "tcprt schema 4 ready in ClickHouse at $CH" "fleet init on schema 4"
 	expect_eq "$(sql "SELECT $v1 FROM tcprt.records FINAL WHERE host = 'v1-a' ORDER BY seq FORMAT TabSeparated")" \
 		"$before" "the rows of schema 1 at the end"
 	start_ingest

@@ -5,8 +5,11 @@
  * byte; a control message round-trips field for field; and each defect a
  * loader can meet - a short or long item count, a missing '|', a bad host,
  * an escape cut short, a wrapped sequence - is refused with a reason.
- * The store's controls table has a column for each control field, named
- * as on the wire: ingest and fleet gaps name the columns that way.
+ * D2 carries its load id, D1 none; a C1 of before sent_seq and
+ * interval_us still parses (sent_seq = next_seq, interval_us 0), a C1 and
+ * an L1 whose fields contradict each other do not; final may be 2.  The
+ * store's controls and cpu_accounts tables have a column for each field,
+ * named as on the wire: ingest and fleet gaps name the columns that way.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -122,6 +125,56 @@ static void test_roundtrip(void)
 	   "a malformed line of all 256 byte values comes back byte for byte");
 }
 
+static void refused(const char *msg, const char *what);
+
+/* A data message's header with load id @load_id, read back. */
+static bool hdr_roundtrip(uint64_t load_id, int cpu, char *msg, size_t *len)
+{
+	struct frame_hdr h = { .epoch = UINT64_MAX, .seq = UINT64_MAX - 1,
+			       .cpu = cpu, .load_id = load_id, .n = 1 }, d;
+	char why[PARSE_WHY_MAX] = "";
+	const char *items[2];
+	size_t lens[2], n;
+
+	memset(h.host, 'h', HOST_ID_MAX);
+	h.host[HOST_ID_MAX] = '\0';
+	n = frame_data_hdr(msg, FRAME_HDR_MAX + 1, &h);
+	if (n > FRAME_HDR_MAX)
+		return false;
+	memcpy(msg + n, "x|", 3);
+	*len = n + 2;
+	if (!frame_parse_data(msg, n + 2, &d, items, lens, 2, why)) {
+		diag("%.*s: %s", (int)(n + 2), msg, why);
+		return false;
+	}
+	return d.load_id == load_id && d.cpu == cpu && d.epoch == h.epoch &&
+	       d.seq == h.seq && !strcmp(d.host, h.host) && lens[0] == 1;
+}
+
+static void test_d2(void)
+{
+	char msg[FRAME_HDR_MAX + 8];
+	size_t n = 0;
+
+	ok(hdr_roundtrip(UINT64_MAX, 65535, msg, &n) && !memcmp(msg, "D2 ", 3),
+	   "a load id: D2, read back with it; the longest header fits FRAME_HDR_MAX (%zu bytes)",
+	   n - 2);
+	ok(hdr_roundtrip(0, -1, msg, &n) && !memcmp(msg, "D1 ", 3),
+	   "no load id: D1, as before, read back with load id 0");
+	refused("D2 h 1 0 0 0 1 a|", "D2 with load id 0");
+	refused("D2 h 1 0 0 x 1 a|", "D2 with a load id that is no number");
+	refused("D2 h 1 0 0 1 a|", "D2 without its load id");
+	refused("D3 h 1 0 0 1 1 a|", "D3");
+}
+
+/* Where the last field of @msg's first @n bytes starts, less its space. */
+static size_t last_space(const char *msg, size_t n)
+{
+	while (n && msg[n - 1] != ' ')
+		n--;
+	return n ? n - 1 : 0;
+}
+
 static void test_ctl(void)
 {
 	struct frame_ctl c = { .epoch = 7, .ctl_seq = 3 }, d = { 0 };
@@ -131,18 +184,127 @@ static void test_ctl(void)
 
 	strcpy(c.host, "h");
 	for (i = 0; i < CTL_NFIELDS; i++)
-		c.v[i] = i == CTL_MODULE_KNOWN || i == CTL_FINAL ? 1 :
+		c.v[i] = i == CTL_MODULE_KNOWN ? 1 : i == CTL_FINAL ? 2 :
+			 i == CTL_INTERVAL_US ? FRAME_INTERVAL_MAX_US :
 			 UINT64_MAX - i;
+	c.v[CTL_SENT_SEQ] = c.v[CTL_NEXT_SEQ];
 	n = frame_ctl(msg, sizeof(msg), &c);
 	why[0] = '\0';
-	ok(frame_kind(msg, n) == 'C' && frame_parse_ctl(msg, n, &d, why) &&
+	ok(n <= 400 && frame_kind(msg, n) == 'C' && frame_parse_ctl(msg, n, &d, why) &&
 	   !strcmp(c.host, d.host) && c.epoch == d.epoch &&
-	   c.ctl_seq == d.ctl_seq && !memcmp(c.v, d.v, sizeof(c.v)),
-	   "a control message round-trips %s", why);
-	ok(!frame_parse_ctl(msg, n - 2, &d, why), "a control message cut short is refused: %s", why);
+	   c.ctl_seq == d.ctl_seq && !memcmp(c.v, d.v, sizeof(c.v)) && d.sent_known,
+	   "a control message of the longest fields (%zu bytes) round-trips, final 2 too %s",
+	   n, why);
+	ok(!frame_parse_ctl(msg, last_space(msg, n), &d, why),
+	   "a control message without interval_us is refused: %s", why);
 	msg[n] = ' ';
 	msg[n + 1] = '1';
 	ok(!frame_parse_ctl(msg, n + 2, &d, why), "one with a field too many is refused: %s", why);
+
+	/* a tcprt before sent_seq: its C1 ends after final */
+	c.v[CTL_FINAL] = 1;
+	n = frame_ctl(msg, sizeof(msg), &c);
+	for (i = 0; i < 2; i++)
+		n = last_space(msg, n);
+	ok(frame_parse_ctl(msg, n, &d, why) && !d.sent_known &&
+	   d.v[CTL_SENT_SEQ] == c.v[CTL_NEXT_SEQ] && d.v[CTL_INTERVAL_US] == 0 &&
+	   d.v[CTL_FINAL] == 1,
+	   "a C1 of before (%u fields): sent_seq = next_seq, interval_us 0 (unknown) %s",
+	   CTL_NFIELDS_V1, why);
+	ok(!frame_parse_ctl(msg, last_space(msg, n), &d, why),
+	   "one field fewer still is refused: %s", why);
+}
+
+/* A control message of @c's fields but one, set to @v: refused? */
+static bool ctl_refuses(unsigned int f, uint64_t v, char why[PARSE_WHY_MAX])
+{
+	struct frame_ctl c = { .host = "h", .epoch = 1, .ctl_seq = 1 }, d;
+	char msg[512];
+	size_t n;
+
+	c.v[CTL_NEXT_SEQ] = 100;
+	c.v[CTL_SENT_SEQ] = 90;
+	c.v[CTL_INTERVAL_US] = 10000000;
+	c.v[f] = v;
+	n = frame_ctl(msg, sizeof(msg), &c);
+	why[0] = '\0';
+	return !frame_parse_ctl(msg, n, &d, why);
+}
+
+static void test_ctl_ranges(void)
+{
+	char why[PARSE_WHY_MAX];
+
+	ok(!ctl_refuses(CTL_FINAL, 0, why) && !ctl_refuses(CTL_SENT_SEQ, 100, why) &&
+	   !ctl_refuses(CTL_SENT_SEQ, 0, why), "C1: sent_seq 0 to next_seq, final 0: taken");
+	ok(ctl_refuses(CTL_FINAL, 3, why), "C1: final 3 refused (%s)", why);
+	ok(ctl_refuses(CTL_MODULE_KNOWN, 2, why), "C1: module_known 2 refused (%s)", why);
+	ok(ctl_refuses(CTL_SENT_SEQ, 101, why), "C1: sent_seq past next_seq refused (%s)", why);
+	ok(ctl_refuses(CTL_INTERVAL_US, FRAME_INTERVAL_MAX_US + 1, why),
+	   "C1: an interval longer than a year refused (%s)", why);
+}
+
+static void test_cpu(void)
+{
+	struct frame_cpu c = { .epoch = UINT64_MAX, .ctl_seq = UINT64_MAX,
+			       .load_id = UINT64_MAX, .cpu = -1 }, d = { 0 };
+	char msg[512], why[PARSE_WHY_MAX] = "";
+	size_t n;
+
+	memset(c.host, 'h', HOST_ID_MAX);
+	c.host[HOST_ID_MAX] = '\0';
+	c.v[CPU_FIRST] = 0;
+	c.v[CPU_SENT_NEXT] = UINT64_MAX - 1;
+	c.v[CPU_READ_NEXT] = UINT64_MAX;
+	c.v[CPU_RELAY_SKIPPED] = UINT64_MAX / 2;
+	c.v[CPU_CAP_DROPPED] = UINT64_MAX / 4;
+	c.v[CPU_REFUSED] = UINT64_MAX / 4;
+	c.v[CPU_FINAL] = 2;
+	n = frame_cpu(msg, sizeof(msg), &c);
+	ok(n <= 400 && !memcmp(msg, "L1 ", 3) && frame_kind(msg, n) == 'L' &&
+	   frame_parse_cpu(msg, n, &d, why) && !strcmp(c.host, d.host) &&
+	   c.epoch == d.epoch && c.ctl_seq == d.ctl_seq && c.load_id == d.load_id &&
+	   c.cpu == d.cpu && !memcmp(c.v, d.v, sizeof(c.v)),
+	   "a log's account of the longest fields (%zu bytes) round-trips %s", n, why);
+	ok(!frame_parse_ctl(msg, n, (struct frame_ctl[1]){ 0 }, why) &&
+	   !frame_parse_data(msg, n, (struct frame_hdr[1]){ 0 }, NULL, NULL, 0, why),
+	   "it is no control nor data message");
+}
+
+static void cpu_refused(const char *msg, const char *what)
+{
+	char why[PARSE_WHY_MAX] = "";
+	struct frame_cpu c;
+
+	ok(!frame_parse_cpu(msg, strlen(msg), &c, why), "L1 refused: %s (%s)", what, why);
+}
+
+static void test_cpu_defects(void)
+{
+	struct frame_cpu c;
+	char why[PARSE_WHY_MAX] = "";
+	const char *good = "L1 h 1 2 3 4 10 20 15 3 1 1 0";
+
+	ok(frame_parse_cpu(good, strlen(good), &c, why) && c.cpu == 4 &&
+	   c.v[CPU_FIRST] == 10 && c.v[CPU_READ_NEXT] == 20 &&
+	   c.v[CPU_SENT_NEXT] == 15 && c.v[CPU_RELAY_SKIPPED] == 3,
+	   "L1 h 1 2 3 4 10 20 15 3 1 1 0: taken %s", why);
+	cpu_refused("L1 h 1 2 0 4 10 20 15 3 1 1 0", "load id 0");
+	cpu_refused("L1 h 1 2 3 65536 10 20 15 3 1 1 0", "cpu 65536");
+	cpu_refused("L1 h 1 2 3 -2 10 20 15 3 1 1 0", "cpu -2");
+	cpu_refused("L1 h 1 2 3 4 16 20 15 3 1 1 0", "first past sent_next");
+	cpu_refused("L1 h 1 2 3 4 10 14 15 3 1 1 0", "sent_next past read_next");
+	cpu_refused("L1 h 1 2 3 4 10 20 15 11 0 0 0", "more skipped than [first, read_next) holds");
+	cpu_refused("L1 h 1 2 3 4 10 20 15 3 4 4 0", "skipped, dropped and refused past it");
+	cpu_refused("L1 h 1 2 3 4 0 18446744073709551615 5 18446744073709551615 1 1 0",
+		    "counts that wrap when added");
+	cpu_refused("L1 h 1 2 3 4 10 20 15 3 1 1 3", "final 3");
+	cpu_refused("L1 h 1 2 3 4 10 20 15 3 1 1", "a field missing");
+	cpu_refused("L1 h 1 2 3 4 10 20 15 3 1 1 0 0", "a field too many");
+	cpu_refused("L1 h 1 2 3 4 10 20 15 3 1 1 x", "a field that is no number");
+	cpu_refused("L1 h 1 2 3 4 10 20 15 3 1 1 18446744073709551616", "a number past 64 bits");
+	cpu_refused("L1 h!x 1 2 3 4 10 20 15 3 1 1 0", "a bad host id");
+	cpu_refused("L2 h 1 2 3 4 10 20 15 3 1 1 0", "L2");
 }
 
 static void refused(const char *msg, const char *what)
@@ -187,30 +349,48 @@ static const char schema_sql[] =
 #include "schema.h"
 	;
 
-static void test_schema(void)
+/* tcprt.@table has a column for each of @names. */
+static void table_has(const char *table, const char *const *names, size_t n)
 {
-	const char *t = strstr(schema_sql, "CREATE TABLE IF NOT EXISTS tcprt.controls (");
-	const char *end = t ? strstr(t, ") ENGINE") : NULL;
-	char col[64];
+	char head[96], col[64];
+	const char *t, *end;
 	size_t i;
 
-	ok(t && end, "fleet/schema.sql has the controls table");
+	snprintf(head, sizeof(head), "CREATE TABLE IF NOT EXISTS tcprt.%s (", table);
+	t = strstr(schema_sql, head);
+	end = t ? strstr(t, ") ENGINE") : NULL;
+	ok(t && end, "fleet/schema.sql has the %s table", table);
 	if (!t || !end)
 		return;
-	for (i = 0; i < CTL_NFIELDS; i++) {
+	for (i = 0; i < n; i++) {
 		const char *c;
 
-		snprintf(col, sizeof(col), "\n    %s ", ctl_field_name[i]);
+		snprintf(col, sizeof(col), "\n    %s ", names[i]);
 		c = strstr(t, col);
-		ok(c && c < end, "controls has a column %s", ctl_field_name[i]);
+		ok(c && c < end, "%s has a column %s", table, names[i]);
 	}
+}
+
+static void test_schema(void)
+{
+	static const char *const cpu_keys[] = {
+		"host", "epoch", "ctl_seq", "load_id", "cpu",
+	};
+
+	table_has("controls", ctl_field_name, CTL_NFIELDS);
+	table_has("cpu_accounts", cpu_keys, sizeof(cpu_keys) / sizeof(cpu_keys[0]));
+	table_has("cpu_accounts", cpu_field_name, CPU_NFIELDS);
 }
 
 int main(void)
 {
 	test_roundtrip();
 	test_ext();
+	test_d2();
 	test_ctl();
+	test_ctl_ranges();
+	test_cpu();
+	test_cpu_defects();
 	test_defects();
 	test_schema();
 	return done_testing();

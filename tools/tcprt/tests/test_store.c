@@ -5,9 +5,10 @@
  * (tests/fleet-schema-1.sql, schema.sql as it was) - each table's columns
  * and the ones the ALTER TABLEs add are those of fleet/schema.sql, in
  * order, at any point where an upgrade could have stopped (schema 2 is
- * such a point: records upgraded, bad_messages not); the breakdown mask of a
- * record, and the rows ingest loads: as many fields as columns named,
- * each where its name says.
+ * such a point: records upgraded, bad_messages not; so is schema 3), the
+ * controls' too (schema 4's columns); the breakdown mask of a record, and
+ * the rows ingest loads: as many fields as columns named, each where its
+ * name says, the module's numbering (load_id, rseq, numbered) included.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,22 +37,23 @@ static void test_version(void)
 	ok(store_version_of("", 0) == 0 && store_version_of("2", 1) == 2 &&
 	   store_version_of("x", 1) == -1 && store_version_of("0", 1) == -1 &&
 	   store_version_of("-1", 2) == -1, "versions: none, 2; x, 0 and -1 are none of them");
-	ok(version_ok("1", STORE_OLDEST) && version_ok("3", STORE_OLDEST) &&
-	   version_ok("3", STORE_VERSION) && !version_ok("2", STORE_VERSION),
-	   "1 to 3 serve what needs 1; 3 what needs 3, 2 does not");
+	ok(version_ok("1", STORE_OLDEST) && version_ok("4", STORE_OLDEST) &&
+	   version_ok("4", STORE_VERSION) && !version_ok("3", STORE_VERSION) &&
+	   version_ok("4", STORE_SEQ) && !version_ok("3", STORE_SEQ),
+	   "1 to 4 serve what needs 1; 4 what needs 4, 3 does not");
 	ok(!version_ok("1", STORE_VERSION) &&
-	   strstr(err, "the tcprt schema in ClickHouse at " URL " is version 1, older than this needs (3): run 'tcprt fleet init --url " URL "' to upgrade the schema from 1 to 3"),
-	   "1 where 3 is needed: run tcprt fleet init to upgrade from 1 to 3 (%s)", err);
-	ok(!version_ok("4", STORE_OLDEST) &&
-	   strstr(err, "is version 4; this tcprt " TCPRT_VERSION " knows version 3: a newer tcprt upgraded it, use that one"),
-	   "4: a newer tcprt's (%s)", err);
+	   strstr(err, "the tcprt schema in ClickHouse at " URL " is version 1, older than this needs (4): run 'tcprt fleet init --url " URL "' to upgrade the schema from 1 to 4"),
+	   "1 where 4 is needed: run tcprt fleet init to upgrade from 1 to 4 (%s)", err);
+	ok(!version_ok("5", STORE_OLDEST) &&
+	   strstr(err, "is version 5; this tcprt " TCPRT_VERSION " knows version 4: a newer tcprt upgraded it, use that one"),
+	   "5: a newer tcprt's (%s)", err);
 	ok(!version_ok("abc", STORE_OLDEST) && strstr(err, "is version abc; this tcprt") &&
 	   !strstr(err, "newer"), "not a number: said as it is (%s)", err);
 	ok(!version_ok("", STORE_OLDEST) &&
 	   !strcmp(err, "the tcprt schema in ClickHouse at " URL " has no version: run 'tcprt fleet init --url " URL "'"),
 	   "none: run tcprt fleet init");
-	ok(strstr(schema_sql, "\nINSERT INTO tcprt.meta (key, value) VALUES ('schema', '3');\n") &&
-	   STORE_VERSION == 3, "schema.sql writes version 3, the version tcprt knows");
+	ok(strstr(schema_sql, "\nINSERT INTO tcprt.meta (key, value) VALUES ('schema', '4');\n") &&
+	   STORE_VERSION == 4, "schema.sql writes version 4, the version tcprt knows");
 }
 
 /* The columns of tcprt.@table in @sql, "name type" each, in order. */
@@ -175,9 +177,11 @@ static void test_upgrade(void)
 	unsigned int bad = 0;
 
 	test_upgrade_table(old, "records", 27,
-			   "ALTER TABLE tcprt.records ADD COLUMN breakdown UInt8, ADD COLUMN rq_wait UInt64, ADD COLUMN app UInt64, ADD COLUMN sq_wait UInt64, ADD COLUMN rwnd_limited UInt64, ADD COLUMN sndbuf_limited UInt64, ADD COLUMN app_limited UInt64");
+			   "ALTER TABLE tcprt.records ADD COLUMN breakdown UInt8, ADD COLUMN rq_wait UInt64, ADD COLUMN app UInt64, ADD COLUMN sq_wait UInt64, ADD COLUMN rwnd_limited UInt64, ADD COLUMN sndbuf_limited UInt64, ADD COLUMN app_limited UInt64, ADD COLUMN load_id UInt64, ADD COLUMN rseq UInt64, ADD COLUMN numbered UInt8");
 	test_upgrade_table(old, "bad_messages", 5,
 			   "ALTER TABLE tcprt.bad_messages ADD COLUMN host String, ADD COLUMN epoch UInt64, ADD COLUMN seq UInt64, ADD COLUMN records UInt64");
+	test_upgrade_table(old, "controls", 16,
+			   "ALTER TABLE tcprt.controls ADD COLUMN sent_seq UInt64, ADD COLUMN interval_us UInt64, ADD COLUMN sent_known UInt8");
 	for (i = 0; i < EXT_BD_END - EXT_BREAKDOWN; i++)
 		bad += strcmp(store_added[1 + i].name, rec_ext_name[EXT_BREAKDOWN + i]) != 0;
 	ok(!bad && !strcmp(store_added[0].name, "breakdown"),
@@ -189,7 +193,7 @@ static void test_upgrade(void)
 			n += !strcmp(store_added[i].table, store_tables[t]);
 	}
 	ok(n == store_nadded, "every added column is in a table the upgrade visits");
-	ok(store_upgrade_sql("records", "host\nepoch\nseq", sql, sizeof(sql)) == 7 &&
+	ok(store_upgrade_sql("records", "host\nepoch\nseq", sql, sizeof(sql)) == 10 &&
 	   store_upgrade_sql("records", "", sql, sizeof(sql)) == 0 && !*sql,
 	   "the last name without a newline counts; no table: nothing to add (the schema creates it)");
 	free(old);
@@ -271,7 +275,11 @@ static void test_rows(void)
 		int kind, role;
 		const char *want;	/* "column=value ..." */
 	} t[] = {
-		{ R_LINE BD, 1, -1, "valid=1 type=R role=server port=7700 metrics=31 process=600 download=200 breakdown=255 rq_wait=100 app=400 sq_wait=100 rwnd_limited=50 sndbuf_limited=50 app_limited=100" },
+		{ R_LINE BD, 1, -1, "valid=1 type=R role=server port=7700 metrics=31 process=600 download=200 breakdown=255 rq_wait=100 app=400 sq_wait=100 rwnd_limited=50 sndbuf_limited=50 app_limited=100 load_id=99 rseq=0 numbered=0" },
+		{ R_LINE BD " seq=18446744073709551615", 1, -1, "valid=1 type=R breakdown=255 app_limited=100 load_id=99 rseq=18446744073709551615 numbered=1" },
+		{ R_LINE " seq=0", 1, -1, "valid=1 breakdown=0 load_id=99 rseq=0 numbered=1" },
+		{ "V6 E 1795218000 000004 10.0.0.1:6379 10.0.0.2:40000 1 5000 0 300 0 300 seq=12", 1, ROLE_SERVER,
+		  "valid=1 type=E role=server rseq=12 numbered=1" },
 		{ R_LINE " app_limited=7", 1, -1, "valid=1 breakdown=32 rq_wait=0 app=0 app_limited=7" },
 		{ R_LINE, 1, -1, "valid=1 breakdown=0 rq_wait=0 app_limited=0" },
 		{ P_LINE " rq_wait=1 sq_wait=3 rwnd_limited=20 sndbuf_limited=30 app_limited=50", 1, -1,
@@ -279,9 +287,10 @@ static void test_rows(void)
 		{ "V6 E 1795218000 000004 10.0.0.1:6379 10.0.0.2:40000 1 5000 0 300 0 300", 1, ROLE_CLIENT,
 		  "valid=1 type=E role=client port=6379 breakdown=0" },
 		{ R_LINE " app=400 rq_wait=100", 1, -1, "valid=0 type= port=0 breakdown=0 rq_wait=0 app=0" },
-		{ "junk\tline", 0, -1, "valid=0 line=junk\\tline metrics=0 breakdown=0 app_limited=0" },
+		{ "junk\tline", 0, -1, "valid=0 line=junk\\tline metrics=0 breakdown=0 app_limited=0 load_id=99 rseq=0 numbered=0" },
+		{ R_LINE " seq=7 app=1", 1, -1, "valid=0 load_id=99 rseq=0 numbered=0" },
 	};
-	struct frame_hdr h = { .epoch = 77, .cpu = 3 };
+	struct frame_hdr h = { .epoch = 77, .cpu = 3, .load_id = 99 };
 	struct buf b = { 0 };
 	unsigned int i;
 

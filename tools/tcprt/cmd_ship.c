@@ -499,9 +499,9 @@ static void ship_line(const char *line, size_t len, int cpu, uint64_t load_id,
 	n = frame_item(item, line, len, r);
 	if (s->hdr.n && (s->hdr.cpu != cpu || s->hdr.load_id != load_id ||
 			 (sl && s->mslot && sl != s->mslot) ||
-			 /* signature, header (at most 128 bytes), the
+			 /* signature, header (at most FRAME_HDR_MAX bytes), the
 			  * item and its '|' */
-			 s->sign_len + 128 + s->ilen + n + 1 > FRAME_MAX))
+			 s->sign_len + FRAME_HDR_MAX + s->ilen + n + 1 > FRAME_MAX))
 		flush_data(s);
 	if (!s->hdr.n) {
 		s->hdr.seq = seq;

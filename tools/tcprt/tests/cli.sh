@@ -20,8 +20,11 @@ fail() {
 	exit 1
 }
 
+# $TCP_RT_CASES, when set, is a regular expression: only the cases whose
+# description matches run (as in selftests/lib.sh).
 run_case() {	# description function
 	local rc t0=$SECONDS
+	[[ -z ${TCP_RT_CASES:-} || $1 =~ $TCP_RT_CASES ]] || return 0
 	n=$((n + 1))
 	( set -eE; "$2" )
 	rc=$?
@@ -951,7 +954,7 @@ receive_until_final() {	# path out
 		        f = m.split(b" ")
 		        # C1's final: the 15th field after C1 (frame.h)
 		        c = 1 if f[1] == b"C1" else 3 if f[1] == b"S1" and f[3] == b"C1" else 0
-		        if c and f[c + 15] != b"0":
+		        if c and f[c + 15] == b"1":	# 2: a dead epoch closed
 		            break
 	PY
 	RX=$!
@@ -1181,6 +1184,121 @@ case_ship_refused() {
 }
 
 
+# Numbered logs (log_ext's seq) in DIR: fleet_gen.py's lines, each with
+# " seq=N" appended, N consecutive per file from 0 but for the numbers
+# SKIP ("file:from:to", to excluded: overwritten in the relay); a status
+# file with the module's load_id 4242.
+make_seq() {	# dir n [skip]
+	local d=$1 f
+	mkdir -p "$d"
+	python3 tests/fleet_gen.py "$d" "$2" --files 2 > /dev/null
+	for f in "$d"/rt-network-log*; do
+		awk -v skip="${3:-}" -v file="${f##*/}" '
+			BEGIN { split(skip, k, ":") }
+			{ if (k[1] == file && n == k[2]) n = k[3]; print $0 " seq=" n++ }' \
+			"$f" > "$f.tmp" && mv "$f.tmp" "$f"
+	done
+	printf 'version 0.7\nload_id 4242\nlog_subbufs_overwritten 0\n' > "$d/status"
+}
+
+# The messages ship sent (a receiver's file, "<134>tcprt: MSG" a line) as
+# one line per L1, "cpu first read_next sent_next relay cap refused
+# final", sorted, and the last C1's "next_seq sent_seq interval_us final".
+l1_of() {	# file [epoch]
+	awk -v e="${2:-}" '$2 == "L1" && (e == "" || $4 == e) { print $7, $8, $9, $10, $11, $12, $13, $14 }' "$1" | sort -n
+}
+c1_of() {	# file [epoch]
+	awk -v e="${2:-}" '$2 == "C1" && (e == "" || $4 == e) { a = $8 " " $18 " " $19 " " $17 } END { print a }' "$1"
+}
+
+# ship follows the module's numbers per log and load (D2, L1): every
+# number read, the ones that never came counted as the relay's, each
+# record handed over; the lines' epoch numbers as before.
+case_ship_seq() {
+	local d=$T/seq
+	make_seq "$d" 2000 rt-network-log0:500:510
+	receive_until_final "$T/seqsock" "$T/seqgot"
+	expect_eq "$(status_of "$TCPRT" ship --unsigned --dir "$d" --once --host-id h1 --socket "$T/seqsock" \
+		--rate 0 --interval 1)" 0 "ship"
+	wait "$RX" || fail "the receiver"
+	expect_eq "$(awk '$2 == "D1"' "$T/seqgot" | wc -l)" 0 "no D1: the load is known"
+	expect_eq "$(awk '$2 == "D2" { print $7 }' "$T/seqgot" | sort -u)" 4242 "D2 with the status's load_id"
+	# 2000 R and an E after every 50th: 1020 lines a file
+	expect_eq "$(l1_of "$T/seqgot")" "0 0 1030 1030 10 0 0 1
+1 0 1020 1020 0 0 0 1" \
+		"L1 of each log: read 0..1029 and 0..1019, 500..509 never came, all handed over, final"
+	expect_eq "$(c1_of "$T/seqgot")" "2040 2040 1000000 1" "C1: 2040 numbered, all handed over, interval 1 s, final"
+	grep -q "10 of the module's numbers never read" "$T/err" || fail "$(cat "$T/err")"
+}
+
+# ship SIGKILLed while it waits for room in rsyslog's socket: what it read
+# and had not handed over is in its state file (--state); the next ship
+# on that file closes the dead epoch's account (C1 and L1 final 2) from
+# it: sent_next one past the last number the socket took, read_next one
+# past the last it read; then runs its own epoch.  A second ship on a
+# state file in use is refused.
+case_ship_killed_state() {
+	local d=$T/seqk pid got epoch i
+	make_seq "$d" 3000
+	python3 - "$T/ksock" "$T/kgot" <<-'PY' &
+		import signal, socket, sys
+		s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+		s.bind(sys.argv[1])
+		signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+		open(sys.argv[1] + ".ready", "w").close()
+		signal.sigwait([signal.SIGUSR1])
+		s.setblocking(False)
+		with open(sys.argv[2], "wb") as out:
+		    try:
+		        while True:
+		            out.write(s.recv(65536) + b"\n")
+		    except BlockingIOError:
+		        pass
+	PY
+	local rx=$!
+	await_ready "$T/ksock"
+	"$TCPRT" ship --unsigned --dir "$d" --host-id h1 --socket "$T/ksock" --rate 0 \
+		--send-wait 60 --state "$T/ship.state" 2> "$T/kerr" &
+	pid=$!
+	# blocked in poll(), waiting for room: the receiver reads nothing
+	for ((i = 0; i < 200; i++)); do
+		grep -q poll "/proc/$pid/wchan" 2> /dev/null && break
+		sleep 0.05
+	done
+	grep -q poll "/proc/$pid/wchan" || fail "ship never waited for room: $(cat "/proc/$pid/wchan")"
+	expect_eq "$(stat -c %a "$T/ship.state")" 600 "the state file's mode"
+	expect_eq "$(status_of "$TCPRT" ship --unsigned --dir "$d" --host-id h1 --socket "$T/ksock" \
+		--state "$T/ship.state" --once)" 1 "a second ship on the state file"
+	grep -q "another tcprt ship uses it" "$T/err" || fail "$(cat "$T/err")"
+	kill -KILL $pid
+	wait $pid 2> /dev/null || true
+	kill -USR1 $rx
+	wait $rx
+	epoch=$(awk '$2 == "D2" { print $4; exit }' "$T/kgot")
+	[ -n "$epoch" ] || fail "no data message before the kill"
+	# what the socket took: per log, one past the highest number
+	got=$(awk '$2 == "D2" { n = split($0, it, "|"); for (i = 1; i < n; i++) { m = split(it[i], w, "seq="); v = w[m] + 0
+		if (!(($6) in hi) || v + 1 > hi[$6]) hi[$6] = v + 1 } } END { for (c in hi) print c, hi[c] }' "$T/kgot" | sort -n)
+	[ -n "$got" ] || fail "no numbered record taken"
+
+	receive_until_final "$T/ksock2" "$T/kgot2"
+	expect_eq "$(status_of "$TCPRT" ship --unsigned --dir "$d" --once --host-id h1 --socket "$T/ksock2" \
+		--rate 0 --state "$T/ship.state")" 0 "the next ship: $(cat "$T/err")"
+	wait "$RX" || fail "the receiver"
+	grep -q "closed the account of epoch $epoch" "$T/err" || fail "$(cat "$T/err")"
+	expect_eq "$(c1_of "$T/kgot2" "$epoch" | awk '{ print $4 }')" 2 "the dead epoch's C1: final 2"
+	l1_of "$T/kgot2" "$epoch" > "$T/kl1"
+	expect_eq "$(awk '{ print $8 }' "$T/kl1" | sort -u)" 2 "its L1s: final 2"
+	# sent_next: where the socket stopped taking; read_next past it (the
+	# chunk read, not handed over), on the log that was being sent
+	expect_eq "$(awk '$4 != $2 || $1 == 0 { print $1, $4 }' "$T/kl1" | sort -n)" "$(echo "$got" | awk '$1 == 0 || $2 != 0')" \
+		"sent_next of each log: one past the last number the socket took"
+	awk '$3 > $4 { n++ } END { exit !(n >= 1) }' "$T/kl1" || fail "nothing read and not handed over: $(cat "$T/kl1")"
+	echo "# the dead epoch's L1s (cpu first read_next sent_next relay cap refused final): $(tr '\n' ';' < "$T/kl1")"
+	# 3000 R and an E after every 50th
+	expect_eq "$(c1_of "$T/kgot2" | awk '{ print $1, $2, $4 }')" "3060 3060 1" "the new epoch: every record, final 1"
+}
+
 # ---- the time breakdown (log_ext rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited) ----
 
 BD_FIELDS='rq_wait|app|sq_wait|rwnd_limited|sndbuf_limited|app_limited'
@@ -1367,6 +1485,8 @@ run_case "containers: bad option values exit 2, naming the option and the reason
 run_case "make install DESTDIR= PREFIX=: binary, systemd units, fleet configuration" case_install
 run_case "ship, ingest, fleet: usage and runtime errors" case_fleet_usage
 run_case "ship: records the socket refuses are counted, exactly" case_ship_refused
+run_case "ship: the module's numbers per log and load (D2, L1): read, never came, handed over" case_ship_seq
+run_case "ship: killed while waiting for the socket, its account closed by the next from the state file" case_ship_killed_state
 run_case "breakdown: read shows the six fields in text, csv and json" case_bd_read
 run_case "breakdown: malformed lines (out of order, twice, app on P, on N and E) rejected" case_bd_malformed
 run_case "breakdown: summary's split lines add up and match a model of the records" case_bd_summary

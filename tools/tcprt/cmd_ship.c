@@ -284,6 +284,8 @@ static bool send_ctl(struct ship *s, bool final)
 	c.v[CTL_SAMPLED_START] = s->so_start;
 	c.v[CTL_SAMPLED] = s->so_now;
 	c.v[CTL_FINAL] = final;
+	/* flush_data() above handed over or counted all it read */
+	c.v[CTL_SENT_SEQ] = s->next_seq;
 	memcpy(msg, SYSLOG_PREFIX, p);
 	len = frame_ctl(msg + p + s->sign_len, sizeof(msg) - p - s->sign_len, &c);
 	len = sign_msg(s, msg, p, len);

@@ -404,7 +404,7 @@ static void close_dead(struct ship *s)
 		d->closed = 1;
 		return;
 	}
-	if (send_account(s, d, 2)) {
+	if (send_account(s, d, FINAL_CLOSED)) {
 		d->closed = 1;
 		warnx_("ship: closed the account of epoch %llu, whose ship stopped without closing it: %llu records read and not handed to rsyslog, counted as lost with it",
 		       (unsigned long long)d->epoch,

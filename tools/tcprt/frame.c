@@ -281,6 +281,15 @@ bool frame_parse_ctl(const char *msg, size_t len, struct frame_ctl *c,
 		return WHY("sent_seq %llu past next_seq %llu",
 			   (unsigned long long)c->v[CTL_SENT_SEQ],
 			   (unsigned long long)c->v[CTL_NEXT_SEQ]);
+	/* the numbers counted dropped or refused are below sent_seq */
+	if (c->v[CTL_CAP_DROPPED] > c->v[CTL_SENT_SEQ] ||
+	    c->v[CTL_REFUSED] > c->v[CTL_SENT_SEQ] - c->v[CTL_CAP_DROPPED])
+		return WHY("cap_dropped and refused count more numbers than the %llu below sent_seq",
+			   (unsigned long long)c->v[CTL_SENT_SEQ]);
+	if (c->v[CTL_BAD] > c->v[CTL_NEXT_SEQ])
+		return WHY("bad_lines %llu past next_seq %llu",
+			   (unsigned long long)c->v[CTL_BAD],
+			   (unsigned long long)c->v[CTL_NEXT_SEQ]);
 	if (c->v[CTL_INTERVAL_US] > FRAME_INTERVAL_MAX_US)
 		return WHY("interval_us %llu longer than a year",
 			   (unsigned long long)c->v[CTL_INTERVAL_US]);

@@ -147,7 +147,7 @@ size_t frame_cpu(char *out, size_t size, const struct frame_cpu *c);
  * @why set on any defect: a field out of its range, or fields that
  * contradict each other (C1's sent_seq past next_seq; L1's first,
  * sent_next and read_next out of order, or more numbers counted lost than
- * it read).
+ * it read; C1's cap_dropped and refused past sent_seq, bad past next_seq).
  */
 char frame_kind(const char *msg, size_t len);
 bool frame_parse_data(const char *msg, size_t len, struct frame_hdr *h,

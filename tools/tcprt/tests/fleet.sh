@@ -907,6 +907,102 @@ case_identity() {
 		fail "gaps: $(inc "$TCPRT" fleet gaps --url $CH --host cap-a)"
 }
 
+# Records numbered by the module (log_ext's seq, issue 46 item 5), as the
+# spool would hold them, signed: one log (load 555, CPU 0) of seq-a read
+# by three epochs - 901 final, 902 killed and closed by its successor
+# (final 2), 903 alive, its rows past its last account - and what each
+# number became, chosen here: 0-9 and 20-24 never read (RELAY), 12 skipped
+# (RELAY), 15 dropped by the cap, 18 handed over and not stored
+# (TRANSPORT), 32-34 read by 902 and not sent (SENDER; 30 and 31 it sent
+# before the kill: stored, not counted twice), 38, 39 and 41 read by 903,
+# not yet sent (IN FLIGHT).  seq-b's epoch 905 falls silent: ended after
+# 6 of its 100 ms intervals (rounded up to 1 s), what it had not handed
+# over lost (SENDER).  An L1 whose fields contradict each other, and an
+# unsigned one, are refused with their reasons.
+case_numbered() {
+	local r='V6 R 1795218000 000001 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448 seq='
+	local d2="D2 seq-a" e f
+	signed > $F/spool/2099050100.frames <<-EOF
+		$d2 901 0 0 555 4 ${r}10|${r}11|${r}13|${r}14|
+		$d2 901 5 0 555 2 ${r}16|${r}17|
+		$d2 901 8 0 555 1 ${r}19|
+		C1 seq-a 901 5 1795218000000000 1795218100000000 9 1 0 0 1 0 0 0 0 1 9 10000000
+		L1 seq-a 901 5 555 0 10 20 20 1 1 0 1
+		$d2 902 0 0 555 5 ${r}25|${r}26|${r}27|${r}28|${r}29|
+		$d2 902 5 0 555 2 ${r}30|${r}31|
+		C1 seq-a 902 3 1795218200000000 1795218300000000 10 0 0 0 1 0 0 0 0 2 5 10000000
+		L1 seq-a 902 3 555 0 25 35 30 0 0 0 2
+		$d2 903 0 0 555 3 ${r}35|${r}36|${r}37|
+		C1 seq-a 903 0 1795218400000000 1795218500000000 3 0 0 0 1 0 0 0 0 0 3 10000000
+		L1 seq-a 903 0 555 0 35 40 38 0 0 0 0
+		$d2 903 3 0 555 1 ${r}40|
+		$d2 903 5 0 555 1 ${r}42|
+		D1 seq-b 905 0 0 5 ${r}0|${r}1|${r}2|${r}3|${r}4|
+		D1 seq-b 905 6 0 1 ${r}6|
+		C1 seq-b 905 4 1795218000000000 1795218100000000 10 0 0 0 0 0 0 0 0 0 6 100000
+		L1 seq-a 904 0 555 1 10 20 21 0 0 0 0
+	EOF
+	echo "L1 seq-a 906 0 555 2 0 1 1 0 0 0 0" >> $F/spool/2099050100.frames
+	WAIT_S=$SETTLE_S wait_until "seq-a's and seq-b's messages loaded" eval \
+		'[ "$(sql "SELECT count() FROM tcprt.records WHERE host IN ('"'seq-a', 'seq-b'"')")" = 25 ]' ||
+		fail "records not loaded: $(sql "SELECT count() FROM tcprt.records WHERE host IN ('seq-a', 'seq-b')")"
+	WAIT_S=$SETTLE_S wait_until "the accounts loaded" eval \
+		'[ "$(sql "SELECT count() FROM tcprt.cpu_accounts WHERE host = '"'seq-a'"'")" = 3 ]' ||
+		fail "cpu_accounts: $(sql "SELECT * FROM tcprt.cpu_accounts WHERE host = 'seq-a'")"
+	expect_eq "$(sql "SELECT count(), countIf(numbered = 1), min(rseq), max(rseq), any(load_id) FROM tcprt.records FINAL WHERE host = 'seq-a'")" \
+		"19	19	10	42	555" "seq-a's rows: numbered, load 555"
+	expect_eq "$(sql "SELECT countIf(numbered = 1), max(load_id) FROM tcprt.records FINAL WHERE host = 'seq-b'")" \
+		"6	0" "seq-b's rows (D1): numbered, no load"
+	expect_eq "$(sql "SELECT epoch, final, sent_seq, interval_us, sent_known FROM tcprt.controls FINAL WHERE host = 'seq-a' ORDER BY epoch FORMAT TabSeparated" | tr '\t\n' ' ')" \
+		"901 1 9 10000000 1 902 2 5 10000000 1 903 0 3 10000000 1 " "seq-a's control messages, sent_seq and interval_us"
+	expect_eq "$(sql "SELECT count() FROM tcprt.bad_messages FINAL WHERE reason = 'L1: first 10, sent_next 21, read_next 20: not in that order'")" 1 \
+		"an L1 whose numbers contradict each other, refused with the reason"
+	expect_eq "$(sql "SELECT count() FROM tcprt.bad_messages FINAL WHERE host = 'seq-a' AND reason LIKE 'unauthenticated: unsigned message claiming host seq-a%'")" 1 \
+		"an unsigned L1, refused as not its host's"
+
+	# by epoch: 901 final, 902 closed with 3 lost with the sender
+	inc "$TCPRT" fleet gaps --url $CH --host seq-a --ended-after 3600 --by epoch --format csv > $F/seq.epochs 2> $F/err ||
+		fail "gaps by epoch: $(cat $F/err)"
+	# state sent received missing cap refused transport sender in_flight accounting
+	expect_eq "$(awk -F, 'NR > 1 { print $3, $5, $6, $7, $8, $9, $10, $17, $18, $19 }' $F/seq.epochs | tr '\n' ';')" \
+		"final 9 7 2 1 0 1 0 0 epoch;closed 10 7 3 0 0 0 3 0 epoch;open 3 3 0 0 0 0 0 0 epoch;" \
+		"seq-a by epoch"
+	inc "$TCPRT" fleet gaps --url $CH --host seq-a --ended-after 3600 | grep -q " closed .*by epoch, .*closed by its successor" ||
+		fail "text: $(inc "$TCPRT" fleet gaps --url $CH --host seq-a)"
+	# by module seq: every number's fate, as chosen above
+	inc "$TCPRT" fleet gaps --url $CH --host seq-a --ended-after 3600 --by seq --format csv > $F/seq.logs 2> $F/err ||
+		fail "gaps by seq: $(cat $F/err)"
+	expect_eq "$(sed -n 2p $F/seq.logs)" \
+		"seq-a,555,0,43,19,24,16,1,0,3,3,1,3,0-9;12-12;15-15;18-18;20-24;32-34;38-39;41-41,module seq" \
+		"seq-a by module seq (made stored missing relay cap refused sender in_flight transport epochs ranges)"
+	inc "$TCPRT" fleet gaps --url $CH --host seq-a --ended-after 3600 | grep -q "^seq-a .* 555 .* by module seq, 3 epochs$" ||
+		fail "text: $(inc "$TCPRT" fleet gaps --url $CH --host seq-a --ended-after 3600)"
+	# 903 silent for more than 1 s: ended, its 3 lost with it
+	sleep 2
+	inc "$TCPRT" fleet gaps --url $CH --host seq-a --ended-after 1 --by seq --format csv > $F/seq.logs 2> /dev/null
+	expect_eq "$(sed -n 2p $F/seq.logs | cut -d, -f10,11)" "6,0" "903 ended: SENDER 6, IN FLIGHT 0"
+
+	# seq-b: its intervals of 100 ms: ended after 1 s; 7-9 not handed over
+	# (sent_seq 6): SENDER 3; 5 handed over and lost: TRANSPORT 1
+	WAIT_S=$SETTLE_S wait_until "seq-b ended" eval \
+		'[ "$(inc "$TCPRT" fleet gaps --url $CH --host seq-b --by epoch --format csv | awk -F, '"'NR == 2 { print \$3 }'"')" = ended ]' ||
+		fail "seq-b: $(inc "$TCPRT" fleet gaps --url $CH --host seq-b)"
+	expect_eq "$(inc "$TCPRT" fleet gaps --url $CH --host seq-b --by epoch --format csv | awk -F, 'NR == 2 { print $7, $10, $17, $18 }')" \
+		"4 1 3 0" "seq-b ended: missing 4, transport 1, sender 3, in flight 0"
+	inc "$TCPRT" fleet gaps --url $CH --host seq-b | grep -q "ended: no control message for [0-9]* s (ended after 1 s)" ||
+		fail "text: $(inc "$TCPRT" fleet gaps --url $CH --host seq-b)"
+	if inc "$TCPRT" fleet gaps --url $CH --host seq-b | grep -q "by module seq"; then
+		fail "seq-b's rows have no load: no account by module seq"
+	fi
+
+	# the share reached, from the view: 19 of 43 in the hour of 1795218000
+	e=$(date -u -d @1795218000 +%Y-%m-%dT%H:00:00Z)
+	expect_eq "$(inc "$TCPRT" fleet reached --url $CH --host seq-a --since 1795210000 --until 1795230000 --format csv | sed -n 2p)" \
+		"seq-a,$e,19,43,0.441860" "the share of seq-a's records stored, that hour"
+	f=$(sql "SELECT stored, made FROM tcprt.reached WHERE host = 'seq-a'")
+	expect_eq "$f" "19	43" "the view, as a dashboard reads it"
+}
+
 # A store of schema 1 (tests/fleet-schema-1.sql, schema.sql as it was) with
 # rows as ingest of schema 1 loaded them: gaps and top read it, ingest and
 # summary refuse it saying what to run; fleet init upgrades it in place,
@@ -964,6 +1060,10 @@ case_upgrade() {
 		"3	0	0" "schema 4's columns in the rows of schema 1: 0"
 	expect_eq "$(sql "SELECT sent_seq, interval_us, sent_known FROM tcprt.controls FINAL WHERE host = 'v1-a'")" \
 		"0	0	0" "schema 4's columns in the control row of schema 1: 0, sent_seq not known"
+	# the store has no numbered row of the host: its epoch's account alone
+	inc "$TCPRT" fleet gaps --url $CH --host v1-a > $F/v1.gaps || fail "gaps after the upgrade"
+	grep -q " by epoch" $F/v1.gaps || fail "gaps after the upgrade: $(cat $F/v1.gaps)"
+	if grep -q "by module seq" $F/v1.gaps; then fail "gaps: an account by module seq without numbered rows"; fi
 	expect_eq "$(sql "SELECT $v1 FROM tcprt.records FINAL WHERE host = 'v1-a' ORDER BY seq FORMAT TabSeparated")" \
 		"$before" "the rows of schema 1 after the upgrade"
 	expect_eq "$(sql "SELECT count(), sum(breakdown), sum(rq_wait + app + sq_wait + rwnd_limited + sndbuf_limited + app_limited) FROM tcprt.records FINAL WHERE host = 'v1-a'")" \
@@ -1019,6 +1119,7 @@ run_case "fleet: a load ClickHouse refuses for some rows: those alone in bad_mes
 run_case "fleet: the store's password from a file, the environment or systemd's credentials, never in the URL, ps or a message; 0600 state, 0640 spool, links not followed" case_secrets
 run_case "fleet: TLS and signatures: senders without a certificate, not permitted, or of another CA deliver nothing; messages claiming another host's id are refused, counted for it" case_identity
 run_case "fleet: two machines under one host id: two accounts, told as concurrent; a restart is not" case_clones
+run_case "fleet: records numbered by the module: D2 and L1 loaded, each number's fate told by module seq; final 2 closes an epoch, a silent one ends, what it had not sent is SENDER; the share reached; bad L1s refused" case_numbered
 run_case "fleet: a store of schema 1: gaps and top read it, ingest and summary say to upgrade; fleet init upgrades it in place, keeps its rows, completes an upgrade stopped halfway" case_upgrade
 
 teardown

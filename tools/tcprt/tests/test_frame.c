@@ -188,6 +188,8 @@ static void test_ctl(void)
 			 i == CTL_INTERVAL_US ? FRAME_INTERVAL_MAX_US :
 			 UINT64_MAX - i;
 	c.v[CTL_SENT_SEQ] = c.v[CTL_NEXT_SEQ];
+	/* both below sent_seq, as a sender counts them */
+	c.v[CTL_CAP_DROPPED] = c.v[CTL_REFUSED] = UINT64_MAX / 2 - 10;
 	n = frame_ctl(msg, sizeof(msg), &c);
 	why[0] = '\0';
 	ok(n <= 400 && frame_kind(msg, n) == 'C' && frame_parse_ctl(msg, n, &d, why) &&
@@ -242,6 +244,12 @@ static void test_ctl_ranges(void)
 	ok(ctl_refuses(CTL_SENT_SEQ, 101, why), "C1: sent_seq past next_seq refused (%s)", why);
 	ok(ctl_refuses(CTL_INTERVAL_US, FRAME_INTERVAL_MAX_US + 1, why),
 	   "C1: an interval longer than a year refused (%s)", why);
+	ok(!ctl_refuses(CTL_CAP_DROPPED, 90, why) && ctl_refuses(CTL_CAP_DROPPED, 91, why),
+	   "C1: cap_dropped up to sent_seq, not past it (%s)", why);
+	ok(ctl_refuses(CTL_REFUSED, UINT64_MAX, why),
+	   "C1: refused past sent_seq refused, without wrapping (%s)", why);
+	ok(!ctl_refuses(CTL_BAD, 100, why) && ctl_refuses(CTL_BAD, 101, why),
+	   "C1: bad_lines up to next_seq, not past it (%s)", why);
 }
 
 static void test_cpu(void)

@@ -1003,6 +1003,74 @@ case_numbered() {
 	expect_eq "$f" "19	43" "the view, as a dashboard reads it"
 }
 
+# ship SIGKILLed again and again under a sustained load of the module
+# tracking a real server, its records numbered (log_ext=seq): the
+# module's own count of its records equals the store's rows plus the
+# losses gaps names by module seq, cause by cause - none overwritten in
+# the relay (the module's counter says so), none capped (--rate 0), none
+# refused, none lost in transport, and SENDER: what each killed ship had
+# read and not handed over, closed for it by the next one from the state
+# file; no record twice.
+case_ship_killed_live() {
+	local host=killed-a kills=6 srv load shipp i n made rows csv
+	[ -z "${FLEET_NO_MODULE:-}" ] || return 4
+	mod_load lports=7604 log_ext=seq
+	srv=$(start_server fleeta -- --port 7604 --req-bytes 100 --resp-bytes 1000 --conns 4)
+	# about 15 s of requests, 10 ms apart on each of 4 connections
+	ip netns exec fleeta "$PEER" client --port 7604 --req-bytes 100 \
+		--resp-bytes 1000 --requests 1500 --conns 4 --think-ms 10 > /dev/null &
+	load=$!
+	for ((i = 0; i < kills; i++)); do
+		n=$(spool_count $host)
+		# not under ip netns exec: its own sysfs would hide debugfs
+		"$TCPRT" ship --key-file "$(key_for $host)" --socket $F/a/ship.sock \
+			--interval 1 --state $F/killed.state 2>> $F/killed.err &
+		shipp=$!
+		# killed once it has handed some records over, wherever it is then
+		WAIT_S=$SETTLE_S wait_until "ship $i's messages in the spool" spool_has $host $((n + 1)) ||
+			fail "ship $i sent nothing: $(tail -3 $F/killed.err)"
+		kill -KILL $shipp
+		wait $shipp 2> /dev/null || true
+	done
+	wait $load || fail "the load's client"
+	wait_untracked
+	"$TCPRT" ship --key-file "$(key_for $host)" --socket $F/a/ship.sock \
+		--interval 1 --state $F/killed.state 2>> $F/killed.err &
+	shipp=$!
+	made=$(($(status records_R) + $(status records_W) + $(status records_N) + $(status records_P) + $(status records_E)))
+	diag "the module made $made records ($(status records_R) R) on $(ls "$DBG"/rt-network-log* | wc -l) CPUs; server on $srv"
+	# every log's account settled: all the module made read and stored or
+	# counted, nothing in flight, nothing in transport
+	settled_seq() {
+		inc "$TCPRT" fleet gaps --url $CH --host $host --by seq --format csv 2> /dev/null > $F/killed.csv &&
+			awk -F, -v m="$made" 'NR > 1 { made += $4; inf += $11; tr += $12 }
+				END { exit !(made == m && inf == 0 && tr == 0) }' $F/killed.csv
+	}
+	WAIT_S=$SETTLE_S wait_until "the account by module seq to settle" settled_seq ||
+		fail "by seq: $(cat $F/killed.csv); ingest: $(tail -3 $F/ingest.log)"
+	kill -TERM $shipp
+	wait $shipp || fail "the last ship exited with $?: $(tail -3 $F/killed.err)"
+	WAIT_S=$SETTLE_S wait_until "the last ship's final account" settled "$host" ||
+		fail "by epoch: $(account $host)"
+	expect_eq "$(grep -c "closed the account of epoch" $F/killed.err)" $kills \
+		"each killed ship's account closed by the next"
+	expect_eq "$(status log_subbufs_overwritten)" 0 "the relay overwrote nothing"
+	settled_seq || fail "by seq after the last ship stopped: $(cat $F/killed.csv)"
+	# made stored relay cap refused sender in_flight transport, summed over CPUs
+	csv=$(awk -F, 'NR > 1 { for (i = 4; i <= 12; i++) s[i] += $i }
+		END { print s[4], s[5], s[7], s[8], s[9], s[10], s[11], s[12] }' $F/killed.csv)
+	rows=$(sql "SELECT count(), uniqExact(load_id, cpu, rseq) FROM tcprt.records FINAL WHERE host = '$host'")
+	diag "by module seq (made stored relay cap refused sender in_flight transport): $csv; rows, distinct numbers: $rows"
+	set -- $csv
+	expect_eq "$1" "$made" "made: the module's own count"
+	expect_eq "$rows" "$2	$2" "the store's rows: each number once"
+	expect_eq "$3 $4 $5 $7 $8" "0 0 0 0 0" "relay, cap, refused, in flight, transport"
+	expect_eq "$(($2 + $6))" "$made" "stored + lost with the killed ships = made"
+	expect_eq "$(inc "$TCPRT" fleet gaps --url $CH --host $host --by epoch --format csv 2> /dev/null |
+		awk -F, 'NR > 1 { n[$3]++ } END { print n["closed"] + 0, n["final"] + 0 }')" "$kills 1" \
+		"epochs: $kills closed by their successors, the last final"
+}
+
 # A store of schema 1 (tests/fleet-schema-1.sql, schema.sql as it was) with
 # rows as ingest of schema 1 loaded them: gaps and top read it, ingest and
 # summary refuse it saying what to run; fleet init upgrades it in place,
@@ -1120,6 +1188,7 @@ run_case "fleet: the store's password from a file, the environment or systemd's 
 run_case "fleet: TLS and signatures: senders without a certificate, not permitted, or of another CA deliver nothing; messages claiming another host's id are refused, counted for it" case_identity
 run_case "fleet: two machines under one host id: two accounts, told as concurrent; a restart is not" case_clones
 run_case "fleet: records numbered by the module: D2 and L1 loaded, each number's fate told by module seq; final 2 closes an epoch, a silent one ends, what it had not sent is SENDER; the share reached; bad L1s refused" case_numbered
+run_case "fleet: ship SIGKILLed again and again under load, the module numbering its records: made = stored + the losses gaps names by module seq, cause by cause" case_ship_killed_live
 run_case "fleet: a store of schema 1: gaps and top read it, ingest and summary say to upgrade; fleet init upgrades it in place, keeps its rows, completes an upgrade stopped halfway" case_upgrade
 
 teardown

@@ -206,7 +206,7 @@ static const struct kernel_param_ops tcp_rt_log_ext_ops = {
 
 module_param_cb(log_ext, &tcp_rt_log_ext_ops, NULL, 0644);
 MODULE_PARM_DESC(log_ext,
-		 "extension fields each record line ends with: netns,cgroup,rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited (default empty: none)");
+		 "extension fields each record line ends with: netns,cgroup,rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited,seq (default empty: none)");
 
 /* Before the hooks: a run asked for at load counts from their start. */
 static int tcp_rt_ctl_init(void)

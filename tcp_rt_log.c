@@ -12,7 +12,9 @@
  * process context on one CPU never interleave, and a record is never split
  * across sub-buffers.  The overwrite counter is bumped from relay's
  * sub-buffer switch, which runs inside that same section on any CPU, hence
- * an atomic.  The records written are counted per CPU, by type.
+ * an atomic.  The records written are counted per CPU, by type.  Each
+ * CPU's next record number (log_ext's seq) is read and raised only by its
+ * own writer, in that same section.
  *
  * The files are read through tcp_rt_relay.c's operations, which hand out
  * whole records only.
@@ -44,6 +46,13 @@
 static struct rchan *tcp_rt_log_chan;
 static atomic_long_t tcp_rt_log_overwrites = ATOMIC_LONG_INIT(0);
 static DEFINE_PER_CPU(u64 [TCP_RT_REC_MAX], tcp_rt_log_nr);
+/*
+ * The number the CPU's log gives its next numbered record (log_ext's
+ * seq), from 0 at load: taken only once the record has its room, so every
+ * number taken is in the log, in order, and a gap a reader finds is
+ * records lost after they were made.
+ */
+static DEFINE_PER_CPU(u64, tcp_rt_log_seq);
 
 static const char tcp_rt_rec_letter[TCP_RT_REC_MAX] = {
 	[TCP_RT_REC_R] = 'R',
@@ -232,13 +241,18 @@ static char *tcp_rt_put_endpoint(char *p, const struct sock *sk, bool peer)
 static char tcp_rt_ext_prefix[TCP_RT_EXT_MAX][TCP_RT_EXT_PREFIX] __read_mostly;
 static u8 tcp_rt_ext_prefix_len[TCP_RT_EXT_MAX] __read_mostly;
 
-/* The room a record reserves: without, then with the time breakdown. */
+/*
+ * The room a record reserves: without, then with the time breakdown; a
+ * numbered one (seq) TCP_RT_REC_LEN_SEQ more, for its padded prefix and
+ * 20 digits, so that a record without it reserves what it did before.
+ */
 #define TCP_RT_REC_LEN_BASE (sizeof("V6 R ") - 1 + TCP_RT_U64_LEN +		\
 			     sizeof(" 000000 ") - 1 + 2 * TCP_RT_EP_LEN + 1 +	\
 			     TCP_RT_REC_FIELDS_MAX * (1 + TCP_RT_U64_LEN) +	\
 			     TCP_RT_EXT_CONN_LEN + 1)
 #define TCP_RT_REC_LEN	(TCP_RT_REC_LEN_BASE + TCP_RT_EXT_TASK_LEN +	\
 			 TCP_RT_EXT_PREFIX)
+#define TCP_RT_REC_LEN_SEQ	(TCP_RT_EXT_PREFIX + TCP_RT_U64_LEN)
 
 static int tcp_rt_ext_prefixes(void)
 {
@@ -306,9 +320,14 @@ static __always_inline char *
 tcp_rt_format(char *p, const struct sock *sk, enum tcp_rt_rec type,
 	      const struct timespec64 *ts, const u64 *fields, unsigned int n,
 	      const char *ext, unsigned int ext_len,
-	      const struct tcp_rt_ext_task *xt)
+	      const struct tcp_rt_ext_task *xt, bool numbered, u64 seq)
 {
 	unsigned int i;
+
+	/* " seq=" and its digits, or the padded prefix, in the room added */
+	BUILD_BUG_ON(sizeof(" seq=18446744073709551615") - 1 >
+		     TCP_RT_REC_LEN_SEQ);
+	BUILD_BUG_ON(TCP_RT_EXT_PREFIX > TCP_RT_REC_LEN_SEQ);
 
 	*p++ = 'V';
 	*p++ = '6';
@@ -336,6 +355,9 @@ tcp_rt_format(char *p, const struct sock *sk, enum tcp_rt_rec type,
 	}
 	if (xt)
 		p = tcp_rt_put_ext_task(p, xt);
+	/* last: the table's order, and the one field made as it is written */
+	if (numbered)
+		p = tcp_rt_put_ext(p, TCP_RT_EXT_SEQ, seq);
 	*p++ = '\n';
 	return p;
 }
@@ -346,25 +368,29 @@ tcp_rt_format(char *p, const struct sock *sk, enum tcp_rt_rec type,
  * two clocks: reading a clock can cost microseconds (an emulated HPET).
  * @ext is the connection's extension text (tcp_rt_log_ext_conn(), a
  * TCP_RT_EXT_CONN_LEN buffer), of which @ext_len bytes are written; @xt,
- * if not NULL, the task's fields of the time breakdown.
+ * if not NULL, the task's fields of the time breakdown; @numbered, whether
+ * it ends with its number in this CPU's log (seq).
  *
  * This is relay_write() with the record formatted in place: room for the
  * longest record is made (a sub-buffer switch leaves the rest of the old
  * one as padding, which reads skip), then only what was written is taken.
  * Interrupts are off throughout, as in relay_write(), so that nothing
- * else writes this CPU's buffer meanwhile.
+ * else writes this CPU's buffer, or takes a number of its log, meanwhile.
  */
 static __always_inline void
 tcp_rt_log_write(const struct sock *sk, enum tcp_rt_rec type, u64 start_us,
 		 const u64 *fields, unsigned int n, const char *ext,
-		 unsigned int ext_len, const struct tcp_rt_ext_task *xt)
+		 unsigned int ext_len, const struct tcp_rt_ext_task *xt,
+		 bool numbered)
 {
-	unsigned int len = xt ? TCP_RT_REC_LEN : TCP_RT_REC_LEN_BASE;
+	unsigned int len = (xt ? TCP_RT_REC_LEN : TCP_RT_REC_LEN_BASE) +
+			   (numbered ? TCP_RT_REC_LEN_SEQ : 0);
 	ktime_t start = ns_to_ktime(start_us * NSEC_PER_USEC);
 	struct rchan *chan = tcp_rt_log_chan;
 	struct timespec64 ts;
 	struct rchan_buf *buf;
 	unsigned long flags;
+	u64 seq = 0;
 	char *rec;
 
 	if (WARN_ON_ONCE(n > TCP_RT_REC_FIELDS_MAX))
@@ -379,8 +405,12 @@ tcp_rt_log_write(const struct sock *sk, enum tcp_rt_rec type, u64 start_us,
 		local_irq_restore(flags);
 		return;
 	}
+	/* only now: a record that got no room takes no number */
+	if (numbered)
+		seq = (*this_cpu_ptr(&tcp_rt_log_seq))++;
 	tcp_rt_relay_commit(buf, tcp_rt_format(rec, sk, type, &ts, fields, n,
-					       ext, ext_len, xt));
+					       ext, ext_len, xt, numbered,
+					       seq));
 	local_irq_restore(flags);
 	this_cpu_inc(tcp_rt_log_nr[type]);
 }
@@ -388,21 +418,33 @@ tcp_rt_log_write(const struct sock *sk, enum tcp_rt_rec type, u64 start_us,
 /*
  * Two copies of the writer: the time breakdown's fields cost nothing to a
  * record without them (the same code as before they existed, the same
- * room reserved).
+ * room reserved).  Each is two again, with and without seq: a record of a
+ * connection that is not numbered costs one test of @numbered more, and
+ * nothing else.
  */
 void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
 		       u64 start_us, const u64 *fields, unsigned int n,
-		       const char *ext, unsigned int ext_len)
+		       const char *ext, unsigned int ext_len, bool numbered)
 {
-	tcp_rt_log_write(sk, type, start_us, fields, n, ext, ext_len, NULL);
+	if (numbered)
+		tcp_rt_log_write(sk, type, start_us, fields, n, ext, ext_len,
+				 NULL, true);
+	else
+		tcp_rt_log_write(sk, type, start_us, fields, n, ext, ext_len,
+				 NULL, false);
 }
 
 void tcp_rt_log_record_bd(const struct sock *sk, enum tcp_rt_rec type,
 			  u64 start_us, const u64 *fields, unsigned int n,
 			  const char *ext, unsigned int ext_len,
-			  const struct tcp_rt_ext_task *xt)
+			  const struct tcp_rt_ext_task *xt, bool numbered)
 {
-	tcp_rt_log_write(sk, type, start_us, fields, n, ext, ext_len, xt);
+	if (numbered)
+		tcp_rt_log_write(sk, type, start_us, fields, n, ext, ext_len,
+				 xt, true);
+	else
+		tcp_rt_log_write(sk, type, start_us, fields, n, ext, ext_len,
+				 xt, false);
 }
 
 /* Records of @type written, on every CPU. */
@@ -425,7 +467,8 @@ int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs)
 {
 	unsigned int i;
 
-	BUILD_BUG_ON(TCP_RT_REC_LEN > TCP_RT_LOG_SUBBUF_SIZE);
+	BUILD_BUG_ON(TCP_RT_REC_LEN + TCP_RT_REC_LEN_SEQ >
+		     TCP_RT_LOG_SUBBUF_SIZE);
 	if (tcp_rt_ext_prefixes())
 		return -EINVAL;
 	for (i = 0; i < 100; i++) {

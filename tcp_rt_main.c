@@ -23,6 +23,8 @@
  *     teardown of it; one asked for at load starts at init.  It also
  *     serialises log_ext's writes, and with them the breakdown's hooks,
  *     its static key and its generation (tcp_rt_params.c holds them).
+ *   - tcp_rt_load_id is drawn by init before the status file exists, and
+ *     only read after (__ro_after_init).
  */
 
 #define pr_fmt(fmt) "tcp_rt: " fmt
@@ -32,6 +34,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
+#include <linux/random.h>
 #include <linux/rcupdate.h>
 #include <linux/seq_file.h>
 
@@ -206,7 +209,7 @@ static const struct kernel_param_ops tcp_rt_log_ext_ops = {
 
 module_param_cb(log_ext, &tcp_rt_log_ext_ops, NULL, 0644);
 MODULE_PARM_DESC(log_ext,
-		 "extension fields each record line ends with: netns,cgroup,rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited (default empty: none)");
+		 "extension fields each record line ends with: netns,cgroup,rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited,seq (default empty: none)");
 
 /* Before the hooks: a run asked for at load counts from their start. */
 static int tcp_rt_ctl_init(void)
@@ -270,6 +273,14 @@ static void tcp_rt_ctl_exit(void)
 
 static struct dentry *tcp_rt_dir;
 
+/*
+ * This load's id (status: load_id), random and never 0: log_ext's seq
+ * starts from 0 at every load, so a reader tells one load's numbers from
+ * another's (after a reload, or on another host) by it; 0 is left to
+ * mean "unknown" to tcprt.
+ */
+static u64 tcp_rt_load_id __ro_after_init;
+
 static int tcp_rt_status_show(struct seq_file *m, void *v)
 {
 	static const char * const names[TCP_RT_REC_MAX] = {
@@ -280,6 +291,7 @@ static int tcp_rt_status_show(struct seq_file *m, void *v)
 
 	tcp_rt_task_counts(&t);
 	seq_printf(m, "version %s\n", TCP_RT_VERSION);
+	seq_printf(m, "load_id %llu\n", tcp_rt_load_id);
 	seq_printf(m, "active %d\n", READ_ONCE(tcp_rt_active));
 	seq_printf(m, "tracked %d\n", t.tracked);
 	for (i = 0; i < TCP_RT_REC_MAX; i++)
@@ -337,6 +349,9 @@ static int __init tcp_rt_init(void)
 {
 	int err;
 
+	do
+		tcp_rt_load_id = get_random_u64();
+	while (!tcp_rt_load_id);
 	err = tcp_rt_params_init();
 	if (err)
 		return err;

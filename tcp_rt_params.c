@@ -118,6 +118,7 @@ const char *const tcp_rt_ext_names[TCP_RT_EXT_MAX] = {
 	[TCP_RT_EXT_RWND]	= "rwnd_limited",
 	[TCP_RT_EXT_SNDBUF]	= "sndbuf_limited",
 	[TCP_RT_EXT_APP_LIMITED] = "app_limited",
+	[TCP_RT_EXT_SEQ]	= "seq",
 };
 
 /* Written by tcp_rt_main.c's log_ext, which attaches the hooks they need. */
@@ -463,7 +464,7 @@ int tcp_rt_log_ext_parse(const char *val, unsigned int *mask)
 			    !strncmp(tok, tcp_rt_ext_names[i], n))
 				break;
 		if (i == TCP_RT_EXT_MAX) {
-			pr_err("log_ext: no field '%.*s' (netns, cgroup, rq_wait, app, sq_wait, rwnd_limited, sndbuf_limited, app_limited)\n",
+			pr_err("log_ext: no field '%.*s' (netns, cgroup, rq_wait, app, sq_wait, rwnd_limited, sndbuf_limited, app_limited, seq)\n",
 			       (int)min_t(size_t, n, 32), tok);
 			return -EINVAL;
 		}

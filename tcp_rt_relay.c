@@ -54,7 +54,8 @@ static atomic_long_t tcp_rt_relay_lapped = ATOMIC_LONG_INIT(0);
  * goes on from the oldest sub-buffer, whose first byte begins a record.
  * Only whole records are handed out: a read stops after the last newline
  * it copied, and one whose buffer cannot hold the next record fails with
- * -EINVAL, as /dev/kmsg's does (a record is at most TCP_RT_REC_LEN bytes).
+ * -EINVAL, as /dev/kmsg's does (a record is at most TCP_RT_REC_LEN +
+ * TCP_RT_REC_LEN_SEQ bytes, tcp_rt_log.c).
  *
  * A completed sub-buffer ends where its padding begins, which the writer
  * stores before subbufs_produced is raised (tcp_rt_relay_switch()); the

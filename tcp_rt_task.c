@@ -25,8 +25,9 @@
  *     client_cut, conns_sampled_out, fastopen_missed, released,
  *     released_open) are atomics.
  *   - Whether a connection is logged (log_sample), and the extension
- *     fields its records end with (log_ext), are decided once, before it
- *     is published in the table, and only read after.
+ *     fields its records end with (log_ext, whether they are numbered
+ *     included), are decided once, before it is published in the table,
+ *     and only read after.  The numbers are the log's (tcp_rt_log.c).
  *   - The time breakdown's state (struct tcp_rt_bd) is per connection,
  *     changed by its hooks only, the two that see the application's reads
  *     and writes included: they too run with the socket lock held.
@@ -146,6 +147,7 @@ struct tcp_rt_conn {
 	u64 t0;
 	u32 t1, t2, t3;
 	u8 ext_len;		/* of ext: 0 unless log_ext was set */
+	u8 numbered;		/* its records end with seq (log_ext) */
 	u64 rcv_bytes;		/* in-order data received since established */
 	u64 snd_bytes;		/* new data sent since established */
 	u64 task_rcv;		/* rcv_bytes at the task's start */
@@ -736,10 +738,10 @@ tcp_rt_conn_log(const struct tcp_rt_conn *c, const struct sock *sk,
 {
 	if (likely(c->logged) && xt)
 		tcp_rt_log_record_bd(sk, type, start_us, f, n, c->ext,
-				     c->ext_len, xt);
+				     c->ext_len, xt, c->numbered);
 	else if (likely(c->logged))
 		tcp_rt_log_record(sk, type, start_us, f, n, c->ext,
-				  c->ext_len);
+				  c->ext_len, c->numbered);
 	else
 		this_cpu_inc(tcp_rt_records_sampled_out);
 }
@@ -1152,7 +1154,8 @@ static bool tcp_rt_fastopen_data(enum tcp_rt_role role,
 /* A connection of a watched port became ESTABLISHED: track it if listed. */
 /*
  * log_ext as the connection is established is what its records carry:
- * the fields that belong to it are formatted now, once.
+ * the fields that belong to it are formatted now, once; whether they are
+ * numbered (seq) is kept, their numbers are the log's to give.
  */
 static void tcp_rt_conn_ext(struct tcp_rt_conn *c, const struct sock *sk)
 {
@@ -1162,6 +1165,7 @@ static void tcp_rt_conn_ext(struct tcp_rt_conn *c, const struct sock *sk)
 	/* the generation before the mask: tcp_rt_main.c moves it after */
 	smp_rmb();
 	mask = READ_ONCE(tcp_rt_log_ext);
+	c->numbered = !!(mask & BIT(TCP_RT_EXT_SEQ));
 	if (unlikely(mask & TCP_RT_EXT_CONN))
 		c->ext_len = tcp_rt_log_ext_conn(sk, mask & TCP_RT_EXT_CONN,
 						 c->ext);

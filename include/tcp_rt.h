@@ -49,7 +49,9 @@ enum tcp_rt_rec {
  * (docs/records.md; the spec's section 6).  A field is a line here, a name
  * in tcp_rt_params.c and its value in tcp_rt_log.c.  Those of the
  * connection (netns, cgroup) are formatted once, when it is established,
- * into TCP_RT_EXT_CONN_LEN bytes of its state.
+ * into TCP_RT_EXT_CONN_LEN bytes of its state; the breakdown's are a
+ * task's; seq is neither: the writer numbers the record as it writes it
+ * into its CPU's log, so it can only come last.
  */
 enum tcp_rt_ext {
 	TCP_RT_EXT_NETNS,	/* the connection's network namespace inode */
@@ -61,15 +63,19 @@ enum tcp_rt_ext {
 	TCP_RT_EXT_RWND,
 	TCP_RT_EXT_SNDBUF,
 	TCP_RT_EXT_APP_LIMITED,
+	TCP_RT_EXT_SEQ,		/* the record's number in its CPU's log */
 	TCP_RT_EXT_MAX,
 };
 
 #define TCP_RT_EXT_CONN		(BIT(TCP_RT_EXT_NETNS) | BIT(TCP_RT_EXT_CGROUP))
 /* " netns=" + 10 digits, " cgroup=" + 20: 45, copied as 48 */
 #define TCP_RT_EXT_CONN_LEN	48
+/* the breakdown's fields: TCP_RT_EXT_TASK_FIRST up to, not with, _END */
 #define TCP_RT_EXT_TASK_FIRST	TCP_RT_EXT_RQ_WAIT
-#define TCP_RT_EXT_TASK_N	(TCP_RT_EXT_MAX - TCP_RT_EXT_TASK_FIRST)
-#define TCP_RT_EXT_BD		GENMASK(TCP_RT_EXT_MAX - 1, TCP_RT_EXT_TASK_FIRST)
+#define TCP_RT_EXT_TASK_END	TCP_RT_EXT_SEQ
+#define TCP_RT_EXT_TASK_N	(TCP_RT_EXT_TASK_END - TCP_RT_EXT_TASK_FIRST)
+#define TCP_RT_EXT_BD		GENMASK(TCP_RT_EXT_TASK_END - 1,	\
+					TCP_RT_EXT_TASK_FIRST)
 /* the longest: " sndbuf_limited=" and the like, each with 10 digits */
 #define TCP_RT_EXT_TASK_LEN	(66 + TCP_RT_EXT_TASK_N * 10)
 
@@ -234,11 +240,11 @@ unsigned int tcp_rt_log_ext_conn(const struct sock *sk, unsigned int mask,
 				 char *text);
 void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
 		       u64 start_us, const u64 *fields, unsigned int n,
-		       const char *ext, unsigned int ext_len);
+		       const char *ext, unsigned int ext_len, bool numbered);
 void tcp_rt_log_record_bd(const struct sock *sk, enum tcp_rt_rec type,
 			  u64 start_us, const u64 *fields, unsigned int n,
 			  const char *ext, unsigned int ext_len,
-			  const struct tcp_rt_ext_task *xt);
+			  const struct tcp_rt_ext_task *xt, bool numbered);
 u64 tcp_rt_log_records(enum tcp_rt_rec type);
 unsigned long tcp_rt_log_overwritten(void);
 

@@ -179,6 +179,9 @@ static const struct bad_value bad_values[] = {
 	{ "log_ext", "netns cgroup" },
 	{ "log_ext", "NETNS" },
 	{ "log_ext", "netns,,cgroup" },
+	{ "log_ext", "seq," },
+	{ "log_ext", "SEQ" },
+	{ "log_ext", "seqs" },
 	{ "netns", "abc" },
 	{ "netns", "0" },
 	{ "netns", "-1" },
@@ -263,6 +266,19 @@ TEST(load_time_bad_values_refused)
 	ASSERT_EQ(0, unload());
 }
 
+/* log_ext's seq at load, with the others: read back last. */
+TEST(load_time_log_ext_seq)
+{
+	char val[256];
+
+	if (loaded())
+		ASSERT_EQ(0, unload());
+	ASSERT_EQ(0, load("lports=80 log_ext=seq,netns"));
+	ASSERT_EQ(0, read_param("log_ext", val, sizeof(val)));
+	EXPECT_STREQ("netns,seq\n", val);
+	ASSERT_EQ(0, unload());
+}
+
 FIXTURE(runtime) {
 	int unused;
 };
@@ -323,6 +339,9 @@ TEST_F(runtime, good_values_accepted)
 		{ "log_ext", "cgroup,netns" },
 		{ "log_ext", "netns\n" },
 		{ "log_ext", "cgroup,cgroup" },
+		/* seq, wherever it is given, comes last */
+		{ "log_ext", "seq,cgroup,netns" },
+		{ "log_ext", "seq\n" },
 		{ "log_ext", "\n" },
 		{ "netns", "4026531840,4294967295,1" },
 		{ "netns", "\n" },
@@ -331,7 +350,8 @@ TEST_F(runtime, good_values_accepted)
 		"81,82,83,84,85,86\n", "443\n", "\n", "1,65535\n",
 		"10,20,30,40,50,60\n", "6380\n", "1,1\n", "1\n", "1\n",
 		"16777216\n", "65536\n", "16\n",
-		"netns,cgroup\n", "netns\n", "cgroup\n", "\n",
+		"netns,cgroup\n", "netns\n", "cgroup\n", "netns,cgroup,seq\n",
+		"seq\n", "\n",
 		"4026531840,4294967295,1\n", "\n",
 	};
 	char val[256];

@@ -47,7 +47,7 @@ series_ran() {
 case_status_keys() {
 	local k
 	mod_load
-	for k in version active tracked records_R records_W records_N \
+	for k in version load_id active tracked records_R records_W records_N \
 		 records_P records_E log_subbufs_overwritten reads_lapped stats_lines client_cut \
 		 alloc_failed pool_empty probe_missed conns_sampled_out fastopen_missed \
 		 released released_open hook_check hook_check_us \

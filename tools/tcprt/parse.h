@@ -9,7 +9,7 @@
 #include "record.h"
 
 /*
- * The longest line accepted: tcp_rt writes at most 522 bytes before the
+ * The longest line accepted: tcp_rt writes at most 547 bytes before the
  * '\n' (docs/records.md, every log_ext field); room for fields a later
  * module adds, while a malformed line of this length, escaped, still fits
  * in one fleet message (frame.h).

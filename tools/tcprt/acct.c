@@ -253,6 +253,9 @@ void acct_log(const struct acct_read *e, size_t n, const struct spans *stored,
 		}
 		sent = sent < lo ? lo : sent > hi ? hi : sent;
 		unsent = (hi - sent) - spans_count_in(stored, sent, hi);
+		/* skipped there: RELAY already */
+		if (e[i].has_l1)
+			unsent = sub0(unsent, e[i].v[CPU_UNSENT_SKIPPED]);
 		if (e[i].live)
 			out->in_flight = add_sat(out->in_flight, unsent);
 		else

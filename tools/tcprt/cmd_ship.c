@@ -274,8 +274,9 @@ static void flush_data(struct ship *s)
 	 */
 	ok = sock_send(s, msg, len, s->down ? 0 : s->send_wait_us);
 	s->e->sent_seq = s->hdr.seq + s->hdr.n;
-	if (s->mslot && s->mlast + 1 > s->mslot->sent_next)
-		s->mslot->sent_next = s->mlast + 1;
+	if (s->mslot)
+		ship_slot_sent(s->mslot, s->mlast + 1, s->mnum);
+	STATE_ORDER();
 	if (ok) {
 		s->sent += s->hdr.n;
 		s->messages++;
@@ -304,21 +305,29 @@ static void status_line(const char *key, uint64_t v, void *arg)
 	}
 }
 
-/* A control message (C1 or L1) of @len bytes at @msg + prefix: signed, sent. */
-static bool send_signed(struct ship *s, char *msg, size_t len, bool final)
+/*
+ * A control message (C1 or L1) of @len bytes at @msg + prefix: signed,
+ * sent.  An L1 does not wait once a message was refused (as data
+ * messages): a host of many logs would otherwise stall ship for their
+ * number of --send-wait while its relay fills; the refused ones go again
+ * next time.  A C1 waits as it always did (a final one longer).
+ */
+static bool send_signed(struct ship *s, char *msg, size_t len, bool final,
+			bool l1)
 {
 	size_t p = sizeof(SYSLOG_PREFIX) - 1;
+	uint64_t wait = final ? FINAL_SEND_WAIT_US : s->send_wait_us;
 
 	memcpy(msg, SYSLOG_PREFIX, p);
 	len = sign_msg(s, msg, p, len);
-	return sock_send(s, msg, len, final ? FINAL_SEND_WAIT_US : s->send_wait_us);
+	return sock_send(s, msg, len, l1 && s->down ? 0 : wait);
 }
 
 /* The sum that tells whether a slot moved since its last L1. */
 static uint64_t slot_sum(const struct ship_slot *sl)
 {
 	return sl->first + sl->read_next + sl->sent_next + sl->relay_skipped +
-	       sl->cap_dropped + sl->refused + 1;
+	       sl->cap_dropped + sl->refused + sl->unsent_skipped + 1;
 }
 
 /*
@@ -349,8 +358,9 @@ static bool send_slots(struct ship *s, struct ship_epoch *e, uint64_t ctl_seq,
 		c.v[CPU_CAP_DROPPED] = sl->cap_dropped;
 		c.v[CPU_REFUSED] = sl->refused;
 		c.v[CPU_FINAL] = final;
+		c.v[CPU_UNSENT_SKIPPED] = sl->unsent_skipped;
 		len = frame_cpu(msg + off, sizeof(msg) - off, &c);
-		if (send_signed(s, msg, len, final))
+		if (send_signed(s, msg, len, final, true))
 			sl->reported = slot_sum(sl);
 		else
 			ok = false;
@@ -384,7 +394,7 @@ static bool send_account(struct ship *s, struct ship_epoch *e,
 	c.v[CTL_SENT_SEQ] = e->sent_seq;
 	c.v[CTL_INTERVAL_US] = e->interval_us;
 	len = frame_ctl(msg + off, sizeof(msg) - off, &c);
-	return send_signed(s, msg, len, final) && ok;
+	return send_signed(s, msg, len, final, false) && ok;
 }
 
 /*
@@ -429,11 +439,17 @@ static bool send_ctl(struct ship *s, bool final)
 	return ok;
 }
 
-/* The slot of (@load_id, @cpu): the last one's, most often. */
+/*
+ * The slot of (@load_id, @cpu): the last one's, most often.  None for
+ * load 0 (not known: no status file, or read before the module made it):
+ * those records go as D1, accounted by epoch only.
+ */
 static struct ship_slot *slot_for(struct ship *s, uint64_t load_id, int cpu)
 {
 	struct ship_slot *sl = s->last_slot;
 
+	if (!load_id)
+		return NULL;
 	if (sl && sl->load_id == load_id && sl->cpu == cpu)
 		return sl;
 	sl = ship_slot_of(s->e, load_id, cpu);
@@ -462,7 +478,7 @@ static void chunk_read(const char *buf, size_t len, int cpu, uint64_t load_id,
 
 	if (sl)
 		ship_chunk(sl, buf, len, &s->backwards);
-	else
+	else if (load_id)
 		s->e->slots_full++;
 }
 
@@ -482,15 +498,20 @@ static void ship_line(const char *line, size_t len, int cpu, uint64_t load_id,
 	if (r && rec_has_ext(r, EXT_SEQ)) {
 		sl = slot_for(s, load_id, cpu);
 		rseq = r->ext[EXT_SEQ];
-		if (sl && (sl->used != 2 || rseq < sl->first))
-			sl = NULL;	/* a number that went back: not its */
+		/* a number handed on before, or not read (ship_chunk): not its */
+		if (sl && (sl->used != 2 || rseq < sl->line_next ||
+			   rseq >= sl->read_next))
+			sl = NULL;
+		if (sl)
+			sl->line_next = rseq + 1;
 	}
 	if (!bucket_take(&s->cap, len + 1, mono_us())) {
 		flush_data(s);		/* a message holds consecutive numbers */
 		/* the numbers first: a kill between counts it nowhere */
 		s->e->sent_seq = seq + 1;
-		if (sl && rseq + 1 > sl->sent_next)
-			sl->sent_next = rseq + 1;
+		if (sl)
+			ship_slot_sent(sl, rseq + 1, 1);
+		STATE_ORDER();
 		s->e->cap_dropped++;
 		if (sl)
 			sl->cap_dropped++;

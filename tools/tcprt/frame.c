@@ -32,6 +32,7 @@ const char *const cpu_field_name[CPU_NFIELDS] = {
 	[CPU_CAP_DROPPED] = "cap_dropped",
 	[CPU_REFUSED] = "refused",
 	[CPU_FINAL] = "final",
+	[CPU_UNSENT_SKIPPED] = "unsent_skipped",
 };
 
 static bool host_char(char c)
@@ -332,6 +333,15 @@ bool frame_parse_cpu(const char *msg, size_t len, struct frame_cpu *c,
 	    v[CPU_REFUSED] > span - lost - v[CPU_CAP_DROPPED])
 		return WHY("relay_skipped, cap_dropped and refused count more numbers than the %llu of [first, read_next)",
 			   (unsigned long long)span);
+	/*
+	 * Not checked against [sent_next, read_next): a sender killed
+	 * between moving sent_next and lowering it leaves it past that; the
+	 * account clamps it.
+	 */
+	if (v[CPU_UNSENT_SKIPPED] > lost)
+		return WHY("unsent_skipped %llu past relay_skipped %llu",
+			   (unsigned long long)v[CPU_UNSENT_SKIPPED],
+			   (unsigned long long)lost);
 	return true;
 }
 

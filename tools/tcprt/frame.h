@@ -36,6 +36,7 @@
  *
  *   L1 <host> <epoch> <ctl_seq> <load_id> <cpu> <first> <read_next>
  *      <sent_next> <relay_skipped> <cap_dropped> <refused> <final>
+ *      <unsent_skipped>
  *	the epoch's account of one log (load_id, cpu) by the module's own
  *	record numbers, cumulative, sent with the C1 of the same ctl_seq
  *	when it changed (and with every final one): first, the number of
@@ -46,7 +47,11 @@
  *	read by another reader), cap_dropped or refused (numbered records
  *	dropped by the cap, refused by rsyslog); [sent_next, read_next) were
  *	read and not yet handed over.  first <= sent_next <= read_next; final
- *	as C1's.
+ *	as C1's.  unsent_skipped: those of relay_skipped at or past
+ *	sent_next (skipped between numbers read and not yet handed over), so
+ *	that a dead sender's [sent_next, read_next) counts them once, as
+ *	skipped; at most relay_skipped (and read_next - sent_next, but
+ *	for a sender killed between two stores: the account clamps it).
  *
  * host: 1 to 64 of [A-Za-z0-9._-]; epoch: a random number drawn at each
  * start of tcprt ship, so that a restart never reuses (epoch, seq).
@@ -106,7 +111,7 @@ extern const char *const ctl_field_name[CTL_NFIELDS];
 /* L1's fields after host, epoch, ctl_seq, load_id and cpu */
 enum cpu_field {
 	CPU_FIRST, CPU_READ_NEXT, CPU_SENT_NEXT, CPU_RELAY_SKIPPED,
-	CPU_CAP_DROPPED, CPU_REFUSED, CPU_FINAL, CPU_NFIELDS
+	CPU_CAP_DROPPED, CPU_REFUSED, CPU_FINAL, CPU_UNSENT_SKIPPED, CPU_NFIELDS
 };
 
 struct frame_cpu {

@@ -223,6 +223,9 @@ static bool fill(struct input *in, struct input_file *f)
 	if (n > 0) {
 		f->clen = (size_t)n;
 		f->cpos = 0;
+		/* opened before the module wrote what tags it: ask again */
+		if (!f->tag && in->open_fn && !f->is_stats)
+			f->tag = in->open_fn(f->cpu, in->ctx);
 		if (in->chunk_fn && !f->is_stats)
 			in->chunk_fn(f->chunk, f->clen, f->cpu, f->tag, in->ctx);
 		return true;

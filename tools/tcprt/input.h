@@ -50,7 +50,10 @@ struct input {
 	 */
 	void (*chunk_fn)(const char *buf, size_t len, int cpu, uint64_t tag,
 			 void *ctx);
-	/* If set, gives each log file its tag when it is opened. */
+	/*
+	 * If set, gives each log file its tag when it is opened, and again
+	 * before each chunk while the tag is 0.
+	 */
 	uint64_t (*open_fn)(int cpu, void *ctx);
 	uint64_t records;	/* valid lines */
 	uint64_t bad;		/* malformed lines */

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,14 +41,52 @@ static bool state_valid(const struct ship_state *st)
  * an older dead one not closed yet (its successor died too before it
  * could send) is dropped: the central shows that epoch as ended.
  */
+/* @e read no numbered record and numbered no line: nothing to account. */
+static bool epoch_empty(const struct ship_epoch *e)
+{
+	unsigned int i;
+
+	if (e->next_seq)
+		return false;
+	for (i = 0; i < SHIP_STATE_SLOTS; i++)
+		if (e->slot[i].used == 2)
+			return false;
+	return true;
+}
+
+/*
+ * The running epoch of a ship that died becomes the dead one to close;
+ * an older dead one not closed yet (its successor died too before it
+ * could send) is dropped: the central shows that epoch as ended.  A
+ * successor that died having read nothing leaves the older in place.
+ * The epoch number goes first: a kill in the middle of the clearing
+ * leaves an epoch 0, which is none.
+ */
 static void state_take_over(struct ship_state *st, uint64_t *dropped)
 {
 	if (st->cur.epoch && !st->cur.closed) {
-		if (st->dead.epoch && !st->dead.closed)
-			(*dropped)++;
-		memcpy(&st->dead, &st->cur, sizeof(st->dead));
+		bool pending = st->dead.epoch && !st->dead.closed;
+
+		if (!pending || !epoch_empty(&st->cur)) {
+			if (pending)
+				(*dropped)++;
+			st->dead.epoch = 0;
+			STATE_ORDER();
+			memcpy(&st->dead, &st->cur, sizeof(st->dead));
+		}
 	}
+	st->cur.epoch = 0;
+	STATE_ORDER();
 	memset(&st->cur, 0, sizeof(st->cur));
+}
+
+/* The file starts with the magic (of any version): a state file of ship. */
+static bool state_is_ours(int fd)
+{
+	char magic[sizeof(STATE_MAGIC) - 1];
+
+	return pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+	       !memcmp(magic, STATE_MAGIC, sizeof(magic));
 }
 
 static struct ship_state *map_anon(void)
@@ -80,18 +119,30 @@ struct ship_state *ship_state_open(const char *path, uint64_t *dropped)
 		    strerror(errno));
 	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))
 		die(EXIT_RUNTIME, "ship: state file %s: not a regular file", path);
+	/* another user's file, or a second name of another file: not ours */
+	if (sb.st_uid != geteuid() || sb.st_nlink != 1)
+		die(EXIT_RUNTIME, "ship: state file %s: %s", path,
+		    sb.st_uid != geteuid() ? "owned by another user" :
+		    "has other names (hard links)");
+	if (sb.st_size && !state_is_ours(fd))
+		die(EXIT_RUNTIME, "ship: state file %s: not a state file of tcprt ship; give --state a path of its own",
+		    path);
 	/* it names hosts and counts their records: its owner's alone */
 	if ((sb.st_mode & 077) && fchmod(fd, 0600) < 0)
 		die(EXIT_RUNTIME, "ship: state file %s: chmod 0600: %s", path,
 		    strerror(errno));
 	if ((size_t)sb.st_size != sizeof(*st) && ftruncate(fd, sizeof(*st)) < 0)
 		die(EXIT_RUNTIME, "ship: state file %s: %s", path, strerror(errno));
+	/* every block now: a store to a hole on a full disk would be SIGBUS */
+	errno = posix_fallocate(fd, 0, sizeof(*st));
+	if (errno)
+		die(EXIT_RUNTIME, "ship: state file %s: %s", path, strerror(errno));
 	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (st == MAP_FAILED)
 		die(EXIT_RUNTIME, "ship: state file %s: mmap: %s", path,
 		    strerror(errno));
 	if (sb.st_size && !state_valid(st))
-		warnx_("ship: state file %s is not of this tcprt (or damaged): started anew; an epoch it held is shown as ended by the central",
+		warnx_("ship: state file %s is of another version of tcprt: started anew; an epoch it held is shown as ended by the central",
 		       path);
 	if (!state_valid(st))
 		state_init(st);
@@ -155,17 +206,21 @@ bool ship_line_seq(const char *line, size_t len, uint64_t *seq)
 	if (d == len || d < sizeof(key) - 1 ||
 	    memcmp(line + d - (sizeof(key) - 1), key, sizeof(key) - 1))
 		return false;
-	return parse_u64(line + d, len - d, seq);
+	return parse_u64(line + d, len - d, seq) && *seq != UINT64_MAX;
 }
 
 /* A numbered line read: the slot's counters move. */
 static void slot_read(struct ship_slot *s, uint64_t seq, uint64_t *backwards)
 {
+	uint64_t skipped;
+
 	if (s->used == 1) {
 		/* its first: the epoch's account of this log starts here */
 		s->first = seq;
 		s->sent_next = seq;
+		s->line_next = seq;
 		s->read_next = seq + 1;
+		STATE_ORDER();
 		s->used = 2;
 		return;
 	}
@@ -173,8 +228,29 @@ static void slot_read(struct ship_slot *s, uint64_t seq, uint64_t *backwards)
 		(*backwards)++;
 		return;
 	}
-	s->relay_skipped += seq - s->read_next;
+	/*
+	 * read_next first, relay_skipped then unsent_skipped: at any point
+	 * a kill leaves an account L1's checks take (frame.h).
+	 */
+	skipped = seq - s->read_next;
 	s->read_next = seq + 1;
+	STATE_ORDER();
+	s->relay_skipped += skipped;
+	STATE_ORDER();
+	s->unsent_skipped += skipped;
+}
+
+void ship_slot_sent(struct ship_slot *s, uint64_t to, uint64_t handled)
+{
+	uint64_t skipped;
+
+	if (to <= s->sent_next)
+		return;
+	skipped = to - s->sent_next - handled;
+	/* sent_next first: a kill between counts them nowhere, never twice */
+	s->sent_next = to;
+	STATE_ORDER();
+	s->unsent_skipped -= skipped < s->unsent_skipped ? skipped : s->unsent_skipped;
 }
 
 /* The line @p .. @p + @n (no newline), after what the slot kept of it. */

@@ -19,12 +19,20 @@
 #ifndef TCPRT_SHIP_STATE_H
 #define TCPRT_SHIP_STATE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "frame.h"
 
 #define SHIP_STATE_SLOTS	4096
+
+/*
+ * Between two stores to the state whose order a kill may split: the
+ * compiler keeps them in program order (a kill stops this thread
+ * between two instructions; no other reads the map meanwhile).
+ */
+#define STATE_ORDER()	atomic_signal_fence(memory_order_seq_cst)
 
 /* One (load, CPU) of an epoch: L1's counters (frame.h), as they stand. */
 struct ship_slot {
@@ -35,6 +43,10 @@ struct ship_slot {
 	uint64_t read_next;	/* one past the highest read from the relay */
 	uint64_t sent_next;	/* below it: handed over, or counted */
 	uint64_t relay_skipped, cap_dropped, refused;
+	/* of relay_skipped, those at or past sent_next (L1's unsent_skipped) */
+	uint64_t unsent_skipped;
+	/* one past the number of the last line handed on (ship_line) */
+	uint64_t line_next;
 	uint64_t reported;	/* the counters' sum when last sent in an L1 */
 	/* the end of a line cut at a chunk's end, for its seq */
 	uint32_t tail_len;
@@ -79,8 +91,16 @@ void ship_state_close(struct ship_state *st);
 struct ship_slot *ship_slot_of(struct ship_epoch *e, uint64_t load_id, int cpu);
 
 /*
+ * The slot's sent_next moves to @to, past @handled numbered lines handed
+ * on since it was last moved: the numbers skipped in between leave
+ * unsent_skipped (they are below sent_next now).
+ */
+void ship_slot_sent(struct ship_slot *s, uint64_t to, uint64_t handled);
+
+/*
  * The module seq a log line ends with (" seq=N" last), or false when it
- * has none.  @line: the line without its newline.
+ * has none (or N is 2^64 - 1, which no record reaches: one past it would
+ * wrap).  @line: the line without its newline.
  */
 bool ship_line_seq(const char *line, size_t len, uint64_t *seq);
 

@@ -120,7 +120,8 @@ ORDER BY (host, epoch, ctl_seq);
 -- the log of (load_id, cpu), the numbers in [first, read_next) were read
 -- or skipped by the epoch; of [first, sent_next), each was handed to the
 -- host's rsyslog or counted in relay_skipped (never seen: overwritten in
--- the relay, or read by another reader), cap_dropped or refused.  The one
+-- the relay, or read by another reader), cap_dropped or refused;
+-- unsent_skipped: those of relay_skipped in [sent_next, read_next).  The one
 -- with the highest ctl_seq of (host, epoch, load_id, cpu) is the account.
 CREATE TABLE IF NOT EXISTS tcprt.cpu_accounts (
     host String,
@@ -135,7 +136,8 @@ CREATE TABLE IF NOT EXISTS tcprt.cpu_accounts (
     relay_skipped UInt64,
     cap_dropped UInt64,
     refused UInt64,
-    final UInt8
+    final UInt8,
+    unsent_skipped UInt64
 ) ENGINE = ReplacingMergeTree
 ORDER BY (host, epoch, load_id, cpu, ctl_seq);
 

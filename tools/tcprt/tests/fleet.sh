@@ -297,7 +297,7 @@ fault_run() {	# host-id fault-fn [n]
 }
 
 spool_count() {	# host: its data messages in the spool (signed or not)
-	cat $F/spool/*.frames 2> /dev/null | grep -c -E "^(S1 [0-9a-f]{32} )?D1 $1 "
+	cat $F/spool/*.frames 2> /dev/null | grep -c -E "^(S1 [0-9a-f]{32} )?D[12] $1 "
 }
 
 kill_central() {	# host
@@ -927,22 +927,22 @@ case_numbered() {
 		$d2 901 5 0 555 2 ${r}16|${r}17|
 		$d2 901 8 0 555 1 ${r}19|
 		C1 seq-a 901 5 1795218000000000 1795218100000000 9 1 0 0 1 0 0 0 0 1 9 10000000
-		L1 seq-a 901 5 555 0 10 20 20 1 1 0 1
+		L1 seq-a 901 5 555 0 10 20 20 1 1 0 1 0
 		$d2 902 0 0 555 5 ${r}25|${r}26|${r}27|${r}28|${r}29|
 		$d2 902 5 0 555 2 ${r}30|${r}31|
 		C1 seq-a 902 3 1795218200000000 1795218300000000 10 0 0 0 1 0 0 0 0 2 5 10000000
-		L1 seq-a 902 3 555 0 25 35 30 0 0 0 2
+		L1 seq-a 902 3 555 0 25 35 30 0 0 0 2 0
 		$d2 903 0 0 555 3 ${r}35|${r}36|${r}37|
 		C1 seq-a 903 0 1795218400000000 1795218500000000 3 0 0 0 1 0 0 0 0 0 3 10000000
-		L1 seq-a 903 0 555 0 35 40 38 0 0 0 0
+		L1 seq-a 903 0 555 0 35 40 38 0 0 0 0 0
 		$d2 903 3 0 555 1 ${r}40|
 		$d2 903 5 0 555 1 ${r}42|
 		D1 seq-b 905 0 0 5 ${r}0|${r}1|${r}2|${r}3|${r}4|
 		D1 seq-b 905 6 0 1 ${r}6|
 		C1 seq-b 905 4 1795218000000000 1795218100000000 10 0 0 0 0 0 0 0 0 0 6 100000
-		L1 seq-a 904 0 555 1 10 20 21 0 0 0 0
+		L1 seq-a 904 0 555 1 10 20 21 0 0 0 0 0
 	EOF
-	echo "L1 seq-a 906 0 555 2 0 1 1 0 0 0 0" >> $F/spool/2099050100.frames
+	echo "L1 seq-a 906 0 555 2 0 1 1 0 0 0 0 0" >> $F/spool/2099050100.frames
 	WAIT_S=$SETTLE_S wait_until "seq-a's and seq-b's messages loaded" eval \
 		'[ "$(sql "SELECT count() FROM tcprt.records WHERE host IN ('"'seq-a', 'seq-b'"')")" = 25 ]' ||
 		fail "records not loaded: $(sql "SELECT count() FROM tcprt.records WHERE host IN ('seq-a', 'seq-b')")"

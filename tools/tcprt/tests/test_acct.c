@@ -236,7 +236,13 @@ static void model_log(struct model *m)
 			unsigned int r = (unsigned int)pick(10);
 
 			m->live_of[j] = live;
-			if (no_l1 || j >= e->v[CPU_SENT_NEXT]) {
+			if (!no_l1 && j >= e->v[CPU_SENT_NEXT] && j > lo && j < hi - 1 &&
+			    r == 4) {
+				/* skipped between numbers read and not
+				 * handed over: the relay's, once */
+				m->fate[j] = F_RELAY;
+				e->v[CPU_UNSENT_SKIPPED]++;
+			} else if (no_l1 || j >= e->v[CPU_SENT_NEXT]) {
 				/* read, not handed over, or handed over just
 				 * before the kill, and stored */
 				m->fate[j] = r < 4 ? F_STORED : F_UNSENT;

@@ -268,6 +268,7 @@ static void test_cpu(void)
 	c.v[CPU_CAP_DROPPED] = UINT64_MAX / 4;
 	c.v[CPU_REFUSED] = UINT64_MAX / 4;
 	c.v[CPU_FINAL] = 2;
+	c.v[CPU_UNSENT_SKIPPED] = 1;
 	n = frame_cpu(msg, sizeof(msg), &c);
 	ok(n <= 400 && !memcmp(msg, "L1 ", 3) && frame_kind(msg, n) == 'L' &&
 	   frame_parse_cpu(msg, n, &d, why) && !strcmp(c.host, d.host) &&
@@ -291,27 +292,28 @@ static void test_cpu_defects(void)
 {
 	struct frame_cpu c;
 	char why[PARSE_WHY_MAX] = "";
-	const char *good = "L1 h 1 2 3 4 10 20 15 3 1 1 0";
+	const char *good = "L1 h 1 2 3 4 10 20 15 3 1 1 0 0";
 
 	ok(frame_parse_cpu(good, strlen(good), &c, why) && c.cpu == 4 &&
 	   c.v[CPU_FIRST] == 10 && c.v[CPU_READ_NEXT] == 20 &&
 	   c.v[CPU_SENT_NEXT] == 15 && c.v[CPU_RELAY_SKIPPED] == 3,
-	   "L1 h 1 2 3 4 10 20 15 3 1 1 0: taken %s", why);
-	cpu_refused("L1 h 1 2 0 4 10 20 15 3 1 1 0", "load id 0");
-	cpu_refused("L1 h 1 2 3 65536 10 20 15 3 1 1 0", "cpu 65536");
-	cpu_refused("L1 h 1 2 3 -2 10 20 15 3 1 1 0", "cpu -2");
-	cpu_refused("L1 h 1 2 3 4 16 20 15 3 1 1 0", "first past sent_next");
-	cpu_refused("L1 h 1 2 3 4 10 14 15 3 1 1 0", "sent_next past read_next");
-	cpu_refused("L1 h 1 2 3 4 10 20 15 11 0 0 0", "more skipped than [first, read_next) holds");
-	cpu_refused("L1 h 1 2 3 4 10 20 15 3 4 4 0", "skipped, dropped and refused past it");
-	cpu_refused("L1 h 1 2 3 4 0 18446744073709551615 5 18446744073709551615 1 1 0",
+	   "L1 h 1 2 3 4 10 20 15 3 1 1 0 0: taken %s", why);
+	cpu_refused("L1 h 1 2 0 4 10 20 15 3 1 1 0 0", "load id 0");
+	cpu_refused("L1 h 1 2 3 65536 10 20 15 3 1 1 0 0", "cpu 65536");
+	cpu_refused("L1 h 1 2 3 -2 10 20 15 3 1 1 0 0", "cpu -2");
+	cpu_refused("L1 h 1 2 3 4 16 20 15 3 1 1 0 0", "first past sent_next");
+	cpu_refused("L1 h 1 2 3 4 10 14 15 3 1 1 0 0", "sent_next past read_next");
+	cpu_refused("L1 h 1 2 3 4 10 20 15 11 0 0 0 0", "more skipped than [first, read_next) holds");
+	cpu_refused("L1 h 1 2 3 4 10 20 15 3 4 4 0 0", "skipped, dropped and refused past it");
+	cpu_refused("L1 h 1 2 3 4 0 18446744073709551615 5 18446744073709551615 1 1 0 0",
 		    "counts that wrap when added");
-	cpu_refused("L1 h 1 2 3 4 10 20 15 3 1 1 3", "final 3");
-	cpu_refused("L1 h 1 2 3 4 10 20 15 3 1 1", "a field missing");
-	cpu_refused("L1 h 1 2 3 4 10 20 15 3 1 1 0 0", "a field too many");
-	cpu_refused("L1 h 1 2 3 4 10 20 15 3 1 1 x", "a field that is no number");
-	cpu_refused("L1 h 1 2 3 4 10 20 15 3 1 1 18446744073709551616", "a number past 64 bits");
-	cpu_refused("L1 h!x 1 2 3 4 10 20 15 3 1 1 0", "a bad host id");
+	cpu_refused("L1 h 1 2 3 4 10 20 15 3 1 1 3 0", "final 3");
+	cpu_refused("L1 h 1 2 3 4 10 20 15 3 1 1 0", "a field missing");
+	cpu_refused("L1 h 1 2 3 4 10 20 15 3 1 1 0 4", "unsent_skipped past relay_skipped");
+	cpu_refused("L1 h 1 2 3 4 10 20 15 3 1 1 0 0 0", "a field too many");
+	cpu_refused("L1 h 1 2 3 4 10 20 15 3 1 1 x 0", "a field that is no number");
+	cpu_refused("L1 h 1 2 3 4 10 20 15 3 1 1 18446744073709551616 0", "a number past 64 bits");
+	cpu_refused("L1 h!x 1 2 3 4 10 20 15 3 1 1 0 0", "a bad host id");
 	cpu_refused("L2 h 1 2 3 4 10 20 15 3 1 1 0", "L2");
 }
 

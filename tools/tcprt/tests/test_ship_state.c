@@ -25,9 +25,12 @@ static void test_line_seq(void)
 
 	ok(ship_line_seq(R_LINE " seq=0", sizeof(R_LINE " seq=0") - 1, &v) && v == 0,
 	   "seq=0 at the end");
-	ok(ship_line_seq(R_LINE " netns=5 app=3 seq=18446744073709551615",
-			 sizeof(R_LINE " netns=5 app=3 seq=18446744073709551615") - 1, &v) &&
-	   v == UINT64_MAX, "seq after other fields, up to 2^64 - 1");
+	ok(ship_line_seq(R_LINE " netns=5 app=3 seq=18446744073709551614",
+			 sizeof(R_LINE " netns=5 app=3 seq=18446744073709551614") - 1, &v) &&
+	   v == UINT64_MAX - 1, "seq after other fields, up to 2^64 - 2");
+	ok(!ship_line_seq(R_LINE " seq=18446744073709551615",
+			  sizeof(R_LINE " seq=18446744073709551615") - 1, &v),
+	   "2^64 - 1: no record reaches it (one past would wrap)");
 	ok(!ship_line_seq(R_LINE, sizeof(R_LINE) - 1, &v), "no seq");
 	ok(!ship_line_seq(R_LINE " seq=5 netns=3", sizeof(R_LINE " seq=5 netns=3") - 1, &v),
 	   "seq not last: not the module's");
@@ -75,8 +78,16 @@ static void test_chunks(void)
 	n = (size_t)sprintf(buf, R_LINE "\ngarbage\n");
 	n = lines(buf, n, 45, 47);
 	ship_chunk(s, buf, n, &back);
-	ok(s->read_next == 47 && s->relay_skipped == 15 && back == 0,
-	   "lines without a number are not counted");
+	ok(s->read_next == 47 && s->relay_skipped == 15 && s->unsent_skipped == 15 &&
+	   back == 0, "lines without a number are not counted");
+	/* handed over: 10..24 (15 lines), then 40..46 (7): the skipped leave */
+	ship_slot_sent(s, 25, 15);
+	ok(s->sent_next == 25 && s->unsent_skipped == 15, "10..24 handed over: none skipped there");
+	ship_slot_sent(s, 47, 7);
+	ok(s->sent_next == 47 && s->unsent_skipped == 0 && s->relay_skipped == 15,
+	   "40..46 handed over: the 15 skipped before them are below sent_next now");
+	ship_slot_sent(s, 40, 1);
+	ok(s->sent_next == 47, "sent_next never goes back");
 	n = lines(buf, 0, 30, 31);
 	ship_chunk(s, buf, n, &back);
 	ok(back == 1 && s->read_next == 47, "a number that goes back: counted aside");
@@ -121,7 +132,7 @@ static void test_full(void)
 
 static void test_file(void)
 {
-	char dir[] = "/tmp/tcprt-shipstate.XXXXXX", path[256];
+	char dir[] = "/tmp/tcprt-shipstate.XXXXXX", path[256], dir2[300];
 	struct ship_state *st;
 	struct stat sb;
 	uint64_t dropped = 9;
@@ -176,8 +187,10 @@ static void test_file(void)
 	waitpid(pid, &status, 0);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) != 0, "a second ship on a locked file: refused");
 
-	/* it dies too before closing: the older dead one is dropped, counted */
+	/* it dies too before closing, having read: the older dead one is
+	 * dropped, counted */
 	st->cur.epoch = 5000;
+	st->cur.next_seq = 10;
 	strcpy(st->cur.host, "web-1");
 	ship_state_close(st);
 	st = ship_state_open(path, &dropped);
@@ -191,15 +204,57 @@ static void test_file(void)
 	   "an epoch closed by its final is not taken over");
 	ship_state_close(st);
 
-	/* not ours: started anew */
-	fd = open(path, O_WRONLY | O_TRUNC);
-	ok(write(fd, "hello", 5) == 5, "a foreign file");
+	/* a successor that dies having read nothing: the dead one stays */
+	st = ship_state_open(path, &dropped);
+	st->dead.closed = 0;
+	st->cur.epoch = 7000;
+	strcpy(st->cur.host, "web-1");
+	ship_state_close(st);
+	st = ship_state_open(path, &dropped);
+	ok(st->dead.epoch == 5000 && !st->dead.closed && dropped == 0,
+	   "a successor that read nothing, killed: the dead epoch it had to close stays");
+	ship_state_close(st);
+
+	/* of another version: started anew */
+	fd = open(path, O_WRONLY);
+	ok(pwrite(fd, "\x09\0\0\0", 4, 8) == 4, "a state file of another version");
 	close(fd);
 	fclose(stderr);
 	stderr = fopen("/dev/null", "w");
 	st = ship_state_open(path, &dropped);
-	ok(st->cur.epoch == 0 && st->dead.epoch == 0, "a foreign file: started anew");
+	ok(st->cur.epoch == 0 && st->dead.epoch == 0, "another version: started anew");
 	ship_state_close(st);
+
+	/* not a state file: refused, left as it is */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	ok(write(fd, "hello", 5) == 5, "a file of something else");
+	close(fd);
+	pid = fork();
+	if (pid == 0) {
+		uint64_t d;
+
+		ship_state_open(path, &d);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) != 0 && stat(path, &sb) == 0 &&
+	   sb.st_size == 5, "a file that is not a state file: refused, untouched");
+	/* another name of it */
+	snprintf(dir2, sizeof(dir2), "%s/link", dir);
+	unlink(path);
+	st = ship_state_open(path, &dropped);
+	ship_state_close(st);
+	ok(link(path, dir2) == 0, "a hard link to the state file");
+	pid = fork();
+	if (pid == 0) {
+		uint64_t d;
+
+		ship_state_open(path, &d);
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) != 0, "a state file with two names: refused");
+	unlink(dir2);
 
 	unlink(path);
 	rmdir(dir);

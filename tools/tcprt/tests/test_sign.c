@@ -78,7 +78,7 @@ int main(void)
 	   !sign_claimed_host("X1 web-1 1", 10, host) && !sign_claimed_host("D1 a/b 1", 8, host),
 	   "the claimed host: D1's and C1's second token, a valid id, nothing else");
 	/* an L1 or a D2 claims its host too: unsigned, it is refused as such */
-	ok(sign_claimed_host("L1 db-3 5 1 7 0 0 1 1 0 0 0 0", 29, host) && !strcmp(host, "db-3") &&
+	ok(sign_claimed_host("L1 db-3 5 1 7 0 0 1 1 0 0 0 0 0", 31, host) && !strcmp(host, "db-3") &&
 	   sign_claimed_host("D2 web-2 5 0 0 7 1 x|", 21, host) && !strcmp(host, "web-2"),
 	   "L1's and D2's: their second token");
 

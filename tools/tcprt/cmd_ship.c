@@ -567,7 +567,7 @@ static void machine_id(char host[HOST_ID_MAX + 1])
 {
 	FILE *f = fopen("/etc/machine-id", "r");
 	unsigned char key[16], mac[EVP_MAX_MD_SIZE];
-	unsigned int len = 0, i;
+	unsigned int len = 0;
 	char buf[128] = "";
 	bool ok;
 
@@ -586,8 +586,8 @@ static void machine_id(char host[HOST_ID_MAX + 1])
 		die(EXIT_RUNTIME, "ship: /etc/machine-id is not 32 hex digits; name this host with --host-id");
 	explicit_bzero(key, sizeof(key));
 	strcpy(host, "m-");
-	for (i = 0; i < 16; i++)
-		sprintf(host + 2 + 2 * i, "%02x", mac[i]);
+	tohex(host + 2, mac, 16);
+	host[2 + 2 * 16] = '\0';
 }
 
 /*

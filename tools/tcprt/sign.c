@@ -13,17 +13,6 @@
 
 static const char derive_label[] = "tcprt frame key v1";
 
-static void tohex(char *out, const unsigned char *p, size_t n)
-{
-	static const char digit[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digit[p[i] >> 4];
-		out[2 * i + 1] = digit[p[i] & 15];
-	}
-}
-
 static void hmac(const unsigned char key[SIGN_KEY_LEN], const void *msg,
 		 size_t len, unsigned char out[EVP_MAX_MD_SIZE])
 {

@@ -267,6 +267,17 @@ static int hexval(char c)
 	return -1;
 }
 
+void tohex(char *out, const unsigned char *p, size_t n)
+{
+	static const char digit[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digit[p[i] >> 4];
+		out[2 * i + 1] = digit[p[i] & 15];
+	}
+}
+
 bool unhex(const char *s, unsigned char *out, size_t n)
 {
 	size_t i;

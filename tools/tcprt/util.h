@@ -51,6 +51,8 @@ void fmt_time(char *buf, size_t len, uint64_t t_us, bool frac);
 #define SECRET_MAX	4096
 char *read_secret(const char *path, const char *what, char *err, size_t len);
 
+/* @n bytes at @p as 2 * @n lowercase hex digits at @out (no terminator). */
+void tohex(char *out, const unsigned char *p, size_t n);
 /* @n bytes from the 2 * @n hex digits (either case) at @s: false if not. */
 bool unhex(const char *s, unsigned char *out, size_t n);
 

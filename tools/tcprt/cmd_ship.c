@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -100,7 +101,8 @@ static const char help[] =
 
 #define DEFAULT_SOCKET		"/run/tcprt/ship.sock"
 #define DEFAULT_KEY_FILE	"/etc/tcprt/tls/frame.key"
-#define DEFAULT_STATE		"/var/lib/tcprt/ship.state"
+#define DEFAULT_STATE_DIR	"/var/lib/tcprt"
+#define DEFAULT_STATE		DEFAULT_STATE_DIR "/ship.state"
 #define DEFAULT_RATE		10000000ULL
 #define MIN_DEFAULT_BURST	1000000ULL
 #define MAX_BYTES_OPT		1000000000000ULL	/* 1 TB: bucket.h's range */
@@ -737,8 +739,17 @@ int cmd_ship(int argc, char **argv)
 	else
 		machine_id(s.host);
 	/* recorded logs (--dir) are not consumed: no state unless asked */
-	if (!state && !dir)
+	if (!state && !dir) {
 		state = DEFAULT_STATE;
+		/*
+		 * The package's unit and tmpfiles make the folder; a ship
+		 * started by hand on a host without them makes it, root's
+		 * alone.  A folder of --state's is the user's to make.
+		 */
+		if (mkdir(DEFAULT_STATE_DIR, 0700) < 0 && errno != EEXIST)
+			die(EXIT_RUNTIME, "ship: %s: %s (the state's default folder; --state: a file in a folder only you may write)",
+			    DEFAULT_STATE_DIR, strerror(errno));
+	}
 	s.st = ship_state_open(state, &dropped);
 	if (dropped)
 		warnx_("ship: the state file held two epochs whose ships died before closing them: the older is left to the central, which shows it as ended");

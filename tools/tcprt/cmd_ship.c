@@ -747,7 +747,7 @@ int cmd_ship(int argc, char **argv)
 		 * alone.  A folder of --state's is the user's to make.
 		 */
 		if (mkdir(DEFAULT_STATE_DIR, 0700) < 0 && errno != EEXIST)
-			die(EXIT_RUNTIME, "ship: %s: %s (the state's default folder; --state: a file in a folder only you may write)",
+			die(EXIT_RUNTIME, "ship: state folder %s: %s (--state: a file in a folder only root may write)",
 			    DEFAULT_STATE_DIR, strerror(errno));
 	}
 	s.st = ship_state_open(state, &dropped);

@@ -1078,19 +1078,20 @@ case_ship_killed_live() {
 # file system of its own: ext4 with Debian's default options, on a loop
 # device over a file of the guest.  For the case the kernel's writeback of
 # dirty pages and the journal's commits are held off, so what rsyslog
-# wrote and did not sync stays in the page cache, where a power loss takes
-# it: the worst moment for the power to go.  It goes with the central out of reach (the link down), the
-# records of one ship run in the host's queue (the newest in memory, the
-# rest spilled to disk) and ship following its logs, its state file on
-# that file system too: ship and rsyslogd SIGKILLed, the file copied as
-# the device holds it.  The copy is mounted (its journal replayed) and
-# rsyslogd started on it, the link brought back, and a new ship closes
-# the dead epoch from the state file, as one does at the host's next boot.
-# What had reached the disk arrives; the rest is told as TRANSPORT, and it
-# is at most the queue's memory part.
-# The queue's memory part is made 500 frames (2000 as shipped) so that a
-# short run spills to disk; the generator paces the records (40000 in
-# 20 s, about 50 frames a second) so that the disk part, synced in the
+# wrote and did not sync stays in the page cache, where a power loss
+# takes it: the worst moment for the power to go.  It goes with the
+# central out of reach (the link down), the records of one ship run in
+# the host's queue (part in memory, the rest spilled to disk) and ship
+# following its logs, its state file on that file system too: ship and
+# rsyslogd SIGKILLed, the file copied as the device holds it.  The copy
+# is mounted (its journal replayed) and rsyslogd started on it, the link
+# brought back, and a new ship closes the dead epoch from the state file,
+# as one does at the host's next boot.  What had reached the disk
+# arrives; the rest is told as TRANSPORT, at most the bound of
+# docs/fleet.md (queue.size and queue.checkpointInterval messages).
+# The queue's memory part is made 500 messages (2000 as shipped) so that
+# a short run spills to disk; the generator paces the records (40000 in
+# 20 s, about 50 messages a second) so that the disk part, synced in the
 # emulated guest, keeps up and rsyslog discards nothing.
 POWER_N=${POWER_N:-40000}
 POWER_QSIZE=500
@@ -1099,13 +1100,12 @@ power_mount() {	# image dir [mount options]
 	local dev
 	[ -e /dev/loop-control ] || modprobe loop || fail "no loop devices"
 	dev=$(losetup -f --show "$1") || fail "losetup $1"
-	mount ${3:+-o "$3"} "$dev" "$2" || fail "mount $1"
+	mount ${3:+-o "$3"} "$dev" "$2" || { losetup -d "$dev"; fail "mount $1"; }
 }
 
 power_umount() {	# dir
 	local dev
-	dev=$(findmnt -n -o SOURCE "$1")
-	umount "$1" && losetup -d "$dev"
+	dev=$(findmnt -n -o SOURCE "$1") && umount "$1" && losetup -d "$dev"
 }
 
 # A counter of the last impstats line of a queue of the action
@@ -1124,25 +1124,56 @@ ship_idle() {	# dir
 	[ -n "$b" ] && ((b - a >= 2 && b - a <= 4))
 }
 
-# One power loss; writes "lost_records max_records_per_frame memory_part
-# disk_part bound_in_frames mean_records_per_frame" to $F/power.out: the
-# bound is queue.size and queue.checkpointInterval (the frames written
-# since the queue's index was synced).
+# The dead epoch of HOST as "sent received missing cap refused transport
+# sender", once a successor closed it.
+dead_epoch() {	# host
+	inc "$TCPRT" fleet gaps --url $CH --host "$1" --format csv 2> /dev/null |
+		awk -F, 'NR > 1 && $3 == "closed" { print $5, $6, $7, $8, $9, $10, $17 }'
+}
+
+# The dead epoch closed and the restarted rsyslog's queue empty (a DA
+# queue it no longer reports is empty).
+power_settled() {	# host dir
+	local da
+	[ -n "$(dead_epoch "$1")" ] && [ "$(queue_stat "$2" queue size)" = 0 ] || return 1
+	da=$(queue_stat "$2" 'queue\[DA\]' size)
+	[ -z "$da" ] || [ "$da" = 0 ]
+}
+
+power_sysctl() {	# hold|restore
+	local k v
+	if [ "$1" = hold ]; then
+		for k in dirty_writeback_centisecs dirty_expire_centisecs dirty_background_ratio dirty_ratio; do
+			echo "$k $(sysctl -n vm.$k)"
+		done > $F/sysctl.saved
+		sysctl -q -w vm.dirty_writeback_centisecs=0 vm.dirty_expire_centisecs=360000 \
+			vm.dirty_ratio=90 vm.dirty_background_ratio=80
+	else
+		while read -r k v; do sysctl -q -w vm.$k="$v"; done < $F/sysctl.saved
+		rm -f $F/sysctl.saved
+	fi
+}
+
+# One power loss; writes "lost_records max_records_per_message
+# memory_part disk_part bound_in_messages mean_records_per_message" to
+# $F/power.out: the bound is queue.size and queue.checkpointInterval
+# (the messages written since the queue's index was synced).
 power_lost_run() {	# host-id sed-filter-of-the-snippet
-	local id=$1 filter=$2 h=$F/$1 gen shipp total sent recv lost cap refused tr sender mem disk qsize ckpt per
+	local id=$1 filter=$2 h=$F/$1 gen shipp total sent recv lost cap refused tr sender
+	local mem disk qsize ckpt per
 	rm -f $F/power.out
-	power_sysctl hold
 	mkdir -p $h/disk $h/logs $h/empty
 	: > $h/empty/rt-network-log0
 	truncate -s 256M $h.img && mkfs.ext4 -q -F $h.img || fail "mkfs.ext4"
+	power_sysctl hold || fail "sysctl"
 	# the journal's commit held off too (Debian's default: every 5 s)
 	power_mount $h.img $h/disk commit=3600
 	# shellcheck disable=SC2046
 	"$FLEET/render.sh" "$FLEET/tcprt-ship.conf" TCPRT_SOCKET=$h/ship.sock \
 		TCPRT_CENTRAL=10.98.0.1 TCPRT_PORT=$PORT $(tls_args $F/tls/a) |
 		sed -e "s/queue.size=\"[0-9]*\"/queue.size=\"$POWER_QSIZE\"/; $filter" > $h/snippet.conf
-	qsize=$(grep -o 'queue.size="[0-9]*"' $h/snippet.conf | grep -o '[0-9]*')
-	# none in the negative control (grep's status 1 would end the case)
+	qsize=$(grep -o 'queue.size="[0-9]*"' $h/snippet.conf | grep -o '[0-9]*') || fail "no queue.size"
+	# none in the negative control
 	ckpt=$(grep -o 'queue.checkpointInterval="[0-9]*"' $h/snippet.conf | grep -o '[0-9]*' || true)
 	"$FLEET/render.sh" "$FLEET/test-sender.conf.in" WORKDIR=$h SNIPPET=$h/snippet.conf |
 		sed -e "s|^global(workDirectory=\"$h\"|global(workDirectory=\"$h/disk\"|" > $h/rsyslog.conf
@@ -1152,29 +1183,29 @@ power_lost_run() {	# host-id sed-filter-of-the-snippet
 	wait_until "$id's rsyslog socket" test -S $h/ship.sock || fail "$id's rsyslogd: $(cat $h/stdout)"
 	python3 "$GEN" $h/logs "$POWER_N" --files 2 --rate $((POWER_N / 20)) > $h/gen &
 	gen=$!
-	wait_until "the generator's files" test -e $h/logs/rt-network-log1
+	wait_until "the generator's files" test -e $h/logs/rt-network-log1 || fail "generator"
 	ip netns exec fleeta "$TCPRT" ship --key-file "$(key_for "$id")" --socket $h/ship.sock \
 		--dir $h/logs --rate 0 --interval 1 --send-wait 30 --state $h/disk/ship.state 2> $h/ship.err &
 	shipp=$!
 	wait $gen || fail "generator"
 	total=$(awk '{ s += $1 } END { print s }' $h/gen)
 	WAIT_S=$SETTLE_S wait_until "ship to hand over its run and fall idle" ship_idle $h ||
-		{ fail "$id: $(grep 'tcprt_ship_relp' $h/stats.log | tail -4)"; return; }
+		fail "$id: $(grep 'tcprt_ship_relp' $h/stats.log | tail -4)"
 	mem=$(queue_stat $h queue size)
 	disk=$(queue_stat $h 'queue\[DA\]' size)
 	[ "$(queue_stat $h queue discarded.full)" = 0 ] ||
 		fail "$id's rsyslog discarded messages: $(grep 'tcprt_ship_relp' $h/stats.log | tail -4)"
 	diag "$id: $(grep 'tcprt_ship_relp' $h/stats.log | tail -2 | tr '\n' ' ')"
 	# the power goes
-	kill -KILL $shipp "$(cat $h/pid)"
+	kill -KILL $shipp "$(cat $h/pid)" || fail "ship or rsyslogd gone before the power: $(cat $h/ship.err)"
 	wait $shipp 2> /dev/null || true
-	wait_until "$id's rsyslogd gone" eval "! kill -0 $(cat $h/pid) 2> /dev/null"
+	wait_until "$id's rsyslogd gone" eval "! kill -0 $(cat $h/pid) 2> /dev/null" || fail "rsyslogd lives"
 	cp --sparse=always $h.img $h.after
 	power_umount $h/disk || fail "umount"
 	power_sysctl restore
 	# the next boot; its counters in a log of their own
 	power_mount $h.after $h/disk
-	rm -f $h/ship.sock
+	rm -f $h/ship.sock $h/pid
 	mv $h/stats.log $h/stats.before
 	detach $h/stdout2 ip netns exec fleeta rsyslogd -n -f $h/rsyslog.conf -i $h/pid
 	wait_until "$id's rsyslog socket" test -S $h/ship.sock || fail "$id's rsyslogd: $(cat $h/stdout2)"
@@ -1183,74 +1214,54 @@ power_lost_run() {	# host-id sed-filter-of-the-snippet
 		--dir $h/empty --once --state $h/disk/ship.state 2>> $h/ship.err ||
 		fail "the next ship: $(tail -3 $h/ship.err)"
 	grep -q "closed the account of epoch" $h/ship.err || fail "the dead epoch not closed: $(cat $h/ship.err)"
-	dead() {
-		inc "$TCPRT" fleet gaps --url $CH --host "$id" --format csv 2> /dev/null |
-			awk -F, 'NR > 1 && $3 == "closed" { print $5, $6, $7, $8, $9, $10, $17 }'
-	}
-	closed_settled() {
-		# shellcheck disable=SC2046
-		set -- $(dead)
-		[ -n "${1:-}" ] && [ "$(queue_stat $h queue size)" = 0 ] &&
-			[ "$(queue_stat $h 'queue\[DA\]' size)" -eq 0 ] 2> /dev/null ||
-			{ [ -n "${1:-}" ] && [ "$(queue_stat $h queue size)" = 0 ] &&
-			  ! grep -q 'tcprt_ship_relp queue\[DA\]: ' $h/stats.log 2> /dev/null; }
-	}
-	WAIT_S=$SETTLE_S wait_until "the dead epoch's account, $id's queue empty" closed_settled ||
-		fail "$id: $(dead); $(grep 'tcprt_ship_relp' $h/stats.log | tail -2)"
-	read -r sent recv lost cap refused tr sender < <(dead)
+	WAIT_S=$SETTLE_S wait_until "the dead epoch's account, $id's queue empty" power_settled "$id" $h ||
+		fail "$id: $(dead_epoch "$id"); $(grep 'tcprt_ship_relp' $h/stats.log | tail -2)"
+	read -r sent recv lost cap refused tr sender < <(dead_epoch "$id") || fail "gaps"
 	diag "$id: the dead epoch closed: $sent records sent, $recv received"
 	stop_extra_sender "$id"
-	power_umount $h/disk
+	power_umount $h/disk || fail "umount"
 	rm -f $h.img $h.after
 	expect_eq "$sent $cap $refused $sender" "$total 0 0 0" "$id: sent, cap, refused, lost with ship"
 	expect_eq "$tr" "$lost" "$id: every record missing told as transport"
 	per=$(cat $F/spool/*.frames | grep -E "^S1 [0-9a-f]{32} D1 $id " | awk '{ print $8 }' | sort -n | tail -1)
-	echo "$lost ${per:-0} $mem ${disk:-0} $((qsize + ${ckpt:-0})) $(((recv + 1) / ($(spool_count "$id") + 1)))" > $F/power.out
-}
-
-power_sysctl() {	# hold|restore
-	local k
-	if [ "$1" = hold ]; then
-		for k in dirty_writeback_centisecs dirty_expire_centisecs dirty_background_ratio dirty_ratio; do
-			echo "$k $(sysctl -n vm.$k)"
-		done > $F/sysctl.saved
-		sysctl -q -w vm.dirty_writeback_centisecs=0 vm.dirty_expire_centisecs=360000 \
-			vm.dirty_ratio=90 vm.dirty_background_ratio=80
-	else
-		while read -r k v; do sysctl -q -w vm.$k=$v; done < $F/sysctl.saved
-		rm -f $F/sysctl.saved
-	fi
+	echo "$lost ${per:-0} $mem ${disk:-0} $((qsize + ${ckpt:-0})) $(((recv + 1) / ($(spool_count "$id") + 1)))" \
+		> $F/power.out
 }
 
 # Whatever a failed run left: the writeback, the link, the daemon, the
-# file systems.
+# file systems.  Every step is tried (set -e would stop at the first that
+# fails).
 power_cleanup() {
-	local d
+	local h dev
+	set +e
 	[ -f $F/sysctl.saved ] && power_sysctl restore
 	ip -n fleeta link set fa0 up 2> /dev/null
-	for d in $F/power-*/disk; do
-		[ -f "${d%/disk}/pid" ] && kill "$(cat "${d%/disk}/pid")" 2> /dev/null
-		mountpoint -q "$d" && { umount -l "$d"; losetup -D; }
+	for h in $F/power-*/; do
+		h=${h%/}
+		[ -f $h/pid ] && kill "$(cat $h/pid)" 2> /dev/null
+		mountpoint -q $h/disk && umount -l $h/disk
+		for dev in $(losetup -n -O NAME -j $h.img) $(losetup -n -O NAME -j $h.after); do
+			losetup -d "$dev"
+		done
+		rm -f $h.img $h.after
 	done
-	rm -f $F/power-*.img $F/power-*.after
 	return 0
 }
 
 case_host_power_lost() {
 	local lost per mem disk bound mean
-	trap 'power_cleanup; _kill_jobs' EXIT
+	trap '_kill_jobs; power_cleanup' EXIT
 	power_lost_run power-a ''
-	[ -s $F/power.out ] || return
 	read -r lost per mem disk bound mean < $F/power.out
-	diag "power lost: memory part $mem frames, disk part $disk (impstats, up to 2 s before); $lost records lost, some $((lost / mean)) frames of the $mean records a frame that arrived held on average (at most $per); bound $bound frames"
+	diag "power lost: memory part $mem messages, disk part $disk (impstats, up to 2 s before); $lost records lost, some $((lost / mean)) messages of the $mean records a message that arrived held on average (at most $per); bound $bound messages"
 	((lost > 0)) || fail "no record lost: the memory part survived a power loss?"
-	((lost <= bound * per)) || fail "$lost records lost: more than $bound frames of $per records"
+	((lost <= bound * per)) || fail "$lost records lost: more than $bound messages of $per records"
 	# negative control: the queue as it was before (no checkpoints, no
-	# sync): the disk part is lost with the memory part
+	# sync): the disk part is lost with the memory part, more than the
+	# bound above
 	power_lost_run power-b '/queue.checkpointInterval/d; /queue.syncQueueFiles/d'
-	[ -s $F/power.out ] || return
-	read -r lost per mem disk bound mean < $F/power.out
-	diag "without checkpoints or sync: memory part $mem frames, disk part $disk; $lost records lost"
+	read -r lost _ mem disk _ _ < $F/power.out
+	diag "without checkpoints or sync: memory part $mem messages, disk part $disk; $lost records lost"
 	((lost > bound * per)) || fail "without checkpoints or sync, $lost records lost: the disk part survived"
 }
 

@@ -1383,7 +1383,7 @@ run_case "fleet: TLS and signatures: senders without a certificate, not permitte
 run_case "fleet: two machines under one host id: two accounts, told as concurrent; a restart is not" case_clones
 run_case "fleet: records numbered by the module: D2 and L1 loaded, each number's fate told by module seq; final 2 closes an epoch, a silent one ends, what it had not sent is SENDER; the share reached; bad L1s refused" case_numbered
 run_case "fleet: ship SIGKILLed again and again under load, the module numbering its records: made = stored + the losses gaps names by module seq, cause by cause" case_ship_killed_live
-run_case "fleet: a host's power lost in an outage, its writeback held off: what its queue had synced arrives, the rest told as transport, at most the memory part; without checkpoints or sync the disk part is lost too" case_host_power_lost
+run_case "fleet: a host's power lost in an outage, its writeback held off: what its queue had synced arrives, the rest told as transport, within the bound (memory part and checkpoint interval); without checkpoints or sync the disk part is lost too" case_host_power_lost
 run_case "fleet: a store of schema 1: gaps and top read it, ingest and summary say to upgrade; fleet init upgrades it in place, keeps its rows, completes an upgrade stopped halfway" case_upgrade
 
 teardown

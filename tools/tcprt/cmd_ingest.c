@@ -976,7 +976,8 @@ int cmd_ingest(int argc, char **argv)
 			usage_error("ingest", "%s", g.ch.err);
 		die(EXIT_RUNTIME, "ingest: %s", g.ch.err);
 	}
-	if (!ch_check_schema(&g.ch, STORE_VERSION)) {
+	/* schema 5 changed no column: a store of 4 is loaded as it is */
+	if (!ch_check_schema(&g.ch, STORE_SEQ)) {
 		warnx_("ingest: %s", g.ch.err);
 		ch_close(&g.ch);
 		return EXIT_RUNTIME;

@@ -14,6 +14,9 @@
  *   4  the module's own numbering: tcprt.records gains load_id, rseq and
  *      numbered; tcprt.controls sent_seq, interval_us and sent_known; the
  *      table tcprt.cpu_accounts (L1 messages) and the view tcprt.reached
+ *   5  no column: new stores' tcprt.records partitioned by day and sorted
+ *      by hour first, controls and cpu_accounts partitioned by the day of
+ *      arrival (an existing table keeps its key and partitioning)
  *
  * A version only ever adds columns at the end of a table, so that a store
  * of any older version is upgraded in place (tcprt fleet init), and the
@@ -31,7 +34,7 @@
 #include "frame.h"
 #include "record.h"
 
-#define STORE_VERSION	4	/* fleet/schema.sql's, written in tcprt.meta */
+#define STORE_VERSION	5	/* fleet/schema.sql's, written in tcprt.meta */
 #define STORE_BREAKDOWN	2	/* the version whose records have the breakdown */
 #define STORE_REFUSED	3	/* the version whose bad_messages has host, epoch */
 #define STORE_SEQ	4	/* records numbered by the module, cpu_accounts */

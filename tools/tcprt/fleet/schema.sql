@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: GPL-2.0
--- The central store of tcprt's fleet path (docs/fleet.md), schema 4.
+-- The central store of tcprt's fleet path (docs/fleet.md), schema 5.
 -- 'tcprt fleet init' runs these statements (built into tcprt from this
 -- file); or: clickhouse-client --multiquery < schema.sql on a new store.
 -- Only SQL that ClickHouse has accepted since 18.16 (Debian 12's) and
@@ -41,6 +41,14 @@ CREATE DATABASE IF NOT EXISTS tcprt;
 -- in its CPU's log since the module's load); load_id the load's, as the
 -- D2 message that carried the line said (0: a D1, no load known).  Rows
 -- loaded before have numbered 0.
+-- Schema 5: partitions by the day of the record's own time, sorted by its
+-- hour first, so that a query of an hour reads about an hour's rows
+-- (tcprt's queries filter on time, and on host, epoch and seq within an
+-- hour), and retention drops whole days; the sort key still ends with
+-- (host, epoch, seq), which a record's copies share, with their time, so
+-- they fall in one partition and FINAL keeps one.  A store made before
+-- keeps its table (ClickHouse cannot change a table's key in place): the
+-- queries answer the same there, reading more.
 CREATE TABLE IF NOT EXISTS tcprt.records (
     host String,
     epoch UInt64,
@@ -80,8 +88,8 @@ CREATE TABLE IF NOT EXISTS tcprt.records (
     rseq UInt64,
     numbered UInt8
 ) ENGINE = ReplacingMergeTree
-PARTITION BY toYYYYMM(time)
-ORDER BY (host, epoch, seq);
+PARTITION BY toYYYYMMDD(time)
+ORDER BY (toStartOfHour(time), host, epoch, seq);
 
 -- The senders' control messages: cumulative counters of an epoch (the
 -- C1 message of tools/tcprt/frame.h, field for field).  The one with the
@@ -92,6 +100,11 @@ ORDER BY (host, epoch, seq);
 -- interval_us (the sender's --interval; 0: unknown); sent_known 1 when the
 -- message carried them (0: a sender of before them, whose sent_seq ingest
 -- set to next_seq, or a row loaded before schema 4, whose sent_seq is 0).
+-- Schema 5: partitions by the day of arrival (the central's clock), which
+-- tcprt fleet gaps' window is on, and which retention drops whole.  A
+-- message's copies may arrive on either side of midnight: every query
+-- reads an epoch's account as the one of the highest ctl_seq and its
+-- finals as any, which a copy does not change.
 CREATE TABLE IF NOT EXISTS tcprt.controls (
     host String,
     epoch UInt64,
@@ -113,6 +126,7 @@ CREATE TABLE IF NOT EXISTS tcprt.controls (
     interval_us UInt64,
     sent_known UInt8
 ) ENGINE = ReplacingMergeTree
+PARTITION BY toYYYYMMDD(received)
 ORDER BY (host, epoch, ctl_seq);
 
 -- Schema 4: an epoch's account of each log it read, by the module's own
@@ -123,6 +137,7 @@ ORDER BY (host, epoch, ctl_seq);
 -- the relay, or read by another reader), cap_dropped or refused;
 -- unsent_skipped: those of relay_skipped in [sent_next, read_next).  The one
 -- with the highest ctl_seq of (host, epoch, load_id, cpu) is the account.
+-- Schema 5: partitions by the day of arrival, as tcprt.controls.
 CREATE TABLE IF NOT EXISTS tcprt.cpu_accounts (
     host String,
     epoch UInt64,
@@ -139,6 +154,7 @@ CREATE TABLE IF NOT EXISTS tcprt.cpu_accounts (
     final UInt8,
     unsent_skipped UInt64
 ) ENGINE = ReplacingMergeTree
+PARTITION BY toYYYYMMDD(received)
 ORDER BY (host, epoch, load_id, cpu, ctl_seq);
 
 -- Lines of the spool the loader could not read as a message: kept, with
@@ -205,4 +221,4 @@ CREATE TABLE IF NOT EXISTS tcprt.meta (
 ) ENGINE = ReplacingMergeTree
 ORDER BY key;
 
-INSERT INTO tcprt.meta (key, value) VALUES ('schema', '4');
+INSERT INTO tcprt.meta (key, value) VALUES ('schema', '5');

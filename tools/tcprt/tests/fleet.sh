@@ -156,7 +156,7 @@ case_errors() {
 	inc "$TCPRT" fleet init --url $CH > /dev/null || fail "fleet init, a second time"
 	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '99')"
 	inc "$TCPRT" fleet gaps --url $CH > /dev/null 2> $F/err && fail "schema 99: exit 0"
-	grep -q "schema in ClickHouse at $CH is version 99; this tcprt .* knows version 4: a newer tcprt upgraded it, use that one" $F/err ||
+	grep -q "schema in ClickHouse at $CH is version 99; this tcprt .* knows version 5: a newer tcprt upgraded it, use that one" $F/err ||
 		fail "schema 99: $(cat $F/err)"
 	# fleet init leaves a store of a newer schema as it is
 	inc "$TCPRT" fleet init --url $CH > /dev/null 2> $F/err && fail "fleet init on schema 99: exit 0"
@@ -164,8 +164,8 @@ case_errors() {
 		fail "fleet init on schema 99: $(cat $F/err)"
 	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 99 \
 		"the version after fleet init on schema 99"
-	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '4')"
-	inc "$TCPRT" fleet gaps --url $CH > /dev/null || fail "schema 4 again"
+	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '5')"
+	inc "$TCPRT" fleet gaps --url $CH > /dev/null || fail "schema 5 again"
 	expect_fail "ship: bad host id" "$TCPRT" ship --host-id 'a b'
 	expect_fail "ship: bad rate" "$TCPRT" ship --rate 12x
 	expect_fail "ingest: no spool" "$TCPRT" ingest
@@ -1346,9 +1346,9 @@ case_upgrade() {
 	grep -q "^tcprt.controls: 1 column added$" $F/init.out || fail "fleet init, stopped halfway: $(cat $F/init.out)"
 	expect_eq "$(store_columns)" "$(schema_columns)" "tcprt.records' columns after an upgrade completed"
 	expect_eq "$(store_columns controls)" "$(schema_columns controls)" "tcprt.controls' columns after an upgrade completed"
-	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 4 "the version after an upgrade completed"
+	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 5 "the version after an upgrade completed"
 	inc "$TCPRT" fleet init --url $CH > $F/init.out 2>&1 || fail "fleet init, a third time: $(cat $F/init.out)"
-	expect_eq "$(cat $F/init.out)" "tcprt schema 4 ready in ClickHouse at $CH" "fleet init on schema 4"
+	expect_eq "$(cat $F/init.out)" "tcprt schema 5 ready in ClickHouse at $CH" "fleet init on schema 5"
 	expect_eq "$(sql "SELECT $v1 FROM tcprt.records FINAL WHERE host = 'v1-a' ORDER BY seq FORMAT TabSeparated")" \
 		"$before" "the rows of schema 1 at the end"
 	start_ingest

@@ -37,23 +37,23 @@ static void test_version(void)
 	ok(store_version_of("", 0) == 0 && store_version_of("2", 1) == 2 &&
 	   store_version_of("x", 1) == -1 && store_version_of("0", 1) == -1 &&
 	   store_version_of("-1", 2) == -1, "versions: none, 2; x, 0 and -1 are none of them");
-	ok(version_ok("1", STORE_OLDEST) && version_ok("4", STORE_OLDEST) &&
-	   version_ok("4", STORE_VERSION) && !version_ok("3", STORE_VERSION) &&
+	ok(version_ok("1", STORE_OLDEST) && version_ok("5", STORE_OLDEST) &&
+	   version_ok("5", STORE_VERSION) && !version_ok("4", STORE_VERSION) &&
 	   version_ok("4", STORE_SEQ) && !version_ok("3", STORE_SEQ),
-	   "1 to 4 serve what needs 1; 4 what needs 4, 3 does not");
-	ok(!version_ok("1", STORE_VERSION) &&
-	   strstr(err, "the tcprt schema in ClickHouse at " URL " is version 1, older than this needs (4): run 'tcprt fleet init --url " URL "' to upgrade the schema from 1 to 4"),
-	   "1 where 4 is needed: run tcprt fleet init to upgrade from 1 to 4 (%s)", err);
-	ok(!version_ok("5", STORE_OLDEST) &&
-	   strstr(err, "is version 5; this tcprt " TCPRT_VERSION " knows version 4: a newer tcprt upgraded it, use that one"),
-	   "5: a newer tcprt's (%s)", err);
+	   "1 to 5 serve what needs 1; 5 what needs 5, 4 does not; 4 what needs 4");
+	ok(!version_ok("1", STORE_SEQ) &&
+	   strstr(err, "the tcprt schema in ClickHouse at " URL " is version 1, older than this needs (4): run 'tcprt fleet init --url " URL "' to upgrade the schema from 1 to 5"),
+	   "1 where 4 is needed: run tcprt fleet init to upgrade from 1 to 5 (%s)", err);
+	ok(!version_ok("6", STORE_OLDEST) &&
+	   strstr(err, "is version 6; this tcprt " TCPRT_VERSION " knows version 5: a newer tcprt upgraded it, use that one"),
+	   "6: a newer tcprt's (%s)", err);
 	ok(!version_ok("abc", STORE_OLDEST) && strstr(err, "is version abc; this tcprt") &&
 	   !strstr(err, "newer"), "not a number: said as it is (%s)", err);
 	ok(!version_ok("", STORE_OLDEST) &&
 	   !strcmp(err, "the tcprt schema in ClickHouse at " URL " has no version: run 'tcprt fleet init --url " URL "'"),
 	   "none: run tcprt fleet init");
-	ok(strstr(schema_sql, "\nINSERT INTO tcprt.meta (key, value) VALUES ('schema', '4');\n") &&
-	   STORE_VERSION == 4, "schema.sql writes version 4, the version tcprt knows");
+	ok(strstr(schema_sql, "\nINSERT INTO tcprt.meta (key, value) VALUES ('schema', '5');\n") &&
+	   STORE_VERSION == 5, "schema.sql writes version 5, the version tcprt knows");
 }
 
 /* The columns of tcprt.@table in @sql, "name type" each, in order. */

@@ -100,46 +100,16 @@ uint64_t spans_count_common(const struct spans *a, const struct spans *b)
 	return n;
 }
 
-static int u64_cmp(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-bool spans_of_runs(struct spans *s, uint64_t *starts, size_t nstarts,
-		   uint64_t *ends, size_t nends)
-{
-	/* 0 present is a start no query finds: one end more than starts */
-	bool zero = nends == nstarts + 1;
-	size_t i;
-
-	if (!zero && nends != nstarts)
-		return false;
-	qsort(starts, nstarts, sizeof(*starts), u64_cmp);
-	qsort(ends, nends, sizeof(*ends), u64_cmp);
-	for (i = 0; i < nends; i++) {
-		uint64_t lo = zero ? (i ? starts[i - 1] : 0) : starts[i];
-
-		/* each run starts after the last one's end, ends after it
-		 * starts (the largest number is never an end: its successor
-		 * wraps) */
-		if (lo > ends[i] || ends[i] == UINT64_MAX ||
-		    (i && lo <= ends[i - 1] + 1))
-			return false;
-		spans_add(s, lo, ends[i] + 1);
-	}
-	return true;
-}
-
-uint64_t spans_each_gap(const struct spans *s, uint64_t below,
+uint64_t spans_each_gap(const struct spans *s, uint64_t from, uint64_t below,
 			void (*fn)(uint64_t lo, uint64_t hi, void *ctx),
 			void *ctx)
 {
-	uint64_t at = 0, n = 0;
+	uint64_t at = from, n = 0;
 	size_t i;
 
 	for (i = 0; i < s->n && at < below; i++) {
+		if (s->s[i].hi <= at)
+			continue;
 		if (s->s[i].lo > at) {
 			fn(at, (s->s[i].lo < below ? s->s[i].lo : below) - 1, ctx);
 			n++;
@@ -222,14 +192,14 @@ void acct_epoch(const struct acct_sent *in, struct acct_split *out)
 
 /* ---- by module seq ----------------------------------------------------------- */
 
-void acct_log(const struct acct_read *e, size_t n, const struct spans *stored,
-	      struct acct_log *out)
+void acct_log(const struct acct_read *e, size_t n, uint64_t from,
+	      const struct spans *stored, struct acct_log *out)
 {
 	struct spans read = { 0 };
-	uint64_t ranges = 0, lost, known, both;
+	uint64_t ranges = 0, end = from, lost, known, both;
 	size_t i;
 
-	*out = (struct acct_log){ .epochs = (unsigned int)n };
+	*out = (struct acct_log){ .epochs = (unsigned int)n, .from = from };
 	for (i = 0; i < n; i++) {
 		uint64_t lo, hi, sent, unsent;
 
@@ -251,6 +221,9 @@ void acct_log(const struct acct_read *e, size_t n, const struct spans *stored,
 			lo = e[i].rows_lo < lo ? e[i].rows_lo : lo;
 			hi = e[i].rows_hi > hi ? e[i].rows_hi : hi;
 		}
+		/* the window's part of it */
+		lo = lo < from ? from : lo;
+		hi = hi < lo ? lo : hi;
 		sent = sent < lo ? lo : sent > hi ? hi : sent;
 		unsent = (hi - sent) - spans_count_in(stored, sent, hi);
 		/* skipped there: RELAY already */
@@ -262,15 +235,16 @@ void acct_log(const struct acct_read *e, size_t n, const struct spans *stored,
 			out->sender = add_sat(out->sender, unsent);
 		spans_add(&read, lo, hi);
 		ranges = add_sat(ranges, hi - lo);
-		if (hi > out->made)
-			out->made = hi;
+		if (hi > end)
+			end = hi;
 	}
 	spans_union(&read);
 	out->overlap = ranges > spans_count(&read);
-	out->stored = spans_count(stored);
-	if (stored->n && stored->s[stored->n - 1].hi > out->made)
-		out->made = stored->s[stored->n - 1].hi;
-	/* [0, made) outside every epoch's range and not stored */
+	if (stored->n && stored->s[stored->n - 1].hi > end)
+		end = stored->s[stored->n - 1].hi;
+	out->made = end - from;
+	out->stored = spans_count_in(stored, from, end);
+	/* [from, end) outside every epoch's range and not stored */
 	both = spans_count(&read) + out->stored - spans_count_common(&read, stored);
 	out->relay = add_sat(out->relay, out->made - both);
 	spans_free(&read);

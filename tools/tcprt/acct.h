@@ -64,20 +64,10 @@ uint64_t spans_count_in(const struct spans *s, uint64_t lo, uint64_t hi);
 uint64_t spans_count_common(const struct spans *a, const struct spans *b);
 
 /*
- * The set whose runs of consecutive numbers start at @starts and end
- * (inclusive) at @ends, as ClickHouse finds them: a start is a number
- * present whose predecessor is not, 0 excluded; an end, a number present
- * whose successor is not.  Sorts both.  false when they do not pair into
- * runs (the store changed between the queries that found them).
- */
-bool spans_of_runs(struct spans *s, uint64_t *starts, size_t nstarts,
-		   uint64_t *ends, size_t nends);
-
-/*
- * Call @fn with each range [lo, hi] (inclusive) of [0, @below) that @s
+ * Call @fn with each range [lo, hi] (inclusive) of [@from, @below) that @s
  * (in order) does not hold; returns how many.
  */
-uint64_t spans_each_gap(const struct spans *s, uint64_t below,
+uint64_t spans_each_gap(const struct spans *s, uint64_t from, uint64_t below,
 			void (*fn)(uint64_t lo, uint64_t hi, void *ctx),
 			void *ctx);
 
@@ -142,13 +132,17 @@ struct acct_read {
 	uint64_t epoch;
 	bool has_l1;		/* an account (L1) of the log arrived */
 	uint64_t v[CPU_NFIELDS];	/* the last one's fields (frame.h) */
+	bool has_base;		/* one arrived before a window (--since) */
+	uint64_t base[CPU_NFIELDS];	/* the last of those */
 	uint64_t rows_lo, rows_hi;	/* the module numbers of its rows
 					 * stored: [lo, hi); hi 0: none */
 	bool live;		/* acct_live() */
 };
 
 struct acct_log {
-	uint64_t made;		/* numbers the module gave, as far as known */
+	uint64_t from;		/* the first number accounted (a window's) */
+	uint64_t made;		/* numbers the module gave from it, as far
+				 * as known: [from, from + made) */
 	uint64_t stored;	/* distinct numbers stored */
 	uint64_t relay, cap_dropped, refused, sender, in_flight, transport;
 	unsigned int epochs;	/* that read the log */
@@ -164,9 +158,11 @@ struct acct_log {
  * its last account, which had not arrived or not been sent): what it lacks
  * there is in flight while the epoch lives, lost with the sender once it
  * is not.  An epoch with rows and no account at all: its rows' range,
- * nothing of it known handed over.
+ * nothing of it known handed over.  Only the numbers from @from on are
+ * accounted (a window's: tcprt fleet gaps --since); the epochs' counters
+ * are then the window's own.
  */
-void acct_log(const struct acct_read *e, size_t n, const struct spans *stored,
-	      struct acct_log *out);
+void acct_log(const struct acct_read *e, size_t n, uint64_t from,
+	      const struct spans *stored, struct acct_log *out);
 
 #endif

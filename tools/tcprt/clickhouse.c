@@ -418,6 +418,37 @@ bool ch_query(struct ch *c, const char *sql, struct buf *out)
 	return post(c, c->url, sql, strlen(sql), out);
 }
 
+char *ch_row(struct buf *ans, size_t *pos)
+{
+	char *row, *nl;
+
+	if (!ans->p || *pos >= ans->len)
+		return NULL;
+	row = ans->p + *pos;
+	nl = strchr(row, '\n');
+	if (nl) {
+		*nl = '\0';
+		*pos = (size_t)(nl - ans->p) + 1;
+	} else {
+		*pos = ans->len;
+	}
+	return row;
+}
+
+size_t ch_fields(char *row, char **f, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max) {
+		f[n++] = row;
+		row = strchr(row, '\t');
+		if (!row)
+			break;
+		*row++ = '\0';
+	}
+	return n;
+}
+
 bool ch_insert(struct ch *c, const char *sql, const char *rows, size_t len)
 {
 	char *q = curl_easy_escape(c->curl, sql, 0);

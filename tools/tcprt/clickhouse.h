@@ -96,6 +96,15 @@ void ch_close(struct ch *c);
 
 /* A statement whose answer (if any) lands in @out (may be NULL). */
 bool ch_query(struct ch *c, const char *sql, struct buf *out);
+/*
+ * A TabSeparated answer, row by row: the next row of @ans from *@pos
+ * (cut in place; NULL after the last), and a row cut in place into at most
+ * @max fields (their number).  Fields are as ClickHouse wrote them:
+ * tcprt's queries select no text that needs unescaping.
+ */
+char *ch_row(struct buf *ans, size_t *pos);
+size_t ch_fields(char *row, char **f, size_t max);
+
 /* INSERT: @sql is "INSERT INTO ... FORMAT TabSeparated", @len bytes of
  * rows at @rows the body. */
 bool ch_insert(struct ch *c, const char *sql, const char *rows, size_t len);

@@ -38,6 +38,7 @@
 #include "output.h"
 #include "record.h"
 #include "store.h"
+#include "stored.h"
 #include "util.h"
 
 static const char help[] =
@@ -127,6 +128,8 @@ CH_CONN_HELP
 #define DEFAULT_RANGES	20
 #define DEFAULT_AGE	3600
 #define REACHED_AGE	86400	/* fleet reached: the last day */
+#define GAPS_AGE	86400	/* fleet gaps: the last day */
+#define GAPS_LAG	3600	/* fleet gaps --lag */
 #define SQL_MAX		8192
 
 struct opts {
@@ -140,6 +143,7 @@ struct opts {
 	bool by_epoch, by_seq;		/* gaps --by */
 	uint64_t count, ranges;
 	uint64_t ended_after;		/* gaps --ended-after, s; 0: default */
+	uint64_t lag;			/* gaps --lag, s */
 };
 
 /* ---- options ----------------------------------------------------------------- */
@@ -234,6 +238,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "count", required_argument, NULL, 'n' },
 		{ "ranges", required_argument, NULL, 'r' },
 		{ "ended-after", required_argument, NULL, 'e' },
+		{ "lag", required_argument, NULL, 'l' },
 		{ "format", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		CH_LONG_OPTIONS,
@@ -245,10 +250,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 	*o = (struct opts){ .port = -1,
 			    .count = DEFAULT_TOP, .ranges = DEFAULT_RANGES,
-			    .until = now + 1 };
+			    .lag = GAPS_LAG, .until = now + 1 };
 	optind = 2;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":u:s:U:H:p:b:n:r:e:o:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":u:s:U:H:p:b:n:r:e:l:o:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'u': o->store.url = optarg; break;
 		case 's':
@@ -274,6 +279,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 						     false);
 			/* whole seconds: the central's clock stamps arrivals so */
 			o->ended_after = (o->ended_after + USEC_PER_SEC - 1) / USEC_PER_SEC;
+			break;
+		case 'l':
+			o->lag = opt_seconds("fleet", "--lag", optarg, true);
+			/* whole seconds, as the records' time */
+			o->lag = (o->lag + USEC_PER_SEC - 1) / USEC_PER_SEC;
 			break;
 		case 'o':
 			if (format_of(optarg) < 0)
@@ -384,18 +394,23 @@ static void where_host(struct buf *q, const struct opts *o)
 /* ---- gaps ---------------------------------------------------------------------- */
 
 struct account {
+	char key[96];		/* "host\tepoch" */
 	char host[72];
 	uint64_t epoch;
 	bool has_ctl, final_last, final_closed;
 	uint64_t ctl[CTL_NFIELDS];	/* the account: frame.h's C1 fields */
+	bool has_base;		/* a control message arrived before --since */
+	uint64_t base[CTL_NFIELDS];	/* the last of them: the window's start */
+	uint64_t lo;		/* the window's first number: base's sent_seq */
+	uint64_t base_s;	/* when the base arrived (the central's clock) */
 	uint64_t received, after, malformed, max_seq;
 	uint64_t unsent_stored;	/* numbers of [sent_seq, next_seq) stored */
 	uint64_t store;		/* records ClickHouse refused (bad_messages) */
 	uint64_t last_s;	/* its last control message's arrival (the
 				 * central's clock), or its last record's */
 	bool concurrent;	/* ran while another epoch of its host id did */
-	uint64_t *starts, *ends;	/* runs of present numbers, for ranges */
-	size_t nstarts, nends;
+	bool idle;		/* no control message nor record in the window */
+	struct spans set;	/* the numbers stored from lo on */
 	/* decided (acct.h) */
 	enum acct_state state;
 	uint64_t idle_s, after_s;	/* silent for, ended after */
@@ -405,18 +420,27 @@ struct account {
 struct accounts {
 	struct account *a;
 	size_t n;
+	struct keyidx idx;	/* by key, until sorted for print */
 };
+
+static const char *account_key(const void *arr, size_t i)
+{
+	return ((const struct account *)arr)[i].key;
+}
 
 static struct account *account_of(struct accounts *as, const char *host,
 				  uint64_t epoch)
 {
+	char key[sizeof(as->a[0].key)];
 	size_t i;
 
-	for (i = 0; i < as->n; i++)
-		if (as->a[i].epoch == epoch && !strcmp(as->a[i].host, host))
-			return &as->a[i];
+	snprintf(key, sizeof(key), "%s\t%llu", host, (unsigned long long)epoch);
+	i = keyidx_find(&as->idx, key, as->n, account_key, as->a);
+	if (i < as->n)
+		return &as->a[i];
 	as->a = xrealloc(as->a, as->n + 1, sizeof(*as->a));
 	as->a[as->n] = (struct account){ .epoch = epoch };
+	snprintf(as->a[as->n].key, sizeof(as->a[0].key), "%s", key);
 	snprintf(as->a[as->n].host, sizeof(as->a[0].host), "%s", host);
 	return &as->a[as->n++];
 }
@@ -434,39 +458,42 @@ static int account_cmp(const void *x, const void *y)
 	return a->epoch < b->epoch ? -1 : a->epoch > b->epoch;
 }
 
-static int u64_cmp(const void *x, const void *y)
-{
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-/* The epochs in view: controls or records received since --since. */
-static void gaps_epochs(const struct opts *o, struct buf *q)
+/*
+ * The window's bound on the records' own time: those made from --lag
+ * before @from_s (--since, or an older start of what the window accounts
+ * for) to --lag after --until (the records read in the window were made
+ * before they were read, and the host's clock may differ from the
+ * central's); none with --since 0, the whole store.
+ */
+static void records_time(const struct opts *o, uint64_t from_s, struct buf *q)
 {
 	q->len = 0;
-	buf_printf(q, "(host, epoch) IN (SELECT host, epoch FROM tcprt.controls WHERE received >= toDateTime(%llu)",
-		   (unsigned long long)o->since);
-	where_host(q, o);
-	buf_printf(q, " UNION ALL SELECT host, epoch FROM tcprt.records WHERE received >= toDateTime(%llu)",
-		   (unsigned long long)o->since);
-	where_host(q, o);
-	buf_printf(q, ")");
+	if (!o->since) {
+		buf_printf(q, "1");
+		return;
+	}
+	if (from_s > o->since)
+		from_s = o->since;
+	buf_printf(q, "time >= toDateTime(%llu) AND time < toDateTime(%llu)",
+		   (unsigned long long)(from_s > o->lag ? from_s - o->lag : 0),
+		   (unsigned long long)(o->until + o->lag));
 }
 
-static void gaps_load(struct ch *c, const struct opts *o, struct accounts *as)
+/*
+ * The last control message of each epoch in view received before @before
+ * (Unix seconds) into @field of its account; with @base, only those of
+ * epochs already known, as their base.  Fields named as on the wire; final
+ * once any said so.
+ */
+static void gaps_controls(struct ch *c, const char *in, uint64_t before,
+			  bool base, struct accounts *as)
 {
-	struct buf q = { 0 }, in = { 0 }, ans = { 0 };
+	struct buf q = { 0 }, ans = { 0 };
 	/* the fields a store of before schema 4 has */
 	size_t nctl = c->version >= STORE_SEQ ? CTL_NFIELDS : CTL_NFIELDS_V1;
 	char *row, *f[24];
 	size_t pos = 0, i;
 
-	gaps_epochs(o, &in);
-	/*
-	 * the account: the control message of the highest ctl_seq, its
-	 * fields named as on the wire; final once any said so
-	 */
 	buf_printf(&q, "SELECT host, epoch");
 	for (i = 0; i < nctl; i++) {
 		if (i == CTL_FINAL)
@@ -477,161 +504,248 @@ static void gaps_load(struct ch *c, const struct opts *o, struct accounts *as)
 		else
 			buf_printf(&q, ", argMax(%s, ctl_seq)", ctl_field_name[i]);
 	}
-	buf_printf(&q, ", max(final = %d), max(final = %d), toUInt32(max(received)) FROM tcprt.controls FINAL WHERE %s GROUP BY host, epoch FORMAT TabSeparated",
-		   FINAL_LAST, FINAL_CLOSED, in.p);
+	buf_printf(&q, ", max(final = %d), max(final = %d), toUInt32(max(received)) FROM tcprt.controls FINAL WHERE received < toDateTime(%llu) AND %s GROUP BY host, epoch FORMAT TabSeparated",
+		   FINAL_LAST, FINAL_CLOSED, (unsigned long long)before, in);
 	query(c, q.p, &ans);
-	while ((row = next_row(&ans, &pos))) {
+	while ((row = ch_row(&ans, &pos))) {
 		struct account *a;
+		uint64_t *v;
 
-		if (fields(row, f, 24) != 5 + nctl)
+		if (ch_fields(row, f, 24) != 5 + nctl)
 			continue;
 		a = account_of(as, f[0], u64(f[1]));
-		a->has_ctl = true;
+		v = base ? a->base : a->ctl;
 		for (i = 0; i < nctl; i++)
-			a->ctl[i] = u64(f[2 + i]);
+			v[i] = u64(f[2 + i]);
 		if (nctl < CTL_NFIELDS)
-			a->ctl[CTL_SENT_SEQ] = a->ctl[CTL_NEXT_SEQ];
+			v[CTL_SENT_SEQ] = v[CTL_NEXT_SEQ];
+		if (base) {
+			a->has_base = true;
+			a->base_s = u64(f[4 + nctl]);
+			continue;
+		}
+		a->has_ctl = true;
 		a->final_last = u64(f[2 + nctl]);
 		a->final_closed = u64(f[3 + nctl]);
 		a->last_s = u64(f[4 + nctl]);
 	}
-	/*
-	 * records under and past each account's next_seq, and those of
-	 * [sent_seq, next_seq) (handed over by a sender killed before it
-	 * could count them), in one query
-	 */
-	q.len = 0;
-	buf_printf(&q, "SELECT host, epoch, countIf(seq < n), countIf(seq >= n), countIf(valid = 0 AND seq < n), max(seq), countIf(seq >= s AND seq < n) FROM tcprt.records FINAL ANY INNER JOIN (SELECT host, epoch, argMax(next_seq, ctl_seq) AS n, %s AS s FROM tcprt.controls FINAL WHERE %s GROUP BY host, epoch) USING (host, epoch) WHERE %s GROUP BY host, epoch FORMAT TabSeparated",
-		   c->version >= STORE_SEQ ?
-		   "argMax(if(sent_known = 1, sent_seq, next_seq), ctl_seq)" : "n",
-		   in.p, in.p);
-	query(c, q.p, &ans);
-	pos = 0;
-	while ((row = next_row(&ans, &pos))) {
-		struct account *a;
-
-		if (fields(row, f, 20) != 7)
-			continue;
-		a = account_of(as, f[0], u64(f[1]));
-		a->received = u64(f[2]);
-		a->after = u64(f[3]);
-		a->malformed = u64(f[4]);
-		a->max_seq = u64(f[5]);
-		a->unsent_stored = u64(f[6]);
-	}
-	/* records ClickHouse refused, kept in bad_messages (schema 3) */
-	if (c->version >= STORE_REFUSED) {
-		q.len = 0;
-		buf_printf(&q, "SELECT host, epoch, sum(records) FROM tcprt.bad_messages FINAL WHERE records > 0 AND %s GROUP BY host, epoch FORMAT TabSeparated",
-			   in.p);
-		query(c, q.p, &ans);
-		pos = 0;
-		while ((row = next_row(&ans, &pos))) {
-			if (fields(row, f, 20) == 3)
-				account_of(as, f[0], u64(f[1]))->store = u64(f[2]);
-		}
-	}
-	/* epochs with records and no control message at all */
-	q.len = 0;
-	buf_printf(&q, "SELECT host, epoch, count(), countIf(valid = 0), max(seq), toUInt32(max(received)) FROM tcprt.records FINAL WHERE %s GROUP BY host, epoch FORMAT TabSeparated",
-		   in.p);
-	query(c, q.p, &ans);
-	pos = 0;
-	while ((row = next_row(&ans, &pos))) {
-		struct account *a;
-
-		if (fields(row, f, 20) != 6)
-			continue;
-		a = account_of(as, f[0], u64(f[1]));
-		if (a->has_ctl)
-			continue;
-		a->after = u64(f[2]);
-		a->malformed = u64(f[3]);
-		a->max_seq = u64(f[4]);
-		a->last_s = u64(f[5]);
-	}
 	buf_free(&q);
-	buf_free(&in);
 	buf_free(&ans);
 }
 
-/*
- * The missing ranges of every accounted epoch: the numbers below next_seq
- * that have no record.  ClickHouse gives the runs' ends (s present, s + 1
- * not) and starts (s present, s - 1 not); a gap lies between an end and
- * the next start.
- */
-static void gaps_runs(struct ch *c, const struct opts *o, struct accounts *as)
+/* Each account's stored numbers from its lo on, and its malformed ones. */
+static void gaps_numbers(struct ch *c, const struct opts *o, struct accounts *as)
 {
-	struct buf q = { 0 }, in = { 0 }, ans = { 0 };
+	struct buf t = { 0 }, bound = { 0 };
+	struct stored_of of = { .keys = "host, epoch", .nkeys = 2, .num = "seq",
+				.rows = "1" };
+	struct stored *s;
+	struct spans mal;
+	size_t i, pass;
+
+	if (!as->n)
+		return;
+	/* per epoch: from --lag before its base arrived (what it had not
+	 * handed over then was made before), else before --since */
+	if (o->since)
+		buf_printf(&t, "time < toDateTime(%llu)",
+			   (unsigned long long)(o->until + o->lag));
+	else
+		buf_printf(&t, "1");
+	of.time = t.p;
+	for (pass = 0; pass < 2; pass++) {
+		of.rows = pass ? "valid = 0" : "1";
+		s = xrealloc(NULL, as->n, sizeof(*s));
+		for (i = 0; i < as->n; i++) {
+			struct account *a = &as->a[i];
+
+			s[i] = (struct stored){ .lo = a->lo };
+			snprintf(s[i].key, sizeof(s[i].key), "%s", a->key);
+			records_time(o, a->has_base ? a->base_s : o->since, &bound);
+			snprintf(s[i].term, sizeof(s[i].term), "host = '%s' AND epoch = %llu AND %s",
+				 a->host, (unsigned long long)a->epoch, bound.p);
+		}
+		if (!stored_find(c, &of, s, as->n))
+			die(EXIT_RUNTIME, "fleet: %s", c->err);
+		for (i = 0; i < as->n; i++) {
+			struct account *a = &as->a[i];
+			struct stored *k = stored_key(s, as->n, a->key);
+
+			if (pass) {
+				mal = k->set;
+				a->malformed = a->has_ctl ?
+					spans_count_in(&mal, a->lo, a->ctl[CTL_NEXT_SEQ]) :
+					spans_count(&mal);
+				continue;
+			}
+			a->set = k->set;
+			k->set = (struct spans){ 0 };
+		}
+		stored_free(s, as->n);
+	}
+	buf_free(&t);
+	buf_free(&bound);
+}
+
+/* Records ClickHouse refused, kept in bad_messages (schema 3), per epoch. */
+static void gaps_refused(struct ch *c, const char *in, struct accounts *as)
+{
+	struct buf q = { 0 }, ans = { 0 };
 	char *row, *f[8];
 	size_t pos = 0;
-	int pass;
 
-	gaps_epochs(o, &in);
-	for (pass = 0; pass < 2; pass++) {
-		q.len = 0;
-		buf_printf(&q, "SELECT DISTINCT host, epoch, seq FROM tcprt.records WHERE %s AND (host, epoch, toUInt64(seq %s) NOT IN (SELECT host, epoch, seq FROM tcprt.records WHERE %s)%s FORMAT TabSeparated",
-			   in.p, pass ? "- 1)" : "+ 1)", in.p,
-			   pass ? " AND seq > 0" : "");
-		query(c, q.p, &ans);
-		pos = 0;
-		while ((row = next_row(&ans, &pos))) {
-			struct account *a;
-			uint64_t s;
+	if (c->version < STORE_REFUSED)
+		return;
+	buf_printf(&q, "SELECT host, epoch, seq, max(records) FROM tcprt.bad_messages FINAL WHERE records > 0 AND %s GROUP BY host, epoch, seq FORMAT TabSeparated",
+		   in);
+	query(c, q.p, &ans);
+	while ((row = ch_row(&ans, &pos))) {
+		struct account *a;
+		uint64_t seq;
 
-			if (fields(row, f, 8) != 3)
-				continue;
-			a = account_of(as, f[0], u64(f[1]));
-			s = u64(f[2]);
-			if (!a->has_ctl)
-				continue;
-			if (pass) {
-				a->starts = xrealloc(a->starts, a->nstarts + 1, 8);
-				a->starts[a->nstarts++] = s;
-			} else {
-				a->ends = xrealloc(a->ends, a->nends + 1, 8);
-				a->ends[a->nends++] = s;
-			}
-		}
+		if (ch_fields(row, f, 8) != 4)
+			continue;
+		a = account_of(as, f[0], u64(f[1]));
+		seq = u64(f[2]);
+		if (seq >= a->lo && (!a->has_ctl || seq < a->ctl[CTL_NEXT_SEQ]))
+			a->store += u64(f[3]);
 	}
 	buf_free(&q);
-	buf_free(&in);
 	buf_free(&ans);
 }
 
-/*
- * Call @fn for each missing range [lo, hi] of @a below next_seq, in order;
- * returns their number.  Every run of present numbers has an end; all but
- * one starting at 0 have a start: 0 is present when there are more ends
- * than starts.  The i-th start and the i-th end bound the i-th run.
- */
-static uint64_t each_range(struct account *a,
-			   void (*fn)(uint64_t lo, uint64_t hi, void *ctx),
-			   void *ctx)
+/* When the last record of each epoch without control messages arrived. */
+static void gaps_silent(struct ch *c, const struct opts *o, struct accounts *as)
 {
-	uint64_t next = a->ctl[CTL_NEXT_SEQ], lo = 0, n = 0;
-	bool zero = a->nends > a->nstarts;
-	size_t i;
+	struct buf q = { 0 }, ans = { 0 }, t = { 0 };
+	char *row, *f[4];
+	size_t i = 0, n, pos;
 
-	qsort(a->starts, a->nstarts, 8, u64_cmp);
-	qsort(a->ends, a->nends, 8, u64_cmp);
-	for (i = 0; i < a->nends; i++) {
-		uint64_t s = zero ? (i ? a->starts[i - 1] : 0) : a->starts[i];
-
-		if (s >= next)
-			break;
-		if (s > lo) {
-			fn(lo, s - 1, ctx);
+	records_time(o, o->since, &t);
+	while (i < as->n) {
+		q.len = 0;
+		buf_printf(&q, "SELECT host, epoch, toUInt32(max(received)) FROM tcprt.records WHERE %s AND (0", t.p);
+		for (n = 0; i < as->n && n < STORED_TERMS; i++) {
+			if (as->a[i].has_ctl)
+				continue;
+			buf_printf(&q, " OR (host = '%s' AND epoch = %llu)",
+				   as->a[i].host, (unsigned long long)as->a[i].epoch);
 			n++;
 		}
-		lo = a->ends[i] + 1;
+		if (!n)
+			break;
+		buf_printf(&q, ") GROUP BY host, epoch FORMAT TabSeparated");
+		query(c, q.p, &ans);
+		for (pos = 0; (row = ch_row(&ans, &pos));) {
+			if (ch_fields(row, f, 4) == 3)
+				account_of(as, f[0], u64(f[1]))->last_s = u64(f[2]);
+		}
 	}
-	if (lo < next) {
-		fn(lo, next - 1, ctx);
-		n++;
+	buf_free(&q);
+	buf_free(&ans);
+	buf_free(&t);
+}
+
+/*
+ * The epochs in view, into @as, and the SQL that selects them into @in:
+ * those with a control message received in the window (the central's
+ * clock), or a record in the window's time bound (records_time): an
+ * epoch whose control messages were lost shows so.  The latter are
+ * named one by one in @in (there are few: the others have controls).
+ */
+#define VIEW_NAMED_MAX	4096
+static void gaps_view(struct ch *c, const struct opts *o, struct accounts *as,
+		      struct buf *in)
+{
+	struct buf q = { 0 }, ans = { 0 }, t = { 0 }, ctl = { 0 };
+	char *row, *f[4];
+	size_t pos = 0, named = 0;
+
+	records_time(o, o->since, &t);
+	buf_printf(&ctl, "SELECT host, epoch FROM tcprt.controls WHERE received >= toDateTime(%llu) AND received < toDateTime(%llu)",
+		   (unsigned long long)o->since, (unsigned long long)o->until);
+	where_host(&ctl, o);
+	buf_printf(&q, "SELECT host, epoch, max(c) FROM (SELECT host, epoch, 1 AS c FROM (%s) UNION ALL SELECT host, epoch, 0 AS c FROM tcprt.records WHERE %s",
+		   ctl.p, t.p);
+	where_host(&q, o);
+	buf_printf(&q, ") GROUP BY host, epoch FORMAT TabSeparated");
+	query(c, q.p, &ans);
+	in->len = 0;
+	buf_printf(in, "((host, epoch) IN (%s)", ctl.p);
+	while ((row = ch_row(&ans, &pos))) {
+		if (ch_fields(row, f, 4) != 3)
+			continue;
+		account_of(as, f[0], u64(f[1]));
+		if (u64(f[2]) || named++ >= VIEW_NAMED_MAX)
+			continue;
+		buf_printf(in, named > 1 ? ", ('%s', %s)" : " OR (host, epoch) IN (('%s', %s)",
+			   f[0], f[1]);
 	}
-	return n;
+	if (named > VIEW_NAMED_MAX) {
+		/* too many to name: select them again */
+		in->len = 0;
+		buf_printf(in, "((host, epoch) IN (%s UNION ALL SELECT host, epoch FROM tcprt.records WHERE %s",
+			   ctl.p, t.p);
+		where_host(in, o);
+	}
+	buf_printf(in, named ? "))" : ")");
+	buf_free(&q);
+	buf_free(&ans);
+	buf_free(&t);
+	buf_free(&ctl);
+}
+
+/*
+ * The epochs in view and their accounts over the window: the numbers
+ * from the first the epoch had not handed over when the window began
+ * (its last control message before --since said so: sent_seq) to the
+ * next_seq of its last one before --until.  An epoch with no control
+ * message before the window is accounted from its start.
+ */
+static void gaps_load(struct ch *c, const struct opts *o, const char *in,
+		      struct accounts *as)
+{
+	size_t i;
+
+	gaps_controls(c, in, o->until, false, as);
+	if (o->since)
+		gaps_controls(c, in, o->since, true, as);
+	for (i = 0; i < as->n; i++) {
+		struct account *a = &as->a[i];
+
+		if (a->has_base && a->has_ctl)
+			a->lo = a->base[CTL_SENT_SEQ] < a->ctl[CTL_NEXT_SEQ] ?
+				a->base[CTL_SENT_SEQ] : a->ctl[CTL_NEXT_SEQ];
+	}
+	gaps_numbers(c, o, as);
+	gaps_refused(c, in, as);
+	gaps_silent(c, o, as);
+	for (i = 0; i < as->n; i++) {
+		struct account *a = &as->a[i];
+		uint64_t n = a->ctl[CTL_NEXT_SEQ];
+
+		if (a->set.n)
+			a->max_seq = a->set.s[a->set.n - 1].hi - 1;
+		if (!a->has_ctl) {
+			a->after = spans_count(&a->set);
+			continue;
+		}
+		a->received = spans_count_in(&a->set, a->lo, n);
+		a->after = spans_count_in(&a->set, n, UINT64_MAX);
+		/* in view for its records made before the window: known */
+		a->idle = a->has_base && !a->after &&
+			  !memcmp(a->base, a->ctl, sizeof(a->ctl));
+		a->unsent_stored = spans_count_in(&a->set,
+			a->ctl[CTL_SENT_SEQ] > a->lo ? a->ctl[CTL_SENT_SEQ] : a->lo, n);
+	}
+}
+
+/* A counter of the window: the account's less the base's. */
+static uint64_t in_window(const struct account *a, unsigned int field)
+{
+	if (!a->has_base || a->base[field] > a->ctl[field])
+		return a->ctl[field];
+	return a->ctl[field] - a->base[field];
 }
 
 struct range_out {
@@ -678,11 +792,13 @@ static void gaps_decide(const struct opts *o, struct accounts *as, uint64_t now_
 
 	for (i = 0; i < as->n; i++) {
 		struct account *a = &as->a[i];
+		uint64_t sent = a->ctl[CTL_SENT_SEQ];
+		/* the window's numbers, [lo, next_seq), counted from lo */
 		struct acct_sent in = {
-			.next_seq = a->ctl[CTL_NEXT_SEQ],
-			.sent_seq = a->ctl[CTL_SENT_SEQ],
-			.cap_dropped = a->ctl[CTL_CAP_DROPPED],
-			.refused = a->ctl[CTL_REFUSED],
+			.next_seq = a->ctl[CTL_NEXT_SEQ] - a->lo,
+			.sent_seq = (sent > a->lo ? sent : a->lo) - a->lo,
+			.cap_dropped = in_window(a, CTL_CAP_DROPPED),
+			.refused = in_window(a, CTL_REFUSED),
 			.received = a->received,
 			.unsent_stored = a->unsent_stored,
 			.store = a->store,
@@ -701,6 +817,8 @@ static void gaps_decide(const struct opts *o, struct accounts *as, uint64_t now_
 static void gaps_notes(const struct account *a, const char *start)
 {
 	printf("  by epoch, started %s", start);
+	if (a->lo)
+		printf(", from seq %llu (the window's start)", (unsigned long long)a->lo);
 	if (a->state == ACCT_ENDED)
 		printf(", ended: no control message for %llu s (ended after %llu s)",
 		       (unsigned long long)a->idle_s, (unsigned long long)a->after_s);
@@ -717,10 +835,14 @@ static void gaps_notes(const struct account *a, const char *start)
 
 static void gaps_print(const struct opts *o, struct account *a)
 {
-	uint64_t sent = a->ctl[CTL_NEXT_SEQ];
+	uint64_t next = a->ctl[CTL_NEXT_SEQ], sent = next - a->lo;
+	uint64_t cap = in_window(a, CTL_CAP_DROPPED), refused = in_window(a, CTL_REFUSED);
 	const struct acct_split *x = &a->split;
-	uint64_t ow = delta(a->ctl[CTL_OVERWRITTEN_START], a->ctl[CTL_OVERWRITTEN]);
-	uint64_t so = delta(a->ctl[CTL_SAMPLED_START], a->ctl[CTL_SAMPLED]);
+	/* the module's counters over the window: from the base's values */
+	uint64_t ow = delta(a->has_base ? a->base[CTL_OVERWRITTEN] :
+			    a->ctl[CTL_OVERWRITTEN_START], a->ctl[CTL_OVERWRITTEN]);
+	uint64_t so = delta(a->has_base ? a->base[CTL_SAMPLED] :
+			    a->ctl[CTL_SAMPLED_START], a->ctl[CTL_SAMPLED]);
 	bool mod = a->ctl[CTL_MODULE_KNOWN];
 	struct range_out r = { .out = stdout, .fmt = o->fmt, .max = o->ranges };
 	const char *state = acct_state_name[a->state];
@@ -744,8 +866,8 @@ static void gaps_print(const struct opts *o, struct account *a)
 		       (unsigned long long)sent,
 		       (unsigned long long)a->received,
 		       (unsigned long long)x->missing,
-		       (unsigned long long)a->ctl[CTL_CAP_DROPPED],
-		       (unsigned long long)a->ctl[CTL_REFUSED],
+		       (unsigned long long)cap,
+		       (unsigned long long)refused,
 		       (unsigned long long)x->sender,
 		       (unsigned long long)x->in_flight,
 		       (unsigned long long)x->transport,
@@ -761,7 +883,7 @@ static void gaps_print(const struct opts *o, struct account *a)
 			uint64_t n;
 
 			printf("    missing:");
-			n = each_range(a, print_range, &r);
+			n = spans_each_gap(&a->set, a->lo, next, print_range, &r);
 			if (n > o->ranges)
 				printf(" ... (%llu ranges)", (unsigned long long)n);
 			printf("\n");
@@ -775,8 +897,8 @@ static void gaps_print(const struct opts *o, struct account *a)
 			       start, (unsigned long long)sent,
 			       (unsigned long long)a->received,
 			       (unsigned long long)x->missing,
-			       (unsigned long long)a->ctl[CTL_CAP_DROPPED],
-			       (unsigned long long)a->ctl[CTL_REFUSED],
+			       (unsigned long long)cap,
+			       (unsigned long long)refused,
 			       (unsigned long long)x->sender,
 			       (unsigned long long)x->in_flight,
 			       (unsigned long long)x->transport);
@@ -795,9 +917,11 @@ static void gaps_print(const struct opts *o, struct account *a)
 			uint64_t n;
 
 			printf(",\"missing_ranges\":[");
-			n = each_range(a, print_range, &r);
+			n = spans_each_gap(&a->set, a->lo, next, print_range, &r);
 			printf("],\"missing_range_count\":%llu", (unsigned long long)n);
 		}
+		if (a->lo)
+			printf(",\"from_seq\":%llu", (unsigned long long)a->lo);
 		printf("}\n");
 		return;
 	case FMT_CSV:
@@ -807,8 +931,8 @@ static void gaps_print(const struct opts *o, struct account *a)
 			       (unsigned long long)sent,
 			       (unsigned long long)a->received,
 			       (unsigned long long)x->missing,
-			       (unsigned long long)a->ctl[CTL_CAP_DROPPED],
-			       (unsigned long long)a->ctl[CTL_REFUSED],
+			       (unsigned long long)cap,
+			       (unsigned long long)refused,
 			       (unsigned long long)x->transport);
 		else
 			printf(",,,,,,,");
@@ -821,14 +945,14 @@ static void gaps_print(const struct opts *o, struct account *a)
 		else
 			printf(",,");
 		if (a->has_ctl)
-			each_range(a, print_range, &r);
+			spans_each_gap(&a->set, a->lo, next, print_range, &r);
 		/* added after the columns of before, so that they keep their place */
 		if (a->has_ctl)
 			printf(",%llu,%llu", (unsigned long long)x->sender,
 			       (unsigned long long)x->in_flight);
 		else
 			printf(",,");
-		printf(",epoch\n");
+		printf(",%llu,epoch\n", (unsigned long long)a->lo);
 		return;
 	}
 }
@@ -922,38 +1046,47 @@ out:
 
 /* One log: one CPU's log file of one load of the module on one host. */
 struct mlog {
+	char key[96];			/* "host\tload_id\tcpu" */
 	char host[72];
 	uint64_t load_id;
 	int cpu;
 	struct acct_read *e;		/* the epochs that read it */
 	size_t n;
-	uint64_t *starts, *ends;	/* runs of stored numbers */
-	size_t nstarts, nends;
 	struct spans stored;
-	bool runs_bad;			/* the runs did not pair up */
 	struct acct_log a;
 };
 
 struct mlogs {
 	struct mlog *l;
 	size_t n;
+	struct keyidx idx;
+	uint64_t from_s;	/* the oldest base's arrival, or --since */
 };
+
+static const char *mlog_key(const void *arr, size_t i)
+{
+	return ((const struct mlog *)arr)[i].key;
+}
 
 static struct mlog *mlog_of(struct mlogs *ls, const char *host, uint64_t load_id,
 			    int cpu)
 {
+	char key[sizeof(ls->l[0].key)];
 	size_t i;
 
-	for (i = 0; i < ls->n; i++)
-		if (ls->l[i].load_id == load_id && ls->l[i].cpu == cpu &&
-		    !strcmp(ls->l[i].host, host))
-			return &ls->l[i];
+	snprintf(key, sizeof(key), "%s\t%llu\t%d", host,
+		 (unsigned long long)load_id, cpu);
+	i = keyidx_find(&ls->idx, key, ls->n, mlog_key, ls->l);
+	if (i < ls->n)
+		return &ls->l[i];
 	ls->l = xrealloc(ls->l, ls->n + 1, sizeof(*ls->l));
 	ls->l[ls->n] = (struct mlog){ .load_id = load_id, .cpu = cpu };
+	snprintf(ls->l[ls->n].key, sizeof(ls->l[0].key), "%s", key);
 	snprintf(ls->l[ls->n].host, sizeof(ls->l[0].host), "%s", host);
 	return &ls->l[ls->n++];
 }
 
+/* An epoch's read of a log: a log has few readers. */
 static struct acct_read *read_of(struct mlog *l, uint64_t epoch)
 {
 	size_t i;
@@ -984,23 +1117,28 @@ static int cpu_of(const char *s)
 }
 
 /*
- * The loads in view: those that an epoch in view (gaps_epochs) read,
- * with every epoch that read them, in view or not: a load's account
- * needs all its numbers.
+ * The loads in view: those that an epoch in view (@in) read, with every
+ * epoch that read them, in view or not: a load's account in the window
+ * needs all of them (one that stopped before the window adds nothing).
  */
-static void seq_loads(const struct opts *o, struct buf *q)
+static void seq_loads(const struct opts *o, const char *in, struct buf *q)
 {
-	struct buf in = { 0 };
+	struct buf t = { 0 };
 
-	gaps_epochs(o, &in);
+	records_time(o, o->since, &t);
 	q->len = 0;
-	buf_printf(q, "(host, load_id) IN (SELECT host, load_id FROM tcprt.records WHERE numbered = 1 AND load_id != 0 AND %s UNION ALL SELECT host, load_id FROM tcprt.cpu_accounts WHERE %s)",
-		   in.p, in.p);
-	buf_free(&in);
+	buf_printf(q, "(host, load_id) IN (SELECT host, load_id FROM tcprt.records WHERE numbered = 1 AND load_id != 0 AND %s AND %s UNION ALL SELECT host, load_id FROM tcprt.cpu_accounts WHERE %s)",
+		   t.p, in, in);
+	buf_free(&t);
 }
 
-/* The last account (L1) of each epoch of each log. */
-static void seq_accounts(struct ch *c, const char *loads, struct mlogs *ls)
+/*
+ * The last account (L1) of each epoch of each log received before
+ * @before (Unix seconds); with @base, that before the window: the
+ * epoch's account is then the window's own (window_read).
+ */
+static void seq_accounts(struct ch *c, const char *loads, uint64_t before,
+			 bool base, struct mlogs *ls)
 {
 	struct buf q = { 0 }, ans = { 0 };
 	char *row, *f[16];
@@ -1009,15 +1147,23 @@ static void seq_accounts(struct ch *c, const char *loads, struct mlogs *ls)
 	buf_printf(&q, "SELECT host, load_id, cpu, epoch");
 	for (i = 0; i < CPU_NFIELDS; i++)
 		buf_printf(&q, ", argMax(%s, ctl_seq)", cpu_field_name[i]);
-	buf_printf(&q, " FROM tcprt.cpu_accounts FINAL WHERE %s GROUP BY host, load_id, cpu, epoch FORMAT TabSeparated",
-		   loads);
+	buf_printf(&q, ", toUInt32(max(received)) FROM tcprt.cpu_accounts FINAL WHERE received < toDateTime(%llu) AND %s GROUP BY host, load_id, cpu, epoch FORMAT TabSeparated",
+		   (unsigned long long)before, loads);
 	query(c, q.p, &ans);
-	while ((row = next_row(&ans, &pos))) {
+	while ((row = ch_row(&ans, &pos))) {
 		struct acct_read *e;
 
-		if (fields(row, f, 16) != 4 + CPU_NFIELDS)
+		if (ch_fields(row, f, 16) != 5 + CPU_NFIELDS)
 			continue;
 		e = read_of(mlog_of(ls, f[0], u64(f[1]), cpu_of(f[2])), u64(f[3]));
+		if (base) {
+			if (u64(f[4 + CPU_NFIELDS]) < ls->from_s)
+				ls->from_s = u64(f[4 + CPU_NFIELDS]);
+			e->has_base = true;
+			for (i = 0; i < CPU_NFIELDS; i++)
+				e->base[i] = u64(f[4 + i]);
+			continue;
+		}
 		e->has_l1 = true;
 		for (i = 0; i < CPU_NFIELDS; i++)
 			e->v[i] = u64(f[4 + i]);
@@ -1026,45 +1172,95 @@ static void seq_accounts(struct ch *c, const char *loads, struct mlogs *ls)
 	buf_free(&ans);
 }
 
+/*
+ * An epoch's account of a log over the window: from the first number it
+ * had not handed over when the window began (the base's sent_next), the
+ * counters less the base's.  What it skipped there and had not handed
+ * over (the base's unsent_skipped) is the window's.
+ */
+static void window_read(struct acct_read *e)
+{
+	uint64_t *v = e->v, *b = e->base;
+	size_t i;
+
+	if (!e->has_base || !e->has_l1)
+		return;
+	if (!memcmp(v, b, sizeof(e->v))) {
+		/* nothing new in the window: not a reader of it */
+		e->has_l1 = false;
+		e->has_base = true;
+		return;
+	}
+	e->has_base = false;
+	v[CPU_FIRST] = b[CPU_SENT_NEXT] > v[CPU_FIRST] ? b[CPU_SENT_NEXT] : v[CPU_FIRST];
+	for (i = 0; i < CPU_NFIELDS; i++) {
+		if (i != CPU_RELAY_SKIPPED && i != CPU_CAP_DROPPED && i != CPU_REFUSED)
+			continue;
+		v[i] = v[i] >= b[i] ? v[i] - b[i] : v[i];
+	}
+	v[CPU_RELAY_SKIPPED] += b[CPU_UNSENT_SKIPPED];
+	if (v[CPU_SENT_NEXT] < v[CPU_FIRST])
+		v[CPU_SENT_NEXT] = v[CPU_FIRST];
+	if (v[CPU_READ_NEXT] < v[CPU_SENT_NEXT])
+		v[CPU_READ_NEXT] = v[CPU_SENT_NEXT];
+}
+
 struct last_seen {
+	char key[96];		/* "host\tepoch" */
 	char host[72];
 	uint64_t epoch, last_s;
 	bool has_ctl, final_last, final_closed;
 	uint64_t interval_us;
 };
 
-static struct last_seen *seen_of(struct last_seen **seen, size_t *nseen,
-				 const char *host, uint64_t epoch)
-{
-	size_t i;
+struct seen {
+	struct last_seen *s;
+	size_t n;
+	struct keyidx idx;
+};
 
-	for (i = 0; i < *nseen; i++)
-		if ((*seen)[i].epoch == epoch && !strcmp((*seen)[i].host, host))
-			return &(*seen)[i];
-	*seen = xrealloc(*seen, *nseen + 1, sizeof(**seen));
-	(*seen)[*nseen] = (struct last_seen){ .epoch = epoch };
-	snprintf((*seen)[*nseen].host, sizeof((*seen)[0].host), "%s", host);
-	return &(*seen)[(*nseen)++];
+static const char *seen_key(const void *arr, size_t i)
+{
+	return ((const struct last_seen *)arr)[i].key;
 }
 
-/* The numbers each epoch stored of each log: their span; and when its
- * last record arrived (for an epoch without control messages). */
-static void seq_rows(struct ch *c, const char *loads, struct mlogs *ls,
-		     struct last_seen **seen, size_t *nseen)
+static struct last_seen *seen_of(struct seen *sn, const char *host,
+				 uint64_t epoch)
 {
-	struct buf q = { 0 }, ans = { 0 };
+	char key[sizeof(sn->s[0].key)];
+	size_t i;
+
+	snprintf(key, sizeof(key), "%s\t%llu", host, (unsigned long long)epoch);
+	i = keyidx_find(&sn->idx, key, sn->n, seen_key, sn->s);
+	if (i < sn->n)
+		return &sn->s[i];
+	sn->s = xrealloc(sn->s, sn->n + 1, sizeof(*sn->s));
+	sn->s[sn->n] = (struct last_seen){ .epoch = epoch };
+	snprintf(sn->s[sn->n].key, sizeof(sn->s[0].key), "%s", key);
+	snprintf(sn->s[sn->n].host, sizeof(sn->s[0].host), "%s", host);
+	return &sn->s[sn->n++];
+}
+
+/* The numbers each epoch stored of each log in the window's time bound:
+ * their span; and when its last record arrived (for an epoch without
+ * control messages). */
+static void seq_rows(struct ch *c, const struct opts *o, const char *loads,
+		     struct mlogs *ls, struct seen *sn)
+{
+	struct buf q = { 0 }, ans = { 0 }, t = { 0 };
 	char *row, *f[8];
 	size_t pos = 0;
 
-	buf_printf(&q, "SELECT host, load_id, cpu, epoch, min(rseq), max(rseq), toUInt32(max(received)) FROM tcprt.records WHERE numbered = 1 AND load_id != 0 AND %s GROUP BY host, load_id, cpu, epoch FORMAT TabSeparated",
-		   loads);
+	records_time(o, ls->from_s, &t);
+	buf_printf(&q, "SELECT host, load_id, cpu, epoch, min(rseq), max(rseq), toUInt32(max(received)) FROM tcprt.records WHERE numbered = 1 AND load_id != 0 AND %s AND %s GROUP BY host, load_id, cpu, epoch FORMAT TabSeparated",
+		   t.p, loads);
 	query(c, q.p, &ans);
-	while ((row = next_row(&ans, &pos))) {
+	while ((row = ch_row(&ans, &pos))) {
 		struct last_seen *x;
 		struct acct_read *e;
 		uint64_t hi;
 
-		if (fields(row, f, 8) != 7)
+		if (ch_fields(row, f, 8) != 7)
 			continue;
 		e = read_of(mlog_of(ls, f[0], u64(f[1]), cpu_of(f[2])), u64(f[3]));
 		hi = u64(f[5]) + 1;
@@ -1072,32 +1268,34 @@ static void seq_rows(struct ch *c, const char *loads, struct mlogs *ls,
 			continue;	/* 2^64 - 1: no range holds it */
 		e->rows_lo = u64(f[4]);
 		e->rows_hi = hi;
-		x = seen_of(seen, nseen, f[0], e->epoch);
+		x = seen_of(sn, f[0], e->epoch);
 		if (u64(f[6]) > x->last_s)
 			x->last_s = u64(f[6]);
 	}
 	buf_free(&q);
 	buf_free(&ans);
+	buf_free(&t);
 }
 
 /* Whether each epoch that read a log in view lives (acct_live). */
 static void seq_life(struct ch *c, const struct opts *o, const char *loads,
-		     struct mlogs *ls, struct last_seen **seen, size_t *nseen,
-		     uint64_t now_s)
+		     struct mlogs *ls, struct seen *sn, uint64_t now_s)
 {
-	struct buf q = { 0 }, ans = { 0 };
+	struct buf q = { 0 }, ans = { 0 }, t = { 0 };
 	char *row, *f[8];
 	size_t pos = 0, i, j;
 
-	buf_printf(&q, "SELECT host, epoch, max(final = %d), max(final = %d), toUInt32(max(received)), argMax(interval_us, ctl_seq) FROM tcprt.controls FINAL WHERE (host, epoch) IN (SELECT host, epoch FROM tcprt.cpu_accounts WHERE %s UNION ALL SELECT host, epoch FROM tcprt.records WHERE numbered = 1 AND load_id != 0 AND %s) GROUP BY host, epoch FORMAT TabSeparated",
-		   FINAL_LAST, FINAL_CLOSED, loads, loads);
+	records_time(o, ls->from_s, &t);
+	buf_printf(&q, "SELECT host, epoch, max(final = %d), max(final = %d), toUInt32(max(received)), argMax(interval_us, ctl_seq) FROM tcprt.controls FINAL WHERE received < toDateTime(%llu) AND (host, epoch) IN (SELECT host, epoch FROM tcprt.cpu_accounts WHERE %s UNION ALL SELECT host, epoch FROM tcprt.records WHERE numbered = 1 AND load_id != 0 AND %s AND %s) GROUP BY host, epoch FORMAT TabSeparated",
+		   FINAL_LAST, FINAL_CLOSED, (unsigned long long)o->until, loads,
+		   t.p, loads);
 	query(c, q.p, &ans);
-	while ((row = next_row(&ans, &pos))) {
+	while ((row = ch_row(&ans, &pos))) {
 		struct last_seen *x;
 
-		if (fields(row, f, 8) != 6)
+		if (ch_fields(row, f, 8) != 6)
 			continue;
-		x = seen_of(seen, nseen, f[0], u64(f[1]));
+		x = seen_of(sn, f[0], u64(f[1]));
 		x->has_ctl = true;
 		x->final_last = u64(f[2]);
 		x->final_closed = u64(f[3]);
@@ -1109,7 +1307,7 @@ static void seq_life(struct ch *c, const struct opts *o, const char *loads,
 
 		for (j = 0; j < l->n; j++) {
 			/* no control nor row seen: silent since ever */
-			struct last_seen *x = seen_of(seen, nseen, l->host, l->e[j].epoch);
+			struct last_seen *x = seen_of(sn, l->host, l->e[j].epoch);
 			uint64_t idle = now_s > x->last_s ? now_s - x->last_s : 0;
 			uint64_t after = acct_ended_after(x->interval_us, o->ended_after);
 			enum acct_state st = acct_state_of(x->has_ctl, x->final_last,
@@ -1120,69 +1318,113 @@ static void seq_life(struct ch *c, const struct opts *o, const char *loads,
 	}
 	buf_free(&q);
 	buf_free(&ans);
+	buf_free(&t);
 }
 
 /*
- * The runs of numbers each log has stored: ClickHouse gives their ends
- * (n stored, n + 1 not) and starts (n stored, n - 1 not, n > 0), as
- * gaps_runs does for an epoch's.
+ * The epochs whose account of @l did not change in the window (window_read
+ * left has_base set) are not its readers there; their rows in the window's
+ * time bound, if any, were accounted before it.
  */
-static void seq_runs(struct ch *c, const char *loads, struct mlogs *ls)
+static void drop_idle(struct mlog *l)
 {
-	struct buf q = { 0 }, ans = { 0 };
-	char *row, *f[8];
-	size_t pos;
-	int pass;
+	size_t i, n = 0;
 
-	for (pass = 0; pass < 2; pass++) {
-		q.len = 0;
-		buf_printf(&q, "SELECT DISTINCT host, load_id, cpu, rseq FROM tcprt.records WHERE numbered = 1 AND load_id != 0 AND %s%s AND (host, load_id, cpu, toUInt64(rseq %s)) NOT IN (SELECT host, load_id, cpu, rseq FROM tcprt.records WHERE numbered = 1 AND load_id != 0 AND %s) FORMAT TabSeparated",
-			   loads, pass ? " AND rseq > 0" : "", pass ? "- 1" : "+ 1",
-			   loads);
-		query(c, q.p, &ans);
-		pos = 0;
-		while ((row = next_row(&ans, &pos))) {
-			struct mlog *l;
-			uint64_t v;
-
-			if (fields(row, f, 8) != 4)
-				continue;
-			l = mlog_of(ls, f[0], u64(f[1]), cpu_of(f[2]));
-			v = u64(f[3]);
-			if (pass) {
-				l->starts = xrealloc(l->starts, l->nstarts + 1, 8);
-				l->starts[l->nstarts++] = v;
-			} else {
-				l->ends = xrealloc(l->ends, l->nends + 1, 8);
-				l->ends[l->nends++] = v;
-			}
-		}
-	}
-	buf_free(&q);
-	buf_free(&ans);
+	for (i = 0; i < l->n; i++)
+		if (!l->e[i].has_base)
+			l->e[n++] = l->e[i];
+	l->n = n;
 }
 
-static void seq_load(struct ch *c, const struct opts *o, struct mlogs *ls,
-		     uint64_t now_s)
+/*
+ * A log's first number in the window: 0 for the whole store; else the
+ * least its epochs' window reads start at (an epoch with no account: its
+ * first row in the window's time bound).
+ */
+static uint64_t window_from(const struct opts *o, const struct mlog *l)
 {
-	struct last_seen *seen = NULL;
-	struct buf loads = { 0 };
-	size_t nseen = 0, i;
+	uint64_t from = UINT64_MAX;
+	size_t j;
 
-	seq_loads(o, &loads);
-	seq_accounts(c, loads.p, ls);
-	seq_rows(c, loads.p, ls, &seen, &nseen);
-	seq_life(c, o, loads.p, ls, &seen, &nseen, now_s);
-	seq_runs(c, loads.p, ls);
+	if (!o->since)
+		return 0;
+	for (j = 0; j < l->n; j++) {
+		const struct acct_read *e = &l->e[j];
+		uint64_t lo = e->has_l1 ? e->v[CPU_FIRST] : e->rows_lo;
+
+		if ((e->has_l1 || e->rows_hi) && lo < from)
+			from = lo;
+	}
+	return from == UINT64_MAX ? 0 : from;
+}
+
+/* The numbers each log has stored from its window's first on. */
+static void seq_stored(struct ch *c, const struct opts *o, struct mlogs *ls)
+{
+	struct stored_of of = { .keys = "host, load_id, cpu", .nkeys = 3,
+				.num = "rseq", .rows = "numbered = 1 AND load_id != 0" };
+	struct buf t = { 0 };
+	struct stored *s;
+	size_t i;
+
+	if (!ls->n)
+		return;
+	records_time(o, ls->from_s, &t);
+	of.time = t.p;
+	s = xrealloc(NULL, ls->n, sizeof(*s));
 	for (i = 0; i < ls->n; i++) {
 		struct mlog *l = &ls->l[i];
 
-		l->runs_bad = !spans_of_runs(&l->stored, l->starts, l->nstarts,
-					     l->ends, l->nends);
-		acct_log(l->e, l->n, &l->stored, &l->a);
+		s[i] = (struct stored){ .lo = window_from(o, l) };
+		snprintf(s[i].key, sizeof(s[i].key), "%s", l->key);
+		snprintf(s[i].term, sizeof(s[i].term), "host = '%s' AND load_id = %llu AND cpu = %d",
+			 l->host, (unsigned long long)l->load_id, l->cpu);
 	}
+	if (!stored_find(c, &of, s, ls->n))
+		die(EXIT_RUNTIME, "fleet: %s", c->err);
+	for (i = 0; i < ls->n; i++) {
+		struct stored *k = stored_key(s, ls->n, ls->l[i].key);
+
+		ls->l[i].stored = k->set;
+		k->set = (struct spans){ 0 };
+	}
+	stored_free(s, ls->n);
+	buf_free(&t);
+}
+
+static void seq_load(struct ch *c, const struct opts *o, const char *in,
+		     struct mlogs *ls, uint64_t now_s)
+{
+	struct seen sn = { 0 };
+	struct buf loads = { 0 };
+	size_t i, j;
+
+	seq_loads(o, in, &loads);
+	ls->from_s = o->since;
+	seq_accounts(c, loads.p, o->until, false, ls);
+	if (o->since)
+		seq_accounts(c, loads.p, o->since, true, ls);
+	for (i = 0; i < ls->n; i++)
+		for (j = 0; j < ls->l[i].n; j++)
+			window_read(&ls->l[i].e[j]);
+	seq_rows(c, o, loads.p, ls, &sn);
+	for (i = 0; i < ls->n; i++)
+		drop_idle(&ls->l[i]);
+	seq_life(c, o, loads.p, ls, &sn, now_s);
+	seq_stored(c, o, ls);
+	for (i = 0; i < ls->n; i++) {
+		struct mlog *l = &ls->l[i];
+		uint64_t from = window_from(o, l);
+
+		for (j = 0; j < l->n; j++)
+			if (l->e[j].rows_hi && l->e[j].rows_lo < from)
+				l->e[j].rows_lo = from;
+		acct_log(l->e, l->n, from, &l->stored, &l->a);
+	}
+	keyidx_free(&ls->idx);
 	qsort(ls->l, ls->n, sizeof(*ls->l), mlog_cmp);
-	free(seen);
+	keyidx_free(&sn.idx);
+	free(sn.s);
 	buf_free(&loads);
 }
 
@@ -1193,7 +1435,7 @@ static void seq_header(const struct opts *o)
 		       "HOST", "LOAD", "CPU", "MADE", "STORED", "MISSING", "RELAY",
 		       "CAP", "REFUSED", "SENDER", "INFLIGHT", "TRANSPORT");
 	else if (o->fmt == FMT_CSV)
-		printf("host,load_id,cpu,made,stored,missing,relay,cap_dropped,refused,sender_lost,in_flight,transport_lost,epochs,missing_ranges,accounting\n");
+		printf("host,load_id,cpu,made,stored,missing,relay,cap_dropped,refused,sender_lost,in_flight,transport_lost,epochs,missing_ranges,from,accounting\n");
 }
 
 static void seq_print(const struct opts *o, struct mlog *l)
@@ -1219,12 +1461,13 @@ static void seq_print(const struct opts *o, struct mlog *l)
 			printf(", epochs read numbers in common (two readers of one log: a number one skipped may be the other's)");
 		if (a->over)
 			printf(", the host counts more losses than are missing");
-		if (l->runs_bad)
-			printf(", the store changed while gaps read it: run it again");
+		if (a->from)
+			printf(", from %llu (the window's start)", (unsigned long long)a->from);
 		printf("\n");
-		if (missing && !l->runs_bad) {
+		if (missing) {
 			printf("    missing:");
-			n = spans_each_gap(&l->stored, a->made, print_range, &r);
+			n = spans_each_gap(&l->stored, a->from, a->from + a->made,
+					   print_range, &r);
 			if (n > o->ranges)
 				printf(" ... (%llu ranges)", (unsigned long long)n);
 			printf("\n");
@@ -1241,13 +1484,12 @@ static void seq_print(const struct opts *o, struct mlog *l)
 		       (unsigned long long)a->transport, a->epochs, a->no_l1);
 		if (a->overlap)
 			printf(",\"overlap\":true");
-		if (l->runs_bad)
-			printf(",\"store_changed\":true");
-		else {
-			printf(",\"missing_ranges\":[");
-			n = spans_each_gap(&l->stored, a->made, print_range, &r);
-			printf("],\"missing_range_count\":%llu", (unsigned long long)n);
-		}
+		if (a->from)
+			printf(",\"from\":%llu", (unsigned long long)a->from);
+		printf(",\"missing_ranges\":[");
+		n = spans_each_gap(&l->stored, a->from, a->from + a->made,
+				   print_range, &r);
+		printf("],\"missing_range_count\":%llu", (unsigned long long)n);
 		printf("}\n");
 		return;
 	case FMT_CSV:
@@ -1259,9 +1501,8 @@ static void seq_print(const struct opts *o, struct mlog *l)
 		       (unsigned long long)a->refused, (unsigned long long)a->sender,
 		       (unsigned long long)a->in_flight,
 		       (unsigned long long)a->transport, a->epochs);
-		if (!l->runs_bad)
-			spans_each_gap(&l->stored, a->made, print_range, &r);
-		printf(",module seq\n");
+		spans_each_gap(&l->stored, a->from, a->from + a->made, print_range, &r);
+		printf(",%llu,module seq\n", (unsigned long long)a->from);
 		return;
 	}
 }
@@ -1272,8 +1513,6 @@ static void seq_free(struct mlogs *ls)
 
 	for (i = 0; i < ls->n; i++) {
 		free(ls->l[i].e);
-		free(ls->l[i].starts);
-		free(ls->l[i].ends);
 		spans_free(&ls->l[i].stored);
 	}
 	free(ls->l);
@@ -1295,15 +1534,17 @@ static int fleet_gaps(const struct opts *o)
 {
 	struct accounts as = { 0 };
 	struct mlogs ls = { 0 };
+	struct buf in = { 0 };
 	struct ch c;
 	uint64_t now_s;
 	size_t i;
 
 	connect_store(&c, o, STORE_OLDEST);
 	now_s = store_now(&c);
+	gaps_view(&c, o, &as, &in);
 	if (o->by_epoch) {
-		gaps_load(&c, o, &as);
-		gaps_runs(&c, o, &as);
+		gaps_load(&c, o, in.p, &as);
+		keyidx_free(&as.idx);
 		gaps_decide(o, &as, now_s);
 		qsort(as.a, as.n, sizeof(*as.a), account_cmp);
 		mark_concurrent(&as);
@@ -1313,19 +1554,17 @@ static int fleet_gaps(const struct opts *o)
 			       "CAP", "REFUSED", "SENDER", "INFLIGHT", "TRANSPORT",
 			       "STORE", "MALFORMED", "MOD_OW", "MOD_SO");
 		else if (o->fmt == FMT_CSV)
-			printf("host,epoch,state,started,sent,received,missing,cap_dropped,refused,transport_lost,store_refused,malformed,past_last_control,module_overwritten,module_sampled_out,missing_ranges,sender_lost,in_flight,accounting\n");
-		for (i = 0; i < as.n; i++) {
-			gaps_print(o, &as.a[i]);
-			free(as.a[i].starts);
-			free(as.a[i].ends);
-		}
+			printf("host,epoch,state,started,sent,received,missing,cap_dropped,refused,transport_lost,store_refused,malformed,past_last_control,module_overwritten,module_sampled_out,missing_ranges,sender_lost,in_flight,from_seq,accounting\n");
+		for (i = 0; i < as.n; i++)
+			if (!as.a[i].idle)
+				gaps_print(o, &as.a[i]);
 	}
 	/* the module's numbers: schema 4's, when any log has some */
 	if (o->by_seq && !o->by_epoch && c.version < STORE_SEQ)
 		gaps_note(o, "the store is of schema %d: records carry the module's numbers from schema %d on (tcprt fleet init)\n",
 			  c.version, STORE_SEQ);
 	if (o->by_seq && c.version >= STORE_SEQ) {
-		seq_load(&c, o, &ls, now_s);
+		seq_load(&c, o, in.p, &ls, now_s);
 		if (ls.n && o->fmt == FMT_TEXT && o->by_epoch)
 			printf("\n");
 		if (ls.n || !o->by_epoch)
@@ -1335,7 +1574,11 @@ static int fleet_gaps(const struct opts *o)
 		seq_free(&ls);
 	}
 	gaps_bad(&c, o);
+	for (i = 0; i < as.n; i++)
+		spans_free(&as.a[i].set);
+	keyidx_free(&as.idx);
 	free(as.a);
+	buf_free(&in);
 	ch_close(&c);
 	return EXIT_OK;
 }
@@ -2009,7 +2252,7 @@ int cmd_fleet(int argc, char **argv)
 		usage_error("fleet", "no query '%s' (init, schema, key, gaps, reached, summary, top)", sub);
 	parse_opts(argc, argv, &o);
 	if (!o.since_set && !strcmp(sub, "gaps"))
-		o.since = 0;
+		o.since = o.until > GAPS_AGE ? o.until - GAPS_AGE : 0;
 	if (!o.since_set && !strcmp(sub, "reached"))
 		o.since = o.until > REACHED_AGE ? o.until - REACHED_AGE : 0;
 	if (!strcmp(sub, "init"))

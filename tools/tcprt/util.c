@@ -291,3 +291,56 @@ bool unhex(const char *s, unsigned char *out, size_t n)
 	}
 	return true;
 }
+
+static size_t key_hash(const char *key)
+{
+	uint64_t h = 14695981039346656037ULL;	/* FNV-1a */
+
+	while (*key)
+		h = (h ^ (unsigned char)*key++) * 1099511628211ULL;
+	return (size_t)(h ^ (h >> 32));
+}
+
+/* The slot of @key in @x: its item's, or the empty one it would take. */
+static size_t *key_slot(struct keyidx *x, const char *key,
+			const char *(*key_at)(const void *arr, size_t i),
+			const void *arr)
+{
+	size_t i = key_hash(key) & (x->cap - 1);
+
+	while (x->slot[i] && strcmp(key_at(arr, x->slot[i] - 1), key))
+		i = (i + 1) & (x->cap - 1);
+	return &x->slot[i];
+}
+
+size_t keyidx_find(struct keyidx *x, const char *key, size_t next,
+		   const char *(*key_at)(const void *arr, size_t i),
+		   const void *arr)
+{
+	size_t *slot;
+
+	if (2 * (x->n + 1) > x->cap) {
+		struct keyidx y = { .cap = x->cap ? 2 * x->cap : 64, .n = x->n };
+		size_t i;
+
+		y.slot = xcalloc(y.cap, sizeof(*y.slot));
+		for (i = 0; i < x->cap; i++)
+			if (x->slot[i])
+				*key_slot(&y, key_at(arr, x->slot[i] - 1), key_at,
+					  arr) = x->slot[i];
+		free(x->slot);
+		*x = y;
+	}
+	slot = key_slot(x, key, key_at, arr);
+	if (*slot)
+		return *slot - 1;
+	*slot = next + 1;
+	x->n++;
+	return next;
+}
+
+void keyidx_free(struct keyidx *x)
+{
+	free(x->slot);
+	*x = (struct keyidx){ 0 };
+}

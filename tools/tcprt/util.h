@@ -56,6 +56,22 @@ void tohex(char *out, const unsigned char *p, size_t n);
 /* @n bytes from the 2 * @n hex digits (either case) at @s: false if not. */
 bool unhex(const char *s, unsigned char *out, size_t n);
 
+/*
+ * An index of a growing array's items by a key string, in constant time
+ * (open addressing): keyidx_find() gives the item of @key, or adds @key as
+ * item @next (the caller appends it) and returns @next.  @key_at gives the
+ * key of item i of @arr when the index grows.
+ */
+struct keyidx {
+	size_t *slot;		/* item + 1; 0: empty */
+	size_t cap, n;
+};
+
+size_t keyidx_find(struct keyidx *x, const char *key, size_t next,
+		   const char *(*key_at)(const void *arr, size_t i),
+		   const void *arr);
+void keyidx_free(struct keyidx *x);
+
 /* Install handlers: SIGINT/SIGTERM set the stop flag; SIGPIPE ignored. */
 void signals_init(void);
 extern volatile int stop_requested;

@@ -45,8 +45,9 @@ static const char help[] =
 "usage: tcprt fleet init    [--url URL]\n"
 "       tcprt fleet schema\n"
 "       tcprt fleet key     --master FILE --host ID --out FILE\n"
-"       tcprt fleet gaps    [--since T] [--host H] [--ranges N] [--format F]\n"
-"                           [--by epoch|seq|both] [--ended-after S] [--url URL]\n"
+"       tcprt fleet gaps    [--since T] [--until T] [--host H] [--ranges N]\n"
+"                           [--format F] [--by epoch|seq|both] [--ended-after S]\n"
+"                           [--lag S] [--url URL]\n"
 "       tcprt fleet reached [--since T] [--until T] [--host H] [--format F]\n"
 "                           [--url URL]\n"
 "       tcprt fleet summary [--by port|host|port,host] [--since T] [--until T]\n"
@@ -98,8 +99,9 @@ static const char help[] =
 "\n"
 CH_CONN_HELP
 "  -s, --since T      from T: Unix seconds, YYYY-MM-DDTHH:MM:SSZ (UTC), or\n"
-"                     an age: 30s, 15m, 2h, 7d (default: gaps everything,\n"
-"                     reached 1d, summary and top 1h)\n"
+"                     an age: 30s, 15m, 2h, 7d (default: gaps and reached\n"
+"                     1d, summary and top 1h; gaps --since 0: the whole\n"
+"                     store)\n"
 "  -U, --until T      to T, excluded (default: now)\n"
 "  -H, --host H       only host H\n"
 "  -p, --port P       only service port P\n"
@@ -109,6 +111,10 @@ CH_CONN_HELP
 "                     all are counted)\n"
 "  -b, --by A         gaps: epoch, seq (by module seq) or both (default;\n"
 "                     csv: epoch, one table a CSV)\n"
+"  -l, --lag S        gaps: records read in the window may have been made\n"
+"                     up to S before it (or before what it accounts from)\n"
+"                     and after it (the host's clock); older ones are not\n"
+"                     looked for (default 1h)\n"
 "  -e, --ended-after S  gaps: an epoch whose control messages stopped S\n"
 "                     seconds ago (by the central's clock) has ended:\n"
 "                     what it had not handed over is lost (SENDER), not\n"
@@ -117,12 +123,16 @@ CH_CONN_HELP
 "  -o, --format F     text (default), json (one object per line), csv\n"
 "  -h, --help         this text\n"
 "\n"
-"reached, summary and top take times by the records' own clocks (sec);\n"
-"gaps --since selects the epochs with a control message or a record\n"
-"received (by the central's clock) since T, and by module seq the loads\n"
-"they read, whole.  gaps and top read a store of schema 1 too (gaps by\n"
-"epoch alone before schema 4); summary needs schema 2, reached (and\n"
-"tcprt ingest) schema 4: run fleet init to upgrade.\n";
+"reached, summary and top take times by the records' own clocks (sec).\n"
+"gaps' window is by the central's clock: the epochs with a control\n"
+"message received in it (or a record made in it), each accounted from\n"
+"the first number it had not handed over when the window began (its last\n"
+"control message before it says) to the next_seq of its last one in it;\n"
+"by module seq the logs they read, likewise from their accounts (L1).  A\n"
+"line says where its window starts (from seq N).  gaps and top read a\n"
+"store of schema 1 too (gaps by epoch alone before schema 4); summary\n"
+"needs schema 2, reached (and tcprt ingest) schema 4: run fleet init to\n"
+"upgrade.\n";
 
 #define DEFAULT_TOP	20
 #define DEFAULT_RANGES	20
@@ -1540,7 +1550,10 @@ static int fleet_gaps(const struct opts *o)
 	size_t i;
 
 	connect_store(&c, o, STORE_OLDEST);
+	/* states as at the window's end */
 	now_s = store_now(&c);
+	if (now_s > o->until)
+		now_s = o->until;
 	gaps_view(&c, o, &as, &in);
 	if (o->by_epoch) {
 		gaps_load(&c, o, in.p, &as);

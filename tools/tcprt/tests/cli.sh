@@ -1116,6 +1116,7 @@ case_fleet_usage() {
 		 "fleet top -n -1" "fleet gaps --since 2h --until 3h" \
 		 "fleet gaps --by cpu" "fleet gaps --by both --format csv" \
 		 "fleet gaps --ended-after 0" "fleet gaps --ended-after x" \
+		 "fleet gaps --lag x" \
 		 "fleet reached --since 2h --until 3h"; do
 		# shellcheck disable=SC2086
 		expect_eq "$(status_of "$TCPRT" $c)" 2 "tcprt $c"

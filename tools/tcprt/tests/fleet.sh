@@ -31,7 +31,7 @@ done
 # One epoch's account of HOST as "state sent received missing cap refused
 # transport malformed past" (the last epoch when there are several).
 account() {	# host
-	inc "$TCPRT" fleet gaps --url $CH --host "$1" --format csv 2> /dev/null |
+	inc "$TCPRT" fleet gaps --since 0 --url $CH --host "$1" --format csv 2> /dev/null |
 		awk -F, 'NR > 1 { a = $3 " " $5 " " $6 " " $7 " " $8 " " $9 " " $10 " " $12 " " $13 } END { print a }'
 }
 
@@ -59,7 +59,7 @@ wait_settled() {	# host
 
 # The records of HOST's last epoch that ClickHouse refused (gaps' STORE).
 store_refused() {	# host
-	inc "$TCPRT" fleet gaps --url $CH --host "$1" --format csv 2> /dev/null |
+	inc "$TCPRT" fleet gaps --since 0 --url $CH --host "$1" --format csv 2> /dev/null |
 		awk -F, 'NR > 1 { a = $11 } END { print a }'
 }
 
@@ -144,18 +144,18 @@ ship() {	# a|b host-id [ship options]: in the host's namespace
 case_errors() {
 	# ingest stops at a missing schema (systemd restarts it): not now
 	stop_ingest
-	expect_fail "store unreachable" inc "$TCPRT" fleet gaps --url http://127.0.0.1:1/
-	inc "$TCPRT" fleet gaps --url http://127.0.0.1:1/ 2>&1 | grep -q "ClickHouse at http://127.0.0.1:1/ is unreachable" ||
+	expect_fail "store unreachable" inc "$TCPRT" fleet gaps --since 0 --url http://127.0.0.1:1/
+	inc "$TCPRT" fleet gaps --since 0 --url http://127.0.0.1:1/ 2>&1 | grep -q "ClickHouse at http://127.0.0.1:1/ is unreachable" ||
 		fail "unreachable: no clear message"
 	sql "DROP DATABASE IF EXISTS tcprt" > /dev/null
-	inc "$TCPRT" fleet gaps --url $CH > /dev/null 2> $F/err && fail "no schema: exit 0"
+	inc "$TCPRT" fleet gaps --since 0 --url $CH > /dev/null 2> $F/err && fail "no schema: exit 0"
 	grep -q "the tcprt schema is missing in ClickHouse at $CH: run 'tcprt fleet init" $F/err ||
 		fail "no schema: $(cat $F/err)"
 	expect_fail "ingest without a schema" inc "$TCPRT" ingest --spool $F/spool --frame-master $MASTER --url $CH --once
 	inc "$TCPRT" fleet init --url $CH > /dev/null || fail "fleet init"
 	inc "$TCPRT" fleet init --url $CH > /dev/null || fail "fleet init, a second time"
 	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '99')"
-	inc "$TCPRT" fleet gaps --url $CH > /dev/null 2> $F/err && fail "schema 99: exit 0"
+	inc "$TCPRT" fleet gaps --since 0 --url $CH > /dev/null 2> $F/err && fail "schema 99: exit 0"
 	grep -q "schema in ClickHouse at $CH is version 99; this tcprt .* knows version 5: a newer tcprt upgraded it, use that one" $F/err ||
 		fail "schema 99: $(cat $F/err)"
 	# fleet init leaves a store of a newer schema as it is
@@ -165,7 +165,7 @@ case_errors() {
 	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 99 \
 		"the version after fleet init on schema 99"
 	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '5')"
-	inc "$TCPRT" fleet gaps --url $CH > /dev/null || fail "schema 5 again"
+	inc "$TCPRT" fleet gaps --since 0 --url $CH > /dev/null || fail "schema 5 again"
 	expect_fail "ship: bad host id" "$TCPRT" ship --host-id 'a b'
 	expect_fail "ship: bad rate" "$TCPRT" ship --rate 12x
 	expect_fail "ingest: no spool" "$TCPRT" ingest
@@ -426,7 +426,7 @@ case_ingest_killed() {
 	diag "records loaded more than once (counted once): $(sql "SELECT count() - uniqExact(seq) FROM tcprt.records WHERE host = 'ingk-a'")"
 	# a loader that lost its state loads the whole spool again: every
 	# record twice, every account the same
-	before=$(inc "$TCPRT" fleet gaps --url $CH --format csv 2> /dev/null)
+	before=$(inc "$TCPRT" fleet gaps --since 0 --url $CH --format csv 2> /dev/null)
 	stop_ingest
 	rm $F/spool/.tcprt-ingest.state
 	start_ingest
@@ -438,7 +438,7 @@ case_ingest_killed() {
 	expect_ge "$(grep -o '[0-9]* record rows' $F/ingest.log | awk '{ print $1 }')" \
 		"$(sql "SELECT uniqExact(host, epoch, seq) FROM tcprt.records")" "rows loaded again"
 	start_ingest
-	expect_eq "$(inc "$TCPRT" fleet gaps --url $CH --format csv 2> /dev/null)" "$before" \
+	expect_eq "$(inc "$TCPRT" fleet gaps --since 0 --url $CH --format csv 2> /dev/null)" "$before" \
 		"every account after loading the spool twice"
 }
 
@@ -546,9 +546,9 @@ case_bad_input() {
 	# ctl_seq 5 is the account (3 sent, final), though it came first and
 	# its clock is earlier
 	expect_account never-seen "final 3 2 1 0 0 1 0 0"
-	inc "$TCPRT" fleet gaps --url $CH --host never-seen | grep -q '^    missing: 2$' ||
-		fail "missing range: $(inc "$TCPRT" fleet gaps --url $CH --host never-seen)"
-	inc "$TCPRT" fleet gaps --url $CH | grep -q "messages the loader could not read" ||
+	inc "$TCPRT" fleet gaps --since 0 --url $CH --host never-seen | grep -q '^    missing: 2$' ||
+		fail "missing range: $(inc "$TCPRT" fleet gaps --since 0 --url $CH --host never-seen)"
+	inc "$TCPRT" fleet gaps --since 0 --url $CH | grep -q "messages the loader could not read" ||
 		fail "bad spool line not reported"
 	expect_ge "$(sql "SELECT count() FROM tcprt.bad_messages WHERE message = 'this line is no message of tcprt ship'")" 1 \
 		"the bad line kept in bad_messages"
@@ -557,6 +557,49 @@ case_bad_input() {
 	expect_eq "$(sql "SELECT seq FROM tcprt.records FINAL WHERE host = 'torn-x'")" 1 "the message after the torn one"
 	expect_eq "$(sql "SELECT count() FROM tcprt.bad_messages FINAL WHERE reason LIKE 'torn:%' AND message LIKE 'S1 % D1 torn-x 55 0 %'")" 1 \
 		"the torn start in bad_messages"
+}
+
+# gaps over a window (default: the last day, by the central's clock):
+# rows written here with their arrival times, as a model says them.  Epoch
+# 1 of gw-e sent a control two days ago (next_seq 100, sent_seq 90, 2
+# capped) and its final one an hour ago (200, 5 capped, 1 refused); of its
+# numbers 20-21 and 150-152 were capped, 160 refused, 50, 95 and 170 lost
+# in transport.  The module's log (load 77, CPU 0) of gw-s, read by one
+# epoch, alike: an account two days ago (read 0-99, handed over 0-89, 4
+# skipped in the relay of which 1 not handed over, 2 capped) and its final
+# one (read and handed over 0-199, 10 skipped, 5 capped, 1 refused).  A
+# window starts from what the epoch had not handed over at its start: the
+# last day's is 90-199; --since 0 is the whole; a window that ended a day
+# ago holds 0-99 with 95 not handed over by an epoch silent since (ended:
+# SENDER); one of the last 30 minutes holds nothing of them.  The windows
+# switched back and forth give the same answers each time.
+case_gaps_window() {
+	local t1 t0 e s i
+	t1=$(($(date +%s) - 3600))
+	t0=$((t1 - 169200))
+	sql "INSERT INTO tcprt.controls (host, epoch, ctl_seq, received, start_us, now_us, next_seq, cap_dropped, refused, module_known, overwritten, final, sent_seq, interval_us, sent_known) VALUES ('gw-e', 1, 1, toDateTime($t0), ${t0}000000, ${t0}000000, 100, 2, 0, 1, 3, 0, 90, 10000000, 1), ('gw-e', 1, 2, toDateTime($t1), ${t0}000000, ${t1}000000, 200, 5, 1, 1, 10, 1, 200, 10000000, 1), ('gw-s', 2, 1, toDateTime($t0), ${t0}000000, ${t0}000000, 100, 0, 0, 0, 0, 0, 90, 10000000, 1), ('gw-s', 2, 2, toDateTime($t1), ${t0}000000, ${t1}000000, 200, 0, 0, 0, 0, 1, 200, 10000000, 1)"
+	sql "INSERT INTO tcprt.cpu_accounts (host, epoch, ctl_seq, received, load_id, cpu, first, read_next, sent_next, relay_skipped, cap_dropped, refused, final, unsent_skipped) VALUES ('gw-s', 2, 1, toDateTime($t0), 77, 0, 0, 100, 90, 4, 2, 0, 0, 1), ('gw-s', 2, 2, toDateTime($t1), 77, 0, 0, 200, 200, 10, 5, 1, 1, 0)"
+	sql "INSERT INTO tcprt.records (host, epoch, seq, valid, line, type, port, sec, metrics) SELECT 'gw-e', 1, number, 1, 'x', 'R', 7100, if(number < 100, $t0 - 600 + number, $t1 - 600 + number), 1 FROM system.numbers WHERE number NOT IN (20, 21, 50, 95, 150, 151, 152, 160, 170) LIMIT 191"
+	sql "INSERT INTO tcprt.records (host, epoch, seq, valid, line, type, port, sec, metrics, load_id, rseq, numbered) SELECT 'gw-s', 2, number, 1, 'x', 'R', 7100, if(number < 100, $t0 - 600 + number, $t1 - 600 + number), 1, 77, number, 1 FROM system.numbers WHERE number NOT IN (10, 11, 12, 20, 21, 50, 97, 130, 131, 132, 133, 134, 140, 150, 151, 152, 160, 170) LIMIT 182"
+	# state sent received missing cap refused transport sender in_flight ranges from_seq
+	e() { inc "$TCPRT" fleet gaps --url $CH --host gw-e --by epoch --format csv "$@" |
+		awk -F, 'NR > 1 { print $3, $5, $6, $7, $8, $9, $10, $17, $18, $16, $19 }'; }
+	# made stored missing relay cap refused sender in_flight transport ranges from
+	s() { inc "$TCPRT" fleet gaps --url $CH --host gw-s --by seq --format csv "$@" |
+		awk -F, 'NR > 1 { print $4, $5, $6, $7, $8, $9, $10, $11, $12, $14, $15 }'; }
+	for i in 1 2; do
+		expect_eq "$(e)" "final 110 104 6 3 1 2 0 0 95-95;150-152;160-160;170-170 90" "by epoch, the last day ($i)"
+		expect_eq "$(e --since 0)" "final 200 191 9 5 1 3 0 0 20-21;50-50;95-95;150-152;160-160;170-170 0" "by epoch, the whole store ($i)"
+		expect_eq "$(e --since 3d --until 1d)" "ended 100 96 4 2 0 1 1 0 20-21;50-50;95-95 0" "by epoch, a window that ended a day ago ($i)"
+		expect_eq "$(e --since 30m)" "" "by epoch, the last 30 minutes ($i)"
+		expect_eq "$(s)" "110 98 12 7 3 1 0 0 1 97-97;130-134;140-140;150-152;160-160;170-170 90" "by module seq, the last day ($i)"
+		expect_eq "$(s --since 0)" "200 182 18 10 5 1 0 0 2 10-12;20-21;50-50;97-97;130-134;140-140;150-152;160-160;170-170 0" "by module seq, the whole store ($i)"
+		expect_eq "$(s --since 30m)" "" "by module seq, the last 30 minutes ($i)"
+	done
+	inc "$TCPRT" fleet gaps --url $CH --host gw-e --by epoch | grep -q "by epoch, .*, from seq 90 (the window's start)$" ||
+		fail "text: $(inc "$TCPRT" fleet gaps --url $CH --host gw-e --by epoch)"
+	inc "$TCPRT" fleet gaps --url $CH --host gw-e --by epoch --format json | grep -q '"missing_range_count":4,"from_seq":90}$' ||
+		fail "json: $(inc "$TCPRT" fleet gaps --url $CH --host gw-e --by epoch --format json)"
 }
 
 # fleet summary against tcprt summary of the same records, and top.
@@ -729,7 +772,7 @@ case_secrets() {
 	local pw=$F/ch/tcprt.pw secret pid f rc
 	secret=$(cat $pw)
 	rc=0
-	inc "$TCPRT" fleet gaps --url "http://tcprt:$secret@127.0.0.1:8123/" > /dev/null 2> $F/err || rc=$?
+	inc "$TCPRT" fleet gaps --since 0 --url "http://tcprt:$secret@127.0.0.1:8123/" > /dev/null 2> $F/err || rc=$?
 	expect_eq $rc 2 "a password in the URL: a usage error"
 	grep -q "the URL holds a password" $F/err || fail "URL: $(cat $F/err)"
 	chmod 644 $pw
@@ -754,7 +797,7 @@ case_secrets() {
 	grep -q "ClickHouse at $CH refused the user 'tcprt' or its password" $F/err3 ||
 		fail "wrong password: $(cat $F/err3)"
 	rc=0
-	inc "$TCPRT" fleet gaps --url http://db.example:8123/ > /dev/null 2> $F/err4 || rc=$?
+	inc "$TCPRT" fleet gaps --since 0 --url http://db.example:8123/ > /dev/null 2> $F/err4 || rc=$?
 	expect_eq $rc 2 "http:// to another host without --plaintext: a usage error"
 	grep -q "would cross the network unencrypted" $F/err4 || fail "plaintext: $(cat $F/err4)"
 
@@ -801,12 +844,12 @@ case_clones() {
 	WAIT_S=$SETTLE_S wait_until "the clones' accounts" eval \
 		'[ "$(sql "SELECT count() FROM tcprt.controls WHERE host IN ('"'clone-x', 'restart-x'"')")" = 4 ]' ||
 		fail "controls not loaded"
-	expect_eq "$(inc "$TCPRT" fleet gaps --url $CH --host clone-x | grep -c 'ran while another epoch of this host id did')" 2 \
+	expect_eq "$(inc "$TCPRT" fleet gaps --since 0 --url $CH --host clone-x | grep -c 'ran while another epoch of this host id did')" 2 \
 		"both epochs of clone-x told as concurrent"
-	expect_eq "$(inc "$TCPRT" fleet gaps --url $CH --host restart-x | grep -c 'ran while another epoch')" 0 \
+	expect_eq "$(inc "$TCPRT" fleet gaps --since 0 --url $CH --host restart-x | grep -c 'ran while another epoch')" 0 \
 		"restart-x's epochs, one after the other: not concurrent"
-	inc "$TCPRT" fleet gaps --url $CH --host clone-x --format json | grep -q '"epoch":501,.*"concurrent":true' ||
-		fail "json: $(inc "$TCPRT" fleet gaps --url $CH --host clone-x --format json)"
+	inc "$TCPRT" fleet gaps --since 0 --url $CH --host clone-x --format json | grep -q '"epoch":501,.*"concurrent":true' ||
+		fail "json: $(inc "$TCPRT" fleet gaps --since 0 --url $CH --host clone-x --format json)"
 }
 
 # A sender rsyslogd of its own in host a's namespace, on the socket
@@ -904,8 +947,8 @@ case_identity() {
 	expect_eq "$(account cap-a)" "$before" "cap-a's account after the forgeries"
 	expect_eq "$(sql "SELECT count() FROM tcprt.records FINAL WHERE host = 'cap-a' AND peer_addr = '10.6.6.6'")" 0 \
 		"no forged record stored as cap-a"
-	inc "$TCPRT" fleet gaps --url $CH --host cap-a | grep -q "^3 messages not signed by the host they claim, refused (table tcprt.bad_messages): cap-a 3$" ||
-		fail "gaps: $(inc "$TCPRT" fleet gaps --url $CH --host cap-a)"
+	inc "$TCPRT" fleet gaps --since 0 --url $CH --host cap-a | grep -q "^3 messages not signed by the host they claim, refused (table tcprt.bad_messages): cap-a 3$" ||
+		fail "gaps: $(inc "$TCPRT" fleet gaps --since 0 --url $CH --host cap-a)"
 }
 
 # Records numbered by the module (log_ext's seq, issue 46 item 5), as the
@@ -962,37 +1005,37 @@ case_numbered() {
 		"an unsigned L1, refused as not its host's"
 
 	# by epoch: 901 final, 902 closed with 3 lost with the sender
-	inc "$TCPRT" fleet gaps --url $CH --host seq-a --ended-after 3600 --by epoch --format csv > $F/seq.epochs 2> $F/err ||
+	inc "$TCPRT" fleet gaps --since 0 --url $CH --host seq-a --ended-after 3600 --by epoch --format csv > $F/seq.epochs 2> $F/err ||
 		fail "gaps by epoch: $(cat $F/err)"
 	# state sent received missing cap refused transport sender in_flight accounting
-	expect_eq "$(awk -F, 'NR > 1 { print $3, $5, $6, $7, $8, $9, $10, $17, $18, $19 }' $F/seq.epochs | tr '\n' ';')" \
+	expect_eq "$(awk -F, 'NR > 1 { print $3, $5, $6, $7, $8, $9, $10, $17, $18, $20 }' $F/seq.epochs | tr '\n' ';')" \
 		"final 9 7 2 1 0 1 0 0 epoch;closed 10 7 3 0 0 0 3 0 epoch;open 3 3 0 0 0 0 0 0 epoch;" \
 		"seq-a by epoch"
-	inc "$TCPRT" fleet gaps --url $CH --host seq-a --ended-after 3600 | grep -q " closed .*by epoch, .*closed by its successor" ||
-		fail "text: $(inc "$TCPRT" fleet gaps --url $CH --host seq-a)"
+	inc "$TCPRT" fleet gaps --since 0 --url $CH --host seq-a --ended-after 3600 | grep -q " closed .*by epoch, .*closed by its successor" ||
+		fail "text: $(inc "$TCPRT" fleet gaps --since 0 --url $CH --host seq-a)"
 	# by module seq: every number's fate, as chosen above
-	inc "$TCPRT" fleet gaps --url $CH --host seq-a --ended-after 3600 --by seq --format csv > $F/seq.logs 2> $F/err ||
+	inc "$TCPRT" fleet gaps --since 0 --url $CH --host seq-a --ended-after 3600 --by seq --format csv > $F/seq.logs 2> $F/err ||
 		fail "gaps by seq: $(cat $F/err)"
 	expect_eq "$(sed -n 2p $F/seq.logs)" \
-		"seq-a,555,0,43,19,24,16,1,0,3,3,1,3,0-9;12-12;15-15;18-18;20-24;32-34;38-39;41-41,module seq" \
+		"seq-a,555,0,43,19,24,16,1,0,3,3,1,3,0-9;12-12;15-15;18-18;20-24;32-34;38-39;41-41,0,module seq" \
 		"seq-a by module seq (made stored missing relay cap refused sender in_flight transport epochs ranges)"
-	inc "$TCPRT" fleet gaps --url $CH --host seq-a --ended-after 3600 | grep -q "^seq-a .* 555 .* by module seq, 3 epochs$" ||
-		fail "text: $(inc "$TCPRT" fleet gaps --url $CH --host seq-a --ended-after 3600)"
+	inc "$TCPRT" fleet gaps --since 0 --url $CH --host seq-a --ended-after 3600 | grep -q "^seq-a .* 555 .* by module seq, 3 epochs$" ||
+		fail "text: $(inc "$TCPRT" fleet gaps --since 0 --url $CH --host seq-a --ended-after 3600)"
 	# 903 silent for more than 1 s: ended, its 3 lost with it
 	sleep 2
-	inc "$TCPRT" fleet gaps --url $CH --host seq-a --ended-after 1 --by seq --format csv > $F/seq.logs 2> /dev/null
+	inc "$TCPRT" fleet gaps --since 0 --url $CH --host seq-a --ended-after 1 --by seq --format csv > $F/seq.logs 2> /dev/null
 	expect_eq "$(sed -n 2p $F/seq.logs | cut -d, -f10,11)" "6,0" "903 ended: SENDER 6, IN FLIGHT 0"
 
 	# seq-b: its intervals of 100 ms: ended after 1 s; 7-9 not handed over
 	# (sent_seq 6): SENDER 3; 5 handed over and lost: TRANSPORT 1
 	WAIT_S=$SETTLE_S wait_until "seq-b ended" eval \
-		'[ "$(inc "$TCPRT" fleet gaps --url $CH --host seq-b --by epoch --format csv | awk -F, '"'NR == 2 { print \$3 }'"')" = ended ]' ||
-		fail "seq-b: $(inc "$TCPRT" fleet gaps --url $CH --host seq-b)"
-	expect_eq "$(inc "$TCPRT" fleet gaps --url $CH --host seq-b --by epoch --format csv | awk -F, 'NR == 2 { print $7, $10, $17, $18 }')" \
+		'[ "$(inc "$TCPRT" fleet gaps --since 0 --url $CH --host seq-b --by epoch --format csv | awk -F, '"'NR == 2 { print \$3 }'"')" = ended ]' ||
+		fail "seq-b: $(inc "$TCPRT" fleet gaps --since 0 --url $CH --host seq-b)"
+	expect_eq "$(inc "$TCPRT" fleet gaps --since 0 --url $CH --host seq-b --by epoch --format csv | awk -F, 'NR == 2 { print $7, $10, $17, $18 }')" \
 		"4 1 3 0" "seq-b ended: missing 4, transport 1, sender 3, in flight 0"
-	inc "$TCPRT" fleet gaps --url $CH --host seq-b | grep -q "ended: no control message for [0-9]* s (ended after 1 s)" ||
-		fail "text: $(inc "$TCPRT" fleet gaps --url $CH --host seq-b)"
-	if inc "$TCPRT" fleet gaps --url $CH --host seq-b | grep -q "by module seq"; then
+	inc "$TCPRT" fleet gaps --since 0 --url $CH --host seq-b | grep -q "ended: no control message for [0-9]* s (ended after 1 s)" ||
+		fail "text: $(inc "$TCPRT" fleet gaps --since 0 --url $CH --host seq-b)"
+	if inc "$TCPRT" fleet gaps --since 0 --url $CH --host seq-b | grep -q "by module seq"; then
 		fail "seq-b's rows have no load: no account by module seq"
 	fi
 
@@ -1043,7 +1086,7 @@ case_ship_killed_live() {
 	# every log's account settled: all the module made read and stored or
 	# counted, nothing in flight, nothing in transport
 	settled_seq() {
-		inc "$TCPRT" fleet gaps --url $CH --host $host --by seq --format csv 2> /dev/null > $F/killed.csv &&
+		inc "$TCPRT" fleet gaps --since 0 --url $CH --host $host --by seq --format csv 2> /dev/null > $F/killed.csv &&
 			awk -F, -v m="$made" 'NR > 1 { made += $4; inf += $11; tr += $12 }
 				END { exit !(made == m && inf == 0 && tr == 0) }' $F/killed.csv
 	}
@@ -1067,7 +1110,7 @@ case_ship_killed_live() {
 	expect_eq "$rows" "$2	$2" "the store's rows: each number once"
 	expect_eq "$3 $4 $5 $7 $8" "0 0 0 0 0" "relay, cap, refused, in flight, transport"
 	expect_eq "$(($2 + $6))" "$made" "stored + lost with the killed ships = made"
-	expect_eq "$(inc "$TCPRT" fleet gaps --url $CH --host $host --by epoch --format csv 2> /dev/null |
+	expect_eq "$(inc "$TCPRT" fleet gaps --since 0 --url $CH --host $host --by epoch --format csv 2> /dev/null |
 		awk -F, 'NR > 1 { n[$3]++ } END { print n["closed"] + 0, n["final"] + 0 }')" "$kills 1" \
 		"epochs: $kills closed by their successors, the last final"
 }
@@ -1127,7 +1170,7 @@ ship_idle() {	# dir
 # The dead epoch of HOST as "sent received missing cap refused transport
 # sender", once a successor closed it.
 dead_epoch() {	# host
-	inc "$TCPRT" fleet gaps --url $CH --host "$1" --format csv 2> /dev/null |
+	inc "$TCPRT" fleet gaps --since 0 --url $CH --host "$1" --format csv 2> /dev/null |
 		awk -F, 'NR > 1 && $3 == "closed" { print $5, $6, $7, $8, $9, $10, $17 }'
 }
 
@@ -1323,7 +1366,7 @@ case_upgrade() {
 	expect_eq "$(sql "SELECT sent_seq, interval_us, sent_known FROM tcprt.controls FINAL WHERE host = 'v1-a'")" \
 		"0	0	0" "schema 4's columns in the control row of schema 1: 0, sent_seq not known"
 	# the store has no numbered row of the host: its epoch's account alone
-	inc "$TCPRT" fleet gaps --url $CH --host v1-a > $F/v1.gaps || fail "gaps after the upgrade"
+	inc "$TCPRT" fleet gaps --since 0 --url $CH --host v1-a > $F/v1.gaps || fail "gaps after the upgrade"
 	grep -q " by epoch" $F/v1.gaps || fail "gaps after the upgrade: $(cat $F/v1.gaps)"
 	if grep -q "by module seq" $F/v1.gaps; then fail "gaps: an account by module seq without numbered rows"; fi
 	expect_eq "$(sql "SELECT $v1 FROM tcprt.records FINAL WHERE host = 'v1-a' ORDER BY seq FORMAT TabSeparated")" \
@@ -1375,6 +1418,7 @@ run_case "fleet: the central's spool fills mid-run: its writer refuses, nothing 
 run_case "fleet: the loader killed mid-batch, then the spool loaded twice: nothing lost, nothing twice" case_ingest_killed
 run_case "fleet: negative control: a memory-queued central killed loses records, told exactly as transport loss" case_negative_control
 run_case "fleet: malformed and vendor lines, an unknown host, controls out of order, a clock step, a bad spool line" case_bad_input
+run_case "fleet: gaps over a window: from what each epoch had not handed over at its start, by epoch and by module seq, as a model says; windows switched back and forth" case_gaps_window
 run_case "fleet: summary as tcprt summary computes it; top" case_queries
 run_case "fleet: the time breakdown: each row as its line says; summary's table and blocks are tcprt summary's" case_breakdown
 run_case "fleet: a load ClickHouse refuses for some rows: those alone in bad_messages, counted as STORE, the rest and the loads after stored; a store failing as a whole: held, then loaded" case_store_refuses

@@ -607,6 +607,52 @@ static bool run_schema(struct ch *c)
 	return true;
 }
 
+bool ch_keep_load(struct ch *c, uint64_t keep[], bool found[])
+{
+	struct buf ans = { 0 };
+	char *row, *f[4];
+	size_t pos = 0, t;
+	bool ok;
+
+	for (t = 0; t < STORE_NKEEP; t++) {
+		keep[t] = 0;
+		found[t] = false;
+	}
+	ok = ch_query(c, "SELECT key, value FROM tcprt.meta FINAL WHERE key LIKE 'keep.%' FORMAT TabSeparated",
+		      &ans);
+	while (ok && (row = ch_row(&ans, &pos))) {
+		uint64_t v;
+
+		if (ch_fields(row, f, 4) != 2 ||
+		    !parse_u64(f[1], strlen(f[1]), &v))
+			continue;
+		for (t = 0; t < STORE_NKEEP; t++)
+			if (!strcmp(f[0] + strlen("keep."), store_keep_of[t].table)) {
+				keep[t] = v;
+				found[t] = true;
+			}
+	}
+	buf_free(&ans);
+	return ok;
+}
+
+bool ch_keep_store(struct ch *c, const uint64_t keep[], const bool set[])
+{
+	struct buf q = { 0 };
+	size_t t, n = 0;
+	bool ok = true;
+
+	buf_printf(&q, "INSERT INTO tcprt.meta (key, value) VALUES ");
+	for (t = 0; t < STORE_NKEEP; t++)
+		if (set[t])
+			buf_printf(&q, "%s('keep.%s', '%llu')", n++ ? ", " : "",
+				   store_keep_of[t].table, (unsigned long long)keep[t]);
+	if (n)
+		ok = ch_query(c, q.p, NULL);
+	buf_free(&q);
+	return ok;
+}
+
 bool ch_init_schema(struct ch *c, struct ch_init *done)
 {
 	*done = (struct ch_init){ 0 };

@@ -138,6 +138,14 @@ struct ch_init {
  * of a version that is no number, is left as it is (false).
  */
 bool ch_init_schema(struct ch *c, struct ch_init *done);
+
+/*
+ * Retention (store.h's store_keep_of): how long each table keeps its rows,
+ * from tcprt.meta: @found[t] false when the store says nothing for table t
+ * (kept for ever); and the tables @set writes.
+ */
+bool ch_keep_load(struct ch *c, uint64_t keep[], bool found[]);
+bool ch_keep_store(struct ch *c, const uint64_t keep[], const bool set[]);
 /* The schema's text, as fleet/schema.sql has it. */
 extern const char ch_schema_sql[];
 

@@ -28,6 +28,8 @@ int cmd_fleet(int argc, char **argv);
 int cmd_spool(int argc, char **argv);
 /* tcprt fleet key (cmd_fleet_key.c) */
 int fleet_key(int argc, char **argv);
+/* tcprt fleet expire (cmd_fleet_expire.c) */
+int fleet_expire(int argc, char **argv);
 
 /* "tcprt: CMD: message" + "try tcprt CMD --help", exit 2. */
 void usage_error(const char *cmd, const char *fmt, ...)

@@ -42,7 +42,8 @@
 #include "util.h"
 
 static const char help[] =
-"usage: tcprt fleet init    [--url URL]\n"
+"usage: tcprt fleet init    [--keep D|TABLE=D,...] [--url URL]\n"
+"       tcprt fleet expire  [--dry-run] [--url URL]\n"
 "       tcprt fleet schema\n"
 "       tcprt fleet key     --master FILE --host ID --out FILE\n"
 "       tcprt fleet gaps    [--since T] [--until T] [--host H] [--ranges N]\n"
@@ -60,7 +61,12 @@ static const char help[] =
 "\n"
 "  init     create the database tcprt and its tables, or upgrade those of\n"
 "           an older schema in place (idempotent: run it again if it\n"
-"           stopped halfway)\n"
+"           stopped halfway); --keep sets how long tables keep rows\n"
+"           (a duration - 30d, 12h, forever - for all, or per table:\n"
+"           records=30d,controls=90d; a new store: records 30d, the\n"
+"           others 90d; an upgraded one: forever until told)\n"
+"  expire   drop what is older than the retention (tcprt fleet expire\n"
+"           --help)\n"
 "  schema   print the schema's SQL\n"
 "  key      write a host's frame key, derived from the fleet's master key\n"
 "           (tcprt fleet key --help)\n"
@@ -154,6 +160,8 @@ struct opts {
 	uint64_t count, ranges;
 	uint64_t ended_after;		/* gaps --ended-after, s; 0: default */
 	uint64_t lag;			/* gaps --lag, s */
+	uint64_t keep[STORE_NKEEP];	/* init --keep, s */
+	bool keep_set[STORE_NKEEP];
 };
 
 /* ---- options ----------------------------------------------------------------- */
@@ -249,6 +257,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "ranges", required_argument, NULL, 'r' },
 		{ "ended-after", required_argument, NULL, 'e' },
 		{ "lag", required_argument, NULL, 'l' },
+		{ "keep", required_argument, NULL, 'k' },
 		{ "format", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		CH_LONG_OPTIONS,
@@ -263,7 +272,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			    .lag = GAPS_LAG, .until = now + 1 };
 	optind = 2;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":u:s:U:H:p:b:n:r:e:l:o:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":u:s:U:H:p:b:n:r:e:l:k:o:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'u': o->store.url = optarg; break;
 		case 's':
@@ -295,6 +304,15 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			/* whole seconds, as the records' time */
 			o->lag = (o->lag + USEC_PER_SEC - 1) / USEC_PER_SEC;
 			break;
+		case 'k': {
+			char err[200];
+
+			if (strcmp(sub, "init"))
+				usage_error("fleet", "--keep is fleet init's");
+			if (!store_keep_parse(optarg, o->keep, o->keep_set, err, sizeof(err)))
+				usage_error("fleet", "--keep: %s", err);
+			break;
+		}
 		case 'o':
 			if (format_of(optarg) < 0)
 				usage_error("fleet", "--format: '%s' is not text, json or csv",
@@ -2220,6 +2238,34 @@ static int fleet_reached(const struct opts *o)
 
 /* ---- init, schema ------------------------------------------------------------ */
 
+/*
+ * Retention: what --keep says; on a new store, the defaults (an upgraded
+ * one keeps its rows until told: no surprise on upgrade).  Then say it.
+ */
+static void init_keep(struct ch *c, const struct opts *o, bool new_store)
+{
+	uint64_t keep[STORE_NKEEP];
+	bool set[STORE_NKEEP], given = false;
+	char d[32];
+	size_t t;
+
+	for (t = 0; t < STORE_NKEEP; t++) {
+		given |= o->keep_set[t];
+		keep[t] = new_store && !o->keep_set[t] ? store_keep_of[t].dflt : o->keep[t];
+		set[t] = new_store || o->keep_set[t];
+	}
+	if ((given || new_store) && !ch_keep_store(c, keep, set))
+		die(EXIT_RUNTIME, "fleet init: %s", c->err);
+	if (!ch_keep_load(c, keep, set))
+		die(EXIT_RUNTIME, "fleet init: %s", c->err);
+	printf("retention:");
+	for (t = 0; t < STORE_NKEEP; t++) {
+		store_keep_fmt(set[t] ? keep[t] : 0, d, sizeof(d));
+		printf("%s %s %s", t ? "," : "", store_keep_of[t].table, d);
+	}
+	printf(" (tcprt fleet expire drops what is older; fleet init --keep changes it)\n");
+}
+
 static int fleet_init(const struct opts *o)
 {
 	struct ch_init done;
@@ -2239,6 +2285,7 @@ static int fleet_init(const struct opts *o)
 		printf("tcprt schema upgraded from %d to %d: the new columns are 0 in the rows loaded before\n",
 		       done.from, STORE_VERSION);
 	printf("tcprt schema %d ready in ClickHouse at %s\n", STORE_VERSION, c.shown);
+	init_keep(&c, o, !done.from);
 	ch_close(&c);
 	return EXIT_OK;
 }
@@ -2249,7 +2296,7 @@ int cmd_fleet(int argc, char **argv)
 	struct opts o;
 
 	if (!sub)
-		usage_error("fleet", "which query? init, schema, key, gaps, reached, summary or top");
+		usage_error("fleet", "which query? init, schema, key, expire, gaps, reached, summary or top");
 	if (!strcmp(sub, "--help") || !strcmp(sub, "-h")) {
 		fputs(help, stdout);
 		return EXIT_OK;
@@ -2260,9 +2307,11 @@ int cmd_fleet(int argc, char **argv)
 	}
 	if (!strcmp(sub, "key"))
 		return fleet_key(argc, argv);
+	if (!strcmp(sub, "expire"))
+		return fleet_expire(argc, argv);
 	if (strcmp(sub, "init") && strcmp(sub, "gaps") && strcmp(sub, "summary") &&
 	    strcmp(sub, "top") && strcmp(sub, "reached"))
-		usage_error("fleet", "no query '%s' (init, schema, key, gaps, reached, summary, top)", sub);
+		usage_error("fleet", "no query '%s' (init, schema, key, expire, gaps, reached, summary, top)", sub);
 	parse_opts(argc, argv, &o);
 	if (!o.since_set && !strcmp(sub, "gaps"))
 		o.since = o.until > GAPS_AGE ? o.until - GAPS_AGE : 0;

@@ -238,11 +238,12 @@ static uint32_t batch_file(struct ingest *g, const char *name)
 
 static void record_row(struct ingest *g, const char *file, uint64_t off,
 		       const struct frame_hdr *h, uint64_t seq,
-		       const char *line, size_t len, int kind, int role)
+		       const char *line, size_t len, int kind, int role,
+		       uint64_t *sec)
 {
 	g->records++;
 	rows_begin(&g->rec, batch_file(g, file), off);
-	if (!store_record_row(&g->rec.b, h, seq, line, len, kind, role))
+	if (!store_record_row(&g->rec.b, h, seq, line, len, kind, role, sec))
 		g->invalid++;
 }
 
@@ -417,10 +418,34 @@ static size_t next_start(struct ingest *g, const char *raw, size_t len,
 	return 0;
 }
 
+/*
+ * The time of the first record of message @c at or after item @from, or
+ * 0: a malformed line's row takes the time of the record before it in its
+ * message, or after it, so that it lives as long as they do (retention
+ * drops whole days) and every copy of the message gives it the same.
+ */
+static uint64_t next_record_sec(const struct check *c, unsigned int from)
+{
+	char line[PARSE_LINE_MAX], why[PARSE_WHY_MAX];
+	struct record r;
+	unsigned int i;
+
+	for (i = from; i < c->h.n; i++) {
+		size_t n;
+		int role;
+
+		if (frame_item_line(items[i], lens[i], line, &n, &role) == 1 &&
+		    parse_log_line(line, n, &r, why))
+			return r.sec;
+	}
+	return 0;
+}
+
 static void data_rows(struct ingest *g, const char *file, uint64_t off,
 		      const struct check *c)
 {
 	char line[PARSE_LINE_MAX];
+	uint64_t sec = UINT64_MAX;	/* no record yet */
 	unsigned int i;
 
 	for (i = 0; i < c->h.n; i++) {
@@ -428,9 +453,13 @@ static void data_rows(struct ingest *g, const char *file, uint64_t off,
 		int role, kind;
 
 		kind = frame_item_line(items[i], lens[i], line, &n, &role);
+		if (sec == UINT64_MAX && kind != 1)
+			sec = next_record_sec(c, i + 1);
 		/* the item's own place: a row refused alone is found by it */
 		record_row(g, file, off + (uint64_t)(items[i] - c->body), &c->h,
-			   c->h.seq + i, line, n, kind, role);
+			   c->h.seq + i, line, n, kind, role, &sec);
+		if (sec == UINT64_MAX)	/* a record line that did not parse */
+			sec = next_record_sec(c, i + 1);
 	}
 	g->rows += c->h.n;
 }

@@ -126,6 +126,90 @@ unsigned int store_breakdown(const struct record *r)
 	return mask;
 }
 
+const struct store_keep_of store_keep_of[STORE_NKEEP] = {
+	[KEEP_RECORDS] = { "records", "time", 30 * 86400 },
+	[KEEP_CONTROLS] = { "controls", "received", 90 * 86400 },
+	[KEEP_CPU_ACCOUNTS] = { "cpu_accounts", "received", 90 * 86400 },
+	[KEEP_BAD_MESSAGES] = { "bad_messages", "received", 90 * 86400 },
+};
+
+/* "30d", "forever": false if it is not a duration of at least a second */
+static bool keep_duration(const char *s, size_t len, uint64_t *v)
+{
+	static const struct { char unit; uint64_t sec; } units[] = {
+		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 },
+	};
+	size_t i;
+
+	if (len == 7 && !memcmp(s, "forever", 7)) {
+		*v = 0;
+		return true;
+	}
+	for (i = 0; len > 1 && i < sizeof(units) / sizeof(units[0]); i++)
+		if (s[len - 1] == units[i].unit && parse_u64(s, len - 1, v) &&
+		    *v >= 1 && *v <= 100ULL * 365 * 86400 / units[i].sec) {
+			*v *= units[i].sec;
+			return true;
+		}
+	return false;
+}
+
+bool store_keep_parse(const char *spec, uint64_t keep[STORE_NKEEP],
+		      bool set[STORE_NKEEP], char *err, size_t len)
+{
+	const char *p = spec;
+	uint64_t v;
+	size_t t;
+
+	if (!strchr(spec, '=')) {
+		if (!keep_duration(spec, strlen(spec), &v)) {
+			snprintf(err, len, "'%s' is not a duration (30d, 12h, 90m, 3600s, or forever)", spec);
+			return false;
+		}
+		for (t = 0; t < STORE_NKEEP; t++) {
+			keep[t] = v;
+			set[t] = true;
+		}
+		return true;
+	}
+	while (*p) {
+		size_t n = strcspn(p, ","), name = strcspn(p, "=");
+
+		for (t = 0; name < n && t < STORE_NKEEP; t++)
+			if (strlen(store_keep_of[t].table) == name &&
+			    !memcmp(p, store_keep_of[t].table, name))
+				break;
+		if (name >= n || t == STORE_NKEEP) {
+			snprintf(err, len, "'%.*s' is not TABLE=DURATION with TABLE records, controls, cpu_accounts or bad_messages",
+				 (int)n, p);
+			return false;
+		}
+		if (!keep_duration(p + name + 1, n - name - 1, &v)) {
+			snprintf(err, len, "'%.*s' is not a duration (30d, 12h, 90m, 3600s, or forever)",
+				 (int)(n - name - 1), p + name + 1);
+			return false;
+		}
+		keep[t] = v;
+		set[t] = true;
+		p += n + (p[n] == ',');
+	}
+	return true;
+}
+
+void store_keep_fmt(uint64_t s, char *buf, size_t len)
+{
+	if (!s)
+		snprintf(buf, len, "forever");
+	else if (!(s % 86400))
+		snprintf(buf, len, "%llud", (unsigned long long)(s / 86400));
+	else if (!(s % 3600))
+		snprintf(buf, len, "%lluh", (unsigned long long)(s / 3600));
+	else if (!(s % 60))
+		snprintf(buf, len, "%llum", (unsigned long long)(s / 60));
+	else
+		snprintf(buf, len, "%llus", (unsigned long long)s);
+}
+
 const char store_records_cols[] =
 	"host, epoch, seq, valid, line, cpu, type, source, role, port, sec, usec, "
 	"peer_addr, peer_port, local_addr, local_port, sent_bytes, recv_bytes, "
@@ -186,7 +270,8 @@ static void record_cols(struct buf *b, const struct record *r)
 }
 
 bool store_record_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
-		      const char *line, size_t len, int kind, int role)
+		      const char *line, size_t len, int kind, int role,
+		      uint64_t *sec)
 {
 	char why[PARSE_WHY_MAX];
 	struct record r;
@@ -203,7 +288,8 @@ bool store_record_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
 		/* type source role port sec usec, the addresses and ports,
 		 * then bytes, retrans, metrics and the five metrics, then
 		 * the breakdown's mask and six values */
-		buf_printf(b, "\t\t\t\t0\t0\t0\t\t0\t\t0%s%s",
+		buf_printf(b, "\t\t\t\t0\t%llu\t0\t\t0\t\t0%s%s",
+			   (unsigned long long)*sec,
 			   "\t0\t0\t0\t0\t0\t0\t0\t0\t0",
 			   "\t0\t0\t0\t0\t0\t0\t0");
 		seq_cols(b, h, NULL);
@@ -217,5 +303,6 @@ bool store_record_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
 	record_cols(b, &r);
 	seq_cols(b, h, &r);
 	buf_add(b, "\n", 1);
+	*sec = r.sec;
 	return true;
 }

@@ -95,6 +95,37 @@ unsigned int store_upgrade_sql(const char *table, const char *have, char *sql,
 #define STORE_BD_TRANSFER	0x80u
 unsigned int store_breakdown(const struct record *r);
 
+/*
+ * Retention (tcprt fleet init --keep, tcprt fleet expire): how long each
+ * table keeps its rows, in seconds (0: for ever), kept in tcprt.meta as
+ * keep.<table>; a row's age is by the column time_col (records: their own
+ * time; the others: their arrival).  A new store gets the defaults; an
+ * upgraded one keeps everything until told.
+ */
+enum store_keep_table {
+	KEEP_RECORDS, KEEP_CONTROLS, KEEP_CPU_ACCOUNTS, KEEP_BAD_MESSAGES,
+	STORE_NKEEP
+};
+
+struct store_keep_of {
+	const char *table;
+	const char *time_col;
+	uint64_t dflt;		/* a new store's, seconds */
+};
+
+extern const struct store_keep_of store_keep_of[STORE_NKEEP];
+
+/*
+ * --keep's @spec: a duration for every table, or "TABLE=D[,TABLE=D...]";
+ * a duration is N followed by s, m, h or d, or "forever".  Sets @keep and
+ * @set of the tables it names; false with one sentence in @err if it is
+ * not that.
+ */
+bool store_keep_parse(const char *spec, uint64_t keep[STORE_NKEEP],
+		      bool set[STORE_NKEEP], char *err, size_t len);
+/* @s seconds as --keep says it: "30d", "36h", "90s", "forever". */
+void store_keep_fmt(uint64_t s, char *buf, size_t len);
+
 /* tcprt.records' columns, in the order of store_record_row()'s fields. */
 extern const char store_records_cols[];
 
@@ -104,10 +135,12 @@ extern const char store_records_cols[];
  * @role as frame_item_line() gives them (a malformed line's item: kind 0;
  * an E record's role, else -1).  A line that is not a record gets valid
  * 0, its bytes in line, and the other columns empty or 0 (numbered 0: its
- * module number, if it had one, is not read).  load_id is the message's
- * (0 for D1).  Returns valid.
+ * module number, if it had one, is not read) and the time *@sec, so that
+ * it is kept as long as the records about it (retention); a record sets
+ * *@sec to its own.  load_id is the message's (0 for D1).  Returns valid.
  */
 bool store_record_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
-		      const char *line, size_t len, int kind, int role);
+		      const char *line, size_t len, int kind, int role,
+		      uint64_t *sec);
 
 #endif

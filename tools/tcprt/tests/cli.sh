@@ -1092,6 +1092,9 @@ case_install() {
 		fail "ship unit"
 	grep -q '^ExecStart=/usr/local/bin/tcprt ingest ' "$dest/usr/local/lib/systemd/system/tcprt-ingest.service" ||
 		fail "ingest unit"
+	grep -q '^ExecStart=/usr/local/bin/tcprt fleet expire ' "$dest/usr/local/lib/systemd/system/tcprt-expire.service" ||
+		fail "expire unit"
+	grep -q '^OnCalendar=daily$' "$dest/usr/local/lib/systemd/system/tcprt-expire.timer" || fail "expire timer"
 	for f in tcprt-ship.conf tcprt-central.conf schema.sql render.sh make-certs.sh; do
 		[ -s "$dest/usr/local/share/tcprt/fleet/$f" ] || fail "fleet/$f not installed"
 	done
@@ -1116,7 +1119,8 @@ case_fleet_usage() {
 		 "fleet top -n -1" "fleet gaps --since 2h --until 3h" \
 		 "fleet gaps --by cpu" "fleet gaps --by both --format csv" \
 		 "fleet gaps --ended-after 0" "fleet gaps --ended-after x" \
-		 "fleet gaps --lag x" \
+		 "fleet gaps --lag x" "fleet init --keep 3x" "fleet init --keep x=3d" \
+		 "fleet gaps --keep 3d" "fleet expire --bogus" "fleet expire extra" \
 		 "fleet reached --since 2h --until 3h"; do
 		# shellcheck disable=SC2086
 		expect_eq "$(status_of "$TCPRT" $c)" 2 "tcprt $c"

@@ -574,7 +574,7 @@ case_bad_input() {
 # SENDER); one of the last 30 minutes holds nothing of them.  The windows
 # switched back and forth give the same answers each time.
 case_gaps_window() {
-	local t1 t0 e s i
+	local t1 t0 i
 	t1=$(($(date +%s) - 3600))
 	t0=$((t1 - 169200))
 	sql "INSERT INTO tcprt.controls (host, epoch, ctl_seq, received, start_us, now_us, next_seq, cap_dropped, refused, module_known, overwritten, final, sent_seq, interval_us, sent_known) VALUES ('gw-e', 1, 1, toDateTime($t0), ${t0}000000, ${t0}000000, 100, 2, 0, 1, 3, 0, 90, 10000000, 1), ('gw-e', 1, 2, toDateTime($t1), ${t0}000000, ${t1}000000, 200, 5, 1, 1, 10, 1, 200, 10000000, 1), ('gw-s', 2, 1, toDateTime($t0), ${t0}000000, ${t0}000000, 100, 0, 0, 0, 0, 0, 90, 10000000, 1), ('gw-s', 2, 2, toDateTime($t1), ${t0}000000, ${t1}000000, 200, 0, 0, 0, 0, 1, 200, 10000000, 1)"
@@ -582,19 +582,19 @@ case_gaps_window() {
 	sql "INSERT INTO tcprt.records (host, epoch, seq, valid, line, type, port, sec, metrics) SELECT 'gw-e', 1, number, 1, 'x', 'R', 7100, if(number < 100, $t0 - 600 + number, $t1 - 600 + number), 1 FROM system.numbers WHERE number NOT IN (20, 21, 50, 95, 150, 151, 152, 160, 170) LIMIT 191"
 	sql "INSERT INTO tcprt.records (host, epoch, seq, valid, line, type, port, sec, metrics, load_id, rseq, numbered) SELECT 'gw-s', 2, number, 1, 'x', 'R', 7100, if(number < 100, $t0 - 600 + number, $t1 - 600 + number), 1, 77, number, 1 FROM system.numbers WHERE number NOT IN (10, 11, 12, 20, 21, 50, 97, 130, 131, 132, 133, 134, 140, 150, 151, 152, 160, 170) LIMIT 182"
 	# state sent received missing cap refused transport sender in_flight ranges from_seq
-	e() { inc "$TCPRT" fleet gaps --url $CH --host gw-e --by epoch --format csv "$@" |
+	gw_epoch() { inc "$TCPRT" fleet gaps --url $CH --host gw-e --by epoch --format csv "$@" |
 		awk -F, 'NR > 1 { print $3, $5, $6, $7, $8, $9, $10, $17, $18, $16, $19 }'; }
 	# made stored missing relay cap refused sender in_flight transport ranges from
-	s() { inc "$TCPRT" fleet gaps --url $CH --host gw-s --by seq --format csv "$@" |
+	gw_seq() { inc "$TCPRT" fleet gaps --url $CH --host gw-s --by seq --format csv "$@" |
 		awk -F, 'NR > 1 { print $4, $5, $6, $7, $8, $9, $10, $11, $12, $14, $15 }'; }
 	for i in 1 2; do
-		expect_eq "$(e)" "final 110 104 6 3 1 2 0 0 95-95;150-152;160-160;170-170 90" "by epoch, the last day ($i)"
-		expect_eq "$(e --since 0)" "final 200 191 9 5 1 3 0 0 20-21;50-50;95-95;150-152;160-160;170-170 0" "by epoch, the whole store ($i)"
-		expect_eq "$(e --since 3d --until 1d)" "ended 100 96 4 2 0 1 1 0 20-21;50-50;95-95 0" "by epoch, a window that ended a day ago ($i)"
-		expect_eq "$(e --since 30m)" "" "by epoch, the last 30 minutes ($i)"
-		expect_eq "$(s)" "110 98 12 7 3 1 0 0 1 97-97;130-134;140-140;150-152;160-160;170-170 90" "by module seq, the last day ($i)"
-		expect_eq "$(s --since 0)" "200 182 18 10 5 1 0 0 2 10-12;20-21;50-50;97-97;130-134;140-140;150-152;160-160;170-170 0" "by module seq, the whole store ($i)"
-		expect_eq "$(s --since 30m)" "" "by module seq, the last 30 minutes ($i)"
+		expect_eq "$(gw_epoch)" "final 110 104 6 3 1 2 0 0 95-95;150-152;160-160;170-170 90" "by epoch, the last day ($i)"
+		expect_eq "$(gw_epoch --since 0)" "final 200 191 9 5 1 3 0 0 20-21;50-50;95-95;150-152;160-160;170-170 0" "by epoch, the whole store ($i)"
+		expect_eq "$(gw_epoch --since 3d --until 1d)" "ended 100 96 4 2 0 1 1 0 20-21;50-50;95-95 0" "by epoch, a window that ended a day ago ($i)"
+		expect_eq "$(gw_epoch --since 30m)" "" "by epoch, the last 30 minutes ($i)"
+		expect_eq "$(gw_seq)" "110 98 12 7 3 1 0 0 1 97-97;130-134;140-140;150-152;160-160;170-170 90" "by module seq, the last day ($i)"
+		expect_eq "$(gw_seq --since 0)" "200 182 18 10 5 1 0 0 2 10-12;20-21;50-50;97-97;130-134;140-140;150-152;160-160;170-170 0" "by module seq, the whole store ($i)"
+		expect_eq "$(gw_seq --since 30m)" "" "by module seq, the last 30 minutes ($i)"
 	done
 	inc "$TCPRT" fleet gaps --url $CH --host gw-e --by epoch | grep -q "by epoch, .*, from seq 90 (the window's start)$" ||
 		fail "text: $(inc "$TCPRT" fleet gaps --url $CH --host gw-e --by epoch)"
@@ -1308,6 +1308,53 @@ case_host_power_lost() {
 	((lost > bound * per)) || fail "without checkpoints or sync, $lost records lost: the disk part survived"
 }
 
+# Retention: a new store's defaults (case_errors made it: records 30d,
+# the others 90d); fleet init --keep changes them; fleet expire --dry-run
+# says what would go and changes nothing; fleet expire drops the days
+# older than the limit - records by their own time, the others by arrival
+# - and keeps the rest, row for row; a table without partitions
+# (bad_messages) loses its older rows by ALTER DELETE; run again it finds
+# nothing; forever keeps all.
+case_retention() {
+	local now d40 d10 d100 d50
+	now=$(sql "SELECT toUInt32(now())")
+	d40=$((now - 40 * 86400)); d10=$((now - 10 * 86400))
+	d100=$((now - 100 * 86400)); d50=$((now - 50 * 86400))
+	inc "$TCPRT" fleet init --url $CH > $F/keep.out || fail "fleet init: $(cat $F/keep.out)"
+	expect_eq "$(sed -n 2p $F/keep.out)" \
+		"retention: records 30d, controls 90d, cpu_accounts 90d, bad_messages 90d (tcprt fleet expire drops what is older; fleet init --keep changes it)" \
+		"a new store's retention, unchanged by init without --keep"
+	sql "INSERT INTO tcprt.records (host, epoch, seq, valid, line, type, port, sec) SELECT 'rt-a', 1, number, 1, 'x', 'R', 7100, multiIf(number < 20, $d40 + number, number < 50, $d10 + number, $now - 100 + number) FROM system.numbers LIMIT 60"
+	sql "INSERT INTO tcprt.controls (host, epoch, ctl_seq, received) VALUES ('rt-a', 1, 1, toDateTime($d100)), ('rt-a', 1, 2, toDateTime($d50)), ('rt-a', 1, 3, toDateTime($d50)), ('rt-a', 1, 4, now())"
+	sql "INSERT INTO tcprt.cpu_accounts (host, epoch, ctl_seq, received, load_id, cpu) VALUES ('rt-a', 1, 1, toDateTime($d100), 5, 0), ('rt-a', 1, 2, now(), 5, 0)"
+	sql "INSERT INTO tcprt.bad_messages (received, file, offset, reason, message) VALUES (toDateTime($d100), 'rt-a', 1, 'old', 'm'), (now(), 'rt-a', 2, 'new', 'm')"
+	inc "$TCPRT" fleet init --url $CH --keep 30d > $F/keep.out || fail "--keep 30d: $(cat $F/keep.out)"
+	inc "$TCPRT" fleet init --url $CH --keep controls=60d,cpu_accounts=60d,bad_messages=60d > $F/keep.out ||
+		fail "--keep per table: $(cat $F/keep.out)"
+	expect_eq "$(sed -n 2p $F/keep.out)" \
+		"retention: records 30d, controls 60d, cpu_accounts 60d, bad_messages 60d (tcprt fleet expire drops what is older; fleet init --keep changes it)" \
+		"retention set, per table"
+	rt_rows() { sql "SELECT (SELECT count() FROM tcprt.records WHERE host = 'rt-a'), (SELECT count() FROM tcprt.controls WHERE host = 'rt-a'), (SELECT count() FROM tcprt.cpu_accounts WHERE host = 'rt-a'), (SELECT count() FROM tcprt.bad_messages WHERE file = 'rt-a')"; }
+	expect_eq "$(rt_rows)" "60	4	2	2" "rt-a's rows before"
+	inc "$TCPRT" fleet expire --url $CH --dry-run > $F/exp.out || fail "expire --dry-run: $(cat $F/exp.out)"
+	grep -q "^tcprt.records: kept 30d: [0-9]* partitions\? would be dropped (" $F/exp.out || fail "dry run: $(cat $F/exp.out)"
+	grep -q "^tcprt.bad_messages: kept 60d: 1 row would be deleted (no partitions" $F/exp.out || fail "dry run: $(cat $F/exp.out)"
+	expect_eq "$(rt_rows)" "60	4	2	2" "rt-a's rows after a dry run"
+	inc "$TCPRT" fleet expire --url $CH > $F/exp.out || fail "expire: $(cat $F/exp.out)"
+	sed 's/^/# /' $F/exp.out
+	grep -q "^tcprt.controls: kept 60d: [0-9]* partitions\? dropped (" $F/exp.out || fail "expire: $(cat $F/exp.out)"
+	WAIT_S=$SETTLE_S wait_until "bad_messages' older row deleted" eval \
+		'[ "$(sql "SELECT count() FROM tcprt.bad_messages WHERE file = '"'rt-a'"'")" = 1 ]' ||
+		fail "bad_messages: $(sql "SELECT reason FROM tcprt.bad_messages WHERE file = 'rt-a'")"
+	expect_eq "$(rt_rows)" "40	1	1	1" "rt-a's rows after: those within the limits, all of them"
+	expect_eq "$(sql "SELECT min(seq), max(seq) FROM tcprt.records WHERE host = 'rt-a'")" "20	59" "the records kept: the 10 and 0 days old"
+	inc "$TCPRT" fleet expire --url $CH > $F/exp.out || fail "expire again: $(cat $F/exp.out)"
+	expect_eq "$(grep -c ': nothing older$' $F/exp.out)" 4 "expire again: nothing older in any table"
+	inc "$TCPRT" fleet init --url $CH --keep forever > /dev/null || fail "--keep forever"
+	inc "$TCPRT" fleet expire --url $CH > $F/exp.out || fail "expire, forever: $(cat $F/exp.out)"
+	expect_eq "$(grep -c ': kept forever$' $F/exp.out)" 4 "forever: every table kept"
+}
+
 # A store of schema 1 (tests/fleet-schema-1.sql, schema.sql as it was) with
 # rows as ingest of schema 1 loaded them: gaps and top read it, ingest and
 # summary refuse it saying what to run; fleet init upgrades it in place,
@@ -1354,7 +1401,7 @@ case_upgrade() {
 	grep -q "^tcprt.records: 10 columns added$" $F/init.out || fail "fleet init: $(cat $F/init.out)"
 	grep -q "^tcprt.bad_messages: 4 columns added$" $F/init.out || fail "fleet init: $(cat $F/init.out)"
 	grep -q "^tcprt.controls: 3 columns added$" $F/init.out || fail "fleet init: $(cat $F/init.out)"
-	grep -q "^tcprt schema upgraded from 1 to 4" $F/init.out || fail "fleet init: $(cat $F/init.out)"
+	grep -q "^tcprt schema upgraded from 1 to 5" $F/init.out || fail "fleet init: $(cat $F/init.out)"
 	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 4 "the version after fleet init"
 	expect_eq "$(store_columns)" "$(schema_columns)" "tcprt.records' columns: those of a new store, in order"
 	expect_eq "$(store_columns bad_messages)" "$(schema_columns bad_messages)" \
@@ -1391,7 +1438,9 @@ case_upgrade() {
 	expect_eq "$(store_columns controls)" "$(schema_columns controls)" "tcprt.controls' columns after an upgrade completed"
 	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 5 "the version after an upgrade completed"
 	inc "$TCPRT" fleet init --url $CH > $F/init.out 2>&1 || fail "fleet init, a third time: $(cat $F/init.out)"
-	expect_eq "$(cat $F/init.out)" "tcprt schema 5 ready in ClickHouse at $CH" "fleet init on schema 5"
+	expect_eq "$(cat $F/init.out)" "tcprt schema 5 ready in ClickHouse at $CH
+retention: records forever, controls forever, cpu_accounts forever, bad_messages forever (tcprt fleet expire drops what is older; fleet init --keep changes it)" \
+		"fleet init on schema 5, upgraded: everything kept until told"
 	expect_eq "$(sql "SELECT $v1 FROM tcprt.records FINAL WHERE host = 'v1-a' ORDER BY seq FORMAT TabSeparated")" \
 		"$before" "the rows of schema 1 at the end"
 	start_ingest
@@ -1428,6 +1477,7 @@ run_case "fleet: two machines under one host id: two accounts, told as concurren
 run_case "fleet: records numbered by the module: D2 and L1 loaded, each number's fate told by module seq; final 2 closes an epoch, a silent one ends, what it had not sent is SENDER; the share reached; bad L1s refused" case_numbered
 run_case "fleet: ship SIGKILLed again and again under load, the module numbering its records: made = stored + the losses gaps names by module seq, cause by cause" case_ship_killed_live
 run_case "fleet: a host's power lost in an outage, its writeback held off: what its queue had synced arrives, the rest told as transport, within the bound (memory part and checkpoint interval); without checkpoints or sync the disk part is lost too" case_host_power_lost
+run_case "fleet: retention: a new store's defaults, --keep per table, expire --dry-run changes nothing, expire drops the days past the limit and keeps the rest row for row, a table without partitions by ALTER DELETE, forever keeps all" case_retention
 run_case "fleet: a store of schema 1: gaps and top read it, ingest and summary say to upgrade; fleet init upgrades it in place, keeps its rows, completes an upgrade stopped halfway" case_upgrade
 
 teardown

@@ -229,6 +229,7 @@ static void test_row(enum rec_type type, unsigned int n, const char *label)
 	struct bd_bad bad = { 0 };
 	struct frame_hdr h = { .epoch = 1 };
 	struct buf row = { 0 };
+	uint64_t sec = 0;
 	char line[PARSE_LINE_MAX], why[PARSE_WHY_MAX], *a, *b;
 	unsigned int i, invalid = 0, q;
 
@@ -243,7 +244,7 @@ static void test_row(enum rec_type type, unsigned int n, const char *label)
 		}
 		bd_add(&local, &r, &bad);	/* tcprt summary */
 		row.len = 0;
-		store_record_row(&row, &h, i, line, strlen(line), 1, -1);
+		store_record_row(&row, &h, i, line, strlen(line), 1, -1, &sec);
 		fleet_add(&fr, row.p);
 	}
 	fleet = fleet_bd(&fr);

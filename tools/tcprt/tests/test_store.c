@@ -299,16 +299,21 @@ static void test_rows(void)
 		char want[512], *w, *save = NULL, v[800];
 		size_t fields, names;
 		bool valid, good = true;
+		uint64_t sec;
 
 		b.len = 0;
+		sec = 1795217000;
 		valid = store_record_row(&b, &h, 5 + i, t[i].line, strlen(t[i].line),
-					 t[i].kind, t[i].role);
+					 t[i].kind, t[i].role, &sec);
 		count(b.p, &fields, &names);
 		good = fields == names && b.p[b.len - 1] == '\n' &&
 		       !strchr(b.p, '\n')[1] && valid == (t[i].want[6] == '1') &&
 		       col(b.p, "host", v, sizeof(v)) && !strcmp(v, "web-1") &&
 		       col(b.p, "seq", v, sizeof(v)) && (unsigned int)atoi(v) == 5 + i &&
-		       col(b.p, "cpu", v, sizeof(v)) && !strcmp(v, "3");
+		       col(b.p, "cpu", v, sizeof(v)) && !strcmp(v, "3") &&
+		       col(b.p, "sec", v, sizeof(v)) &&
+		       strtoull(v, NULL, 10) == (valid ? sec : 1795217000) &&
+		       (!valid || sec != 1795217000);
 		snprintf(want, sizeof(want), "%s", t[i].want);
 		for (w = strtok_r(want, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
 			char *eq = strchr(w, '=');

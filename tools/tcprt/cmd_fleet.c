@@ -1558,8 +1558,36 @@ static uint64_t store_now(struct ch *c)
 	return now;
 }
 
-static int fleet_gaps(const struct opts *o)
+/*
+ * A window that reaches before what the records' retention keeps starts
+ * where it does (they were dropped: counted missing, they would show as
+ * lost): from --lag after now - keep.records.  Said once.
+ */
+static void gaps_horizon(struct ch *c, struct opts *o, uint64_t now_s)
 {
+	uint64_t keep[STORE_NKEEP], h;
+	bool found[STORE_NKEEP];
+	char when[32], d[32];
+
+	if (!ch_keep_load(c, keep, found))
+		die(EXIT_RUNTIME, "fleet: %s", c->err);
+	if (!found[KEEP_RECORDS] || !keep[KEEP_RECORDS] || keep[KEEP_RECORDS] >= now_s)
+		return;
+	h = now_s - keep[KEEP_RECORDS] + o->lag;
+	if (o->since >= h)
+		return;
+	o->since = h;
+	if (o->since >= o->until)
+		o->until = o->since + 1;
+	fmt_time(when, sizeof(when), h * USEC_PER_SEC, false);
+	store_keep_fmt(keep[KEEP_RECORDS], d, sizeof(d));
+	gaps_note(o, "the window starts at %s: the records' retention (%s) keeps none older (tcprt fleet init --keep)\n",
+		  when, d);
+}
+
+static int fleet_gaps(const struct opts *opts)
+{
+	struct opts window = *opts, *o = &window;
 	struct accounts as = { 0 };
 	struct mlogs ls = { 0 };
 	struct buf in = { 0 };
@@ -1568,8 +1596,9 @@ static int fleet_gaps(const struct opts *o)
 	size_t i;
 
 	connect_store(&c, o, STORE_OLDEST);
-	/* states as at the window's end */
 	now_s = store_now(&c);
+	gaps_horizon(&c, o, now_s);
+	/* states as at the window's end */
 	if (now_s > o->until)
 		now_s = o->until;
 	gaps_view(&c, o, &as, &in);

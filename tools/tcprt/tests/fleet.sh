@@ -153,7 +153,8 @@ case_errors() {
 		fail "no schema: $(cat $F/err)"
 	expect_fail "ingest without a schema" inc "$TCPRT" ingest --spool $F/spool --frame-master $MASTER --url $CH --once
 	inc "$TCPRT" fleet init --url $CH > /dev/null || fail "fleet init"
-	inc "$TCPRT" fleet init --url $CH > /dev/null || fail "fleet init, a second time"
+	# the cases' records have fixed times, days ago: kept whatever the date
+	inc "$TCPRT" fleet init --url $CH --keep forever > /dev/null || fail "fleet init, a second time"
 	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '99')"
 	inc "$TCPRT" fleet gaps --since 0 --url $CH > /dev/null 2> $F/err && fail "schema 99: exit 0"
 	grep -q "schema in ClickHouse at $CH is version 99; this tcprt .* knows version 5: a newer tcprt upgraded it, use that one" $F/err ||
@@ -1308,7 +1309,7 @@ case_host_power_lost() {
 	((lost > bound * per)) || fail "without checkpoints or sync, $lost records lost: the disk part survived"
 }
 
-# Retention: a new store's defaults (case_errors made it: records 30d,
+# Retention, on a store of its own: a new store's defaults (records 30d,
 # the others 90d); fleet init --keep changes them; fleet expire --dry-run
 # says what would go and changes nothing; fleet expire drops the days
 # older than the limit - records by their own time, the others by arrival
@@ -1320,7 +1321,10 @@ case_retention() {
 	now=$(sql "SELECT toUInt32(now())")
 	d40=$((now - 40 * 86400)); d10=$((now - 10 * 86400))
 	d100=$((now - 100 * 86400)); d50=$((now - 50 * 86400))
+	stop_ingest
+	sql "DROP DATABASE IF EXISTS tcprt" > /dev/null
 	inc "$TCPRT" fleet init --url $CH > $F/keep.out || fail "fleet init: $(cat $F/keep.out)"
+	inc "$TCPRT" fleet init --url $CH > $F/keep.out || fail "fleet init again: $(cat $F/keep.out)"
 	expect_eq "$(sed -n 2p $F/keep.out)" \
 		"retention: records 30d, controls 90d, cpu_accounts 90d, bad_messages 90d (tcprt fleet expire drops what is older; fleet init --keep changes it)" \
 		"a new store's retention, unchanged by init without --keep"
@@ -1350,9 +1354,14 @@ case_retention() {
 	expect_eq "$(sql "SELECT min(seq), max(seq) FROM tcprt.records WHERE host = 'rt-a'")" "20	59" "the records kept: the 10 and 0 days old"
 	inc "$TCPRT" fleet expire --url $CH > $F/exp.out || fail "expire again: $(cat $F/exp.out)"
 	expect_eq "$(grep -c ': nothing older$' $F/exp.out)" 4 "expire again: nothing older in any table"
+	# gaps over the whole store starts where the records' retention does
+	inc "$TCPRT" fleet gaps --since 0 --url $CH --host rt-a > $F/gaps.out || fail "gaps: $(cat $F/gaps.out)"
+	grep -q "^the window starts at .*: the records' retention (30d) keeps none older (tcprt fleet init --keep)$" $F/gaps.out ||
+		fail "gaps past the retention: $(cat $F/gaps.out)"
 	inc "$TCPRT" fleet init --url $CH --keep forever > /dev/null || fail "--keep forever"
 	inc "$TCPRT" fleet expire --url $CH > $F/exp.out || fail "expire, forever: $(cat $F/exp.out)"
 	expect_eq "$(grep -c ': kept forever$' $F/exp.out)" 4 "forever: every table kept"
+	start_ingest
 }
 
 # A store of schema 1 (tests/fleet-schema-1.sql, schema.sql as it was) with
@@ -1363,7 +1372,7 @@ case_retention() {
 # completed by the next fleet init; a third adds nothing.  Run last: it
 # drops the store.
 case_upgrade() {
-	local v1 before i line up="run 'tcprt fleet init --url $CH' to upgrade the schema from 1 to 4"
+	local v1 before i line up="run 'tcprt fleet init --url $CH' to upgrade the schema from 1 to 5"
 	v1="host, epoch, seq, received, valid, line, cpu, type, source, role, port, sec, usec, time, peer_addr, peer_port, local_addr, local_port, sent_bytes, recv_bytes, retrans, metrics, duration, process, upload, download, min_rtt"
 	stop_ingest
 	sql "DROP DATABASE IF EXISTS tcprt" > /dev/null
@@ -1451,7 +1460,8 @@ mkdir -p $F/spool
 make_tls || { echo "not ok 1 - make-certs.sh failed"; exit 1; }
 make_net
 start_clickhouse || { echo "not ok 1 - ClickHouse did not start: $(tail -5 $F/ch/error.log $F/ch/stdout)"; teardown; exit 1; }
-inc "$TCPRT" fleet init --url $CH > /dev/null
+# the cases' records have fixed times, days ago: kept whatever the date
+inc "$TCPRT" fleet init --url $CH --keep forever > /dev/null
 start_central
 start_sender a
 start_sender b

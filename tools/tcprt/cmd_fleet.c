@@ -1381,10 +1381,21 @@ static void group_cols(struct buf *q, const struct opts *o)
 	buf_printf(q, "role, type");
 }
 
+/*
+ * The tasks in view: by sec, and by time too, which is toDateTime(sec)
+ * and which the partitions (every schema) and, from schema 5, the sort key
+ * are on, so that ClickHouse reads the window's parts and granules only.
+ * The same rows while the window ends within DateTime's range (2106): a
+ * sec past it wraps in time, and then sec alone decides.
+ */
 static void task_where(struct buf *q, const struct opts *o)
 {
 	buf_printf(q, "valid = 1 AND type IN ('R', 'W', 'N', 'P') AND sec >= %llu AND sec < %llu",
 		   (unsigned long long)o->since, (unsigned long long)o->until);
+	if (o->until <= UINT32_MAX)
+		buf_printf(q, " AND time >= toDateTime(%llu) AND time < toDateTime(%llu)",
+			   (unsigned long long)o->since,
+			   (unsigned long long)o->until);
 	if (o->port >= 0)
 		buf_printf(q, " AND port = %d", o->port);
 	where_host(q, o);

@@ -16,9 +16,11 @@
  * ClickHouse counts and buckets; the percentiles are computed here, from
  * the same log-linear histogram as tcprt summary (hist.h: within 0.79 %).
  * The time breakdown's splits likewise: ClickHouse sums the parts per
- * bucket of their totals, the bands and the rounding are split.c's.  And
- * gaps' accounts: ClickHouse counts and finds the runs of numbers stored,
- * acct.c decides what is lost where.
+ * bucket of their totals, the bands and the rounding are split.c's.
+ * summary asks for all of it in one query: one pass over one snapshot of
+ * the records in view (summary_series).  And gaps' accounts: ClickHouse
+ * counts and finds the runs of numbers stored, acct.c decides what is
+ * lost where.
  */
 #define _XOPEN_SOURCE 700
 #include <ctype.h>
@@ -1645,23 +1647,19 @@ static int fleet_gaps(const struct opts *opts)
 
 /* ---- summary ----------------------------------------------------------------- */
 
-static const char *const metric_col[M_NMETRICS] = {
-	"duration", "process", "upload", "download", "min_rtt",
-};
-
 static const unsigned int quantiles[] = { 500, 900, 990, 1000 };
 
 struct srow {
 	char key[160];		/* the group's columns, tab-separated */
 	uint64_t count;
 	struct hist h[M_NMETRICS];
-	uint64_t with_bd;	/* R and P tasks with a breakdown field */
-	struct breakdown *bd;	/* their time breakdown, once loaded */
+	struct breakdown *bd;	/* its time breakdown, once it has one */
 };
 
 struct srows {
 	struct srow *r;
 	size_t n;
+	struct bd_bad bad;	/* the records left out of a split */
 };
 
 static struct srow *srow_of(struct srows *s, const char *key)
@@ -1686,10 +1684,21 @@ static void group_cols(struct buf *q, const struct opts *o)
 	buf_printf(q, "role, type");
 }
 
+/*
+ * The tasks in view: by sec, and by time too, which is toDateTime(sec)
+ * and which the partitions (every schema) and, from schema 5, the sort key
+ * are on, so that ClickHouse reads the window's parts and granules only.
+ * The same rows while the window ends within DateTime's range (2106): a
+ * sec past it wraps in time, and then sec alone decides.
+ */
 static void task_where(struct buf *q, const struct opts *o)
 {
 	buf_printf(q, "valid = 1 AND type IN ('R', 'W', 'N', 'P') AND sec >= %llu AND sec < %llu",
 		   (unsigned long long)o->since, (unsigned long long)o->until);
+	if (o->until <= UINT32_MAX)
+		buf_printf(q, " AND time >= toDateTime(%llu) AND time < toDateTime(%llu)",
+			   (unsigned long long)o->since,
+			   (unsigned long long)o->until);
 	if (o->port >= 0)
 		buf_printf(q, " AND port = %d", o->port);
 	where_host(q, o);
@@ -1731,123 +1740,28 @@ static void bucket_sql(struct buf *q, const char *v)
 		   v, v, v, v, v, v, v, v, v, v, v, v, v, v, v);
 }
 
-/*
- * Per group and bucket b of the value @v: count(), min(v), max(v), the
- * sums of the columns @sums (@n of them) and, with @sum_v, of v, over the
- * tasks in view that match @cond.
- */
-static void bucket_query(struct buf *q, const struct opts *o, const char *v,
-			 const char *const *sums, unsigned int n, bool sum_v,
-			 const char *cond)
-{
-	unsigned int i;
-
-	q->len = 0;
-	buf_printf(q, "SELECT ");
-	group_cols(q, o);
-	buf_printf(q, ", b, count(), min(v), max(v)");
-	for (i = 0; i < n; i++)
-		buf_printf(q, ", sum(%s)", sums[i]);
-	buf_printf(q, "%s FROM (SELECT ", sum_v ? ", sum(v)" : "");
-	group_cols(q, o);
-	buf_printf(q, ", %s AS v, ", v);
-	bucket_sql(q, "v");
-	buf_printf(q, " AS b");
-	for (i = 0; i < n; i++)
-		buf_printf(q, ", %s", sums[i]);
-	buf_printf(q, " FROM tcprt.records FINAL WHERE ");
-	task_where(q, o);
-	buf_printf(q, " AND %s) GROUP BY ", cond);
-	group_cols(q, o);
-	buf_printf(q, ", b FORMAT TabSeparated");
-}
-
-/* A bucket row of bucket_query's answer: its group's row, and the rest. */
+/* A bucket row of the answer: its group's row, and the rest. */
 struct bucket {
 	struct srow *row;
+	struct bd_bad *bad;		/* the records left out of a split, all rows' */
 	const char *type;		/* the row's type: "R", "P", ... */
 	unsigned int idx;
 	uint64_t count, min, max;
 	uint64_t sum[SPLIT_MAX_PARTS + 1];
 };
 
-/* Run @sql; @fn gets each row of @nsums sums. */
-static void each_bucket(struct ch *c, const struct opts *o, struct srows *s,
-			const char *sql, unsigned int nsums,
-			void (*fn)(const struct bucket *b, void *ctx), void *ctx)
+/* The tasks per group, and the records left out of a split (sum 0, 1). */
+static void add_counts(const struct bucket *b, unsigned int arg)
 {
-	struct buf ans = { 0 };
-	char *row, *f[16], key[160];
-	size_t pos = 0, g = ngroup(o), i;
-
-	query(c, sql, &ans);
-	while ((row = next_row(&ans, &pos))) {
-		struct bucket b;
-
-		if (fields(row, f, 16) != g + 4 + nsums)
-			continue;
-		key_of(f, g, key, sizeof(key));
-		b = (struct bucket){ .row = srow_of(s, key), .type = f[g - 1],
-				     .idx = (unsigned int)u64(f[g]),
-				     .count = u64(f[g + 1]), .min = u64(f[g + 2]),
-				     .max = u64(f[g + 3]) };
-		for (i = 0; i < nsums; i++)
-			b.sum[i] = u64(f[g + 4 + i]);
-		fn(&b, ctx);
-	}
-	buf_free(&ans);
+	(void)arg;
+	b->row->count = b->count;
+	b->bad->process += b->sum[0];
+	b->bad->transfer += b->sum[1];
 }
 
-/* The tasks per group, and those of R and P with a breakdown field. */
-static void count_load(struct ch *c, const struct opts *o, struct srows *s)
+static void add_metric(const struct bucket *b, unsigned int m)
 {
-	struct buf q = { 0 }, ans = { 0 };
-	char *row, *f[12], key[160];
-	size_t pos = 0, g = ngroup(o);
-
-	buf_printf(&q, "SELECT ");
-	group_cols(&q, o);
-	buf_printf(&q, ", count(), countIf(type IN ('R', 'P') AND bitAnd(breakdown, %u) != 0) FROM tcprt.records FINAL WHERE ",
-		   STORE_BD_FIELDS);
-	task_where(&q, o);
-	buf_printf(&q, " GROUP BY ");
-	group_cols(&q, o);
-	buf_printf(&q, " FORMAT TabSeparated");
-	query(c, q.p, &ans);
-	while ((row = next_row(&ans, &pos))) {
-		struct srow *r;
-
-		if (fields(row, f, 12) != g + 2)
-			continue;
-		key_of(f, g, key, sizeof(key));
-		r = srow_of(s, key);
-		r->count = u64(f[g]);
-		r->with_bd = u64(f[g + 1]);
-	}
-	buf_free(&q);
-	buf_free(&ans);
-}
-
-static void add_metric(const struct bucket *b, void *ctx)
-{
-	hist_add_bucket(&b->row->h[*(const unsigned int *)ctx], b->idx,
-			b->count, b->min, b->max);
-}
-
-static void summary_load(struct ch *c, const struct opts *o, struct srows *s)
-{
-	struct buf q = { 0 }, cond = { 0 };
-	unsigned int m;
-
-	count_load(c, o, s);
-	for (m = 0; m < M_NMETRICS; m++) {
-		cond.len = 0;
-		buf_printf(&cond, "bitAnd(metrics, %u) != 0", 1u << m);
-		bucket_query(&q, o, metric_col[m], NULL, 0, false, cond.p);
-		each_bucket(c, o, s, q.p, 0, add_metric, &m);
-	}
-	buf_free(&q);
-	buf_free(&cond);
+	hist_add_bucket(&b->row->h[m], b->idx, b->count, b->min, b->max);
 }
 
 /* ---- summary: where the time goes ---------------------------------------------- */
@@ -1860,27 +1774,25 @@ static struct breakdown *bd_of(const struct bucket *b)
 	return b->row->bd;
 }
 
-static void add_part(const struct bucket *b, void *ctx)
+static void add_part(const struct bucket *b, unsigned int e)
 {
-	unsigned int e = *(const unsigned int *)ctx;
-
 	hist_add_bucket(&bd_of(b)->part[e - EXT_BREAKDOWN], b->idx, b->count,
 			b->min, b->max);
 }
 
-static void add_process(const struct bucket *b, void *ctx)
+static void add_process(const struct bucket *b, unsigned int arg)
 {
-	(void)ctx;
+	(void)arg;
 	split_add_bucket(&bd_of(b)->process, b->idx, b->count, b->min, b->max,
 			 b->sum);
 }
 
 /* sum[3] is the transfers' sum: sending is what the limited parts leave */
-static void add_transfer(const struct bucket *b, void *ctx)
+static void add_transfer(const struct bucket *b, unsigned int arg)
 {
 	uint64_t sum[NTRANSFER_PARTS];
 
-	(void)ctx;
+	(void)arg;
 	memcpy(sum, b->sum, sizeof(sum));
 	sum[PART_SENDING] = b->sum[PART_SENDING] - sum[PART_RWND] -
 			    sum[PART_SNDBUF] - sum[PART_APP_LIMITED];
@@ -1888,74 +1800,178 @@ static void add_transfer(const struct bucket *b, void *ctx)
 			 sum);
 }
 
-/*
- * The records tcprt summary leaves out of a split (bd_add): R with the
- * three process fields and a process time whose split does not hold; R
- * and P with the three limited fields and a transfer whose split does not.
- */
-static void bad_load(struct ch *c, const struct opts *o, struct bd_bad *bad)
-{
-	struct buf q = { 0 }, ans = { 0 };
-	size_t pos = 0;
-	char *row, *f[4];
+/* ---- summary: the query ---------------------------------------------------------- */
 
-	buf_printf(&q, "SELECT countIf(type = 'R' AND bitAnd(breakdown, %u) = %u AND bitAnd(metrics, %u) != 0 AND bitAnd(breakdown, %u) = 0), ",
-		   7u, 7u, 1u << M_PROCESS, STORE_BD_PROCESS);
-	buf_printf(&q, "countIf(bitAnd(breakdown, %u) = %u AND bitAnd(metrics, if(type = 'P', %u, %u)) != 0 AND bitAnd(breakdown, %u) = 0) FROM tcprt.records FINAL WHERE ",
-		   7u << 3, 7u << 3, 1u << M_UPLOAD, 1u << M_DOWNLOAD,
-		   STORE_BD_TRANSFER);
-	task_where(&q, o);
-	buf_printf(&q, " AND type IN ('R', 'P') FORMAT TabSeparated");
-	query(c, q.p, &ans);
-	row = next_row(&ans, &pos);
-	if (row && fields(row, f, 4) == 2) {
-		bad->process = u64(f[0]);
-		bad->transfer = u64(f[1]);
-	}
-	buf_free(&q);
-	buf_free(&ans);
+/*
+ * One series of summary's query, in SQL: the tasks in view it takes
+ * (cond), the value it buckets (v) and what it sums per bucket (NULL: 0);
+ * add takes each of its buckets, with arg.  bd: the time breakdown's,
+ * which only text prints (and asks for).
+ */
+struct series {
+	const char *cond, *v, *sum[SPLIT_MAX_PARTS];
+	void (*add)(const struct bucket *b, unsigned int arg);
+	unsigned int arg;
+	bool bd;
+};
+
+/* the bits the series spell: record.h's metrics, store.h's breakdown */
+_Static_assert(M_DURATION == 0 && M_PROCESS == 1 && M_UPLOAD == 2 &&
+	       M_DOWNLOAD == 3 && M_MIN_RTT == 4 && M_NMETRICS == 5 &&
+	       EXT_APP == EXT_RQ_WAIT + 1 && EXT_SQ_WAIT == EXT_RQ_WAIT + 2 &&
+	       EXT_RWND_LIMITED == EXT_RQ_WAIT + 3 &&
+	       EXT_SNDBUF_LIMITED == EXT_RQ_WAIT + 4 &&
+	       EXT_APP_LIMITED == EXT_RQ_WAIT + 5 &&
+	       EXT_BD_END == EXT_RQ_WAIT + 6 && STORE_BD_FIELDS == 0x3f &&
+	       STORE_BD_PROCESS == 0x40 && STORE_BD_TRANSFER == 0x80,
+	       "summary_series spells these bits");
+
+#define RP	"type IN ('R', 'P') AND "
+
+static const struct series summary_series[] = {
+	/*
+	 * Every task, once (v 0: one bucket); and the records tcprt summary
+	 * leaves out of a split (bd_add): R with the three process fields
+	 * and a process time whose split does not hold; R and P with the
+	 * three limited fields and a transfer whose split does not.
+	 */
+	{ "1", "0", {
+		"type = 'R' AND bitAnd(breakdown, 7) = 7 AND bitAnd(metrics, 2) != 0 AND bitAnd(breakdown, 64) = 0",
+		RP "bitAnd(breakdown, 56) = 56 AND bitAnd(metrics, if(type = 'P', 4, 8)) != 0 AND bitAnd(breakdown, 128) = 0",
+	  }, add_counts, 0, false },
+	{ "bitAnd(metrics, 1) != 0", "duration", { NULL }, add_metric, M_DURATION, false },
+	{ "bitAnd(metrics, 2) != 0", "process", { NULL }, add_metric, M_PROCESS, false },
+	{ "bitAnd(metrics, 4) != 0", "upload", { NULL }, add_metric, M_UPLOAD, false },
+	{ "bitAnd(metrics, 8) != 0", "download", { NULL }, add_metric, M_DOWNLOAD, false },
+	{ "bitAnd(metrics, 16) != 0", "min_rtt", { NULL }, add_metric, M_MIN_RTT, false },
+	/* the time breakdown of R and P: each field's own values */
+	{ RP "bitAnd(breakdown, 1) != 0", "rq_wait", { NULL }, add_part, EXT_RQ_WAIT, true },
+	{ RP "bitAnd(breakdown, 2) != 0", "app", { NULL }, add_part, EXT_APP, true },
+	{ RP "bitAnd(breakdown, 4) != 0", "sq_wait", { NULL }, add_part, EXT_SQ_WAIT, true },
+	{ RP "bitAnd(breakdown, 8) != 0", "rwnd_limited", { NULL }, add_part, EXT_RWND_LIMITED, true },
+	{ RP "bitAnd(breakdown, 16) != 0", "sndbuf_limited", { NULL }, add_part, EXT_SNDBUF_LIMITED, true },
+	{ RP "bitAnd(breakdown, 32) != 0", "app_limited", { NULL }, add_part, EXT_APP_LIMITED, true },
+	/* the process split (R), per bucket of the process time */
+	{ "type = 'R' AND bitAnd(breakdown, 64) != 0", "process",
+	  { "rq_wait", "app", "sq_wait" }, add_process, 0, true },
+	/* the transfer split (R: download, P: upload), per bucket of it */
+	{ RP "bitAnd(breakdown, 128) != 0", "if(type = 'P', upload, download)",
+	  { "rwnd_limited", "sndbuf_limited", "app_limited",
+	    "if(type = 'P', upload, download)" }, add_transfer, 0, true },
+};
+
+#undef RP
+
+#define NSERIES		(sizeof(summary_series) / sizeof(summary_series[0]))
+#define NSUMS		SPLIT_MAX_PARTS
+
+/* Whether the query asks for @se: the time breakdown's in text only. */
+static bool series_asked(const struct opts *o, const struct series *se)
+{
+	return !se->bd || o->fmt == FMT_TEXT;
 }
 
 /*
- * The time breakdown of the R and P rows that have one: each field's own
- * histogram, the process split (R) and the transfer split (R: download,
- * P: upload), per bucket of their totals as tcprt summary keeps them.
+ * The array of column @col of the series asked: 0 their conditions, 1
+ * their values, 2 + i their sums i; -1 their ids.  One type each
+ * (ClickHouse's arrays have one).
  */
-static void breakdown_load(struct ch *c, const struct opts *o, struct srows *s,
-			   struct bd_bad *bad)
+static void series_array(struct buf *q, const struct opts *o, int col)
 {
-	static const char *const process[] = { "rq_wait", "app", "sq_wait" };
-	static const char *const limited[] = {
-		"rwnd_limited", "sndbuf_limited", "app_limited",
-	};
-	struct buf q = { 0 }, cond = { 0 };
-	uint64_t with = 0;
-	unsigned int e;
+	const char *sep = "[";
 	size_t i;
 
-	for (i = 0; i < s->n; i++)
-		with += s->r[i].with_bd;
-	if (!with)
-		return;
-	for (e = EXT_BREAKDOWN; e < EXT_BD_END; e++) {
-		cond.len = 0;
-		buf_printf(&cond, "type IN ('R', 'P') AND bitAnd(breakdown, %u) != 0",
-			   1u << (e - EXT_BREAKDOWN));
-		bucket_query(&q, o, rec_ext_name[e], NULL, 0, false, cond.p);
-		each_bucket(c, o, s, q.p, 0, add_part, &e);
+	for (i = 0; i < NSERIES; i++) {
+		const struct series *se = &summary_series[i];
+
+		if (!series_asked(o, se))
+			continue;
+		if (col < 0)
+			buf_printf(q, "%s%zu", sep, i);
+		else if (col == 0)
+			buf_printf(q, "%stoUInt8(%s)", sep, se->cond);
+		else
+			buf_printf(q, "%stoUInt64(%s)", sep, col == 1 ? se->v :
+				   se->sum[col - 2] ? se->sum[col - 2] : "0");
+		sep = ", ";
 	}
-	cond.len = 0;
-	buf_printf(&cond, "type = 'R' AND bitAnd(breakdown, %u) != 0", STORE_BD_PROCESS);
-	bucket_query(&q, o, "process", process, NPROCESS_PARTS, false, cond.p);
-	each_bucket(c, o, s, q.p, NPROCESS_PARTS, add_process, NULL);
-	cond.len = 0;
-	buf_printf(&cond, "type IN ('R', 'P') AND bitAnd(breakdown, %u) != 0", STORE_BD_TRANSFER);
-	bucket_query(&q, o, "if(type = 'P', upload, download)", limited,
-		     PART_SENDING, true, cond.p);
-	each_bucket(c, o, s, q.p, NTRANSFER_PARTS, add_transfer, NULL);
-	bad_load(c, o, bad);
+	buf_printf(q, "]");
+}
+
+/*
+ * The query: each task in view becomes one row per series (ARRAY JOIN of
+ * the series' parallel arrays); those that take it count, per group and
+ * series and bucket b of its value, with count(), min(v), max(v) and the
+ * sums.  One pass over one snapshot of the store, whatever it holds: the
+ * figures of one summary agree with each other.
+ */
+static void summary_query(struct buf *q, const struct opts *o)
+{
+	unsigned int i;
+
+	buf_printf(q, "SELECT ");
+	group_cols(q, o);
+	buf_printf(q, ", sid, ");
+	bucket_sql(q, "v");
+	buf_printf(q, " AS b, count(), min(v), max(v)");
+	for (i = 0; i < NSUMS; i++)
+		buf_printf(q, ", sum(s%u)", i);
+	buf_printf(q, " FROM (SELECT ");
+	group_cols(q, o);
+	buf_printf(q, ", ");
+	series_array(q, o, -1);
+	buf_printf(q, " AS sid, ");
+	series_array(q, o, 0);
+	buf_printf(q, " AS ok, ");
+	series_array(q, o, 1);
+	buf_printf(q, " AS v");
+	for (i = 0; i < NSUMS; i++) {
+		buf_printf(q, ", ");
+		series_array(q, o, 2 + (int)i);
+		buf_printf(q, " AS s%u", i);
+	}
+	buf_printf(q, " FROM tcprt.records FINAL WHERE ");
+	task_where(q, o);
+	buf_printf(q, ") ARRAY JOIN sid, ok, v");
+	for (i = 0; i < NSUMS; i++)
+		buf_printf(q, ", s%u", i);
+	buf_printf(q, " WHERE ok = 1 GROUP BY ");
+	group_cols(q, o);
+	buf_printf(q, ", sid, b FORMAT TabSeparated");
+}
+
+/* Each bucket of the answer to its series' adder. */
+static void summary_load(struct ch *c, const struct opts *o, struct srows *s)
+{
+	struct buf q = { 0 }, ans = { 0 };
+	char *row, *f[16], key[160];
+	size_t pos = 0, g = ngroup(o), i;
+
+	summary_query(&q, o);
+	query(c, q.p, &ans);
+	while ((row = next_row(&ans, &pos))) {
+		const struct series *se;
+		struct bucket b;
+		uint64_t sid;
+
+		if (fields(row, f, 16) != g + 5 + NSUMS)
+			continue;
+		sid = u64(f[g]);
+		if (sid >= NSERIES)
+			continue;
+		se = &summary_series[sid];
+		key_of(f, g, key, sizeof(key));
+		b = (struct bucket){ .row = srow_of(s, key), .bad = &s->bad,
+				     .type = f[g - 1],
+				     .idx = (unsigned int)u64(f[g + 1]),
+				     .count = u64(f[g + 2]), .min = u64(f[g + 3]),
+				     .max = u64(f[g + 4]) };
+		for (i = 0; i < NSUMS; i++)
+			b.sum[i] = u64(f[g + 5 + i]);
+		se->add(&b, se->arg);
+	}
 	buf_free(&q);
-	buf_free(&cond);
+	buf_free(&ans);
 }
 
 /* A row named for its block: "port 7700 server R", "host web-1 port 80 server R". */
@@ -2104,7 +2120,6 @@ static void summary_print(const struct opts *o, struct srows *s)
 
 static int fleet_summary(const struct opts *o)
 {
-	struct bd_bad bad = { 0 };
 	struct srows s = { 0 };
 	struct ch c;
 	size_t i;
@@ -2112,15 +2127,14 @@ static int fleet_summary(const struct opts *o)
 
 	connect_store(&c, o, STORE_BREAKDOWN);
 	summary_load(&c, o, &s);
-	/* the time breakdown's blocks: text only, as tcprt summary's */
-	if (o->fmt == FMT_TEXT)
-		breakdown_load(&c, o, &s, &bad);
 	qsort(s.r, s.n, sizeof(*s.r), srow_cmp);
 	summary_print(o, &s);
+	/* the time breakdown's blocks: text only, as tcprt summary's */
 	if (o->fmt == FMT_TEXT)
 		summary_blocks(o, &s);
 	fflush(stdout);
-	bd_report_bad(&bad);
+	if (o->fmt == FMT_TEXT)
+		bd_report_bad(&s.bad);
 	for (i = 0; i < s.n; i++) {
 		for (m = 0; m < M_NMETRICS; m++)
 			hist_reset(&s.r[i].h[m]);

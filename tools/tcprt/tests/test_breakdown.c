@@ -5,10 +5,10 @@
  * bd_add() of each record.  The fleet's comes from what ingest stores of
  * each record (store_record_row(): the metrics, the breakdown mask, the
  * six values), summed per bucket under the conditions of cmd_fleet.c's
- * queries, written out here, and fed as fleet summary feeds it:
- * hist_add_bucket() and split_add_bucket(), sending the transfers' sum
- * less the limited parts'.  The two blocks must be the same text, and the
- * records left out of a split the same number.
+ * series (summary_series), written out here, and fed as fleet summary
+ * feeds it: hist_add_bucket() and split_add_bucket(), sending the
+ * transfers' sum less the limited parts'.  The two blocks must be the same
+ * text, and the records left out of a split the same number.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,12 +19,12 @@
 #include "tap.h"
 #include "util.h"
 
-/* What one of fleet summary's bucket queries answers for one bucket. */
+/* What fleet summary's query answers for one bucket of one series. */
 struct cell {
 	uint64_t n, min, max, sum[NTRANSFER_PARTS + 1];
 };
 
-/* The queries: a field's own values (6), the process split, the transfer's. */
+/* The series: a field's own values (6), the process split, the transfer's. */
 enum { Q_PROCESS = NBREAKDOWN, Q_TRANSFER, NQUERIES };
 
 struct fleet_row {

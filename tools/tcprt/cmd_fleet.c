@@ -373,39 +373,6 @@ static void query(struct ch *c, const char *sql, struct buf *out)
 		die(EXIT_RUNTIME, "fleet: %s", c->err);
 }
 
-/* Cut TabSeparated row @line (in place) into @max fields; their number. */
-static size_t fields(char *line, char **f, size_t max)
-{
-	size_t n = 0;
-
-	while (n < max) {
-		f[n++] = line;
-		line = strchr(line, '\t');
-		if (!line)
-			break;
-		*line++ = '\0';
-	}
-	return n;
-}
-
-/* The next row of @ans from *@pos, or NULL. */
-static char *next_row(struct buf *ans, size_t *pos)
-{
-	char *row, *nl;
-
-	if (!ans->p || *pos >= ans->len)
-		return NULL;
-	row = ans->p + *pos;
-	nl = strchr(row, '\n');
-	if (nl) {
-		*nl = '\0';
-		*pos = (size_t)(nl - ans->p) + 1;
-	} else {
-		*pos = ans->len;
-	}
-	return row;
-}
-
 static uint64_t u64(const char *s)
 {
 	uint64_t v = 0;
@@ -1045,7 +1012,7 @@ static void gaps_bad(struct ch *c, const struct opts *o)
 		   (unsigned long long)o->since,
 		   v3 ? " AND records = 0 AND reason NOT LIKE 'unauthenticated:%'" : "");
 	query(c, q.p, &ans);
-	row = next_row(&ans, &pos);
+	row = ch_row(&ans, &pos);
 	if (row && u64(row))
 		gaps_note(o, "%llu messages the loader could not read (table tcprt.bad_messages)\n",
 			  (unsigned long long)u64(row));
@@ -1057,8 +1024,8 @@ static void gaps_bad(struct ch *c, const struct opts *o)
 	where_host(&q, o);
 	buf_printf(&q, " GROUP BY host ORDER BY host FORMAT TabSeparated");
 	query(c, q.p, &ans);
-	for (pos = 0; (row = next_row(&ans, &pos));) {
-		if (fields(row, f, 4) != 2)
+	for (pos = 0; (row = ch_row(&ans, &pos));) {
+		if (ch_fields(row, f, 4) != 2)
 			continue;
 		total += u64(f[1]);
 		buf_printf(&hosts, " %s %llu", f[0], (unsigned long long)u64(f[1]));
@@ -1949,12 +1916,12 @@ static void summary_load(struct ch *c, const struct opts *o, struct srows *s)
 
 	summary_query(&q, o);
 	query(c, q.p, &ans);
-	while ((row = next_row(&ans, &pos))) {
+	while ((row = ch_row(&ans, &pos))) {
 		const struct series *se;
 		struct bucket b;
 		uint64_t sid;
 
-		if (fields(row, f, 16) != g + 5 + NSUMS)
+		if (ch_fields(row, f, 16) != g + 5 + NSUMS)
 			continue;
 		sid = u64(f[g]);
 		if (sid >= NSERIES)
@@ -1997,7 +1964,7 @@ static void summary_blocks(const struct opts *o, const struct srows *s)
 		if (!r->bd)
 			continue;
 		snprintf(key, sizeof(key), "%s", r->key);
-		if (fields(key, f, 4) != ngroup(o))
+		if (ch_fields(key, f, 4) != ngroup(o))
 			continue;
 		if (first)
 			putchar('\n');
@@ -2049,7 +2016,7 @@ static void summary_print(const struct opts *o, struct srows *s)
 		uint64_t rate_milli = r->count * 1000 / span;
 
 		snprintf(key, sizeof(key), "%s", r->key);
-		k = fields(key, f, 4);
+		k = ch_fields(key, f, 4);
 		if (k != g)
 			continue;
 		switch (o->fmt) {
@@ -2184,8 +2151,8 @@ static int fleet_top(const struct opts *o)
 	else if (o->fmt == FMT_CSV)
 		for (i = 0; i < NTOP; i++)
 			printf("%s%s", top_cols[i], i + 1 < NTOP ? "," : "\n");
-	while ((row = next_row(&ans, &pos))) {
-		if (fields(row, f, NTOP + 1) != NTOP)
+	while ((row = ch_row(&ans, &pos))) {
+		if (ch_fields(row, f, NTOP + 1) != NTOP)
 			continue;
 		switch (o->fmt) {
 		case FMT_TEXT: {
@@ -2245,11 +2212,11 @@ static int fleet_reached(const struct opts *o)
 		       "REACHED");
 	else if (o->fmt == FMT_CSV)
 		printf("host,hour,stored,made,share\n");
-	while ((row = next_row(&ans, &pos))) {
+	while ((row = ch_row(&ans, &pos))) {
 		uint64_t stored, made;
 		double share;
 
-		if (fields(row, f, 6) != 4)
+		if (ch_fields(row, f, 6) != 4)
 			continue;
 		fmt_time(when, sizeof(when), u64(f[1]) * USEC_PER_SEC, false);
 		stored = u64(f[2]);

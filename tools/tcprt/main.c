@@ -4,14 +4,11 @@
  * per-CPU record files, merges them into start-time order, summarises them
  * with percentiles and exports Prometheus metrics.
  */
-#include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
-#include "container.h"
 #include "util.h"
 
 static const char usage[] =
@@ -52,101 +49,6 @@ static const struct {
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
-
-void usage_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, "tcprt: %s%s", cmd ? cmd : "", cmd ? ": " : "");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\ntry 'tcprt %s%s--help'\n", cmd ? cmd : "",
-		cmd ? " " : "");
-	exit(EXIT_USAGE);
-}
-
-void bad_option(const char *cmd, int o, char **argv)
-{
-	char opt[3] = { '-', (char)optopt, '\0' };
-	const char *last = argv[optind - 1];
-	const char *name = !strncmp(last, "--", 2) || !optopt ? last : opt;
-
-	if (o == ':')
-		usage_error(cmd, "option %s needs a value", name);
-	usage_error(cmd, "unknown option %s", name);
-}
-
-uint16_t opt_port(const char *cmd, const char *arg)
-{
-	uint16_t port;
-
-	if (!parse_port(arg, &port))
-		usage_error(cmd, "--port: '%s' is not a port (1..65535)", arg);
-	return port;
-}
-
-uint64_t opt_seconds(const char *cmd, const char *opt, const char *arg,
-		     bool zero_ok)
-{
-	uint64_t us;
-
-	if (!parse_seconds(arg, &us) || (!zero_ok && us == 0) ||
-	    us > 86400 * 365 * USEC_PER_SEC)
-		usage_error(cmd, "%s: '%s' is not a number of seconds%s", opt,
-			    arg, zero_ok ? "" : " > 0");
-	return us;
-}
-
-unsigned int opt_types(const char *cmd, const char *arg)
-{
-	unsigned int mask = 0;
-	const char *p = arg;
-
-	for (;;) {
-		int t = p[0] ? rec_type_of(p[0]) : -1;
-
-		if (t < 0 || (p[1] != ',' && p[1] != '\0'))
-			usage_error(cmd, "--type: '%s' is not a list of R,W,N,P,E",
-				    arg);
-		mask |= 1u << t;
-		if (p[1] == '\0')
-			return mask;
-		p += 2;
-	}
-}
-
-uint64_t opt_netns(const char *cmd, const char *arg)
-{
-	size_t len = strlen(arg);
-	const char *p = arg;
-	uint64_t ino;
-
-	/* as readlink /proc/PID/ns/net prints it, too */
-	if (!strncmp(arg, "net:[", 5) && len > 6 && arg[len - 1] == ']') {
-		p = arg + 5;
-		len -= 6;
-	}
-	if (!parse_u64(p, len, &ino) || ino == 0)
-		usage_error(cmd, "--netns: '%s' is not a network namespace's inode number (N or net:[N], N > 0)",
-			    arg);
-	return ino;
-}
-
-const char *opt_container(const char *cmd, const char *arg)
-{
-	char first[CT_ID_MAX + 1];
-	const char *why;
-
-	if (!ct_container_arg_ok(arg, &why))
-		usage_error(cmd, "--container: '%s' is %s", arg, why);
-	if (strlen(arg) < CT_ID_LEN && !strstr(arg, ".service") &&
-	    ct_running(arg, first) > 1)
-		usage_error(cmd, "--container: '%s' is ambiguous: the ids of several running containers start with it; give more of the id",
-			    arg);
-	return arg;
-}
 
 int main(int argc, char **argv)
 {

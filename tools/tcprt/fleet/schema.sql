@@ -92,7 +92,7 @@ PARTITION BY toYYYYMMDD(time)
 ORDER BY (toStartOfHour(time), host, epoch, seq);
 
 -- The senders' control messages: cumulative counters of an epoch (the
--- C1 message of tools/tcprt/frame.h, field for field).  The one with the
+-- C1 message of tools/tcprt/fleet/frame.h, field for field).  The one with the
 -- highest ctl_seq of an epoch is its account, whatever order they came in.
 -- final: 1 the epoch's last, 2 sent by its successor from the state the
 -- killed sender left.  Schema 4: sent_seq (every number below it was
@@ -130,7 +130,7 @@ PARTITION BY toYYYYMMDD(received)
 ORDER BY (host, epoch, ctl_seq);
 
 -- Schema 4: an epoch's account of each log it read, by the module's own
--- numbers (the L1 message of tools/tcprt/frame.h, field for field): of
+-- numbers (the L1 message of tools/tcprt/fleet/frame.h, field for field): of
 -- the log of (load_id, cpu), the numbers in [first, read_next) were read
 -- or skipped by the epoch; of [first, sent_next), each was handed to the
 -- host's rsyslog or counted in relay_skipped (never seen: overwritten in

@@ -15,20 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
+
 #define CH_DEFAULT_URL		"http://127.0.0.1:8123/"
-
-/* A growing byte buffer (always NUL-terminated). */
-struct buf {
-	char *p;
-	size_t len, cap;
-};
-
-void buf_add(struct buf *b, const void *p, size_t len);
-void buf_printf(struct buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* @s as a TabSeparated field: \ tab newline escaped. */
-void buf_tsv(struct buf *b, const char *s, size_t len);
-void buf_free(struct buf *b);
 
 /*
  * How to reach the store, from the options every command of the store

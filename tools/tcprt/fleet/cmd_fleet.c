@@ -477,9 +477,9 @@ static void records_time(const struct opts *o, uint64_t from_s, struct buf *q)
 }
 
 /*
- * The last control message of each epoch in view received before @before
- * (Unix seconds) into @field of its account; with @base, only those of
- * epochs already known, as their base.  Fields named as on the wire; final
+ * The last control message of each epoch in view (@in) received before
+ * @before (Unix seconds): its account (ctl), or with @base the window's
+ * start (base, and when it arrived).  Fields named as on the wire; final
  * once any said so.
  */
 static void gaps_controls(struct ch *c, const char *in, uint64_t before,

@@ -1319,18 +1319,31 @@ static void seq_life(struct ch *c, const struct opts *o, const char *loads,
 }
 
 /*
- * The epochs whose account of @l did not change in the window (window_read
- * left has_base set) are not its readers there; their rows in the window's
- * time bound, if any, were accounted before it.
+ * The epochs whose account of a log did not change in the window
+ * (window_read left has_base set) are not its readers there (their rows in
+ * the window's time bound, if any, were accounted before it); a log left
+ * with none is not in the window.  The logs' index is rebuilt after.
  */
-static void drop_idle(struct mlog *l)
+static void drop_idle(struct mlogs *ls)
 {
-	size_t i, n = 0;
+	size_t i, j, n = 0, k;
 
-	for (i = 0; i < l->n; i++)
-		if (!l->e[i].has_base)
-			l->e[n++] = l->e[i];
-	l->n = n;
+	for (i = 0; i < ls->n; i++) {
+		struct mlog *l = &ls->l[i];
+
+		for (j = 0, k = 0; j < l->n; j++)
+			if (!l->e[j].has_base)
+				l->e[k++] = l->e[j];
+		l->n = k;
+		if (k)
+			ls->l[n++] = *l;
+		else
+			free(l->e);
+	}
+	ls->n = n;
+	keyidx_free(&ls->idx);
+	for (i = 0; i < ls->n; i++)
+		keyidx_find(&ls->idx, ls->l[i].key, i, mlog_key, ls->l);
 }
 
 /*
@@ -1405,8 +1418,7 @@ static void seq_load(struct ch *c, const struct opts *o, const char *in,
 		for (j = 0; j < ls->l[i].n; j++)
 			window_read(&ls->l[i].e[j]);
 	seq_rows(c, o, loads.p, ls, &sn);
-	for (i = 0; i < ls->n; i++)
-		drop_idle(&ls->l[i]);
+	drop_idle(ls);
 	seq_life(c, o, loads.p, ls, &sn, now_s);
 	seq_stored(c, o, ls);
 	for (i = 0; i < ls->n; i++) {

@@ -1328,7 +1328,7 @@ case_retention() {
 	expect_eq "$(sed -n 2p $F/keep.out)" \
 		"retention: records 30d, controls 90d, cpu_accounts 90d, bad_messages 90d (tcprt fleet expire drops what is older; fleet init --keep changes it)" \
 		"a new store's retention, unchanged by init without --keep"
-	sql "INSERT INTO tcprt.records (host, epoch, seq, valid, line, type, port, sec) SELECT 'rt-a', 1, number, 1, 'x', 'R', 7100, multiIf(number < 20, $d40 + number, number < 50, $d10 + number, $now - 100 + number) FROM system.numbers LIMIT 60"
+	sql "INSERT INTO tcprt.records (host, epoch, seq, valid, line, type, port, sec) SELECT 'rt-a', 1, number, 1, 'x', 'R', 7100, multiIf(number < 20, toUInt64($d40 + number), number < 50, toUInt64($d10 + number), toUInt64($now - 100 + number)) FROM system.numbers LIMIT 60"
 	sql "INSERT INTO tcprt.controls (host, epoch, ctl_seq, received) VALUES ('rt-a', 1, 1, toDateTime($d100)), ('rt-a', 1, 2, toDateTime($d50)), ('rt-a', 1, 3, toDateTime($d50)), ('rt-a', 1, 4, now())"
 	sql "INSERT INTO tcprt.cpu_accounts (host, epoch, ctl_seq, received, load_id, cpu) VALUES ('rt-a', 1, 1, toDateTime($d100), 5, 0), ('rt-a', 1, 2, now(), 5, 0)"
 	sql "INSERT INTO tcprt.bad_messages (received, file, offset, reason, message) VALUES (toDateTime($d100), 'rt-a', 1, 'old', 'm'), (now(), 'rt-a', 2, 'new', 'm')"
@@ -1411,7 +1411,7 @@ case_upgrade() {
 	grep -q "^tcprt.bad_messages: 4 columns added$" $F/init.out || fail "fleet init: $(cat $F/init.out)"
 	grep -q "^tcprt.controls: 3 columns added$" $F/init.out || fail "fleet init: $(cat $F/init.out)"
 	grep -q "^tcprt schema upgraded from 1 to 5" $F/init.out || fail "fleet init: $(cat $F/init.out)"
-	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 4 "the version after fleet init"
+	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 5 "the version after fleet init"
 	expect_eq "$(store_columns)" "$(schema_columns)" "tcprt.records' columns: those of a new store, in order"
 	expect_eq "$(store_columns bad_messages)" "$(schema_columns bad_messages)" \
 		"tcprt.bad_messages' columns: those of a new store, in order"

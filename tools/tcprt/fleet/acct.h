@@ -134,6 +134,7 @@ struct acct_read {
 	uint64_t v[CPU_NFIELDS];	/* the last one's fields (frame.h) */
 	bool has_base;		/* one arrived before a window (--since) */
 	uint64_t base[CPU_NFIELDS];	/* the last of those */
+	uint64_t base_s;	/* when it arrived (the central's clock) */
 	uint64_t rows_lo, rows_hi;	/* the module numbers of its rows
 					 * stored: [lo, hi); hi 0: none */
 	bool live;		/* acct_live() */

@@ -1057,7 +1057,8 @@ struct mlogs {
 	struct mlog *l;
 	size_t n;
 	struct keyidx idx;
-	uint64_t from_s;	/* the oldest base's arrival, or --since */
+	uint64_t from_s;	/* the oldest base's arrival of an epoch
+				 * active in the window, or --since */
 };
 
 static const char *mlog_key(const void *arr, size_t i)
@@ -1154,8 +1155,7 @@ static void seq_accounts(struct ch *c, const char *loads, uint64_t before,
 			continue;
 		e = read_of(mlog_of(ls, f[0], u64(f[1]), cpu_of(f[2])), u64(f[3]));
 		if (base) {
-			if (u64(f[4 + CPU_NFIELDS]) < ls->from_s)
-				ls->from_s = u64(f[4 + CPU_NFIELDS]);
+			e->base_s = u64(f[4 + CPU_NFIELDS]);
 			e->has_base = true;
 			for (i = 0; i < CPU_NFIELDS; i++)
 				e->base[i] = u64(f[4 + i]);
@@ -1415,8 +1415,16 @@ static void seq_load(struct ch *c, const struct opts *o, const char *in,
 	if (o->since)
 		seq_accounts(c, loads.p, o->since, true, ls);
 	for (i = 0; i < ls->n; i++)
-		for (j = 0; j < ls->l[i].n; j++)
-			window_read(&ls->l[i].e[j]);
+		for (j = 0; j < ls->l[i].n; j++) {
+			struct acct_read *e = &ls->l[i].e[j];
+			bool based = e->has_base;
+
+			window_read(e);
+			/* what an epoch active in the window had not handed
+			 * over at its start was made before its base arrived */
+			if (based && !e->has_base && e->base_s < ls->from_s)
+				ls->from_s = e->base_s;
+		}
 	seq_rows(c, o, loads.p, ls, &sn);
 	drop_idle(ls);
 	seq_life(c, o, loads.p, ls, &sn, now_s);

@@ -3,24 +3,27 @@
  * tcprt fleet: the central store's answers (docs/fleet.md).
  *
  *   init      create the schema (fleet/schema.sql) in ClickHouse, or
- *             upgrade an older one
+ *             upgrade an older one; its retention (--keep)
  *   schema    print it
- *   gaps      per host and epoch: sent, received, missing and why; per
- *             host, load and CPU, by the module's own numbers, alike
+ *   gaps      over a window: per host and epoch, sent, received, missing
+ *             and why; per host, load and CPU, by the module's own
+ *             numbers, alike
  *   reached   the share of the module's records stored, per host and hour
  *   summary   tcprt summary's table over the fleet's records, and its
  *             "where the time goes" blocks
  *   top       the slowest tasks
  *
- * Every query reads with FINAL: a record delivered twice counts once.
+ * Every query reads with FINAL, or counts distinct numbers: a record
+ * delivered twice counts once; and filters on the keys of the window it
+ * reads (the records' time, the controls' arrival).
  * ClickHouse counts and buckets; the percentiles are computed here, from
  * the same log-linear histogram as tcprt summary (hist.h: within 0.79 %).
  * The time breakdown's splits likewise: ClickHouse sums the parts per
  * bucket of their totals, the bands and the rounding are split.c's.
  * summary asks for all of it in one query: one pass over one snapshot of
  * the records in view (summary_series).  And gaps' accounts: ClickHouse
- * counts and finds the runs of numbers stored, acct.c decides what is
- * lost where.
+ * counts the numbers stored per bucket (stored.c), acct.c decides what is
+ * lost where.  fleet key and fleet expire are in files of their own.
  */
 #define _XOPEN_SOURCE 700
 #include <ctype.h>

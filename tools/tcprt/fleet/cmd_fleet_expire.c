@@ -83,7 +83,12 @@ static void drop_partitions(struct expire *x, const struct store_keep_of *t,
 	char *row, *f[4], when[32];
 	size_t pos = 0;
 
-	buf_printf(&q, "SELECT partition_id, toUInt32(max(max_time)), sum(rows) FROM system.parts WHERE active AND database = 'tcprt' AND table = '%s' GROUP BY partition_id HAVING max(max_time) < toDateTime(%llu) ORDER BY partition_id FORMAT TabSeparated",
+	/*
+	 * newest row on a day before the cutoff's: a day's partition
+	 * straddling the cutoff could still take a late row newer than it,
+	 * which the drop would take with it
+	 */
+	buf_printf(&q, "SELECT partition_id, toUInt32(max(max_time)), sum(rows) FROM system.parts WHERE active AND database = 'tcprt' AND table = '%s' GROUP BY partition_id HAVING toStartOfDay(max(max_time)) < toStartOfDay(toDateTime(%llu)) ORDER BY partition_id FORMAT TabSeparated",
 		   t->table, (unsigned long long)cutoff);
 	query(x, q.p, &ans);
 	while ((row = ch_row(&ans, &pos))) {

@@ -109,10 +109,10 @@ static void drop_partitions(struct expire *x, const struct store_keep_of *t,
 		printf("tcprt.%s: kept %s: nothing older\n", t->table, keep);
 	} else {
 		fmt_time(when, sizeof(when), newest * USEC_PER_SEC, false);
-		printf("tcprt.%s: kept %s: %llu partition%s %s (%llu rows, the newest of %s)\n",
+		printf("tcprt.%s: kept %s: %llu partition%s %s (%llu row%s, the newest of %s)\n",
 		       t->table, keep, (unsigned long long)parts, parts == 1 ? "" : "s",
 		       x->dry ? "would be dropped" : "dropped",
-		       (unsigned long long)rows, when);
+		       (unsigned long long)rows, rows == 1 ? "" : "s", when);
 	}
 	buf_free(&q);
 	buf_free(&ans);

@@ -110,9 +110,9 @@ static const char help[] =
 "\n"
 CH_CONN_HELP
 "  -s, --since T      from T: Unix seconds, YYYY-MM-DDTHH:MM:SSZ (UTC), or\n"
-"                     an age: 30s, 15m, 2h, 7d (default: gaps and reached\n"
-"                     1d, summary and top 1h; gaps --since 0: the whole\n"
-"                     store)\n"
+"                     an age: 30s, 15m, 2h, 7d (default, before --until:\n"
+"                     gaps and reached 1d, summary and top 1h; gaps\n"
+"                     --since 0: the whole store)\n"
 "  -U, --until T      to T, excluded (default: now)\n"
 "  -H, --host H       only host H\n"
 "  -p, --port P       only service port P\n"
@@ -341,8 +341,14 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (o->fmt == FMT_CSV && o->by_epoch && o->by_seq)
 		usage_error("fleet", "gaps --format csv prints one table: --by epoch or --by seq");
-	if (!o->since_set)
-		o->since = now > DEFAULT_AGE ? now - DEFAULT_AGE : 0;
+	/* the default window: the last day (gaps, reached) or hour before
+	 * --until */
+	if (!o->since_set) {
+		uint64_t age = !strcmp(sub, "gaps") ? GAPS_AGE :
+			       !strcmp(sub, "reached") ? REACHED_AGE : DEFAULT_AGE;
+
+		o->since = o->until > age ? o->until - age : 0;
+	}
 	if (o->since >= o->until)
 		usage_error("fleet", "--since must be before --until%s",
 			    until_set ? "" : " (now)");
@@ -2346,10 +2352,6 @@ int cmd_fleet(int argc, char **argv)
 	    strcmp(sub, "top") && strcmp(sub, "reached"))
 		usage_error("fleet", "no query '%s' (init, schema, key, expire, gaps, reached, summary, top)", sub);
 	parse_opts(argc, argv, &o);
-	if (!o.since_set && !strcmp(sub, "gaps"))
-		o.since = o.until > GAPS_AGE ? o.until - GAPS_AGE : 0;
-	if (!o.since_set && !strcmp(sub, "reached"))
-		o.since = o.until > REACHED_AGE ? o.until - REACHED_AGE : 0;
 	if (!strcmp(sub, "init"))
 		return fleet_init(&o);
 	if (!strcmp(sub, "gaps"))

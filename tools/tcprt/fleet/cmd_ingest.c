@@ -449,7 +449,7 @@ static void data_rows(struct ingest *g, const char *file, uint64_t off,
 	unsigned int i;
 
 	for (i = 0; i < c->h.n; i++) {
-		size_t n;
+		size_t n, at = g->rec.b.len;
 		int role, kind;
 
 		kind = frame_item_line(items[i], lens[i], line, &n, &role);
@@ -458,8 +458,14 @@ static void data_rows(struct ingest *g, const char *file, uint64_t off,
 		/* the item's own place: a row refused alone is found by it */
 		record_row(g, file, off + (uint64_t)(items[i] - c->body), &c->h,
 			   c->h.seq + i, line, n, kind, role, &sec);
-		if (sec == UINT64_MAX)	/* a record line that did not parse */
+		if (sec == UINT64_MAX) {
+			/* a record line that did not parse, before any record
+			 * of its message: its row again, with their time */
 			sec = next_record_sec(c, i + 1);
+			g->rec.b.len = at;
+			store_record_row(&g->rec.b, &c->h, c->h.seq + i, line, n,
+					 kind, role, &sec);
+		}
 	}
 	g->rows += c->h.n;
 }

@@ -1129,6 +1129,9 @@ case_fleet_usage() {
 	expect_eq "$(status_of "$TCPRT" ingest --spool "$T/none")" 1 "ingest --spool of nothing"
 	grep -q "ingest: --spool $T/none: No such file or directory" "$T/err" || fail "$(cat "$T/err")"
 	expect_eq "$(status_of "$TCPRT" fleet gaps --url http://127.0.0.1:1/)" 1 "store unreachable"
+	# --until alone: the default window is the day (hour) before it
+	expect_eq "$(status_of "$TCPRT" fleet gaps --until 2h --url http://127.0.0.1:1/)" 1 "gaps --until 2h: a window, then the store unreachable"
+	expect_eq "$(status_of "$TCPRT" fleet summary --until 2h --url http://127.0.0.1:1/)" 1 "summary --until 2h: a window, then the store unreachable"
 	grep -q "ClickHouse at http://127.0.0.1:1/ is unreachable" "$T/err" || fail "$(cat "$T/err")"
 	expect_eq "$(status_of "$TCPRT" fleet reached --url http://127.0.0.1:1/)" 1 "reached: store unreachable"
 	expect_eq "$(status_of "$TCPRT" fleet schema)" 0 "fleet schema"

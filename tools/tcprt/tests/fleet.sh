@@ -532,6 +532,12 @@ case_bad_input() {
 		C1 never-seen 77 5 1795218000000000 1795218100000000 3 0 0 0 0 0 0 0 0 1
 		C1 never-seen 77 2 1795218000000000 1795219999000000 2 0 0 0 0 0 0 0 0 0
 	EOF
+	# a record line tcprt cannot read first in its message, then a
+	# record, then a malformed line: both rows take the record's time
+	signed >> $F/spool/2099010100.frames <<-EOF
+		D1 malt-x 9 0 0 3 V6 R garbage|V6 R 1795218000 000001 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|!junk|
+		C1 malt-x 9 1 1795218000000000 1795218100000000 3 0 0 0 0 0 0 0 0 1
+	EOF
 	echo "this line is no message of tcprt ship" >> $F/spool/2099010100.frames
 	# a message cut short, the next one glued on (a writer stopped
 	# mid-line): the torn start is kept as such, the next one is stored
@@ -547,6 +553,9 @@ case_bad_input() {
 	# ctl_seq 5 is the account (3 sent, final), though it came first and
 	# its clock is earlier
 	expect_account never-seen "final 3 2 1 0 0 1 0 0"
+	WAIT_S=$SETTLE_S wait_until "malt-x's account" final_seen malt-x || fail "malt-x: $(account malt-x)"
+	expect_eq "$(sql "SELECT groupArray(valid), groupArray(sec) FROM (SELECT valid, sec FROM tcprt.records FINAL WHERE host = 'malt-x' ORDER BY seq)")" \
+		"[0,1,0]	[1795218000,1795218000,1795218000]" "malformed rows take their message's record's time"
 	inc "$TCPRT" fleet gaps --since 0 --url $CH --host never-seen | grep -q '^    missing: 2$' ||
 		fail "missing range: $(inc "$TCPRT" fleet gaps --since 0 --url $CH --host never-seen)"
 	inc "$TCPRT" fleet gaps --since 0 --url $CH | grep -q "messages the loader could not read" ||

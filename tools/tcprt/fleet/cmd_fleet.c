@@ -471,7 +471,8 @@ static int account_cmp(const void *x, const void *y)
  * before they were read, and the host's clock may differ from the
  * central's); none with --since 0, the whole store.
  */
-static void records_time(const struct opts *o, uint64_t from_s, struct buf *q)
+static void records_bound(const struct opts *o, uint64_t from_s, uint64_t to_s,
+			  struct buf *q)
 {
 	q->len = 0;
 	if (!o->since) {
@@ -482,7 +483,22 @@ static void records_time(const struct opts *o, uint64_t from_s, struct buf *q)
 		from_s = o->since;
 	buf_printf(q, "time >= toDateTime(%llu) AND time < toDateTime(%llu)",
 		   (unsigned long long)(from_s > o->lag ? from_s - o->lag : 0),
-		   (unsigned long long)(o->until + o->lag));
+		   (unsigned long long)to_s);
+}
+
+static void records_time(const struct opts *o, uint64_t from_s, struct buf *q)
+{
+	records_bound(o, from_s, o->until + o->lag, q);
+}
+
+/*
+ * What brings an epoch or a load into view by its records: one made in
+ * the window, or --lag before it; not after it (an epoch that started
+ * after the window's end is not the window's).
+ */
+static void view_time(const struct opts *o, struct buf *q)
+{
+	records_bound(o, o->since, o->until, q);
 }
 
 /*
@@ -659,7 +675,7 @@ static void gaps_silent(struct ch *c, const struct opts *o, struct accounts *as)
  * epoch whose control messages were lost shows so.  The latter are
  * named one by one in @in (there are few: the others have controls).
  */
-#define VIEW_NAMED_MAX	4096
+#define VIEW_NAMED_BYTES	32768
 static void gaps_view(struct ch *c, const struct opts *o, struct accounts *as,
 		      struct buf *in)
 {
@@ -667,7 +683,7 @@ static void gaps_view(struct ch *c, const struct opts *o, struct accounts *as,
 	char *row, *f[4];
 	size_t pos = 0, named = 0;
 
-	records_time(o, o->since, &t);
+	view_time(o, &t);
 	buf_printf(&ctl, "SELECT host, epoch FROM tcprt.controls WHERE received >= toDateTime(%llu) AND received < toDateTime(%llu)",
 		   (unsigned long long)o->since, (unsigned long long)o->until);
 	where_host(&ctl, o);
@@ -682,12 +698,13 @@ static void gaps_view(struct ch *c, const struct opts *o, struct accounts *as,
 		if (ch_fields(row, f, 4) != 3)
 			continue;
 		account_of(as, f[0], u64(f[1]));
-		if (u64(f[2]) || named++ >= VIEW_NAMED_MAX)
+		/* in a query up to four times: well under max_query_size */
+		if (u64(f[2]) || (named++ && in->len >= VIEW_NAMED_BYTES))
 			continue;
 		buf_printf(in, named > 1 ? ", ('%s', %s)" : " OR (host, epoch) IN (('%s', %s)",
 			   f[0], f[1]);
 	}
-	if (named > VIEW_NAMED_MAX) {
+	if (in->len >= VIEW_NAMED_BYTES) {
 		/* too many to name: select them again */
 		in->len = 0;
 		buf_printf(in, "((host, epoch) IN (%s UNION ALL SELECT host, epoch FROM tcprt.records WHERE %s",
@@ -1132,7 +1149,7 @@ static void seq_loads(const struct opts *o, const char *in, struct buf *q)
 {
 	struct buf t = { 0 };
 
-	records_time(o, o->since, &t);
+	view_time(o, &t);
 	q->len = 0;
 	buf_printf(q, "(host, load_id) IN (SELECT host, load_id FROM tcprt.records WHERE numbered = 1 AND load_id != 0 AND %s AND %s UNION ALL SELECT host, load_id FROM tcprt.cpu_accounts WHERE %s)",
 		   t.p, in, in);

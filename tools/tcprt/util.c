@@ -301,21 +301,24 @@ static size_t key_hash(const char *key)
 	return (size_t)(h ^ (h >> 32));
 }
 
+static const char *key_at(const void *arr, size_t size, size_t i)
+{
+	return (const char *)arr + i * size;
+}
+
 /* The slot of @key in @x: its item's, or the empty one it would take. */
-static size_t *key_slot(struct keyidx *x, const char *key,
-			const char *(*key_at)(const void *arr, size_t i),
-			const void *arr)
+static size_t *key_slot(struct keyidx *x, const char *key, const void *arr,
+			size_t size)
 {
 	size_t i = key_hash(key) & (x->cap - 1);
 
-	while (x->slot[i] && strcmp(key_at(arr, x->slot[i] - 1), key))
+	while (x->slot[i] && strcmp(key_at(arr, size, x->slot[i] - 1), key))
 		i = (i + 1) & (x->cap - 1);
 	return &x->slot[i];
 }
 
-size_t keyidx_find(struct keyidx *x, const char *key, size_t next,
-		   const char *(*key_at)(const void *arr, size_t i),
-		   const void *arr)
+size_t keyidx_find(struct keyidx *x, const char *key, const void *arr,
+		   size_t n, size_t size)
 {
 	size_t *slot;
 
@@ -326,21 +329,36 @@ size_t keyidx_find(struct keyidx *x, const char *key, size_t next,
 		y.slot = xcalloc(y.cap, sizeof(*y.slot));
 		for (i = 0; i < x->cap; i++)
 			if (x->slot[i])
-				*key_slot(&y, key_at(arr, x->slot[i] - 1), key_at,
-					  arr) = x->slot[i];
+				*key_slot(&y, key_at(arr, size, x->slot[i] - 1),
+					  arr, size) = x->slot[i];
 		free(x->slot);
 		*x = y;
 	}
-	slot = key_slot(x, key, key_at, arr);
+	slot = key_slot(x, key, arr, size);
 	if (*slot)
 		return *slot - 1;
-	*slot = next + 1;
+	*slot = n + 1;
 	x->n++;
-	return next;
+	return n;
 }
 
 void keyidx_free(struct keyidx *x)
 {
 	free(x->slot);
 	*x = (struct keyidx){ 0 };
+}
+
+bool parse_age(const char *s, size_t len, uint64_t *count, uint64_t *unit)
+{
+	static const struct { char unit; uint64_t sec; } units[] = {
+		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 },
+	};
+	size_t i;
+
+	for (i = 0; len > 1 && i < sizeof(units) / sizeof(units[0]); i++)
+		if (s[len - 1] == units[i].unit && parse_u64(s, len - 1, count)) {
+			*unit = units[i].sec;
+			return true;
+		}
+	return false;
 }

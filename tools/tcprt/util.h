@@ -58,19 +58,25 @@ bool unhex(const char *s, unsigned char *out, size_t n);
 
 /*
  * An index of a growing array's items by a key string, in constant time
- * (open addressing): keyidx_find() gives the item of @key, or adds @key as
- * item @next (the caller appends it) and returns @next.  @key_at gives the
- * key of item i of @arr when the index grows.
+ * (open addressing).  Each item (@size bytes) begins with its key, a
+ * NUL-terminated char array.  keyidx_find() gives the index in @arr (@n
+ * items) of the item of @key, or indexes @key as item @n (the caller
+ * appends it) and returns @n.
  */
 struct keyidx {
 	size_t *slot;		/* item + 1; 0: empty */
 	size_t cap, n;
 };
 
-size_t keyidx_find(struct keyidx *x, const char *key, size_t next,
-		   const char *(*key_at)(const void *arr, size_t i),
-		   const void *arr);
+size_t keyidx_find(struct keyidx *x, const char *key, const void *arr,
+		   size_t n, size_t size);
 void keyidx_free(struct keyidx *x);
+
+/*
+ * An age or a duration, "N" then a unit: s, m, h or d (@len bytes at @s):
+ * its count and the unit's seconds; false when it is not that.
+ */
+bool parse_age(const char *s, size_t len, uint64_t *count, uint64_t *unit);
 
 /* Install handlers: SIGINT/SIGTERM set the stop flag; SIGPIPE ignored. */
 void signals_init(void);

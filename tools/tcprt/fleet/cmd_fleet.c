@@ -29,6 +29,7 @@
 #include <ctype.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,21 +175,15 @@ struct opts {
 /* Unix seconds, an ISO UTC time, or an age before @now. */
 static bool parse_when(const char *s, uint64_t now, uint64_t *t)
 {
-	static const struct { char unit; uint64_t sec; } units[] = {
-		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 },
-	};
-	size_t len = strlen(s), i;
+	size_t len = strlen(s);
 	struct tm tm = { 0 };
+	uint64_t v, unit;
 	char *end;
-	uint64_t v;
 
-	if (len > 1)
-		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (s[len - 1] == units[i].unit &&
-			    parse_u64(s, len - 1, &v) && v < now / units[i].sec) {
-				*t = now - v * units[i].sec;
-				return true;
-			}
+	if (parse_age(s, len, &v, &unit) && v < now / unit) {
+		*t = now - v * unit;
+		return true;
+	}
 	if (parse_u64(s, len, t))
 		return true;
 	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
@@ -423,16 +418,14 @@ struct account {
 	struct acct_split split;
 };
 
+/* keyidx: an item begins with its key */
+_Static_assert(offsetof(struct account, key) == 0, "account: key first");
+
 struct accounts {
 	struct account *a;
 	size_t n;
 	struct keyidx idx;	/* by key, until sorted for print */
 };
-
-static const char *account_key(const void *arr, size_t i)
-{
-	return ((const struct account *)arr)[i].key;
-}
 
 static struct account *account_of(struct accounts *as, const char *host,
 				  uint64_t epoch)
@@ -441,7 +434,7 @@ static struct account *account_of(struct accounts *as, const char *host,
 	size_t i;
 
 	snprintf(key, sizeof(key), "%s\t%llu", host, (unsigned long long)epoch);
-	i = keyidx_find(&as->idx, key, as->n, account_key, as->a);
+	i = keyidx_find(&as->idx, key, as->a, as->n, sizeof(*as->a));
 	if (i < as->n)
 		return &as->a[i];
 	as->a = xrealloc(as->a, as->n + 1, sizeof(*as->a));
@@ -559,10 +552,8 @@ static void gaps_controls(struct ch *c, const char *in, uint64_t before,
 static void gaps_numbers(struct ch *c, const struct opts *o, struct accounts *as)
 {
 	struct buf t = { 0 }, bound = { 0 };
-	struct stored_of of = { .keys = "host, epoch", .nkeys = 2, .num = "seq",
-				.rows = "1" };
+	struct stored_of of = { .keys = "host, epoch", .nkeys = 2, .num = "seq" };
 	struct stored *s;
-	struct spans mal;
 	size_t i, pass;
 
 	if (!as->n)
@@ -575,18 +566,19 @@ static void gaps_numbers(struct ch *c, const struct opts *o, struct accounts *as
 	else
 		buf_printf(&t, "1");
 	of.time = t.p;
+	s = xrealloc(NULL, as->n, sizeof(*s));
+	for (i = 0; i < as->n; i++) {
+		struct account *a = &as->a[i];
+
+		s[i] = (struct stored){ .lo = a->lo };
+		snprintf(s[i].key, sizeof(s[i].key), "%s", a->key);
+		records_time(o, a->has_base ? a->base_s : o->since, &bound);
+		snprintf(s[i].term, sizeof(s[i].term), "host = '%s' AND epoch = %llu AND %s",
+			 a->host, (unsigned long long)a->epoch, bound.p);
+	}
+	/* every row, then the malformed ones: the same keys, sets emptied */
 	for (pass = 0; pass < 2; pass++) {
 		of.rows = pass ? "valid = 0" : "1";
-		s = xrealloc(NULL, as->n, sizeof(*s));
-		for (i = 0; i < as->n; i++) {
-			struct account *a = &as->a[i];
-
-			s[i] = (struct stored){ .lo = a->lo };
-			snprintf(s[i].key, sizeof(s[i].key), "%s", a->key);
-			records_time(o, a->has_base ? a->base_s : o->since, &bound);
-			snprintf(s[i].term, sizeof(s[i].term), "host = '%s' AND epoch = %llu AND %s",
-				 a->host, (unsigned long long)a->epoch, bound.p);
-		}
 		if (!stored_find(c, &of, s, as->n))
 			die(EXIT_RUNTIME, "fleet: %s", c->err);
 		for (i = 0; i < as->n; i++) {
@@ -594,17 +586,16 @@ static void gaps_numbers(struct ch *c, const struct opts *o, struct accounts *as
 			struct stored *k = stored_key(s, as->n, a->key);
 
 			if (pass) {
-				mal = k->set;
 				a->malformed = a->has_ctl ?
-					spans_count_in(&mal, a->lo, a->ctl[CTL_NEXT_SEQ]) :
-					spans_count(&mal);
+					spans_count_in(&k->set, a->lo, a->ctl[CTL_NEXT_SEQ]) :
+					spans_count(&k->set);
 				continue;
 			}
-			a->set = k->set;
+			a->set = k->set;	/* the account's now */
 			k->set = (struct spans){ 0 };
 		}
-		stored_free(s, as->n);
 	}
+	stored_free(s, as->n);
 	buf_free(&t);
 	buf_free(&bound);
 }
@@ -1079,6 +1070,8 @@ struct mlog {
 	struct acct_log a;
 };
 
+_Static_assert(offsetof(struct mlog, key) == 0, "mlog: key first");
+
 struct mlogs {
 	struct mlog *l;
 	size_t n;
@@ -1086,11 +1079,6 @@ struct mlogs {
 	uint64_t from_s;	/* the oldest base's arrival of an epoch
 				 * active in the window, or --since */
 };
-
-static const char *mlog_key(const void *arr, size_t i)
-{
-	return ((const struct mlog *)arr)[i].key;
-}
 
 static struct mlog *mlog_of(struct mlogs *ls, const char *host, uint64_t load_id,
 			    int cpu)
@@ -1100,7 +1088,7 @@ static struct mlog *mlog_of(struct mlogs *ls, const char *host, uint64_t load_id
 
 	snprintf(key, sizeof(key), "%s\t%llu\t%d", host,
 		 (unsigned long long)load_id, cpu);
-	i = keyidx_find(&ls->idx, key, ls->n, mlog_key, ls->l);
+	i = keyidx_find(&ls->idx, key, ls->l, ls->n, sizeof(*ls->l));
 	if (i < ls->n)
 		return &ls->l[i];
 	ls->l = xrealloc(ls->l, ls->n + 1, sizeof(*ls->l));
@@ -1203,6 +1191,9 @@ static void seq_accounts(struct ch *c, const char *loads, uint64_t before,
  */
 static void window_read(struct acct_read *e)
 {
+	static const unsigned int counters[] = {
+		CPU_RELAY_SKIPPED, CPU_CAP_DROPPED, CPU_REFUSED,
+	};
 	uint64_t *v = e->v, *b = e->base;
 	size_t i;
 
@@ -1216,10 +1207,10 @@ static void window_read(struct acct_read *e)
 	}
 	e->has_base = false;
 	v[CPU_FIRST] = b[CPU_SENT_NEXT] > v[CPU_FIRST] ? b[CPU_SENT_NEXT] : v[CPU_FIRST];
-	for (i = 0; i < CPU_NFIELDS; i++) {
-		if (i != CPU_RELAY_SKIPPED && i != CPU_CAP_DROPPED && i != CPU_REFUSED)
-			continue;
-		v[i] = v[i] >= b[i] ? v[i] - b[i] : v[i];
+	for (i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+		unsigned int k = counters[i];
+
+		v[k] = v[k] >= b[k] ? v[k] - b[k] : v[k];
 	}
 	v[CPU_RELAY_SKIPPED] += b[CPU_UNSENT_SKIPPED];
 	if (v[CPU_SENT_NEXT] < v[CPU_FIRST])
@@ -1236,16 +1227,13 @@ struct last_seen {
 	uint64_t interval_us;
 };
 
+_Static_assert(offsetof(struct last_seen, key) == 0, "last_seen: key first");
+
 struct seen {
 	struct last_seen *s;
 	size_t n;
 	struct keyidx idx;
 };
-
-static const char *seen_key(const void *arr, size_t i)
-{
-	return ((const struct last_seen *)arr)[i].key;
-}
 
 static struct last_seen *seen_of(struct seen *sn, const char *host,
 				 uint64_t epoch)
@@ -1254,7 +1242,7 @@ static struct last_seen *seen_of(struct seen *sn, const char *host,
 	size_t i;
 
 	snprintf(key, sizeof(key), "%s\t%llu", host, (unsigned long long)epoch);
-	i = keyidx_find(&sn->idx, key, sn->n, seen_key, sn->s);
+	i = keyidx_find(&sn->idx, key, sn->s, sn->n, sizeof(*sn->s));
 	if (i < sn->n)
 		return &sn->s[i];
 	sn->s = xrealloc(sn->s, sn->n + 1, sizeof(*sn->s));
@@ -1369,7 +1357,7 @@ static void drop_idle(struct mlogs *ls)
 	ls->n = n;
 	keyidx_free(&ls->idx);
 	for (i = 0; i < ls->n; i++)
-		keyidx_find(&ls->idx, ls->l[i].key, i, mlog_key, ls->l);
+		keyidx_find(&ls->idx, ls->l[i].key, ls->l, i, sizeof(*ls->l));
 }
 
 /*

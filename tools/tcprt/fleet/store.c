@@ -136,22 +136,17 @@ const struct store_keep_of store_keep_of[STORE_NKEEP] = {
 /* "30d", "forever": false if it is not a duration of at least a second */
 static bool keep_duration(const char *s, size_t len, uint64_t *v)
 {
-	static const struct { char unit; uint64_t sec; } units[] = {
-		{ 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 },
-	};
-	size_t i;
+	uint64_t unit;
 
 	if (len == 7 && !memcmp(s, "forever", 7)) {
 		*v = 0;
 		return true;
 	}
-	for (i = 0; len > 1 && i < sizeof(units) / sizeof(units[0]); i++)
-		if (s[len - 1] == units[i].unit && parse_u64(s, len - 1, v) &&
-		    *v >= 1 && *v <= 100ULL * 365 * 86400 / units[i].sec) {
-			*v *= units[i].sec;
-			return true;
-		}
-	return false;
+	if (!parse_age(s, len, v, &unit) || *v < 1 ||
+	    *v > 100ULL * 365 * 86400 / unit)
+		return false;
+	*v *= unit;
+	return true;
 }
 
 bool store_keep_parse(const char *spec, uint64_t keep[STORE_NKEEP],

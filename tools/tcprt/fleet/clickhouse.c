@@ -291,6 +291,14 @@ static void store_error(struct ch *c, long http, const struct buf *body)
 		len = 600;
 	snprintf(c->err, sizeof(c->err), "ClickHouse at %s answered HTTP %ld: %.*s",
 		 c->shown, http, (int)len, text);
+	/*
+	 * An ON CLUSTER statement some node did not run in time: a node down,
+	 * or one whose DDL worker stopped - 18.16's ends for good when it
+	 * cannot reach ZooKeeper, until the server restarts
+	 */
+	if (code == 159 && strstr(text, "distributed_ddl_task_timeout"))
+		snprintf(c->err + strlen(c->err), sizeof(c->err) - strlen(c->err),
+			 " (a node of the cluster did not run it: one down, or, on ClickHouse 18.16, one whose DDL worker stopped when ZooKeeper was away - restart that server; docs/fleet.md, \"Scaling out\")");
 }
 
 /* POST @body to @url; the answer in @out. */
@@ -412,12 +420,15 @@ bool ch_insert(struct ch *c, const char *sql, const char *rows, size_t len)
  * 516), too many queries or connections (202, 203), ZooKeeper (225, 999),
  * cancelled (236, 394), memory (241), disk space (243), an insert whose
  * fate it does not know (319), the system (425), and a request cut short
- * (3).  A code not listed that every row of a load meets is taken as the
+ * (3); on a cluster, a shard none of whose replicas answers (279, its
+ * nodes' 210 inside), too few replicas alive or a quorum not reached
+ * (285, 286).  A code not listed that every row of a load meets is taken as the
  * store's too (load.h).
  */
 static const int store_wide_codes[] = {
 	3, 10, 16, 47, 60, 81, 159, 164, 192, 193, 194, 202, 203, 209, 210,
-	225, 236, 241, 242, 243, 291, 319, 394, 425, 497, 516, 999,
+	225, 236, 241, 242, 243, 279, 285, 286, 291, 319, 394, 425, 497, 516,
+	999,
 };
 
 bool ch_refused_data(const struct ch *c)
@@ -437,27 +448,66 @@ bool ch_refused_data(const struct ch *c)
 	return true;
 }
 
-/* The version in tcprt.meta: its text in @v. */
-static bool read_version(struct ch *c, struct buf *v)
+/*
+ * The store is on the cluster @name: every request from now on carries
+ * the settings a cluster needs (18.16 has no INSERT ... SETTINGS: they
+ * are the request's).  insert_distributed_sync: an insert returns once
+ * every shard has its rows - by default the Distributed table queues them
+ * on the node asked, and a failed insert can be half applied, half
+ * queued.  distributed_product_mode: a query's IN and JOIN over another
+ * Distributed table run once, on the node asked, their answer sent to
+ * every shard (ClickHouse refuses them otherwise; bad_messages is not
+ * sharded by host, so a shard's own rows would not do).
+ */
+static void set_cluster(struct ch *c, const char *name)
 {
-	return ch_query(c, "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema' FORMAT TabSeparated",
-			v);
+	struct buf url = { 0 };
+
+	if (!strcmp(c->cluster, name))
+		return;
+	snprintf(c->cluster, sizeof(c->cluster), "%s", name);
+	buf_printf(&url, "%s%sinsert_distributed_sync=1&distributed_product_mode=global",
+		   c->url, strchr(c->url, '?') ? "&" : "?");
+	free(c->url);
+	c->url = xstrndup(url.p, url.len);
+	buf_free(&url);
 }
 
-static size_t line_len(const struct buf *v)
+/*
+ * What tcprt.meta says of the store: its version's text into @v ("" when
+ * there is none) and its cluster (set_cluster()).
+ */
+static bool read_meta(struct ch *c, struct buf *v)
 {
-	return v->p ? strcspn(v->p, "\n") : 0;
+	struct buf ans = { 0 };
+	size_t pos = 0;
+	char *row, *f[3];
+	bool ok = ch_query(c, "SELECT key, value FROM tcprt.meta FINAL WHERE key IN ('schema', 'cluster') FORMAT TabSeparated",
+			   &ans);
+
+	v->len = 0;
+	buf_add(v, "", 0);
+	while (ok && (row = ch_row(&ans, &pos))) {
+		if (ch_fields(row, f, 3) != 2)
+			continue;
+		if (!strcmp(f[0], "schema"))
+			buf_printf(v, "%s", f[1]);
+		else if (store_cluster_name_ok(f[1]))
+			set_cluster(c, f[1]);
+	}
+	buf_free(&ans);
+	return ok;
 }
 
 bool ch_check_schema(struct ch *c, int need)
 {
 	struct buf v = { 0 };
-	bool ok = read_version(c, &v) &&
-		  store_version_ok(v.p, line_len(&v), need, c->shown, c->err,
+	bool ok = read_meta(c, &v) &&
+		  store_version_ok(v.p, v.len, need, c->shown, c->err,
 				   sizeof(c->err));
 
 	if (ok)
-		c->version = store_version_of(v.p, line_len(&v));
+		c->version = store_version_of(v.p, v.len);
 	buf_free(&v);
 	return ok;
 }
@@ -466,13 +516,13 @@ bool ch_check_schema(struct ch *c, int need)
 static bool found_version(struct ch *c, int *from)
 {
 	struct buf v = { 0 };
-	bool ok = read_version(c, &v);
+	bool ok = read_meta(c, &v);
 
 	*from = 0;
 	if (ok) {
-		*from = store_version_of(v.p, line_len(&v));
+		*from = store_version_of(v.p, v.len);
 		if (*from < 0 || *from > STORE_VERSION) {
-			store_version_ok(v.p, line_len(&v), STORE_VERSION, c->shown,
+			store_version_ok(v.p, v.len, STORE_VERSION, c->shown,
 					 c->err, sizeof(c->err));
 			snprintf(c->err + strlen(c->err), sizeof(c->err) - strlen(c->err),
 				 "; fleet init leaves it as it is");
@@ -485,38 +535,154 @@ static bool found_version(struct ch *c, int *from)
 	return ok;
 }
 
-/* Add to each table the columns it lacks (none to a table not there yet). */
-static bool add_columns(struct ch *c, unsigned int added[])
+/*
+ * The cluster the init runs on: the store's own once it has a version
+ * (--cluster, if given, must name it); else --cluster's, and a store
+ * without a version whose init on a cluster stopped halfway (nodes'
+ * tables there) must be given it again.
+ */
+static bool init_cluster(struct ch *c, const struct ch_init *done)
 {
-	char sql[STORE_UPGRADE_MAX];
-	struct buf have = { 0 }, q = { 0 };
-	bool ok = true;
-	size_t t;
+	const char *want = done->cluster;
+	struct buf ans = { 0 };
+	bool ok;
 
-	for (t = 0; t < store_ntables && ok; t++) {
-		unsigned int n;
-
-		q.len = 0;
-		buf_printf(&q, "SELECT name FROM system.columns WHERE database = 'tcprt' AND table = '%s' FORMAT TabSeparated",
-			   store_tables[t]);
-		ok = ch_query(c, q.p, &have);
-		if (!ok)
-			break;
-		n = store_upgrade_sql(store_tables[t], have.p ? have.p : "",
-				      sql, sizeof(sql));
-		if (n)
-			ok = ch_query(c, sql, NULL);
-		added[t] = n;
+	if (done->from && !c->cluster[0] && want) {
+		snprintf(c->err, sizeof(c->err), "the store at %s is one server's (schema %d): --cluster makes a new store on a cluster, it does not move one",
+			 c->shown, done->from);
+		return false;
 	}
+	if (done->from && want && strcmp(want, c->cluster)) {
+		snprintf(c->err, sizeof(c->err), "the store at %s is on the cluster %s, not %s",
+			 c->shown, c->cluster, want);
+		return false;
+	}
+	if (done->from || want) {
+		if (!done->from)
+			set_cluster(c, want);
+		return true;
+	}
+	ok = ch_query(c, "SELECT count() FROM system.tables WHERE database = 'tcprt' AND match(name, '_local$') FORMAT TabSeparated",
+		      &ans);
+	if (ok && ans.p && strcmp(ans.p, "0\n")) {
+		snprintf(c->err, sizeof(c->err), "the store at %s has a cluster's tables but no version: an init on a cluster stopped halfway; run fleet init --cluster NAME again",
+			 c->shown);
+		ok = false;
+	}
+	buf_free(&ans);
+	return ok;
+}
+
+void ch_local_name(const struct ch *c, struct buf *b, const char *table)
+{
+	buf_printf(b, "%s%s", table, c->cluster[0] ? "_local" : "");
+}
+
+void ch_table_for_ddl(const struct ch *c, struct buf *b, const char *table)
+{
+	bool meta = !strcmp(table, "meta");
+
+	buf_printf(b, "tcprt.%s%s", table, c->cluster[0] && !meta ? "_local" : "");
+	if (c->cluster[0])
+		buf_printf(b, " ON CLUSTER %s", c->cluster);
+}
+
+void ch_system_table(const struct ch *c, struct buf *b, const char *sys)
+{
+	if (c->cluster[0])
+		buf_printf(b, "cluster('%s', system, %s)", c->cluster, sys);
+	else
+		buf_printf(b, "system.%s", sys);
+}
+
+/*
+ * The columns @table (as system.columns names it: @name) lacks: their
+ * number, and the ALTER TABLE that adds them in @sql.
+ */
+static bool missing_columns(struct ch *c, const char *table, const char *name,
+			    char *sql, size_t size, unsigned int *n)
+{
+	struct buf have = { 0 }, q = { 0 };
+	bool ok;
+
+	buf_printf(&q, "SELECT name FROM system.columns WHERE database = 'tcprt' AND table = '%s' FORMAT TabSeparated",
+		   name);
+	ok = ch_query(c, q.p, &have);
+	*n = ok ? store_upgrade_sql(table, have.p ? have.p : "", sql, size) : 0;
 	buf_free(&have);
 	buf_free(&q);
 	return ok;
 }
 
-/* Run the schema's statements, in order. */
-static bool run_schema(struct ch *c)
+/*
+ * Add to each table the columns it lacks (none to a table not there yet).
+ * On a cluster, to the nodes' tables, ON CLUSTER; a Distributed table
+ * that lacks some is dropped on every node, and the schema's statements
+ * make it again from the nodes' table (ClickHouse 18.16 refuses an ALTER
+ * ON CLUSTER of a table that is not replicated on a cluster whose shards
+ * are; the Distributed table holds no rows: inserts are synchronous).
+ */
+static bool add_columns(struct ch *c, unsigned int added[])
 {
-	const char *p = ch_schema_sql;
+	char sql[STORE_UPGRADE_MAX];
+	struct buf name = { 0 }, q = { 0 };
+	unsigned int n;
+	bool ok = true;
+	size_t t;
+
+	for (t = 0; t < store_ntables && ok; t++) {
+		name.len = q.len = 0;
+		ch_local_name(c, &name, store_tables[t]);
+		ok = missing_columns(c, store_tables[t], name.p, sql, sizeof(sql),
+				     &added[t]);
+		if (ok && added[t]) {
+			/* "ALTER TABLE tcprt.<table> ADD ...": the nodes' */
+			buf_printf(&q, "ALTER TABLE ");
+			ch_table_for_ddl(c, &q, store_tables[t]);
+			buf_printf(&q, "%s", sql + strlen("ALTER TABLE tcprt.") +
+					     strlen(store_tables[t]));
+			ok = ch_query(c, q.p, NULL);
+		}
+		if (ok && c->cluster[0])
+			ok = missing_columns(c, store_tables[t], store_tables[t],
+					     sql, sizeof(sql), &n);
+		if (ok && c->cluster[0] && n) {
+			q.len = 0;
+			buf_printf(&q, "DROP TABLE IF EXISTS tcprt.%s ON CLUSTER %s",
+				   store_tables[t], c->cluster);
+			ok = ch_query(c, q.p, NULL);
+		}
+	}
+	buf_free(&name);
+	buf_free(&q);
+	return ok;
+}
+
+/*
+ * A write to tcprt.meta, whose last row of a key is its value: on a
+ * cluster it is a replicated table, which drops an insert whose rows are
+ * those of an earlier one (a block's checksum kept in ZooKeeper) - the
+ * version written again after a repair, --keep set back to what it was -
+ * so these are sent without that.
+ */
+static bool meta_insert(struct ch *c, const char *sql)
+{
+	char *url = c->url;
+	struct buf u = { 0 };
+	bool ok;
+
+	buf_printf(&u, "%s%sinsert_deduplicate=0", url, strchr(url, '?') ? "&" : "?");
+	c->url = u.p;
+	ok = ch_query(c, sql, NULL);
+	c->url = url;
+	buf_free(&u);
+	return ok;
+}
+
+/* Run the schema's statements (@sql), in order. */
+static bool run_schema(struct ch *c, const char *sql)
+{
+	const char *p = sql;
 
 	/* statements end with ";\n" (schema.sql's rule) */
 	while (*p) {
@@ -535,7 +701,10 @@ static bool run_schema(struct ch *c)
 			else if (p[i] != ' ' && p[i] != '\n' && p[i] != '\t')
 				blank = false;
 		}
-		if (!blank)
+		/* the schema's one INSERT writes tcprt.meta's version */
+		if (!blank && strstr(stmt.p, "\nINSERT INTO tcprt.meta "))
+			ok = meta_insert(c, stmt.p);
+		else if (!blank)
 			ok = ch_query(c, stmt.p, NULL);
 		buf_free(&stmt);
 		if (!ok)
@@ -586,14 +755,24 @@ bool ch_keep_store(struct ch *c, const uint64_t keep[], const bool set[])
 			buf_printf(&q, "%s('keep.%s', '%llu')", n++ ? ", " : "",
 				   store_keep_of[t].table, (unsigned long long)keep[t]);
 	if (n)
-		ok = ch_query(c, q.p, NULL);
+		ok = meta_insert(c, q.p);
 	buf_free(&q);
 	return ok;
 }
 
 bool ch_init_schema(struct ch *c, struct ch_init *done)
 {
-	*done = (struct ch_init){ 0 };
-	return found_version(c, &done->from) && add_columns(c, done->added) &&
-	       run_schema(c);
+	struct buf sql = { 0 };
+	bool ok;
+
+	*done = (struct ch_init){ .cluster = done->cluster };
+	if (!found_version(c, &done->from) || !init_cluster(c, done) ||
+	    !add_columns(c, done->added))
+		return false;
+	if (!c->cluster[0])
+		return run_schema(c, ch_schema_sql);
+	ok = store_cluster_sql(ch_schema_sql, c->cluster, &sql, c->err,
+			       sizeof(c->err)) && run_schema(c, sql.p);
+	buf_free(&sql);
+	return ok;
 }

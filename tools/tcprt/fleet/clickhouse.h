@@ -59,6 +59,8 @@ bool ch_conn_option(struct ch_conn *k, int o, const char *arg);
 "      --plaintext      allow http:// to another host (the password and\n" \
 "                       the records cross the network in clear)\n"
 
+#define CH_CLUSTER_MAX	64	/* a cluster's name, its '\0' included */
+
 struct ch {
 	char *url;		/* ends with '/' or has a '?' */
 	char *shown;		/* the URL as messages show it: no user, no query */
@@ -71,6 +73,9 @@ struct ch {
 	bool unreachable;
 	int code;		/* ClickHouse's code of the last error, or 0 */
 	int version;		/* the schema's, once ch_check_schema() passed */
+	/* the cluster the store is on, from tcprt.meta ("": one server),
+	 * once ch_check_schema() or ch_init_schema() passed */
+	char cluster[CH_CLUSTER_MAX];
 };
 
 /*
@@ -116,6 +121,7 @@ bool ch_check_schema(struct ch *c, int need);
 /* What ch_init_schema() found and did. */
 struct ch_init {
 	int from;		/* the version it found; 0: none */
+	const char *cluster;	/* in: fleet init --cluster's, or NULL */
 	unsigned int added[3];	/* columns it added, per table of store_tables */
 };
 
@@ -124,7 +130,10 @@ struct ch_init {
  * version in place: add the columns each table lacks, then run the
  * schema's statements, whose last writes the version.  Stopped anywhere,
  * it completes the work when run again.  A store of a newer version, or
- * of a version that is no number, is left as it is (false).
+ * of a version that is no number, is left as it is (false).  On a
+ * cluster (@done->cluster for a new store, tcprt.meta's for one made) the
+ * cluster's statements (store_cluster_sql()), each ON CLUSTER; a store of
+ * one server does not become a cluster's, nor one cluster's another's.
  */
 bool ch_init_schema(struct ch *c, struct ch_init *done);
 
@@ -135,6 +144,21 @@ bool ch_init_schema(struct ch *c, struct ch_init *done);
  */
 bool ch_keep_load(struct ch *c, uint64_t keep[], bool found[]);
 bool ch_keep_store(struct ch *c, const uint64_t keep[], const bool set[]);
+/*
+ * A table of the store as a statement that changes its data names it:
+ * tcprt.@table on one server; on a cluster, the nodes' own tables
+ * (tcprt.@table_local ... ON CLUSTER name), except meta, which is not
+ * distributed.  Into @b.
+ */
+void ch_table_for_ddl(const struct ch *c, struct buf *b, const char *table);
+/*
+ * The same table as system.tables and system.parts name it: @table, or
+ * @table_local on a cluster; and the system table @sys (parts) to read
+ * of every shard: system.@sys, or cluster('name', system, @sys).
+ */
+void ch_local_name(const struct ch *c, struct buf *b, const char *table);
+void ch_system_table(const struct ch *c, struct buf *b, const char *sys);
+
 /* The schema's text, as fleet/schema.sql has it. */
 extern const char ch_schema_sql[];
 

@@ -48,9 +48,9 @@
 #include "util.h"
 
 static const char help[] =
-"usage: tcprt fleet init    [--keep D|TABLE=D,...] [--url URL]\n"
+"usage: tcprt fleet init    [--cluster NAME] [--keep D|TABLE=D,...] [--url URL]\n"
 "       tcprt fleet expire  [--dry-run] [--url URL]\n"
-"       tcprt fleet schema\n"
+"       tcprt fleet schema  [--cluster NAME]\n"
 "       tcprt fleet key     --master FILE --host ID --out FILE\n"
 "       tcprt fleet gaps    [--since T] [--until T] [--host H] [--ranges N]\n"
 "                           [--format F] [--by epoch|seq|both] [--ended-after S]\n"
@@ -70,10 +70,15 @@ static const char help[] =
 "           stopped halfway); --keep sets how long tables keep rows\n"
 "           (a duration - 30d, 12h, forever - for all, or per table:\n"
 "           records=30d,controls=90d; a new store: records 30d, the\n"
-"           others 90d; an upgraded one: forever until told)\n"
+"           others 90d; an upgraded one: forever until told);\n"
+"           --cluster makes a new store on a ClickHouse cluster of that\n"
+"           name (remote_servers): replicated tables on its nodes, one\n"
+"           Distributed table over them, sharded by host; ingest and\n"
+"           the queries then work through any node (docs/fleet.md,\n"
+"           \"Scaling out\")\n"
 "  expire   drop what is older than the retention (tcprt fleet expire\n"
 "           --help)\n"
-"  schema   print the schema's SQL\n"
+"  schema   print the schema's SQL (--cluster: a cluster's)\n"
 "  key      write a host's frame key, derived from the fleet's master key\n"
 "           (tcprt fleet key --help)\n"
 "  gaps     by epoch: per host and epoch (one run of tcprt ship), records\n"
@@ -167,6 +172,7 @@ struct opts {
 	uint64_t ended_after;		/* gaps --ended-after, s; 0: default */
 	uint64_t lag;			/* gaps --lag, s */
 	uint64_t keep[STORE_NKEEP];	/* init --keep, s */
+	const char *cluster;		/* init --cluster */
 	bool keep_set[STORE_NKEEP];
 };
 
@@ -258,6 +264,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "ended-after", required_argument, NULL, 'e' },
 		{ "lag", required_argument, NULL, 'l' },
 		{ "keep", required_argument, NULL, 'k' },
+		{ "cluster", required_argument, NULL, 'C' },
 		{ "format", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		CH_LONG_OPTIONS,
@@ -272,7 +279,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			    .lag = GAPS_LAG, .until = now + 1 };
 	optind = 2;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":u:s:U:H:p:b:n:r:e:l:k:o:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":u:s:U:H:p:b:n:r:e:l:k:C:o:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'u': o->store.url = optarg; break;
 		case 's':
@@ -303,6 +310,14 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 			o->lag = opt_seconds("fleet", "--lag", optarg, true);
 			/* whole seconds, as the records' time */
 			o->lag = (o->lag + USEC_PER_SEC - 1) / USEC_PER_SEC;
+			break;
+		case 'C':
+			if (strcmp(sub, "init"))
+				usage_error("fleet", "--cluster is fleet init's and fleet schema's");
+			if (!store_cluster_name_ok(optarg))
+				usage_error("fleet", "--cluster: '%s' is not a cluster's name (1 to %d of [A-Za-z0-9_], as remote_servers has it)",
+					    optarg, STORE_CLUSTER_MAX - 1);
+			o->cluster = optarg;
 			break;
 		case 'k': {
 			char err[200];
@@ -2317,6 +2332,7 @@ static int fleet_init(const struct opts *o)
 	size_t t;
 
 	open_store(&c, o);
+	done.cluster = o->cluster;
 	if (!ch_init_schema(&c, &done))
 		die(EXIT_RUNTIME, "fleet init: %s", c.err);
 	if (!ch_check_schema(&c, STORE_VERSION))
@@ -2328,9 +2344,34 @@ static int fleet_init(const struct opts *o)
 	if (done.from && done.from < STORE_VERSION)
 		printf("tcprt schema upgraded from %d to %d: the new columns are 0 in the rows loaded before\n",
 		       done.from, STORE_VERSION);
-	printf("tcprt schema %d ready in ClickHouse at %s\n", STORE_VERSION, c.shown);
+	printf("tcprt schema %d ready in ClickHouse at %s", STORE_VERSION, c.shown);
+	if (c.cluster[0])
+		printf(", on its cluster %s", c.cluster);
+	printf("\n");
 	init_keep(&c, o, !done.from);
 	ch_close(&c);
+	return EXIT_OK;
+}
+
+/* fleet schema [--cluster NAME]: the SQL fleet init runs on a new store */
+static int fleet_schema(int argc, char **argv)
+{
+	struct buf sql = { 0 };
+	char err[200];
+
+	if (argc == 2) {
+		fputs(ch_schema_sql, stdout);
+		return EXIT_OK;
+	}
+	if (argc != 4 || strcmp(argv[2], "--cluster"))
+		usage_error("fleet", "fleet schema takes --cluster NAME alone");
+	if (!store_cluster_name_ok(argv[3]))
+		usage_error("fleet", "--cluster: '%s' is not a cluster's name (1 to %d of [A-Za-z0-9_], as remote_servers has it)",
+			    argv[3], STORE_CLUSTER_MAX - 1);
+	if (!store_cluster_sql(ch_schema_sql, argv[3], &sql, err, sizeof(err)))
+		die(EXIT_RUNTIME, "fleet schema: %s", err);
+	fwrite(sql.p, 1, sql.len, stdout);
+	buf_free(&sql);
 	return EXIT_OK;
 }
 
@@ -2345,10 +2386,8 @@ int cmd_fleet(int argc, char **argv)
 		fputs(help, stdout);
 		return EXIT_OK;
 	}
-	if (!strcmp(sub, "schema")) {
-		fputs(ch_schema_sql, stdout);
-		return EXIT_OK;
-	}
+	if (!strcmp(sub, "schema"))
+		return fleet_schema(argc, argv);
 	if (!strcmp(sub, "key"))
 		return fleet_key(argc, argv);
 	if (!strcmp(sub, "expire"))

@@ -63,8 +63,10 @@ static bool partition_key(struct expire *x, const char *table, char *key,
 	size_t pos = 0;
 	char *row;
 
-	buf_printf(&q, "SELECT partition_key FROM system.tables WHERE database = 'tcprt' AND name = '%s' FORMAT TabSeparated",
-		   table);
+	/* on a cluster, the nodes' table's (every node has the same) */
+	buf_printf(&q, "SELECT partition_key FROM system.tables WHERE database = 'tcprt' AND name = '");
+	ch_local_name(&x->c, &q, table);
+	buf_printf(&q, "' FORMAT TabSeparated");
 	query(x, q.p, &ans);
 	row = ch_row(&ans, &pos);
 	if (row)
@@ -88,16 +90,22 @@ static void drop_partitions(struct expire *x, const struct store_keep_of *t,
 	 * straddling the cutoff could still take a late row newer than it,
 	 * which the drop would take with it
 	 */
-	buf_printf(&q, "SELECT partition_id, toUInt32(max(max_time)), sum(rows) FROM system.parts WHERE active AND database = 'tcprt' AND table = '%s' GROUP BY partition_id HAVING toStartOfDay(max(max_time)) < toStartOfDay(toDateTime(%llu)) ORDER BY partition_id FORMAT TabSeparated",
-		   t->table, (unsigned long long)cutoff);
+	buf_printf(&q, "SELECT partition_id, toUInt32(max(max_time)), sum(rows) FROM ");
+	/* on a cluster: one replica of each shard's */
+	ch_system_table(&x->c, &q, "parts");
+	buf_printf(&q, " WHERE active AND database = 'tcprt' AND table = '");
+	ch_local_name(&x->c, &q, t->table);
+	buf_printf(&q, "' GROUP BY partition_id HAVING toStartOfDay(max(max_time)) < toStartOfDay(toDateTime(%llu)) ORDER BY partition_id FORMAT TabSeparated",
+		   (unsigned long long)cutoff);
 	query(x, q.p, &ans);
 	while ((row = ch_row(&ans, &pos))) {
 		if (ch_fields(row, f, 4) != 3)
 			continue;
 		if (!x->dry) {
 			alter.len = 0;
-			buf_printf(&alter, "ALTER TABLE tcprt.%s DROP PARTITION ID '%s'",
-				   t->table, f[0]);
+			buf_printf(&alter, "ALTER TABLE ");
+			ch_table_for_ddl(&x->c, &alter, t->table);
+			buf_printf(&alter, " DROP PARTITION ID '%s'", f[0]);
 			query(x, alter.p, NULL);
 		}
 		parts++;
@@ -135,8 +143,10 @@ static void delete_rows(struct expire *x, const struct store_keep_of *t,
 	rows = row ? num(row) : 0;
 	if (rows && !x->dry) {
 		q.len = 0;
-		buf_printf(&q, "ALTER TABLE tcprt.%s DELETE WHERE %s < toDateTime(%llu)",
-			   t->table, t->time_col, (unsigned long long)cutoff);
+		buf_printf(&q, "ALTER TABLE ");
+		ch_table_for_ddl(&x->c, &q, t->table);
+		buf_printf(&q, " DELETE WHERE %s < toDateTime(%llu)", t->time_col,
+			   (unsigned long long)cutoff);
 		query(x, q.p, NULL);
 	}
 	if (!rows)

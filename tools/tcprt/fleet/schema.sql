@@ -134,7 +134,7 @@ ORDER BY (host, epoch, ctl_seq);
 -- the log of (load_id, cpu), the numbers in [first, read_next) were read
 -- or skipped by the epoch; of [first, sent_next), each was handed to the
 -- host's rsyslog or counted in relay_skipped (never seen: overwritten in
--- the relay, or read by another reader), cap_dropped or refused;
+-- the relay, or read by another reader), cap_dropped or refused.
 -- unsent_skipped: those of relay_skipped in [sent_next, read_next).  The one
 -- with the highest ctl_seq of (host, epoch, load_id, cpu) is the account.
 -- Schema 5: partitions by the day of arrival, as tcprt.controls.

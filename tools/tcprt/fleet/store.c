@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "buf.h"
 #include "cmd.h"
 #include "parse.h"
 #include "util.h"
@@ -203,6 +204,156 @@ void store_keep_fmt(uint64_t s, char *buf, size_t len)
 		snprintf(buf, len, "%llum", (unsigned long long)(s / 60));
 	else
 		snprintf(buf, len, "%llus", (unsigned long long)s);
+}
+
+bool store_cluster_name_ok(const char *name)
+{
+	size_t n = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+
+	return n && !name[n] && n < STORE_CLUSTER_MAX;
+}
+
+/*
+ * Each table's shard key: a column all copies of one of its rows share
+ * (the same record, control or account delivered twice), so that they
+ * meet on one shard, where FINAL and the merges keep one.
+ */
+static const struct {
+	const char *table, *key;
+} shard_keys[] = {
+	{ "records", "host" },
+	{ "controls", "host" },
+	{ "cpu_accounts", "host" },
+	{ "bad_messages", "file" },
+};
+
+static const char *shard_key(const char *table, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(shard_keys) / sizeof(shard_keys[0]); i++)
+		if (strlen(shard_keys[i].table) == len &&
+		    !memcmp(shard_keys[i].table, table, len))
+			return shard_keys[i].key;
+	return NULL;
+}
+
+/* Where the statement itself starts, after its comments and blank lines. */
+static const char *stmt_head(const char *p, const char *end)
+{
+	while (p < end) {
+		if (*p == '\n' || *p == ' ' || *p == '\t')
+			p++;
+		else if (p[0] == '-' && p + 1 < end && p[1] == '-')
+			p = memchr(p, '\n', (size_t)(end - p)) ?: end;
+		else
+			break;
+	}
+	return p;
+}
+
+static bool starts(const char *p, const char *end, const char *s)
+{
+	size_t n = strlen(s);
+
+	return (size_t)(end - p) >= n && !memcmp(p, s, n);
+}
+
+#define CREATE_TABLE	"CREATE TABLE IF NOT EXISTS tcprt."
+#define ENGINE		") ENGINE = ReplacingMergeTree"
+
+/*
+ * CREATE TABLE tcprt.T (...) ENGINE = ReplacingMergeTree ...: tcprt.T_local
+ * replicated within each shard, and tcprt.T, Distributed over them; meta
+ * replicated on every node as it is.
+ */
+static bool cluster_table(const char *head, const char *end, const char *cluster,
+			  struct buf *out, char *err, size_t len)
+{
+	const char *name = head + strlen(CREATE_TABLE);
+	size_t n = strcspn(name, " (\n");
+	const char *engine = strstr(name, ENGINE), *key;
+	bool meta = n == 4 && !memcmp(name, "meta", 4);
+
+	if (!engine || engine > end) {
+		snprintf(err, len, "tcprt.%.*s: no ReplacingMergeTree", (int)n, name);
+		return false;
+	}
+	key = shard_key(name, n);
+	if (!meta && !key) {
+		snprintf(err, len, "tcprt.%.*s: no shard key", (int)n, name);
+		return false;
+	}
+	buf_printf(out, "%.*s%s ON CLUSTER %s%.*s", (int)(name + n - head), head,
+		   meta ? "" : "_local", cluster, (int)(engine - name - n), name + n);
+	if (meta)
+		buf_printf(out, ") ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/tcprt/%s/meta', '{replica}')",
+			   cluster);
+	else
+		buf_printf(out, ") ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/tcprt/%s/{shard}/%.*s', '{replica}')",
+			   cluster, (int)n, name);
+	engine += strlen(ENGINE);
+	buf_printf(out, "%.*s;\n", (int)(end - engine), engine);
+	if (!meta)
+		buf_printf(out, "\n%.*s ON CLUSTER %s AS tcprt.%.*s_local ENGINE = Distributed(%s, tcprt, %.*s_local, cityHash64(%s));\n",
+			   (int)(name + n - head), head, cluster, (int)n, name,
+			   cluster, (int)n, name, key);
+	return true;
+}
+
+/* One statement (@p to @end, before its ';'): the cluster's. */
+static bool cluster_stmt(const char *p, const char *end, const char *cluster,
+			 struct buf *out, char *err, size_t len)
+{
+	const char *head = stmt_head(p, end), *as;
+
+	buf_add(out, p, (size_t)(head - p));
+	if (head == end) {	/* a comment that ends with ';' */
+		buf_add(out, ";\n", 2);
+		return true;
+	}
+	if (starts(head, end, "CREATE DATABASE IF NOT EXISTS tcprt")) {
+		buf_printf(out, "%.*s ON CLUSTER %s;\n", (int)(end - head), head, cluster);
+		return true;
+	}
+	if (starts(head, end, CREATE_TABLE))
+		return cluster_table(head, end, cluster, out, err, len);
+	if (starts(head, end, "CREATE VIEW IF NOT EXISTS tcprt.")) {
+		as = strstr(head, " AS\n");
+		if (!as || as > end) {
+			snprintf(err, len, "a view without AS");
+			return false;
+		}
+		buf_printf(out, "%.*s ON CLUSTER %s%.*s;\n", (int)(as - head), head,
+			   cluster, (int)(end - as), as);
+		return true;
+	}
+	if (starts(head, end, "INSERT INTO tcprt.meta ")) {
+		buf_printf(out, "%.*s, ('cluster', '%s');\n", (int)(end - head), head,
+			   cluster);
+		return true;
+	}
+	snprintf(err, len, "a statement of no known kind: %.40s", head);
+	return false;
+}
+
+bool store_cluster_sql(const char *sql, const char *cluster, struct buf *out,
+		       char *err, size_t len)
+{
+	const char *p = sql;
+
+	while (*p) {
+		const char *end = strstr(p, ";\n");
+
+		if (!end) {
+			buf_add(out, p, strlen(p));
+			return true;
+		}
+		if (!cluster_stmt(p, end, cluster, out, err, len))
+			return false;
+		p = end + 2;
+	}
+	return true;
 }
 
 const char store_records_cols[] =

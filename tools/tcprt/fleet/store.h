@@ -126,6 +126,31 @@ bool store_keep_parse(const char *spec, uint64_t keep[STORE_NKEEP],
 /* @s seconds as --keep says it: "30d", "36h", "90s", "forever". */
 void store_keep_fmt(uint64_t s, char *buf, size_t len);
 
+/*
+ * A cluster (tcprt fleet init --cluster NAME, docs/fleet.md "Scaling
+ * out"): each table T of the schema is tcprt.T_local on every node, a
+ * ReplicatedReplacingMergeTree whose replicas are those of the node's
+ * shard (the macros {shard} and {replica} of each server's config), and
+ * tcprt.T a Distributed table over them, sharded by a column every copy
+ * of a row shares - the host for the records, the controls and the
+ * accounts - so that all of a host's rows live on one shard and FINAL
+ * still keeps one copy of each.  tcprt.meta is one replicated table on
+ * every node, not sharded; the view reads the Distributed table.  Every
+ * statement runs ON CLUSTER.  The queries read tcprt.T on either kind of
+ * store; the store's kind is in tcprt.meta ('cluster').
+ */
+#define STORE_CLUSTER_MAX	CH_CLUSTER_MAX
+/* A cluster's name as ClickHouse's remote_servers has it: [A-Za-z0-9_]. */
+bool store_cluster_name_ok(const char *name);
+/*
+ * The schema's statements (@sql, fleet/schema.sql: each ends with ";" at
+ * the end of a line) for the cluster @cluster, into @out, in the same
+ * form.  False, with one sentence in @err, at a statement it cannot
+ * place (a table without a shard key here): a bug, caught by its test.
+ */
+bool store_cluster_sql(const char *sql, const char *cluster, struct buf *out,
+		       char *err, size_t len);
+
 /* tcprt.records' columns, in the order of store_record_row()'s fields. */
 extern const char store_records_cols[];
 

@@ -1121,6 +1121,8 @@ case_fleet_usage() {
 		 "fleet gaps --ended-after 0" "fleet gaps --ended-after x" \
 		 "fleet gaps --lag x" "fleet init --keep 3x" "fleet init --keep x=3d" \
 		 "fleet gaps --keep 3d" "fleet expire --bogus" "fleet expire extra" \
+		 "fleet init --cluster a-b" "fleet top --cluster c1" "fleet schema --cluster" \
+		 "fleet schema --cluster a.b" "fleet schema extra" \
 		 "fleet reached --since 2h --until 3h"; do
 		# shellcheck disable=SC2086
 		expect_eq "$(status_of "$TCPRT" $c)" 2 "tcprt $c"
@@ -1135,6 +1137,7 @@ case_fleet_usage() {
 	grep -q "ClickHouse at http://127.0.0.1:1/ is unreachable" "$T/err" || fail "$(cat "$T/err")"
 	expect_eq "$(status_of "$TCPRT" fleet reached --url http://127.0.0.1:1/)" 1 "reached: store unreachable"
 	expect_eq "$(status_of "$TCPRT" fleet schema)" 0 "fleet schema"
+	expect_eq "$("$TCPRT" fleet schema --cluster c1 | grep -c "ON CLUSTER c1")" 11 "fleet schema --cluster: every CREATE on the cluster"
 	grep -q "CREATE TABLE IF NOT EXISTS tcprt.records" "$T/out" || fail "schema text"
 }
 

@@ -107,11 +107,28 @@ ch_up() {
 
 # A second ClickHouse user, tcprt, with a password the test draws (in a
 # file only root reads): the secrets case logs in as it.
-start_clickhouse() {
+ch_users() {
 	mkdir -p $F/ch
 	if [ ! -s $F/ch/tcprt.pw ]; then
 		( umask 077; printf 'pw-%s-%s\n' "$RANDOM$RANDOM" "$$" > $F/ch/tcprt.pw )
 	fi
+	cat > $F/ch/users.xml <<-EOF
+		<?xml version="1.0"?>
+		<yandex>
+		  <profiles><default></default></profiles>
+		  <users><default><password></password>
+		    <networks><ip>127.0.0.1</ip></networks>
+		    <profile>default</profile><quota>default</quota></default>
+		  <tcprt><password>$(cat $F/ch/tcprt.pw)</password>
+		    <networks><ip>127.0.0.1</ip></networks>
+		    <profile>default</profile><quota>default</quota></tcprt></users>
+		  <quotas><default></default></quotas>
+		</yandex>
+	EOF
+}
+
+start_clickhouse() {
+	ch_users
 	cat > $F/ch/config.xml <<-EOF
 		<?xml version="1.0"?>
 		<yandex>
@@ -127,19 +144,6 @@ start_clickhouse() {
 		  <default_profile>default</default_profile>
 		  <default_database>default</default_database>
 		  <mark_cache_size>5368709</mark_cache_size>
-		</yandex>
-	EOF
-	cat > $F/ch/users.xml <<-EOF
-		<?xml version="1.0"?>
-		<yandex>
-		  <profiles><default></default></profiles>
-		  <users><default><password></password>
-		    <networks><ip>127.0.0.1</ip></networks>
-		    <profile>default</profile><quota>default</quota></default>
-		  <tcprt><password>$(cat $F/ch/tcprt.pw)</password>
-		    <networks><ip>127.0.0.1</ip></networks>
-		    <profile>default</profile><quota>default</quota></tcprt></users>
-		  <quotas><default></default></quotas>
 		</yandex>
 	EOF
 	detach $F/ch/stdout ip netns exec fleetc clickhouse-server \
@@ -231,3 +235,191 @@ teardown() {
 	return 0
 }
 
+
+# ---- the store's accounts ------------------------------------------------------------
+
+# One epoch's account of HOST as "state sent received missing cap refused
+# transport malformed past" (the last epoch when there are several).
+account() {	# host
+	inc "$TCPRT" fleet gaps --since 0 --url $CH --host "$1" --format csv 2> /dev/null |
+		awk -F, 'NR > 1 { a = $3 " " $5 " " $6 " " $7 " " $8 " " $9 " " $10 " " $12 " " $13 } END { print a }'
+}
+
+# The last control message arrived and every number it accounts for is
+# either received or explained (no transport loss): the pipeline has
+# settled.
+settled() {	# host
+	# shellcheck disable=SC2046
+	set -- $(account "$1")
+	[ "${1:-}" = final ] && [ "$7" = 0 ]
+}
+
+# ... or: settled with the transport loss the test expects (the negative
+# control), i.e. nothing more will arrive and the final account is there.
+final_seen() {	# host
+	# shellcheck disable=SC2046
+	set -- $(account "$1")
+	[ "${1:-}" = final ]
+}
+
+wait_settled() {	# host
+	WAIT_S=$SETTLE_S wait_until "the account of $1 to settle" settled "$1" ||
+		fail "account of $1: $(account "$1"); ingest: $(tail -3 $F/ingest.log)"
+}
+
+# The records of HOST's last epoch that ClickHouse refused (gaps' STORE).
+store_refused() {	# host
+	inc "$TCPRT" fleet gaps --since 0 --url $CH --host "$1" --format csv 2> /dev/null |
+		awk -F, 'NR > 1 { a = $11 } END { print a }'
+}
+
+expect_account() {	# host "state sent received missing cap refused transport malformed past"
+	expect_eq "$(account "$1")" "$2" "account of $1 (state sent received missing cap refused transport malformed past)"
+}
+
+# Every record of HOST once: FINAL and uniqExact agree with the sent count.
+expect_once() {	# host sent
+	expect_eq "$(sql "SELECT count(), uniqExact(seq), min(seq), max(seq) FROM tcprt.records FINAL WHERE host = '$1'")" \
+		"$2	$2	0	$(($2 - 1))" "records of $1 in the store (count, distinct, min, max)"
+}
+
+
+# The store's lines of HOST, in sequence order, are the lines of the logs
+# in DIR as ship reads them (files by number, each in order), byte for byte.
+expect_lines() {	# host dir
+	sql "SELECT hex(line) FROM tcprt.records FINAL WHERE host = '$1' ORDER BY seq FORMAT TabSeparated" \
+		> $F/lines.hex
+	python3 - "$2" $F/lines.hex <<-'PY' || fail "lines of $1 differ from $2"
+		import binascii, os, re, sys
+		d = sys.argv[1]
+		files = sorted((int(m.group(1)), n) for n in os.listdir(d)
+		               for m in [re.fullmatch(r"rt-network-log(\d+)", n)] if m)
+		want = []
+		for _, n in files:
+		    data = open(os.path.join(d, n), "rb").read()
+		    want += data.split(b"\n")[:-1]
+		got = [binascii.unhexlify(l.strip()) for l in open(sys.argv[2])]
+		assert len(got) == len(want), (len(got), len(want))
+		for i, (g, w) in enumerate(zip(got, want)):
+		    assert g == w, (i, g, w)
+		print("# %d lines byte for byte" % len(got))
+	PY
+}
+
+lines_in() {	# dir: lines of its logs
+	cat "$1"/rt-network-log* | wc -l
+}
+
+store_has() {	# host n: at least n records of host loaded
+	[ "$(sql "SELECT count() FROM tcprt.records WHERE host = '$1'")" -ge "$2" ]
+}
+
+ship() {	# a|b host-id [ship options]: in the host's namespace
+	local h=$1 id=$2
+	shift 2
+	ip netns exec fleet$h "$TCPRT" ship --key-file "$(key_for "$id")" --socket $F/$h/ship.sock "$@"
+}
+
+# ---- a ClickHouse cluster ------------------------------------------------------------
+#
+# Three clickhouse-servers and one ZooKeeper in the central's namespace,
+# each on ports of its own on 127.0.0.1 (docs/fleet.md, "Scaling out"):
+# the cluster tcprt_test, shard 1 of nodes 1 and 2 (replicas of each
+# other), shard 2 of node 3.  CHN[i] is node i's URL.
+CLUSTER=tcprt_test
+CHN=(- http://127.0.0.1:8131/ http://127.0.0.1:8132/ http://127.0.0.1:8133/)
+ZK_PORT=22181
+
+zk_mode() {	# ZooKeeper's own answer that it serves sessions ("Mode: ...")
+	inc bash -c "exec 3<>/dev/tcp/127.0.0.1/$ZK_PORT && printf srvr >&3 && cat <&3" \
+		2> /dev/null | grep -q '^Mode: '
+}
+
+# ClickHouse started before ZooKeeper serves sessions can crash at its
+# first ON CLUSTER statement (fleet-notes): wait for srvr's Mode line, not
+# ruok.  A 5 s session timeout lets a killed replica's session expire,
+# and the replica catch up, within seconds of its restart.
+start_zookeeper() {
+	mkdir -p $F/zk/data
+	cat > $F/zk/zoo.cfg <<-EOF
+		tickTime=500
+		dataDir=$F/zk/data
+		clientPort=$ZK_PORT
+		clientPortAddress=127.0.0.1
+		admin.enableServer=false
+		4lw.commands.whitelist=srvr
+		maxSessionTimeout=10000
+	EOF
+	detach $F/zk/log ip netns exec fleetc java -Xmx256m \
+		-cp /usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar \
+		org.apache.zookeeper.server.ZooKeeperServerMain $F/zk/zoo.cfg
+	WAIT_S=$SETTLE_S wait_until "ZooKeeper serving" zk_mode
+}
+
+stop_zookeeper() {	# [signal]
+	pkill -"${1:-TERM}" -f "ZooKeeperServerMain $F/zk/zoo.cfg"
+	wait_until "ZooKeeper down" eval '! pgrep -f "ZooKeeperServerMain $F/zk/zoo.cfg" > /dev/null'
+}
+
+node_up() {	# i
+	inc curl -sS --max-time 5 --fail "${CHN[$1]}" --data-binary "SELECT 1" > /dev/null 2>&1
+}
+
+nsql() {	# i query: node i's answer
+	inc curl -sS --max-time 60 --fail-with-body "${CHN[$1]}" --data-binary "$2"
+}
+
+start_node() {	# i
+	local i=$1 d=$F/chn$1 shard=1
+	[ "$i" = 3 ] && shard=2
+	mkdir -p $d
+	cat > $d/config.xml <<-EOF
+		<?xml version="1.0"?>
+		<yandex>
+		  <logger><level>warning</level><log>$d/server.log</log>
+		    <errorlog>$d/error.log</errorlog><console>0</console></logger>
+		  <http_port>813$i</http_port>
+		  <tcp_port>913$i</tcp_port>
+		  <interserver_http_port>923$i</interserver_http_port>
+		  <interserver_http_host>127.0.0.1</interserver_http_host>
+		  <listen_host>127.0.0.1</listen_host>
+		  <path>$d/data/</path>
+		  <tmp_path>$d/tmp/</tmp_path>
+		  <user_files_path>$d/user_files/</user_files_path>
+		  <users_config>$F/ch/users.xml</users_config>
+		  <default_profile>default</default_profile>
+		  <default_database>default</default_database>
+		  <mark_cache_size>5368709</mark_cache_size>
+		  <remote_servers><$CLUSTER>
+		    <shard><internal_replication>true</internal_replication>
+		      <replica><host>127.0.0.1</host><port>9131</port></replica>
+		      <replica><host>127.0.0.1</host><port>9132</port></replica></shard>
+		    <shard><internal_replication>true</internal_replication>
+		      <replica><host>127.0.0.1</host><port>9133</port></replica></shard>
+		  </$CLUSTER></remote_servers>
+		  <zookeeper><node><host>127.0.0.1</host><port>$ZK_PORT</port></node>
+		    <session_timeout_ms>5000</session_timeout_ms></zookeeper>
+		  <macros><shard>$shard</shard><replica>node$i</replica></macros>
+		  <distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>
+		</yandex>
+	EOF
+	detach $d/stdout ip netns exec fleetc clickhouse-server --config-file=$d/config.xml
+	WAIT_S=$SETTLE_S wait_until "ClickHouse node $i up" node_up "$i"
+}
+
+stop_node() {	# i [signal]
+	pkill -"${2:-TERM}" -f "clickhouse-server --config-file=$F/chn$1/config.xml"
+	wait_until "ClickHouse node $1 down" eval "! pgrep -f 'clickhouse-server --config-file=$F/chn$1/' > /dev/null"
+}
+
+start_cluster() {
+	ch_users && start_zookeeper && start_node 1 && start_node 2 && start_node 3
+}
+
+stop_cluster() {
+	local i
+	for i in 1 2 3; do
+		stop_node $i
+	done
+	stop_zookeeper
+}

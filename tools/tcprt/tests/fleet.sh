@@ -26,85 +26,8 @@ for c in rsyslogd clickhouse-server curl python3; do
 done
 [ -x "$TCPRT" ] || { echo "not ok 1 - $TCPRT not built (make -C tools/tcprt)"; exit 1; }
 
-# ---- the store's accounts ------------------------------------------------------------
-
-# One epoch's account of HOST as "state sent received missing cap refused
-# transport malformed past" (the last epoch when there are several).
-account() {	# host
-	inc "$TCPRT" fleet gaps --since 0 --url $CH --host "$1" --format csv 2> /dev/null |
-		awk -F, 'NR > 1 { a = $3 " " $5 " " $6 " " $7 " " $8 " " $9 " " $10 " " $12 " " $13 } END { print a }'
-}
-
-# The last control message arrived and every number it accounts for is
-# either received or explained (no transport loss): the pipeline has
-# settled.
-settled() {	# host
-	# shellcheck disable=SC2046
-	set -- $(account "$1")
-	[ "${1:-}" = final ] && [ "$7" = 0 ]
-}
-
-# ... or: settled with the transport loss the test expects (the negative
-# control), i.e. nothing more will arrive and the final account is there.
-final_seen() {	# host
-	# shellcheck disable=SC2046
-	set -- $(account "$1")
-	[ "${1:-}" = final ]
-}
-
-wait_settled() {	# host
-	WAIT_S=$SETTLE_S wait_until "the account of $1 to settle" settled "$1" ||
-		fail "account of $1: $(account "$1"); ingest: $(tail -3 $F/ingest.log)"
-}
-
-# The records of HOST's last epoch that ClickHouse refused (gaps' STORE).
-store_refused() {	# host
-	inc "$TCPRT" fleet gaps --since 0 --url $CH --host "$1" --format csv 2> /dev/null |
-		awk -F, 'NR > 1 { a = $11 } END { print a }'
-}
-
-expect_account() {	# host "state sent received missing cap refused transport malformed past"
-	expect_eq "$(account "$1")" "$2" "account of $1 (state sent received missing cap refused transport malformed past)"
-}
-
-# Every record of HOST once: FINAL and uniqExact agree with the sent count.
-expect_once() {	# host sent
-	expect_eq "$(sql "SELECT count(), uniqExact(seq), min(seq), max(seq) FROM tcprt.records FINAL WHERE host = '$1'")" \
-		"$2	$2	0	$(($2 - 1))" "records of $1 in the store (count, distinct, min, max)"
-}
-
-# The store's lines of HOST, in sequence order, are the lines of the logs
-# in DIR as ship reads them (files by number, each in order), byte for byte.
-expect_lines() {	# host dir
-	sql "SELECT hex(line) FROM tcprt.records FINAL WHERE host = '$1' ORDER BY seq FORMAT TabSeparated" \
-		> $F/lines.hex
-	python3 - "$2" $F/lines.hex <<-'PY' || fail "lines of $1 differ from $2"
-		import binascii, os, re, sys
-		d = sys.argv[1]
-		files = sorted((int(m.group(1)), n) for n in os.listdir(d)
-		               for m in [re.fullmatch(r"rt-network-log(\d+)", n)] if m)
-		want = []
-		for _, n in files:
-		    data = open(os.path.join(d, n), "rb").read()
-		    want += data.split(b"\n")[:-1]
-		got = [binascii.unhexlify(l.strip()) for l in open(sys.argv[2])]
-		assert len(got) == len(want), (len(got), len(want))
-		for i, (g, w) in enumerate(zip(got, want)):
-		    assert g == w, (i, g, w)
-		print("# %d lines byte for byte" % len(got))
-	PY
-}
-
-lines_in() {	# dir: lines of its logs
-	cat "$1"/rt-network-log* | wc -l
-}
-
 spool_has() {	# host n: at least n messages of host in the spool
 	[ "$(spool_count "$1")" -ge "$2" ]
-}
-
-store_has() {	# host n: at least n records of host loaded
-	[ "$(sql "SELECT count() FROM tcprt.records WHERE host = '$1'")" -ge "$2" ]
 }
 
 # The statements of an SQL file of schema.sql's form (each ends with ';' at
@@ -133,11 +56,6 @@ schema_columns() {	# [table]
 		on && /^\) ENGINE/ { exit } on { sub(/,$/, "", $2); print $1 "\t" $2 }'
 }
 
-ship() {	# a|b host-id [ship options]: in the host's namespace
-	local h=$1 id=$2
-	shift 2
-	ip netns exec fleet$h "$TCPRT" ship --key-file "$(key_for "$id")" --socket $F/$h/ship.sock "$@"
-}
 
 # ---- cases ---------------------------------------------------------------------------
 
@@ -155,6 +73,9 @@ case_errors() {
 	inc "$TCPRT" fleet init --url $CH > /dev/null || fail "fleet init"
 	# the cases' records have fixed times, days ago: kept whatever the date
 	inc "$TCPRT" fleet init --url $CH --keep forever > /dev/null || fail "fleet init, a second time"
+	inc "$TCPRT" fleet init --url $CH --cluster c1 > /dev/null 2> $F/err && fail "init --cluster on one server's store: exit 0"
+	grep -q "the store at $CH is one server's (schema 5): --cluster makes a new store on a cluster, it does not move one" $F/err ||
+		fail "init --cluster on one server's store: $(cat $F/err)"
 	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '99')"
 	inc "$TCPRT" fleet gaps --since 0 --url $CH > /dev/null 2> $F/err && fail "schema 99: exit 0"
 	grep -q "schema in ClickHouse at $CH is version 99; this tcprt .* knows version 5: a newer tcprt upgraded it, use that one" $F/err ||

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "parse.h"
 #include "store.h"
 #include "tap.h"
@@ -330,9 +331,82 @@ static void test_rows(void)
 	buf_free(&b);
 }
 
+/* The count of @needle in @hay. */
+static unsigned int count_of(const char *hay, const char *needle)
+{
+	unsigned int n = 0;
+
+	while ((hay = strstr(hay, needle))) {
+		n++;
+		hay += strlen(needle);
+	}
+	return n;
+}
+
+/*
+ * A cluster's schema: each table replicated on its shard's nodes with a
+ * Distributed one over them, sharded by the column its copies share;
+ * meta replicated on every node; every statement ON CLUSTER; the
+ * statements otherwise as schema.sql's, comments and all.
+ */
+static void test_cluster(void)
+{
+	static const char *const tables[] = { "records", "controls", "cpu_accounts", "bad_messages" };
+	static const char *const keys[] = { "host", "host", "host", "file" };
+	struct buf b = { 0 };
+	char want[512], e[200] = "";
+	size_t i;
+	bool good;
+
+	ok(store_cluster_name_ok("tcprt_1") && !store_cluster_name_ok("") &&
+	   !store_cluster_name_ok("a-b") && !store_cluster_name_ok("a b") &&
+	   !store_cluster_name_ok("a'") &&
+	   !store_cluster_name_ok("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
+	   "cluster names: [A-Za-z0-9_], 1 to 63");
+	good = store_cluster_sql(schema_sql, "c1", &b, e, sizeof(e));
+	ok(good, "the schema's statements, for a cluster: %s", e);
+	if (!good)
+		return;
+	ok(count_of(b.p, ";\n") == count_of(schema_sql, ";\n") + 4,
+	   "one statement more per distributed table (4)");
+	ok(count_of(b.p, " ON CLUSTER c1") == 11 && count_of(b.p, "CREATE ") == 11,
+	   "every CREATE (11) ON CLUSTER");
+	ok(strstr(b.p, "CREATE DATABASE IF NOT EXISTS tcprt ON CLUSTER c1;\n") != NULL,
+	   "the database on every node");
+	for (i = 0; i < 4; i++) {
+		snprintf(want, sizeof(want), "CREATE TABLE IF NOT EXISTS tcprt.%s_local ON CLUSTER c1 (\n",
+			 tables[i]);
+		good = strstr(b.p, want) != NULL;
+		snprintf(want, sizeof(want), ") ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/tcprt/c1/{shard}/%s', '{replica}')\n",
+			 tables[i]);
+		good &= strstr(b.p, want) != NULL;
+		snprintf(want, sizeof(want), "CREATE TABLE IF NOT EXISTS tcprt.%s ON CLUSTER c1 AS tcprt.%s_local ENGINE = Distributed(c1, tcprt, %s_local, cityHash64(%s));\n",
+			 tables[i], tables[i], tables[i], keys[i]);
+		good &= strstr(b.p, want) != NULL;
+		ok(good, "tcprt.%s: replicated per shard, Distributed by %s", tables[i], keys[i]);
+	}
+	ok(strstr(b.p, "CREATE TABLE IF NOT EXISTS tcprt.meta ON CLUSTER c1 (\n") &&
+	   strstr(b.p, ") ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/tcprt/c1/meta', '{replica}')\nORDER BY key;\n"),
+	   "tcprt.meta: replicated on every node, not sharded");
+	ok(strstr(b.p, "CREATE VIEW IF NOT EXISTS tcprt.reached ON CLUSTER c1 AS\nSELECT") != NULL,
+	   "the view on every node");
+	ok(strstr(b.p, "\nINSERT INTO tcprt.meta (key, value) VALUES ('schema', '5'), ('cluster', 'c1');\n") != NULL,
+	   "the version written last, with the cluster");
+	ok(!strstr(b.p, "ENGINE = ReplacingMergeTree") &&
+	   count_of(b.p, "\n-- ") == count_of(schema_sql, "\n-- "),
+	   "no table left unreplicated; the comments kept");
+	buf_free(&b);
+	b = (struct buf){ 0 };
+	ok(!store_cluster_sql("CREATE TABLE IF NOT EXISTS tcprt.other (\n x UInt8\n) ENGINE = ReplacingMergeTree\nORDER BY x;\n",
+			      "c1", &b, e, sizeof(e)) && strstr(e, "tcprt.other: no shard key"),
+	   "a table without a shard key: refused, named (%s)", e);
+	buf_free(&b);
+}
+
 int main(void)
 {
 	test_version();
+	test_cluster();
 	test_upgrade();
 	test_mask();
 	test_rows();

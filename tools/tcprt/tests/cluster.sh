@@ -1,0 +1,290 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The fleet's store on a ClickHouse cluster (docs/fleet.md, "Scaling out"),
+# inside the VM (scripts/vm-run, as root), with the real daemons started
+# here in the namespaces of fleet-lib.sh: ZooKeeper and three
+# clickhouse-servers in the central's (shard 1: nodes 1 and 2, replicas of
+# each other; shard 2: node 3), the central rsyslogd and tcprt ingest
+# loading through node 1, two hosts shipping.
+#
+# The truths: the module's own numbers and the workload's counts for live
+# traffic, the generated logs' lines, tcprt summary of the same records,
+# each node's own tables (read on the node, not through the cluster), and
+# the rows this test wrote with the times it chose.
+#
+# Run: scripts/vm-run -- selftests/run tools/tcprt/tests/cluster.sh
+. "$(dirname "$0")/../../../selftests/lib.sh"
+F=/tmp/tcprt-cluster
+. "$(dirname "$0")/fleet-lib.sh"
+
+GEN=$TOP/tools/tcprt/tests/fleet_gen.py
+CH=${CHN[1]}
+
+for c in rsyslogd clickhouse-server java curl python3; do
+	command -v $c > /dev/null ||
+		{ echo "not ok 1 - $c missing (scripts/install-deps)"; exit 1; }
+done
+[ -x "$TCPRT" ] || { echo "not ok 1 - $TCPRT not built (make -C tools/tcprt)"; exit 1; }
+
+# ON CLUSTER waits this long for a node that is down (180 s by default)
+DDL="?distributed_ddl_task_timeout=20"
+
+# One count per node, of its own table tcprt.TABLE_local: "n1 n2 n3".
+node_counts() {	# table where
+	local i out=""
+	for i in 1 2 3; do
+		out="$out $(nsql $i "SELECT count() FROM tcprt.$1_local FINAL WHERE $2")"
+	done
+	echo "${out# }"
+}
+
+# The shard (1 or 2) the Distributed table puts HOST's rows on: its
+# cityHash64 modulo the shards' total weight (1 each).
+shard_of() {	# host
+	echo $(($(nsql 1 "SELECT cityHash64('$1') % 2") + 1))
+}
+
+case_init() {
+	local i out
+	inc "$TCPRT" fleet init --url "$CH$DDL" --cluster tcp-rt > $F/err 2>&1 && fail "a bad cluster name: exit 0"
+	grep -q "^tcprt: fleet: --cluster: 'tcp-rt' is not a cluster's name" $F/err || fail "bad name: $(cat $F/err)"
+	inc "$TCPRT" fleet init --url "$CH$DDL" --cluster $CLUSTER --keep forever > $F/init.out 2>&1 ||
+		fail "fleet init --cluster: $(cat $F/init.out)"
+	expect_eq "$(head -1 $F/init.out)" "tcprt schema 5 ready in ClickHouse at $CH, on its cluster $CLUSTER" "fleet init's answer"
+	for i in 1 2 3; do
+		expect_eq "$(nsql $i "SELECT groupArray(name) FROM (SELECT name FROM system.tables WHERE database = 'tcprt' ORDER BY name)")" \
+			"['bad_messages','bad_messages_local','controls','controls_local','cpu_accounts','cpu_accounts_local','meta','reached','records','records_local']" \
+			"node $i's tables"
+		expect_eq "$(nsql $i "SELECT engine FROM system.tables WHERE database = 'tcprt' AND name IN ('records', 'records_local', 'meta') ORDER BY name FORMAT TSV" | tr '\n' ' ')" \
+			"ReplicatedReplacingMergeTree Distributed ReplicatedReplacingMergeTree " "node $i's engines (meta, records, records_local)"
+		expect_eq "$(nsql $i "SELECT value FROM tcprt.meta FINAL WHERE key = 'cluster'")" $CLUSTER "node $i's meta: the cluster"
+	done
+	# what fleet schema --cluster prints is what init made
+	inc "$TCPRT" fleet schema --cluster $CLUSTER | grep -c "ON CLUSTER $CLUSTER" > $F/n
+	expect_eq "$(cat $F/n)" 11 "fleet schema --cluster: 11 statements ON CLUSTER (the database, 4 tables and their Distributed ones, the view, meta)"
+	inc "$TCPRT" fleet init --url "$CH$DDL" > $F/init.out 2>&1 || fail "fleet init again, no --cluster: $(cat $F/init.out)"
+	grep -q ", on its cluster $CLUSTER$" $F/init.out || fail "init again: $(cat $F/init.out)"
+	inc "$TCPRT" fleet init --url "$CH$DDL" --cluster other > $F/err 2>&1 && fail "init --cluster other: exit 0"
+	grep -q "is on the cluster $CLUSTER, not other" $F/err || fail "another cluster: $(cat $F/err)"
+	# any node answers for the store
+	inc "$TCPRT" fleet gaps --since 0 --url "${CHN[3]}" > /dev/null || fail "gaps through node 3"
+}
+
+# The store's lines of HOST are the lines of the logs in DIR, byte for
+# byte, as many of each (ship interleaves files written at once: the
+# order of its numbers is not the files').
+expect_same_lines() {	# host dir
+	sql "SELECT hex(line) FROM tcprt.records FINAL WHERE host = '$1' FORMAT TabSeparated" |
+		LC_ALL=C sort > $F/got.hex
+	cat "$2"/rt-network-log* | python3 -c '
+import sys
+for l in sys.stdin.buffer.read().split(b"\n")[:-1]:
+    print(l.hex().upper())' | LC_ALL=C sort > $F/want.hex
+	cmp -s $F/got.hex $F/want.hex ||
+		fail "lines of $1 differ from $2's: $(diff $F/got.hex $F/want.hex | head -3)"
+	diag "$(wc -l < $F/got.hex) lines byte for byte"
+}
+
+holding() {	# how many times ingest has held a batch the store refused as a whole
+	grep -c "holding" $F/ingest.log || true
+}
+
+# Live traffic of the module on host a and a generated load on host b,
+# through the central into the cluster, their hosts on the two shards;
+# mid-load, node 2 (a replica of shard 1) SIGKILLed, loads going on
+# without it, then brought back; then ZooKeeper killed (every insert
+# refused: the replicated tables are read-only without it) and restarted.
+case_faults() {
+	local gen pid shipa cli live=0 total n i
+	expect_ne "$(shard_of cl-gen)" "$(shard_of cl-live)" "the shards of cl-gen and cl-live"
+	mkdir -p $F/gen
+	python3 "$GEN" $F/gen 60000 --files 2 --rate 4000 > $F/gen.out &
+	gen=$!
+	wait_until "the generator's files" test -e $F/gen/rt-network-log1
+	ip netns exec fleetb "$TCPRT" ship --key-file "$(key_for cl-gen)" --socket $F/b/ship.sock \
+		--dir $F/gen --rate 0 --interval 1 2> $F/gen.err &
+	pid=$!
+	if [ -z "${FLEET_NO_MODULE:-}" ]; then
+		mod_load lports=7601
+		# not under ip netns exec: it mounts a sysfs of its own on
+		# /sys, which hides debugfs
+		"$TCPRT" ship --key-file "$(key_for cl-live)" --socket $F/a/ship.sock \
+			--interval 1 2> $F/live.err &
+		shipa=$!
+		start_server fleeta -- --port 7601 --req-bytes 100 --resp-bytes 5000 --conns 3 > /dev/null
+		ip netns exec fleeta "$PEER" client --port 7601 --req-bytes 100 \
+			--resp-bytes 5000 --requests 1000 --conns 3 > /dev/null &
+		cli=$!
+	fi
+
+	WAIT_S=$SETTLE_S wait_until "part of cl-gen loaded" store_has cl-gen 5000 || fail "store: $(account cl-gen)"
+	stop_node 2 KILL
+	n=$(sql "SELECT count() FROM tcprt.records WHERE host = 'cl-gen'")
+	diag "node 2 killed with $n records of cl-gen loaded"
+	WAIT_S=$SETTLE_S wait_until "loads going on without node 2" store_has cl-gen $((n + 5000)) ||
+		fail "store without node 2: $(account cl-gen); $(tail -3 $F/ingest.log)"
+	start_node 2
+
+	n=$(holding)
+	stop_zookeeper KILL
+	WAIT_S=$SETTLE_S wait_until "ingest to find the store refusing" eval '[ "$(holding)" -gt '"$n"' ]' ||
+		fail "ingest: $(tail -3 $F/ingest.log)"
+	diag "ZooKeeper killed: $(grep "holding" $F/ingest.log | tail -1)"
+	start_zookeeper
+
+	wait $gen || fail "generator"
+	total=$(awk '{ s += $1 } END { print s }' $F/gen.out)
+	WAIT_S=$SETTLE_S wait_until "the last record of cl-gen in the store" store_has cl-gen "$total" ||
+		fail "store: $(account cl-gen); $(tail -3 $F/ingest.log)"
+	kill -TERM $pid
+	wait $pid || fail "ship b: $(cat $F/gen.err)"
+	wait_settled cl-gen
+	expect_account cl-gen "final $total $total 0 0 0 0 0 0"
+	expect_once cl-gen "$total"
+	expect_same_lines cl-gen $F/gen
+	if [ -n "$cli" ]; then
+		wait $cli || fail "client a"
+		wait_untracked
+		live=$(($(status records_R) + $(status records_E)))
+		expect_eq "$live" 3003 "records the module wrote: the workload's (3 x 1000 R, 3 E)"
+		WAIT_S=$SETTLE_S wait_until "cl-live's records in the store" store_has cl-live "$live" ||
+			fail "cl-live: $(account cl-live)"
+		kill -TERM $shipa
+		wait $shipa || fail "ship a: $(cat $F/live.err)"
+		wait_settled cl-live
+		expect_account cl-live "final $live $live 0 0 0 0 0 0"
+		expect_once cl-live "$live"
+		mod_unload
+	fi
+
+	# the replica brought back caught up: node 2 holds what node 1 does
+	# (read on each node, not through the cluster)
+	local s1=cl-gen want=$total
+	[ "$(shard_of cl-gen)" = 1 ] || { s1=cl-live; want=$live; }
+	WAIT_S=$SETTLE_S wait_until "node 2 to catch up" eval \
+		'[ "$(node_counts records "host = '"'$s1'"'")" = "'"$want $want 0"'" ]' ||
+		fail "$s1 on each node: $(node_counts records "host = '$s1'"), want $want $want 0"
+	# ClickHouse 18.16: a node's DDL worker ends for good while it
+	# cannot reach ZooKeeper, and ON CLUSTER statements wait for it until
+	# they time out; tcprt says what to do.  Restarted, one by one, the
+	# nodes run them again.
+	if ! inc "$TCPRT" fleet init --url "$CH?distributed_ddl_task_timeout=5" > $F/init.out 2>&1; then
+		grep -q "a node of the cluster did not run it: .* restart that server" $F/init.out ||
+			fail "fleet init after ZooKeeper's restart: $(cat $F/init.out)"
+		diag "ON CLUSTER after ZooKeeper's restart: $(grep -o 'Code: 159\|did not run it' $F/init.out | head -1); restarting the nodes"
+	fi
+	for i in 1 2 3; do
+		stop_node $i
+		start_node $i
+	done
+	inc "$TCPRT" fleet init --url "$CH$DDL" > $F/init.out 2>&1 || fail "fleet init after the nodes' restart: $(cat $F/init.out)"
+	diag "ingest held $(holding) times; duplicates merged away: $(sql "SELECT count() - uniqExact(host, seq) FROM tcprt.records WHERE host LIKE 'cl-%'")"
+}
+
+# The queries through the cluster answer as tcprt summary does from the
+# logs themselves (fleet.sh's case_queries, on one server); gaps and top
+# through another node than the one ingest loads.
+case_queries() {
+	local since=1795219000 until=1795219010 n
+	python3 "$GEN" $F/q 20000 --files 2 --start $since > /dev/null
+	ship a cl-q --dir $F/q --once --rate 0 2> $F/ship.err || fail "ship"
+	wait_settled cl-q
+	"$TCPRT" summary --dir $F/q --window 10 > $F/q.local 2>&1
+	inc "$TCPRT" fleet summary --url "${CHN[2]}" --host cl-q --since $since --until $until > $F/q.fleet
+	grep -m 5 -E '^7100' $F/q.local | awk '{ $1 = $1; print }' > $F/q.l
+	grep -E '^7100' $F/q.fleet | awk '{ $1 = $1; print }' > $F/q.f
+	[ -s $F/q.l ] || fail "tcprt summary printed no window: $(cat $F/q.local)"
+	diff $F/q.l $F/q.f > /dev/null || fail "fleet summary differs from tcprt summary: $(diff $F/q.l $F/q.f | head)"
+	inc "$TCPRT" fleet top --url "${CHN[3]}" --host cl-q --since $since --until $until -n 3 --format json > $F/top.json
+	python3 - $F/q $F/top.json $until <<-'PY' || fail "top"
+		import json, os, sys
+		d = [int(l.split()[7]) for n in os.listdir(sys.argv[1])
+		     for l in open(os.path.join(sys.argv[1], n))
+		     if l.split()[1] == "R" and int(l.split()[2]) < int(sys.argv[3])]
+		top = [json.loads(l) for l in open(sys.argv[2])]
+		assert [t["duration"] for t in top] == sorted(d, reverse=True)[:3], top
+	PY
+	n=$(lines_in $F/q)
+	CH=${CHN[3]} expect_account cl-q "final $n $n 0 0 0 0 0 0"
+	inc "$TCPRT" fleet reached --url "${CHN[2]}" --since 0 > /dev/null || fail "fleet reached"
+}
+
+# Retention on the cluster: fleet expire drops the days past the limit on
+# every node, as each node's own tables show.
+case_retention() {
+	local now d40 d10 d100
+	now=$(sql "SELECT toUInt32(now())")
+	d40=$((now - 40 * 86400)); d10=$((now - 10 * 86400)); d100=$((now - 100 * 86400))
+	# each on the shard of its host, synchronously
+	ins() { inc curl -sS --fail-with-body "$CH?insert_distributed_sync=1" --data-binary "$1"; }
+	ins "INSERT INTO tcprt.records (host, epoch, seq, valid, line, type, port, sec) SELECT if(number % 2, 'cl-gen', 'cl-live'), 9, number, 1, 'x', 'R', 7100, multiIf(number < 20, toUInt64($d40 + number), number < 50, toUInt64($d10 + number), toUInt64($now - 100 + number)) FROM system.numbers LIMIT 60"
+	ins "INSERT INTO tcprt.controls (host, epoch, ctl_seq, received) VALUES ('cl-gen', 9, 1, toDateTime($d100)), ('cl-live', 9, 1, toDateTime($d100)), ('cl-gen', 9, 2, now())"
+	ins "INSERT INTO tcprt.bad_messages (received, file, offset, reason, message) VALUES (toDateTime($d100), 'cl-rt', 1, 'old', 'm'), (now(), 'cl-rt', 2, 'new', 'm')"
+	WAIT_S=$SETTLE_S wait_until "the rows on both replicas of shard 1" eval \
+		'[ "$(nsql 1 "SELECT count() FROM tcprt.records_local WHERE epoch = 9")" = "$(nsql 2 "SELECT count() FROM tcprt.records_local WHERE epoch = 9")" ]'
+	expect_eq "$(node_counts records "epoch = 9 AND sec < $d10")" "10 10 10" "records older than 30 days, on each node"
+	inc "$TCPRT" fleet init --url "$CH$DDL" --keep records=30d,controls=60d,bad_messages=60d > $F/keep.out ||
+		fail "--keep: $(cat $F/keep.out)"
+	inc "$TCPRT" fleet expire --url "$CH$DDL" > $F/exp.out || fail "expire: $(cat $F/exp.out)"
+	sed 's/^/# /' $F/exp.out
+	grep -q "^tcprt.records: kept 30d: [0-9]* partitions\? dropped (" $F/exp.out || fail "expire: $(cat $F/exp.out)"
+	expect_eq "$(node_counts records "epoch = 9 AND sec < $d10")" "0 0 0" "records older than 30 days, on each node, after"
+	expect_eq "$(node_counts records "epoch = 9")" "20 20 20" "the newer records, on each node, all of them"
+	expect_eq "$(node_counts controls "epoch = 9")" "$(nsql 1 "SELECT if(cityHash64('cl-gen') % 2 = 0, '1 1 0', '0 0 1')")" \
+		"the controls of 100 days gone, of now kept (cl-gen's shard)"
+	WAIT_S=$SETTLE_S wait_until "bad_messages' older row deleted on every node" eval \
+		'[ "$(sql "SELECT count() FROM tcprt.bad_messages WHERE file = '"'cl-rt'"'")" = 1 ]' ||
+		fail "bad_messages: $(sql "SELECT reason FROM tcprt.bad_messages WHERE file = 'cl-rt'")"
+	# the same rows as init --keep forever wrote at first: written again
+	# (a replicated table drops an insert of an earlier one's rows)
+	inc "$TCPRT" fleet init --url "$CH$DDL" --keep forever > $F/keep.out || fail "--keep forever"
+	expect_eq "$(sed -n 2p $F/keep.out)" \
+		"retention: records forever, controls forever, cpu_accounts forever, bad_messages forever (tcprt fleet expire drops what is older; fleet init --keep changes it)" \
+		"retention back to what it was at first"
+}
+
+# An upgrade on the cluster: a column missing from the nodes' tables and
+# the Distributed one, the version older: fleet init adds it to the
+# nodes' tables and makes the Distributed one again, on every node, and
+# the rows are as they were.
+case_upgrade() {
+	local i before
+	before=$(sql "SELECT count(), sum(rseq) FROM tcprt.records FINAL")
+	# the Distributed table made again from the nodes' one, which lacks it
+	sql "ALTER TABLE tcprt.records_local ON CLUSTER $CLUSTER DROP COLUMN numbered" > /dev/null ||
+		fail "drop a column of tcprt.records_local"
+	sql "DROP TABLE tcprt.records ON CLUSTER $CLUSTER" > /dev/null || fail "drop tcprt.records"
+	sql "CREATE TABLE tcprt.records ON CLUSTER $CLUSTER AS tcprt.records_local ENGINE = Distributed($CLUSTER, tcprt, records_local, cityHash64(host))" > /dev/null ||
+		fail "tcprt.records again"
+	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '4')"
+	inc "$TCPRT" fleet init --url "$CH$DDL" > $F/init.out 2>&1 || fail "fleet init: $(cat $F/init.out)"
+	grep -q "^tcprt.records: 1 column added$" $F/init.out || fail "fleet init: $(cat $F/init.out)"
+	grep -q "^tcprt schema upgraded from 4 to 5" $F/init.out || fail "fleet init: $(cat $F/init.out)"
+	for i in 1 2 3; do
+		expect_eq "$(nsql $i "SELECT name FROM system.columns WHERE database = 'tcprt' AND table = 'records_local' FORMAT TSV" | tail -1)" \
+			numbered "node $i: records_local's last column"
+		expect_eq "$(nsql $i "SELECT name FROM system.columns WHERE database = 'tcprt' AND table = 'records' FORMAT TSV" | tail -1)" \
+			numbered "node $i: records' last column"
+	done
+	expect_eq "$(sql "SELECT count(), sum(rseq) FROM tcprt.records FINAL")" "$before" "the rows after the upgrade"
+}
+
+rm -rf $F
+mkdir -p $F/spool
+make_tls || { echo "not ok 1 - make-certs.sh failed"; exit 1; }
+make_net
+start_cluster || { echo "not ok 1 - the cluster did not start: $(tail -5 $F/zk/log $F/chn*/error.log)"; stop_cluster; teardown; exit 1; }
+start_central
+start_sender a
+start_sender b
+
+run_case "cluster: fleet init --cluster: the nodes' replicated tables, Distributed ones over them, meta on every node; init again; another cluster's name refused" case_init
+start_ingest
+run_case "cluster: the module's live traffic and a generated load on two shards, a replica SIGKILLed mid-load and ZooKeeper restarted mid-load: every record once, gaps says so, the replica catches up" case_faults
+run_case "cluster: summary, top, gaps and reached through any node, as tcprt summary of the logs" case_queries
+run_case "cluster: retention: expire drops the days past the limit on every node, keeps the rest" case_retention
+run_case "cluster: an upgrade adds a missing column to the nodes' tables and the Distributed ones" case_upgrade
+
+stop_cluster
+teardown
+done_testing

@@ -196,14 +196,7 @@ case_queries() {
 	[ -s $F/q.l ] || fail "tcprt summary printed no window: $(cat $F/q.local)"
 	diff $F/q.l $F/q.f > /dev/null || fail "fleet summary differs from tcprt summary: $(diff $F/q.l $F/q.f | head)"
 	inc "$TCPRT" fleet top --url "${CHN[3]}" --host cl-q --since $since --until $until -n 3 --format json > $F/top.json
-	python3 - $F/q $F/top.json $until <<-'PY' || fail "top"
-		import json, os, sys
-		d = [int(l.split()[7]) for n in os.listdir(sys.argv[1])
-		     for l in open(os.path.join(sys.argv[1], n))
-		     if l.split()[1] == "R" and int(l.split()[2]) < int(sys.argv[3])]
-		top = [json.loads(l) for l in open(sys.argv[2])]
-		assert [t["duration"] for t in top] == sorted(d, reverse=True)[:3], top
-	PY
+	expect_top3 $F/q $F/top.json $until
 	n=$(lines_in $F/q)
 	CH=${CHN[3]} expect_account cl-q "final $n $n 0 0 0 0 0 0"
 	inc "$TCPRT" fleet reached --url "${CHN[2]}" --since 0 > /dev/null || fail "fleet reached"

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# The fleet path's daemons in network namespaces, for its test (fleet.sh)
+# The fleet path's daemons in network namespaces, and the store's accounts as
+# the tests read them, for its tests (fleet.sh, cluster.sh)
 # and its benchmark (tools/bench/fleet): sourced after selftests/lib.sh
 # (wait_until, fail).  F is the work folder, CH ClickHouse's URL inside
 # fleetc, PORT the central's RELP port.
@@ -312,6 +313,19 @@ lines_in() {	# dir: lines of its logs
 
 store_has() {	# host n: at least n records of host loaded
 	[ "$(sql "SELECT count() FROM tcprt.records WHERE host = '$1'")" -ge "$2" ]
+}
+
+# fleet top -n 3 --format json's answer (JSON) lists the three longest
+# durations of the R records in DIR's logs that started before UNTIL.
+expect_top3() {	# dir json until
+	python3 - "$1" "$2" "$3" <<-'PY' || fail "top"
+		import json, os, sys
+		d = [int(l.split()[7]) for n in os.listdir(sys.argv[1])
+		     for l in open(os.path.join(sys.argv[1], n))
+		     if l.split()[1] == "R" and int(l.split()[2]) < int(sys.argv[3])]
+		top = [json.loads(l) for l in open(sys.argv[2])]
+		assert [t["duration"] for t in top] == sorted(d, reverse=True)[:3], top
+	PY
 }
 
 ship() {	# a|b host-id [ship options]: in the host's namespace

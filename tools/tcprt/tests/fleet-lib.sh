@@ -45,6 +45,9 @@ make_tls() {
 		TCPRT=$TCPRT sh "$FLEET/make-certs.sh" host $F/tls/ca $h.fleet.test \
 			$F/tls/$h > /dev/null || return 1
 	done
+	# the second central of cluster.sh
+	TCPRT=$TCPRT sh "$FLEET/make-certs.sh" host $F/tls/ca tcprt-central-2 \
+		$F/tls/central2 > /dev/null
 }
 
 tls_args() {	# dir: render.sh's arguments for the certificate in it
@@ -163,46 +166,65 @@ listening() {	# netns port
 
 # The central rsyslogd: the installed snippet, rendered (or the negative
 # control's, memq); its spool writer writes to SPOOL_DIR ($F/spool), with
-# SPOOL_OPTS.
+# SPOOL_OPTS.  CEN=central2: the second central (cluster.sh), its own
+# folder, certificate (tcprt-central-2), port (PORT2) and spool ($F/spool2),
+# in the same namespace.
+PORT2=20515
+cen_port() {
+	if [ "${CEN:-central}" = central2 ]; then echo $PORT2; else echo $PORT; fi
+}
+
 start_central() {	# [memq]
 	local snip=tcprt-central.conf conf=test-central.conf.in memq=()
+	local c=${CEN:-central} port spool=${SPOOL_DIR:-$F/spool}
+	port=$(cen_port)
+	[ "$c" = central2 ] && spool=$F/spool2
 	if [ "${1:-}" = memq ]; then
 		snip=tcprt-central-memq.conf
 		conf=test-central-memq.conf.in
 		# nothing written until 60000 frames or 60 s
 		memq=(MEMQ_BACKLOG=60000)
 	fi
-	mkdir -p $F/central $F/spool
+	mkdir -p $F/$c "$spool"
 	# shellcheck disable=SC2046
-	"$FLEET/render.sh" "$FLEET/$snip" TCPRT_PORT=$PORT \
-		TCPRT_SPOOL_WRITER="$TCPRT spool --dir ${SPOOL_DIR:-$F/spool}${SPOOL_OPTS:+ $SPOOL_OPTS}" \
-		TCPRT_SPOOL_LOG=$F/central/spool.log \
-		$(tls_args $F/tls/central) TCPRT_PERMITTED="*.fleet.test" \
-		"${memq[@]}" > $F/central/snippet.conf
-	"$FLEET/render.sh" "$FLEET/$conf" WORKDIR=$F/central \
-		SNIPPET=$F/central/snippet.conf > $F/central/rsyslog.conf
-	detach $F/central/stdout ip netns exec fleetc rsyslogd -n \
-		-f $F/central/rsyslog.conf -i $F/central/pid
-	wait_until "central rsyslogd listening" listening fleetc $PORT
+	"$FLEET/render.sh" "$FLEET/$snip" TCPRT_PORT=$port \
+		TCPRT_SPOOL_WRITER="$TCPRT spool --dir $spool${SPOOL_OPTS:+ $SPOOL_OPTS}" \
+		TCPRT_SPOOL_LOG=$F/$c/spool.log \
+		$(tls_args $F/tls/$c) TCPRT_PERMITTED="*.fleet.test" \
+		"${memq[@]}" > $F/$c/snippet.conf
+	"$FLEET/render.sh" "$FLEET/$conf" WORKDIR=$F/$c \
+		SNIPPET=$F/$c/snippet.conf > $F/$c/rsyslog.conf
+	detach $F/$c/stdout ip netns exec fleetc rsyslogd -n \
+		-f $F/$c/rsyslog.conf -i $F/$c/pid
+	wait_until "$c rsyslogd listening" listening fleetc "$port"
 }
 
 stop_central() {	# [signal]
-	local pid
-	pid=$(cat $F/central/pid 2> /dev/null) || return 0
+	local pid c=${CEN:-central}
+	pid=$(cat $F/$c/pid 2> /dev/null) || return 0
 	kill -"${1:-TERM}" "$pid" 2> /dev/null || true
-	wait_until "central rsyslogd gone" eval "! kill -0 $pid 2> /dev/null"
-	rm -f $F/central/pid
+	wait_until "$c rsyslogd gone" eval "! kill -0 $pid 2> /dev/null"
+	rm -f $F/$c/pid
 }
 
-# A host's rsyslogd: socket $F/<h>/ship.sock, forwarding to the central.
+# A host's rsyslogd: socket $F/<h>/ship.sock, forwarding to the central;
+# TWO=failover or TWO=mirror: a snippet of two centrals
+# (tcprt-ship-failover.conf, the first tried again every 5 s;
+# tcprt-ship-mirror.conf), the second one CEN=central2's.
 start_sender() {	# a|b
-	local h=$1 i=0
+	local h=$1 i=0 snip=tcprt-ship.conf two=()
 	[ "$h" = b ] && i=1
+	if [ -n "${TWO:-}" ]; then
+		snip=tcprt-ship-$TWO.conf
+		two=(TCPRT_CENTRAL2=10.98.$i.1 TCPRT_PORT2=$PORT2
+		     TCPRT_CENTRAL2_NAME=tcprt-central-2)
+		[ "$TWO" = failover ] && two+=(TCPRT_RETRY=5)
+	fi
 	mkdir -p $F/$h
 	# shellcheck disable=SC2046
-	"$FLEET/render.sh" "$FLEET/tcprt-ship.conf" TCPRT_SOCKET=$F/$h/ship.sock \
+	"$FLEET/render.sh" "$FLEET/$snip" TCPRT_SOCKET=$F/$h/ship.sock \
 		TCPRT_CENTRAL=10.98.$i.1 TCPRT_PORT=$PORT $(tls_args $F/tls/$h) \
-		> $F/$h/snippet.conf
+		"${two[@]}" > $F/$h/snippet.conf
 	"$FLEET/render.sh" "$FLEET/test-sender.conf.in" WORKDIR=$F/$h \
 		SNIPPET=$F/$h/snippet.conf > $F/$h/rsyslog.conf
 	detach $F/$h/stdout ip netns exec fleet$h rsyslogd -n -f $F/$h/rsyslog.conf \
@@ -210,10 +232,20 @@ start_sender() {	# a|b
 	wait_until "host $h's rsyslog socket" test -S $F/$h/ship.sock
 }
 
-start_ingest() {	# [options]; INGEST_SPOOL: another spool
-	detach $F/ingest.log ip netns exec fleetc "$TCPRT" ingest --spool "${INGEST_SPOOL:-$F/spool}" \
-		--frame-master $MASTER --url $CH --interval 0.2 --keep "$@"
-	wait_until "ingest running" pgrep -f "$TCPRT ingest" > /dev/null
+stop_sender() {	# a|b
+	local pid
+	pid=$(cat $F/$1/pid 2> /dev/null) || return 0
+	kill "$pid" 2> /dev/null || true
+	wait_until "host $1's rsyslogd gone" eval "! kill -0 $pid 2> /dev/null"
+	rm -f $F/$1/pid $F/$1/ship.sock
+}
+
+# INGEST_SPOOL: another spool; INGEST_LOG, INGEST_URL: another log, store
+start_ingest() {	# [options]
+	local spool=${INGEST_SPOOL:-$F/spool}
+	detach "${INGEST_LOG:-$F/ingest.log}" ip netns exec fleetc "$TCPRT" ingest --spool "$spool" \
+		--frame-master $MASTER --url "${INGEST_URL:-$CH}" --interval 0.2 --keep "$@"
+	wait_until "ingest running" pgrep -f "$TCPRT ingest --spool $spool " > /dev/null
 }
 
 stop_ingest() {	# [signal]
@@ -228,6 +260,7 @@ teardown() {
 		[ -f $F/$h/pid ] && kill "$(cat $F/$h/pid)" 2> /dev/null
 	done
 	stop_central
+	CEN=central2 stop_central
 	stop_clickhouse
 	for ns in fleeta fleetb fleetc; do
 		ip netns pids $ns 2> /dev/null | xargs -r kill 2> /dev/null

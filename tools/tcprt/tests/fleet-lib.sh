@@ -210,7 +210,8 @@ stop_central() {	# [signal]
 # A host's rsyslogd: socket $F/<h>/ship.sock, forwarding to the central;
 # TWO=failover or TWO=mirror: a snippet of two centrals
 # (tcprt-ship-failover.conf, the first tried again every 5 s;
-# tcprt-ship-mirror.conf), the second one CEN=central2's.
+# tcprt-ship-mirror.conf), the second one CEN=central2's; TO=central2:
+# tcprt-ship.conf to the second central alone.
 start_sender() {	# a|b
 	local h=$1 i=0 snip=tcprt-ship.conf two=()
 	[ "$h" = b ] && i=1
@@ -222,9 +223,11 @@ start_sender() {	# a|b
 	fi
 	mkdir -p $F/$h
 	# shellcheck disable=SC2046
+	# TO=central2: the one central is the second
+	[ "${TO:-}" = central2 ] && two+=(TCPRT_CENTRAL_NAME=tcprt-central-2)
 	"$FLEET/render.sh" "$FLEET/$snip" TCPRT_SOCKET=$F/$h/ship.sock \
-		TCPRT_CENTRAL=10.98.$i.1 TCPRT_PORT=$PORT $(tls_args $F/tls/$h) \
-		"${two[@]}" > $F/$h/snippet.conf
+		TCPRT_CENTRAL=10.98.$i.1 TCPRT_PORT="$(CEN=${TO:-central} cen_port)" \
+		$(tls_args $F/tls/$h) "${two[@]}" > $F/$h/snippet.conf
 	"$FLEET/render.sh" "$FLEET/test-sender.conf.in" WORKDIR=$F/$h \
 		SNIPPET=$F/$h/snippet.conf > $F/$h/rsyslog.conf
 	detach $F/$h/stdout ip netns exec fleet$h rsyslogd -n -f $F/$h/rsyslog.conf \

@@ -511,12 +511,12 @@ static void view_time(const struct opts *o, struct buf *q)
 
 /*
  * The last control message of each epoch in view (@in) received before
- * @before (Unix seconds): its account (ctl), or with @base the window's
- * start (base, and when it arrived).  Fields named as on the wire; final
- * once any said so.
+ * @before (Unix seconds), and from @after on (0: any): its account (ctl),
+ * or with @base the window's start (base, and when it arrived).  Fields
+ * named as on the wire; final once any said so.
  */
 static void gaps_controls(struct ch *c, const char *in, uint64_t before,
-			  bool base, struct accounts *as)
+			  uint64_t after, bool base, struct accounts *as)
 {
 	struct buf q = { 0 }, ans = { 0 };
 	/* the fields a store of before schema 4 has */
@@ -534,8 +534,9 @@ static void gaps_controls(struct ch *c, const char *in, uint64_t before,
 		else
 			buf_printf(&q, ", argMax(%s, ctl_seq)", ctl_field_name[i]);
 	}
-	buf_printf(&q, ", max(final = %d), max(final = %d), toUInt32(max(received)) FROM tcprt.controls FINAL WHERE received < toDateTime(%llu) AND %s GROUP BY host, epoch FORMAT TabSeparated",
-		   FINAL_LAST, FINAL_CLOSED, (unsigned long long)before, in);
+	buf_printf(&q, ", max(final = %d), max(final = %d), toUInt32(max(received)) FROM tcprt.controls FINAL WHERE received < toDateTime(%llu) AND received >= toDateTime(%llu) AND %s GROUP BY host, epoch FORMAT TabSeparated",
+		   FINAL_LAST, FINAL_CLOSED, (unsigned long long)before,
+		   (unsigned long long)after, in);
 	query(c, q.p, &ans);
 	while ((row = ch_row(&ans, &pos))) {
 		struct account *a;
@@ -731,14 +732,73 @@ static void gaps_view(struct ch *c, const struct opts *o, struct accounts *as,
  * next_seq of its last one before --until.  An epoch with no control
  * message before the window is accounted from its start.
  */
+/*
+ * gaps_controls() of the epochs in view that the bounded read found no
+ * control message of (@base: no base), from any time: named one by one,
+ * or, too many to name, as @in selects them.
+ */
+static void gaps_controls_rest(struct ch *c, const char *in, uint64_t before,
+			       bool base, struct accounts *as)
+{
+	struct buf named = { 0 };
+	size_t i, n = 0;
+
+	for (i = 0; i < as->n && named.len < VIEW_NAMED_BYTES; i++) {
+		const struct account *a = &as->a[i];
+
+		if (base ? a->has_base : a->has_ctl)
+			continue;
+		buf_printf(&named, n++ ? ", ('%s', %llu)" : "(host, epoch) IN (('%s', %llu)",
+			   a->host, (unsigned long long)a->epoch);
+	}
+	if (n && named.len < VIEW_NAMED_BYTES) {
+		buf_printf(&named, ")");
+		gaps_controls(c, named.p, before, 0, base, as);
+	} else if (n) {
+		gaps_controls(c, in, before, 0, base, as);
+	}
+	buf_free(&named);
+}
+
+/* @t less @d seconds, not below 0 */
+static uint64_t before_by(uint64_t t, uint64_t d)
+{
+	return t > d ? t - d : 0;
+}
+
+/*
+ * The controls of a window: an epoch in view by a control message has
+ * one received in the window, so its last before --until arrived in it -
+ * read from --lag before it (a copy of an older message that arrived
+ * late), by the partitions of the days it spans; a live epoch sends one
+ * every --interval of its sender (10 s by default), so its last before
+ * --since arrived within the hour before (GAPS_BASE_LOOK, or --lag if
+ * longer).  The others (in view by their records alone; started in the
+ * window; silent before it) are read again, named, from any time.  The
+ * whole store (--since 0): one read each.
+ */
+#define GAPS_BASE_LOOK	3600
+static void gaps_window_controls(struct ch *c, const struct opts *o,
+				 const char *in, struct accounts *as)
+{
+	uint64_t look = o->lag > GAPS_BASE_LOOK ? o->lag : GAPS_BASE_LOOK;
+
+	if (!o->since) {
+		gaps_controls(c, in, o->until, 0, false, as);
+		return;
+	}
+	gaps_controls(c, in, o->until, before_by(o->since, o->lag), false, as);
+	gaps_controls_rest(c, in, o->until, false, as);
+	gaps_controls(c, in, o->since, before_by(o->since, look), true, as);
+	gaps_controls_rest(c, in, o->since, true, as);
+}
+
 static void gaps_load(struct ch *c, const struct opts *o, const char *in,
 		      struct accounts *as)
 {
 	size_t i;
 
-	gaps_controls(c, in, o->until, false, as);
-	if (o->since)
-		gaps_controls(c, in, o->since, true, as);
+	gaps_window_controls(c, o, in, as);
 	for (i = 0; i < as->n; i++) {
 		struct account *a = &as->a[i];
 
@@ -1165,7 +1225,7 @@ static void seq_loads(const struct opts *o, const char *in, struct buf *q)
  * epoch's account is then the window's own (window_read).
  */
 static void seq_accounts(struct ch *c, const char *loads, uint64_t before,
-			 bool base, struct mlogs *ls)
+			 uint64_t after, bool base, struct mlogs *ls)
 {
 	struct buf q = { 0 }, ans = { 0 };
 	char *row, *f[16];
@@ -1174,8 +1234,8 @@ static void seq_accounts(struct ch *c, const char *loads, uint64_t before,
 	buf_printf(&q, "SELECT host, load_id, cpu, epoch");
 	for (i = 0; i < CPU_NFIELDS; i++)
 		buf_printf(&q, ", argMax(%s, ctl_seq)", cpu_field_name[i]);
-	buf_printf(&q, ", toUInt32(max(received)) FROM tcprt.cpu_accounts FINAL WHERE received < toDateTime(%llu) AND %s GROUP BY host, load_id, cpu, epoch FORMAT TabSeparated",
-		   (unsigned long long)before, loads);
+	buf_printf(&q, ", toUInt32(max(received)) FROM tcprt.cpu_accounts FINAL WHERE received < toDateTime(%llu) AND received >= toDateTime(%llu) AND %s GROUP BY host, load_id, cpu, epoch FORMAT TabSeparated",
+		   (unsigned long long)before, (unsigned long long)after, loads);
 	query(c, q.p, &ans);
 	while ((row = ch_row(&ans, &pos))) {
 		struct acct_read *e;
@@ -1303,6 +1363,47 @@ static void seq_rows(struct ch *c, const struct opts *o, const char *loads,
 	buf_free(&t);
 }
 
+/*
+ * "(host, epoch) IN (...)" of the epochs of @ls's accounts that @want
+ * says (their pairs once each; @ls sorted by host), into @b: false when
+ * there are none, or too many to name (VIEW_NAMED_BYTES).
+ */
+static bool seq_named(const struct mlogs *ls, bool (*want)(const struct acct_read *),
+		      struct buf *b)
+{
+	struct buf seen = { 0 };
+	char pair[128];
+	size_t i, j, n = 0;
+
+	b->len = 0;
+	for (i = 0; i < ls->n && b->len < VIEW_NAMED_BYTES; i++)
+		for (j = 0; j < ls->l[i].n; j++) {
+			if (!want(&ls->l[i].e[j]))
+				continue;
+			snprintf(pair, sizeof(pair), "('%s', %llu)", ls->l[i].host,
+				 (unsigned long long)ls->l[i].e[j].epoch);
+			/* the same epoch reads several logs */
+			if (seen.p && strstr(seen.p, pair))
+				continue;
+			buf_printf(&seen, "%s", pair);
+			buf_printf(b, n++ ? ", %s" : "(host, epoch) IN (%s", pair);
+		}
+	buf_printf(b, ")");
+	buf_free(&seen);
+	return n && b->len < VIEW_NAMED_BYTES;
+}
+
+static bool read_without_base(const struct acct_read *e)
+{
+	return e->has_l1 && !e->has_base;
+}
+
+static bool any_read(const struct acct_read *e)
+{
+	(void)e;
+	return true;
+}
+
 /* Whether each epoch that read a log in view lives (acct_live). */
 static void seq_life(struct ch *c, const struct opts *o, const char *loads,
 		     struct mlogs *ls, struct seen *sn, uint64_t now_s)
@@ -1311,10 +1412,25 @@ static void seq_life(struct ch *c, const struct opts *o, const char *loads,
 	char *row, *f[8];
 	size_t pos = 0, i, j;
 
-	records_time(o, ls->from_s, &t);
-	buf_printf(&q, "SELECT host, epoch, max(final = %d), max(final = %d), toUInt32(max(received)), argMax(interval_us, ctl_seq) FROM tcprt.controls FINAL WHERE received < toDateTime(%llu) AND (host, epoch) IN (SELECT host, epoch FROM tcprt.cpu_accounts WHERE %s UNION ALL SELECT host, epoch FROM tcprt.records WHERE numbered = 1 AND load_id != 0 AND %s AND %s) GROUP BY host, epoch FORMAT TabSeparated",
-		   FINAL_LAST, FINAL_CLOSED, (unsigned long long)o->until, loads,
-		   t.p, loads);
+	/*
+	 * the readers left (drop_idle) by name: each sent an account in the
+	 * window, and with it a control message, so their last arrived from
+	 * the hour (--lag) before it on (seq_window_accounts()); too many to
+	 * name, as the loads select them, from any time
+	 */
+	if (seq_named(ls, any_read, &t)) {
+		buf_printf(&t, " AND received >= toDateTime(%llu)",
+			   (unsigned long long)before_by(o->since, o->lag > GAPS_BASE_LOOK ?
+						       o->lag : GAPS_BASE_LOOK));
+	} else {
+		t.len = 0;
+		records_time(o, ls->from_s, &q);
+		buf_printf(&t, "(host, epoch) IN (SELECT host, epoch FROM tcprt.cpu_accounts WHERE %s UNION ALL SELECT host, epoch FROM tcprt.records WHERE numbered = 1 AND load_id != 0 AND %s AND %s)",
+			   loads, q.p, loads);
+		q.len = 0;
+	}
+	buf_printf(&q, "SELECT host, epoch, max(final = %d), max(final = %d), toUInt32(max(received)), argMax(interval_us, ctl_seq) FROM tcprt.controls FINAL WHERE received < toDateTime(%llu) AND %s GROUP BY host, epoch FORMAT TabSeparated",
+		   FINAL_LAST, FINAL_CLOSED, (unsigned long long)o->until, t.p);
 	query(c, q.p, &ans);
 	while ((row = ch_row(&ans, &pos))) {
 		struct last_seen *x;
@@ -1431,6 +1547,37 @@ static void seq_stored(struct ch *c, const struct opts *o, struct mlogs *ls)
 	buf_free(&t);
 }
 
+/*
+ * The accounts (L1) of the logs in view over the window, as the epochs'
+ * controls (gaps_window_controls()): an epoch that read a log in the
+ * window sends its account every --interval, so its last before --until
+ * and its last before --since arrived from GAPS_BASE_LOOK (or --lag)
+ * before the window on; one that sent none then stopped before the
+ * window, and adds nothing to it.  The epochs with an account in it and
+ * none in the hour before (the central away) are read again, named, from
+ * any time.  The whole store (--since 0): one read.
+ */
+static void seq_window_accounts(struct ch *c, const struct opts *o,
+				const char *loads, struct mlogs *ls)
+{
+	uint64_t look = o->lag > GAPS_BASE_LOOK ? o->lag : GAPS_BASE_LOOK;
+	uint64_t after = o->since ? before_by(o->since, look) : 0;
+	struct buf named = { 0 }, q = { 0 };
+
+	seq_accounts(c, loads, o->until, after, false, ls);
+	if (!o->since)
+		return;
+	seq_accounts(c, loads, o->since, after, true, ls);
+	if (seq_named(ls, read_without_base, &named)) {
+		buf_printf(&q, "%s AND %s", loads, named.p);
+		seq_accounts(c, q.p, o->since, 0, true, ls);
+	} else if (named.len >= VIEW_NAMED_BYTES) {
+		seq_accounts(c, loads, o->since, 0, true, ls);
+	}
+	buf_free(&named);
+	buf_free(&q);
+}
+
 static void seq_load(struct ch *c, const struct opts *o, const char *in,
 		     struct mlogs *ls, uint64_t now_s)
 {
@@ -1440,9 +1587,7 @@ static void seq_load(struct ch *c, const struct opts *o, const char *in,
 
 	seq_loads(o, in, &loads);
 	ls->from_s = o->since;
-	seq_accounts(c, loads.p, o->until, false, ls);
-	if (o->since)
-		seq_accounts(c, loads.p, o->since, true, ls);
+	seq_window_accounts(c, o, loads.p, ls);
 	for (i = 0; i < ls->n; i++)
 		for (j = 0; j < ls->l[i].n; j++) {
 			struct acct_read *e = &ls->l[i].e[j];

@@ -16,8 +16,9 @@
  * never skipped.  A batch ClickHouse refuses for a reason of its rows is
  * split until the refused rows are alone (load.h): they go to
  * bad_messages with ClickHouse's error, the rest is loaded.  A file read
- * to its end, no longer the newest, and untouched for --retire seconds is
- * removed.
+ * to its end, no longer the newest, untouched for --retire seconds and
+ * loaded to its end that long ago (this run's clock: a restart keeps it
+ * --retire longer) is removed.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -62,8 +63,9 @@ CH_CONN_HELP
 "  -S, --state FILE     where the loaded offsets are kept (default\n"
 "                       DIR/.tcprt-ingest.state)\n"
 "  -r, --retire S       remove a file read to its end once a newer one\n"
-"                       exists and it was not written for S seconds\n"
-"                       (default 600)\n"
+"                       exists, it was not written for S seconds and its\n"
+"                       load ended S seconds ago (default 600: what\n"
+"                       ClickHouse acknowledged is on its disk by then)\n"
 "  -k, --keep           never remove a file\n"
 "  -1, --once           load what the files hold now, then stop\n"
 "  -m, --frame-master F the master key every host's frame key derives\n"
@@ -92,6 +94,8 @@ struct spool_file {
 	uint64_t done;		/* loaded and acknowledged up to here */
 	uint64_t read;		/* read into the batch up to here */
 	bool seen;		/* in the folder at the last scan */
+	uint64_t ended_us;	/* when it was first seen loaded to its end
+				 * (this run's clock; 0: not yet) */
 	bool refused;		/* not a regular file: said once, skipped */
 };
 
@@ -870,9 +874,21 @@ static void retire(struct ingest *g)
 		snprintf(path, sizeof(path), "%s/%s", g->spool, f->name);
 		if (!f->seen) {
 			drop = true;	/* gone: someone else removed it */
-		} else if (!g->keep && i + 1 < g->nfiles && !stat(path, &st) &&
-			   f->done == (uint64_t)st.st_size &&
-			   (uint64_t)st.st_mtime * USEC_PER_SEC + g->retire_us < now) {
+		} else if (!stat(path, &st) && f->done == (uint64_t)st.st_size) {
+			if (!f->ended_us)
+				f->ended_us = now;
+		} else {
+			f->ended_us = 0;	/* written since */
+		}
+		/*
+		 * loaded to its end --retire ago, untouched as long: what
+		 * ClickHouse acknowledged is on its disk by then (docs/fleet.md,
+		 * "What a node's loss can cost"), and a file is never removed
+		 * the moment its load ends, however old
+		 */
+		if (!drop && !g->keep && i + 1 < g->nfiles && f->ended_us &&
+		    f->ended_us + g->retire_us < now &&
+		    (uint64_t)st.st_mtime * USEC_PER_SEC + g->retire_us < now) {
 			if (unlink(path) == 0) {
 				drop = true;
 				g->retired++;

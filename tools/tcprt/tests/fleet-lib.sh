@@ -131,33 +131,37 @@ ch_users() {
 	EOF
 }
 
+# CHDIR: the server's folder (config, data, logs), default $F/ch
 start_clickhouse() {
+	local d=${CHDIR:-$F/ch}
 	ch_users
-	cat > $F/ch/config.xml <<-EOF
+	mkdir -p $d
+	cat > $d/config.xml <<-EOF
 		<?xml version="1.0"?>
 		<yandex>
-		  <logger><level>warning</level><log>$F/ch/server.log</log>
-		    <errorlog>$F/ch/error.log</errorlog><console>0</console></logger>
+		  <logger><level>warning</level><log>$d/server.log</log>
+		    <errorlog>$d/error.log</errorlog><console>0</console></logger>
 		  <http_port>8123</http_port>
 		  <tcp_port>9000</tcp_port>
 		  <listen_host>127.0.0.1</listen_host>
-		  <path>$F/ch/data/</path>
-		  <tmp_path>$F/ch/tmp/</tmp_path>
-		  <user_files_path>$F/ch/user_files/</user_files_path>
-		  <users_config>users.xml</users_config>
+		  <path>$d/data/</path>
+		  <tmp_path>$d/tmp/</tmp_path>
+		  <user_files_path>$d/user_files/</user_files_path>
+		  <users_config>$F/ch/users.xml</users_config>
 		  <default_profile>default</default_profile>
 		  <default_database>default</default_database>
 		  <mark_cache_size>5368709</mark_cache_size>
 		</yandex>
 	EOF
-	detach $F/ch/stdout ip netns exec fleetc clickhouse-server \
-		--config-file=$F/ch/config.xml
+	detach $d/stdout ip netns exec fleetc clickhouse-server \
+		--config-file=$d/config.xml
 	WAIT_S=$SETTLE_S wait_until "ClickHouse up" ch_up
 }
 
 stop_clickhouse() {	# [signal]
-	pkill -"${1:-TERM}" -f "clickhouse-server --config-file=$F/ch/config.xml"
-	wait_until "ClickHouse down" eval '! pgrep -f "clickhouse-server --config-file=$F/ch" > /dev/null'
+	local d=${CHDIR:-$F/ch}
+	pkill -"${1:-TERM}" -f "clickhouse-server --config-file=$d/config.xml"
+	wait_until "ClickHouse down" eval "! pgrep -f 'clickhouse-server --config-file=$d/config.xml' > /dev/null"
 }
 
 listening() {	# netns port

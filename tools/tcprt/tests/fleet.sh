@@ -1232,6 +1232,84 @@ case_host_power_lost() {
 	((lost > bound * per)) || fail "without checkpoints or sync, $lost records lost: the disk part survived"
 }
 
+# The store's power lost (docs/fleet.md, "What a node's loss can cost"):
+# ClickHouse's data on a file system of its own, the kernel's writeback
+# held off as for the host's power loss above.  The schema made and
+# synced (a store made long before), records shipped and loaded - every
+# one acknowledged by ClickHouse and its account settled - then
+# ClickHouse SIGKILLed and the device copied as it holds them; the copy,
+# mounted (its journal replayed) and served: ClickHouse acknowledges
+# what it wrote, not what it synced, and the rows the page cache held are
+# gone.  The spool still holds every file (a file's load ended less than
+# --retire ago): loaded again, from a state file of its own, every record
+# is there once.
+case_store_power_lost() {
+	local d=$F/chp n got
+	stop_ingest
+	stop_clickhouse
+	mkdir -p $d/data
+	truncate -s 1G $F/chp.img && mkfs.ext4 -q -F $F/chp.img || fail "mkfs.ext4"
+	power_mount $F/chp.img $d/data commit=3600
+	CHDIR=$d start_clickhouse || fail "ClickHouse on its own file system: $(tail -3 $d/error.log)"
+	inc "$TCPRT" fleet init --url $CH --keep forever > /dev/null || fail "fleet init"
+	sync
+	power_sysctl hold || fail "sysctl"
+	start_ingest
+	python3 "$GEN" $F/sp 20000 --files 2 > /dev/null
+	ship a sp-a --dir $F/sp --once --rate 0 2> $F/ship.err || fail "ship: $(cat $F/ship.err)"
+	n=$(lines_in $F/sp)
+	wait_settled sp-a
+	expect_once sp-a "$n"
+	stop_ingest
+	CHDIR=$d stop_clickhouse KILL
+	cp $F/chp.img $F/chp-lost.img
+	power_umount $d/data
+	power_sysctl restore
+	power_mount $F/chp-lost.img $d/data
+	CHDIR=$d start_clickhouse || fail "ClickHouse after the power loss: $(tail -3 $d/error.log)"
+	got=$(sql "SELECT count() FROM tcprt.records WHERE host = 'sp-a'") ||
+		fail "the store after the power loss: $got"
+	diag "the store's power lost: $((n - got)) of the $n records it had acknowledged are gone"
+	inc "$TCPRT" ingest --spool $F/spool --state $F/reload.state --frame-master $MASTER \
+		--url $CH --once --keep > /dev/null 2> $F/reload.err || fail "reload: $(cat $F/reload.err)"
+	wait_settled sp-a
+	expect_account sp-a "final $n $n 0 0 0 0 0 0"
+	expect_once sp-a "$n"
+	CHDIR=$d stop_clickhouse
+	power_umount $d/data
+	rm -f $F/chp.img $F/chp-lost.img
+	start_clickhouse
+	start_ingest
+}
+
+
+# A spool file, however old, is kept --retire seconds after its load
+# ended (what ClickHouse acknowledged is on its disk by then), not
+# removed the moment it is loaded: a file written two hours ago, loaded
+# now by an ingest with --retire 10, is there once its rows are, and
+# goes later.
+case_retire() {
+	local r='V6 R 1795218000 000001 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448'
+	mkdir -p $F/rt
+	signed > $F/rt/2099010100.frames <<-EOF
+		D1 rt-r 1 0 0 2 ${r}|${r}|
+	EOF
+	touch -d '2 hours ago' $F/rt/2099010100.frames
+	signed > $F/rt/2099010101.frames <<-EOF
+		D1 rt-r 1 2 0 1 ${r}|
+	EOF
+	# not start_ingest: it keeps every file
+	detach $F/rt.log ip netns exec fleetc "$TCPRT" ingest --spool $F/rt \
+		--frame-master $MASTER --url $CH --interval 0.2 --retire 10
+	WAIT_S=$SETTLE_S wait_until "rt-r's rows loaded" store_has rt-r 3 || fail "ingest: $(cat $F/rt.log)"
+	[ -e $F/rt/2099010100.frames ] || fail "the old file removed as soon as it was loaded"
+	WAIT_S=$SETTLE_S wait_until "the old file retired" eval "[ ! -e $F/rt/2099010100.frames ]" ||
+		fail "the old file kept: $(ls $F/rt)"
+	[ -e $F/rt/2099010101.frames ] || fail "the newest file removed"
+	pkill -f "$TCPRT ingest --spool $F/rt " || true
+}
+
+
 # Retention, on a store of its own: a new store's defaults (records 30d,
 # the others 90d); fleet init --keep changes them; fleet expire --dry-run
 # says what would go and changes nothing; fleet expire drops the days
@@ -1410,6 +1488,8 @@ run_case "fleet: two machines under one host id: two accounts, told as concurren
 run_case "fleet: records numbered by the module: D2 and L1 loaded, each number's fate told by module seq; final 2 closes an epoch, a silent one ends, what it had not sent is SENDER; the share reached; bad L1s refused" case_numbered
 run_case "fleet: ship SIGKILLed again and again under load, the module numbering its records: made = stored + the losses gaps names by module seq, cause by cause" case_ship_killed_live
 run_case "fleet: a host's power lost in an outage, its writeback held off: what its queue had synced arrives, the rest told as transport, within the bound (memory part and checkpoint interval); without checkpoints or sync the disk part is lost too" case_host_power_lost
+run_case "fleet: the store's power lost, its writeback held off: the rows it had acknowledged and not synced are gone, the spool kept loads them again: every record once" case_store_power_lost
+run_case "fleet: ingest keeps a spool file --retire seconds after its load ended, however old the file" case_retire
 run_case "fleet: retention: a new store's defaults, --keep per table, expire --dry-run changes nothing, expire drops the days past the limit and keeps the rest row for row, a table without partitions by ALTER DELETE, forever keeps all" case_retention
 run_case "fleet: a store of schema 1: gaps and top read it, ingest and summary say to upgrade; fleet init upgrades it in place, keeps its rows, completes an upgrade stopped halfway" case_upgrade
 

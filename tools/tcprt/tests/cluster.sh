@@ -85,6 +85,12 @@ for l in sys.stdin.buffer.read().split(b"\n")[:-1]:
 	diag "$(wc -l < $F/got.hex) lines byte for byte"
 }
 
+# PID ended within a minute (a process that hangs fails the case, named,
+# instead of holding up the run)
+ended() {	# pid what
+	WAIT_S=60 wait_until "$2 to end" eval "! kill -0 $1 2> /dev/null"
+}
+
 holding() {	# how many times ingest has held a batch the store refused as a whole
 	grep -c "holding" $F/ingest.log || true
 }
@@ -136,20 +142,25 @@ case_faults() {
 	total=$(awk '{ s += $1 } END { print s }' $F/gen.out)
 	WAIT_S=$SETTLE_S wait_until "the last record of cl-gen in the store" store_has cl-gen "$total" ||
 		fail "store: $(account cl-gen); $(tail -3 $F/ingest.log)"
+	diag "cl-gen: its $total records in the store"
 	kill -TERM $pid
+	ended $pid "ship b" || fail "ship b did not end: $(tail -3 $F/gen.err)"
 	wait $pid || fail "ship b: $(cat $F/gen.err)"
 	wait_settled cl-gen
 	expect_account cl-gen "final $total $total 0 0 0 0 0 0"
 	expect_once cl-gen "$total"
 	expect_same_lines cl-gen $F/gen
 	if [ -n "$cli" ]; then
+		ended $cli "client a" || fail "client a did not end"
 		wait $cli || fail "client a"
 		wait_untracked
 		live=$(($(status records_R) + $(status records_E)))
+		diag "the module wrote $live records"
 		expect_eq "$live" 3003 "records the module wrote: the workload's (3 x 1000 R, 3 E)"
 		WAIT_S=$SETTLE_S wait_until "cl-live's records in the store" store_has cl-live "$live" ||
 			fail "cl-live: $(account cl-live)"
 		kill -TERM $shipa
+		ended $shipa "ship a" || fail "ship a did not end: $(tail -3 $F/live.err)"
 		wait $shipa || fail "ship a: $(cat $F/live.err)"
 		wait_settled cl-live
 		expect_account cl-live "final $live $live 0 0 0 0 0 0"
@@ -168,7 +179,8 @@ case_faults() {
 	# cannot reach ZooKeeper, and ON CLUSTER statements wait for it until
 	# they time out; tcprt says what to do.  Restarted, one by one, the
 	# nodes run them again.
-	if ! inc "$TCPRT" fleet init --url "$CH?distributed_ddl_task_timeout=5" > $F/init.out 2>&1; then
+	diag "ON CLUSTER after ZooKeeper's restart"
+	if ! timeout 120 ip netns exec fleetc "$TCPRT" fleet init --url "$CH?distributed_ddl_task_timeout=5" > $F/init.out 2>&1; then
 		grep -q "a node of the cluster did not run it: .* restart that server" $F/init.out ||
 			fail "fleet init after ZooKeeper's restart: $(cat $F/init.out)"
 		diag "ON CLUSTER after ZooKeeper's restart: $(grep -o 'Code: 159\|did not run it' $F/init.out | head -1); restarting the nodes"
@@ -295,6 +307,9 @@ two_centrals() {	# mode prefix
 	diag "$mode: central 1 killed for good, $(spool_frames $F/spool) frames in its spool"
 	wait "${gens[@]}" || fail "generator"
 	kill -TERM "${ships[@]}"
+	for h in "${ships[@]}"; do
+		ended "$h" "ship $h" || fail "a ship did not end"
+	done
 	wait "${ships[@]}" || fail "ship"
 	for h in a b; do
 		WAIT_S=$SETTLE_S wait_until "$p-$h's final account" final_seen $p-$h ||

@@ -384,8 +384,10 @@ CLUSTER=tcprt_test
 CHN=(- http://127.0.0.1:8131/ http://127.0.0.1:8132/ http://127.0.0.1:8133/)
 ZK_PORT=22181
 
+# (a ZooKeeper still starting may take the connection and answer nothing:
+# each try is bounded)
 zk_mode() {	# ZooKeeper's own answer that it serves sessions ("Mode: ...")
-	inc bash -c "exec 3<>/dev/tcp/127.0.0.1/$ZK_PORT && printf srvr >&3 && cat <&3" \
+	inc timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$ZK_PORT && printf srvr >&3 && cat <&3" \
 		2> /dev/null | grep -q '^Mode: '
 }
 

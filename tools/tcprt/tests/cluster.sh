@@ -284,7 +284,7 @@ spool_frames() {	# dir: the data messages in its spool files
 # first central's rsyslogd is SIGKILLed and never started again; its
 # ingest loads what its spool holds.  Prints each host's account.
 two_centrals() {	# mode prefix
-	local mode=$1 p=$2 h id gens=() ships=() total
+	local mode=$1 p=$2 h id gens=() ships=() total live_pid cli=
 	[ -f $F/central2/pid ] || CEN=central2 start_central
 	pgrep -f "$TCPRT ingest --spool $F/spool2 " > /dev/null ||
 		INGEST_SPOOL=$F/spool2 INGEST_LOG=$F/ingest2.log INGEST_URL=${CHN[3]} start_ingest
@@ -302,6 +302,17 @@ two_centrals() {	# mode prefix
 			--dir $F/$id --rate 0 --interval 1 2> $F/$id.err &
 		ships+=($!)
 	done
+	# LIVE=1: the module's live traffic on host a too, shipped as $p-live
+	if [ -n "${LIVE:-}" ] && [ -z "${FLEET_NO_MODULE:-}" ]; then
+		mod_load lports=7601
+		"$TCPRT" ship --key-file "$(key_for $p-live)" --socket $F/a/ship.sock \
+			--interval 1 2> $F/$p-live.err &
+		live_pid=$!
+		start_server fleeta -- --port 7601 --req-bytes 100 --resp-bytes 5000 --conns 3 > /dev/null
+		ip netns exec fleeta "$PEER" client --port 7601 --req-bytes 100 \
+			--resp-bytes 5000 --requests 1000 --conns 3 > /dev/null &
+		cli=$!
+	fi
 	WAIT_S=$SETTLE_S wait_until "part of $p-a loaded" store_has $p-a 5000 || fail "store: $(account $p-a)"
 	stop_central KILL
 	diag "$mode: central 1 killed for good, $(spool_frames $F/spool) frames in its spool"
@@ -311,7 +322,19 @@ two_centrals() {	# mode prefix
 		ended "$h" "ship $h" || fail "a ship did not end"
 	done
 	wait "${ships[@]}" || fail "ship"
-	for h in a b; do
+	if [ -n "$cli" ]; then
+		ended $cli "client a" || fail "client a did not end"
+		wait $cli || fail "client a"
+		wait_untracked
+		echo $(($(status records_R) + $(status records_E))) > $F/$p-live.n
+		diag "$mode: the module wrote $(cat $F/$p-live.n) records"
+		WAIT_S=$SETTLE_S wait_until "$p-live's records in the store" \
+			store_has $p-live "$(cat $F/$p-live.n)" || fail "$p-live: $(account $p-live)"
+		kill -TERM $live_pid
+		ended $live_pid "ship a, live" || fail "ship a did not end: $(tail -3 $F/$p-live.err)"
+		wait $live_pid || fail "ship a: $(cat $F/$p-live.err)"
+	fi
+	for h in a b ${cli:+live}; do
 		WAIT_S=$SETTLE_S wait_until "$p-$h's final account" final_seen $p-$h ||
 			fail "account of $p-$h: $(account $p-$h)"
 	done
@@ -348,7 +371,7 @@ case_failover() {
 
 case_mirror() {
 	local h id total
-	two_centrals mirror cl-mi
+	LIVE=1 two_centrals mirror cl-mi
 	for h in a b; do
 		id=cl-mi-$h
 		total=$(awk '{ s += $1 } END { print s }' $F/$id.gen)
@@ -356,6 +379,14 @@ case_mirror() {
 		expect_account $id "final $total $total 0 0 0 0 0 0"
 		expect_once $id "$total"
 	done
+	if [ -s $F/cl-mi-live.n ]; then
+		total=$(cat $F/cl-mi-live.n)
+		expect_eq "$total" 3003 "records the module wrote: the workload's (3 x 1000 R, 3 E)"
+		wait_settled cl-mi-live
+		expect_account cl-mi-live "final $total $total 0 0 0 0 0 0"
+		expect_once cl-mi-live "$total"
+		mod_unload
+	fi
 	diag "mirror: records stored twice, merged by the key: $(sql "SELECT count() - uniqExact(host, seq) FROM tcprt.records WHERE host LIKE 'cl-mi-%'")"
 }
 
@@ -373,7 +404,7 @@ start_ingest
 run_case "cluster: the module's live traffic and a generated load on two shards, a replica SIGKILLed mid-load and ZooKeeper restarted mid-load: every record once, gaps says so, the replica catches up" case_faults
 run_case "cluster: summary, top, gaps and reached through any node, as tcprt summary of the logs" case_queries
 run_case "cluster: two centrals, an ingest each, hosts failing over (rsyslog's backup action): the first central SIGKILLed mid-load for good: what it had not acknowledged told as TRANSPORT, at most a RELP window, the rest once" case_failover
-run_case "cluster: two centrals, an ingest each, every frame to both: the first central SIGKILLed mid-load for good: every record once" case_mirror
+run_case "cluster: two centrals, an ingest each, every frame to both: the module's live traffic and generated loads, the first central SIGKILLed mid-load for good: every record once" case_mirror
 run_case "cluster: retention: expire drops the days past the limit on every node, keeps the rest" case_retention
 run_case "cluster: an upgrade adds a missing column to the nodes' tables and the Distributed ones" case_upgrade
 

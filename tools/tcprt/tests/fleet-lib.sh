@@ -221,14 +221,14 @@ start_sender() {	# a|b
 	[ "$h" = b ] && i=1
 	if [ -n "${TWO:-}" ]; then
 		snip=tcprt-ship-$TWO.conf
-		two=(TCPRT_CENTRAL2=10.98.$i.1 TCPRT_PORT2=$PORT2
+		two=("TCPRT_CENTRAL2=10.98.$i.1" "TCPRT_PORT2=$PORT2"
 		     TCPRT_CENTRAL2_NAME=tcprt-central-2)
 		[ "$TWO" = failover ] && two+=(TCPRT_RETRY=5)
 	fi
 	mkdir -p $F/$h
-	# shellcheck disable=SC2046
 	# TO=central2: the one central is the second
 	[ "${TO:-}" = central2 ] && two+=(TCPRT_CENTRAL_NAME=tcprt-central-2)
+	# shellcheck disable=SC2046
 	"$FLEET/render.sh" "$FLEET/$snip" TCPRT_SOCKET=$F/$h/ship.sock \
 		TCPRT_CENTRAL=10.98.$i.1 TCPRT_PORT="$(CEN=${TO:-central} cen_port)" \
 		$(tls_args $F/tls/$h) "${two[@]}" > $F/$h/snippet.conf

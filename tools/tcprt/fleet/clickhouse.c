@@ -631,7 +631,8 @@ static bool add_columns(struct ch *c, unsigned int added[])
 	size_t t;
 
 	for (t = 0; t < store_ntables && ok; t++) {
-		name.len = q.len = 0;
+		name.len = 0;
+		q.len = 0;
 		ch_local_name(c, &name, store_tables[t]);
 		ok = missing_columns(c, store_tables[t], name.p, sql, sizeof(sql),
 				     &added[t]);

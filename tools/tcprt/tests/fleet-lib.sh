@@ -131,18 +131,18 @@ ch_users() {
 	EOF
 }
 
-# CHDIR: the server's folder (config, data, logs), default $F/ch
-start_clickhouse() {
-	local d=${CHDIR:-$F/ch}
-	ch_users
+# A server's config.xml in DIR (its data, logs and tmp there too): the
+# ports given, the users of ch_users, and EXTRA (XML) for a cluster's node.
+ch_config() {	# dir http_port tcp_port [extra]
+	local d=$1
 	mkdir -p $d
 	cat > $d/config.xml <<-EOF
 		<?xml version="1.0"?>
 		<yandex>
 		  <logger><level>warning</level><log>$d/server.log</log>
 		    <errorlog>$d/error.log</errorlog><console>0</console></logger>
-		  <http_port>8123</http_port>
-		  <tcp_port>9000</tcp_port>
+		  <http_port>$2</http_port>
+		  <tcp_port>$3</tcp_port>
 		  <listen_host>127.0.0.1</listen_host>
 		  <path>$d/data/</path>
 		  <tmp_path>$d/tmp/</tmp_path>
@@ -151,8 +151,16 @@ start_clickhouse() {
 		  <default_profile>default</default_profile>
 		  <default_database>default</default_database>
 		  <mark_cache_size>5368709</mark_cache_size>
+		${4:-}
 		</yandex>
 	EOF
+}
+
+# CHDIR: the server's folder (config, data, logs), default $F/ch
+start_clickhouse() {
+	local d=${CHDIR:-$F/ch}
+	ch_users
+	ch_config $d 8123 9000
 	detach $d/stdout ip netns exec fleetc clickhouse-server \
 		--config-file=$d/config.xml
 	WAIT_S=$SETTLE_S wait_until "ClickHouse up" ch_up
@@ -418,34 +426,19 @@ stop_zookeeper() {	# [signal]
 }
 
 node_up() {	# i
-	inc curl -sS --max-time 5 --fail "${CHN[$1]}" --data-binary "SELECT 1" > /dev/null 2>&1
+	CH=${CHN[$1]} ch_up
 }
 
 nsql() {	# i query: node i's answer
-	inc curl -sS --max-time 60 --fail-with-body "${CHN[$1]}" --data-binary "$2"
+	CH=${CHN[$1]} sql "$2"
 }
 
 start_node() {	# i
 	local i=$1 d=$F/chn$1 shard=1
 	[ "$i" = 3 ] && shard=2
-	mkdir -p $d
-	cat > $d/config.xml <<-EOF
-		<?xml version="1.0"?>
-		<yandex>
-		  <logger><level>warning</level><log>$d/server.log</log>
-		    <errorlog>$d/error.log</errorlog><console>0</console></logger>
-		  <http_port>813$i</http_port>
-		  <tcp_port>913$i</tcp_port>
+	ch_config $d 813$i 913$i "
 		  <interserver_http_port>923$i</interserver_http_port>
 		  <interserver_http_host>127.0.0.1</interserver_http_host>
-		  <listen_host>127.0.0.1</listen_host>
-		  <path>$d/data/</path>
-		  <tmp_path>$d/tmp/</tmp_path>
-		  <user_files_path>$d/user_files/</user_files_path>
-		  <users_config>$F/ch/users.xml</users_config>
-		  <default_profile>default</default_profile>
-		  <default_database>default</default_database>
-		  <mark_cache_size>5368709</mark_cache_size>
 		  <remote_servers><$CLUSTER>
 		    <shard><internal_replication>true</internal_replication>
 		      <replica><host>127.0.0.1</host><port>9131</port></replica>
@@ -456,16 +449,13 @@ start_node() {	# i
 		  <zookeeper><node><host>127.0.0.1</host><port>$ZK_PORT</port></node>
 		    <session_timeout_ms>5000</session_timeout_ms></zookeeper>
 		  <macros><shard>$shard</shard><replica>node$i</replica></macros>
-		  <distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>
-		</yandex>
-	EOF
+		  <distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>"
 	detach $d/stdout ip netns exec fleetc clickhouse-server --config-file=$d/config.xml
 	WAIT_S=$SETTLE_S wait_until "ClickHouse node $i up" node_up "$i"
 }
 
 stop_node() {	# i [signal]
-	pkill -"${2:-TERM}" -f "clickhouse-server --config-file=$F/chn$1/config.xml"
-	wait_until "ClickHouse node $1 down" eval "! pgrep -f 'clickhouse-server --config-file=$F/chn$1/' > /dev/null"
+	CHDIR=$F/chn$1 stop_clickhouse "${2:-TERM}"
 }
 
 start_cluster() {

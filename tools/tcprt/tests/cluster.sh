@@ -136,7 +136,7 @@ case_faults() {
 	WAIT_S=$SETTLE_S wait_until "ingest to find the store refusing" eval '[ "$(holding)" -gt '"$n"' ]' ||
 		fail "ingest: $(tail -3 $F/ingest.log)"
 	diag "ZooKeeper killed: $(grep "holding" $F/ingest.log | tail -1)"
-	start_zookeeper
+	start_zookeeper || fail "ZooKeeper did not serve again: $(tail -5 $F/zk/log)"
 
 	wait $gen || fail "generator"
 	total=$(awk '{ s += $1 } END { print s }' $F/gen.out)

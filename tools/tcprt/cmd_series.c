@@ -18,16 +18,21 @@
 #define SERIES_FILE	"rt-network-series"
 #define PARAM_DIR	"/sys/module/tcp_rt/parameters"
 #define POLL_US		20000ULL
-#define NFIELDS		12
+#define NBASE		12	/* the positional fields */
+#define NFIELDS		20	/* and series_ext's, by name */
+#define EXT_WIDTH	13	/* the widest name, far_bytes_out */
 
 static const char *const field_name[NFIELDS] = {
 	"bytes_in", "bytes_out", "segs_in", "segs_out", "retrans",
 	"started", "done", "W", "N", "estab", "closed", "open",
+	"ce_bytes", "ce_segs", "ece", "dup_bytes", "dup_segs", "flows",
+	"far_bytes_in", "far_bytes_out",
 };
 
 static const char help[] =
-"usage: tcprt series [--us 100|1000|10000] [--buckets N] [--port P]\n"
-"                    [--format text|csv|raw] [--plot FILE.png] [--dir DIR]\n"
+"usage: tcprt series [--us 100|1000|10000] [--buckets N] [--ext LIST]\n"
+"                    [--host] [--port P] [--format text|csv|raw]\n"
+"                    [--plot FILE.png] [--dir DIR]\n"
 "\n"
 "Start a sampling run of tcp_rt (module parameters series_us,\n"
 "series_buckets, series_run), wait for it to end, then read\n"
@@ -35,11 +40,19 @@ static const char help[] =
 "one row per port per bucket that saw anything: bytes and data segments\n"
 "in and out, retransmitted segments, tasks started and done (R or P), W and\n"
 "N records, connections established and closed, tasks open at the\n"
-"bucket's end.  SIGINT ends the run early; what it counted is printed.\n"
+"bucket's end; then the measures series_ext lists (docs/records.md).\n"
+"SIGINT ends the run early; what it counted is printed.\n"
 "\n"
 "  -u, --us W          bucket width, microseconds (default: the module's)\n"
 "  -b, --buckets N     buckets in the run, 1..10000 (default: the module's)\n"
-"  -p, --port P        only port P (a peer port: P<port>, e.g. P6379)\n"
+"  -e, --ext LIST      series_ext for the run: measures of ce_bytes, ce_segs,\n"
+"                      ece, dup_bytes, dup_segs, flows, far_bytes_in,\n"
+"                      far_bytes_out, comma-separated, or all (default: the\n"
+"                      module's)\n"
+"  -H, --host          the run also counts every TCP connection of the host,\n"
+"                      as port * (series_host 1; without it: the module's)\n"
+"  -p, --port P        only port P (a peer port: P<port>, e.g. P6379; the\n"
+"                      host: '*')\n"
 "  -o, --format F      text (default), csv (a header line, then rows), or\n"
 "                      raw: the file's lines as the module wrote them (the\n"
 "                      form --dir reads back)\n"
@@ -52,7 +65,7 @@ static const char help[] =
 
 struct row {
 	uint64_t t_us;		/* the bucket's start, wall clock */
-	char port[8];		/* "8080" or "P6379" */
+	char port[8];		/* "8080", "P6379" or "*" */
 	long long v[NFIELDS];
 };
 
@@ -60,10 +73,34 @@ struct rows {
 	struct row *r;
 	size_t n, cap;
 	uint64_t bad;
+	unsigned int ext;	/* BIT(field) of the named fields seen */
 };
 
-/* "<sec> <usec> <port> v1 .. v12"; false when the line is not that. */
-static bool parse_row(const char *s, struct row *r)
+/* " name=value" fields after the positional ones; unknown names skipped */
+static bool parse_ext(const char *s, struct row *r, unsigned int *ext)
+{
+	char name[32];
+	long long v;
+	int n, k;
+
+	while (*s == ' ') {
+		if (sscanf(s, " %31[a-z_]=%lld%n", name, &v, &n) != 2)
+			return false;
+		s += n;
+		for (k = NBASE; k < NFIELDS; k++)
+			if (!strcmp(name, field_name[k])) {
+				r->v[k] = v;
+				*ext |= 1U << k;
+			}
+	}
+	return *s == '\0' || *s == '\n';
+}
+
+/*
+ * "<sec> <usec> <port> v1 .. v12 [name=value ...]"; false when the line
+ * is not that.
+ */
+static bool parse_row(const char *s, struct row *r, unsigned int *ext)
 {
 	unsigned long long sec, usec;
 	char port[8];
@@ -72,15 +109,17 @@ static bool parse_row(const char *s, struct row *r)
 	if (sscanf(s, "%llu %llu %7s%n", &sec, &usec, port, &off) != 3 ||
 	    usec >= USEC_PER_SEC)
 		return false;
-	if (!(port[0] == 'P' ? parse_port(port + 1, &(uint16_t){0}) :
+	if (strcmp(port, "*") &&
+	    !(port[0] == 'P' ? parse_port(port + 1, &(uint16_t){0}) :
 			       parse_port(port, &(uint16_t){0})))
 		return false;
-	for (i = 0; i < NFIELDS; i++) {
+	memset(r->v, 0, sizeof(r->v));
+	for (i = 0; i < NBASE; i++) {
 		if (sscanf(s + off, " %lld%n", &r->v[i], &n) != 1)
 			return false;
 		off += n;
 	}
-	if (s[off] != '\0' && s[off] != '\n')
+	if (!parse_ext(s + off, r, ext))
 		return false;
 	r->t_us = sec * USEC_PER_SEC + usec;
 	memcpy(r->port, port, sizeof(port));
@@ -96,7 +135,7 @@ static void read_rows(FILE *f, const char *path, const char *port,
 
 	while (fgets(line, sizeof(line), f)) {
 		lineno++;
-		if (!parse_row(line, &r)) {
+		if (!parse_row(line, &r, &rows->ext)) {
 			if (rows->bad++ < 10)
 				warnx_("%s:%llu: not a series line, skipped",
 				       path, (unsigned long long)lineno);
@@ -157,7 +196,8 @@ static int read_param(const char *name, unsigned long *v)
 }
 
 /* Start a run, wait for it to end (SIGINT: end it now). */
-static int run_series(const char *us, const char *buckets)
+static int run_series(const char *us, const char *buckets, const char *ext,
+		      bool host)
 {
 	unsigned long width, n, running;
 	uint64_t deadline;
@@ -166,6 +206,8 @@ static int run_series(const char *us, const char *buckets)
 		return -1;
 	if ((us && write_param("series_us", us) < 0) ||
 	    (buckets && write_param("series_buckets", buckets) < 0) ||
+	    (ext && write_param("series_ext", ext) < 0) ||
+	    (host && write_param("series_host", "1") < 0) ||
 	    read_param("series_us", &width) < 0 ||
 	    read_param("series_buckets", &n) < 0 ||
 	    write_param("series_run", "1") < 0)
@@ -199,15 +241,20 @@ static void print_rows(const struct rows *rows, bool csv)
 	if (csv) {
 		printf("time_us,port");
 		for (k = 0; k < NFIELDS; k++)
-			printf(",%s", field_name[k]);
+			if (k < NBASE || rows->ext & 1U << k)
+				printf(",%s", field_name[k]);
 		putchar('\n');
 	} else {
-		printf("%-27s %6s %10s %10s %7s %8s %7s %7s %5s %3s %3s %5s %6s %5s\n",
+		printf("%-27s %6s %10s %10s %7s %8s %7s %7s %5s %3s %3s %5s %6s %5s",
 		       "time", "port", field_name[0], field_name[1],
 		       field_name[2], field_name[3], field_name[4],
 		       field_name[5], field_name[6], field_name[7],
 		       field_name[8], field_name[9], field_name[10],
 		       field_name[11]);
+		for (k = NBASE; k < NFIELDS; k++)
+			if (rows->ext & 1U << k)
+				printf(" %*s", EXT_WIDTH, field_name[k]);
+		putchar('\n');
 	}
 	for (i = 0; i < rows->n; i++) {
 		const struct row *r = &rows->r[i];
@@ -215,15 +262,20 @@ static void print_rows(const struct rows *rows, bool csv)
 		if (csv) {
 			printf("%llu,%s", (unsigned long long)r->t_us, r->port);
 			for (k = 0; k < NFIELDS; k++)
-				printf(",%lld", r->v[k]);
+				if (k < NBASE || rows->ext & 1U << k)
+					printf(",%lld", r->v[k]);
 			putchar('\n');
 			continue;
 		}
 		fmt_time(t, sizeof(t), r->t_us, true);
-		printf("%-27s %6s %10lld %10lld %7lld %8lld %7lld %7lld %5lld %3lld %3lld %5lld %6lld %5lld\n",
+		printf("%-27s %6s %10lld %10lld %7lld %8lld %7lld %7lld %5lld %3lld %3lld %5lld %6lld %5lld",
 		       t, r->port, r->v[0], r->v[1], r->v[2], r->v[3], r->v[4],
 		       r->v[5], r->v[6], r->v[7], r->v[8], r->v[9], r->v[10],
 		       r->v[11]);
+		for (k = NBASE; k < NFIELDS; k++)
+			if (rows->ext & 1U << k)
+				printf(" %*lld", EXT_WIDTH, r->v[k]);
+		putchar('\n');
 	}
 }
 
@@ -296,11 +348,44 @@ static int plot_rows(const struct rows *rows, const char *png,
 	return 0;
 }
 
+/* --ext: names of series_ext's measures, or all; checked here first. */
+static const char *ext_list(const char *arg)
+{
+	static char all[160];
+	const char *p = arg;
+	int k;
+
+	if (!strcmp(arg, "all")) {
+		all[0] = '\0';
+		for (k = NBASE; k < NFIELDS; k++) {
+			strcat(all, field_name[k]);
+			if (k + 1 < NFIELDS)
+				strcat(all, ",");
+		}
+		return all;
+	}
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		for (k = NBASE; k < NFIELDS; k++)
+			if (strlen(field_name[k]) == n &&
+			    !strncmp(p, field_name[k], n))
+				break;
+		if (k == NFIELDS)
+			usage_error("series", "--ext: '%.*s' is not a measure (ce_bytes, ce_segs, ece, dup_bytes, dup_segs, flows, far_bytes_in, far_bytes_out, or all)",
+				    (int)n, p);
+		p += n + !!p[n];
+	}
+	return arg;
+}
+
 int cmd_series(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "us", required_argument, NULL, 'u' },
 		{ "buckets", required_argument, NULL, 'b' },
+		{ "ext", required_argument, NULL, 'e' },
+		{ "host", no_argument, NULL, 'H' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "format", required_argument, NULL, 'o' },
 		{ "plot", required_argument, NULL, 'P' },
@@ -309,6 +394,8 @@ int cmd_series(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *us = NULL, *buckets = NULL, *port = NULL, *dir = NULL;
+	const char *ext = NULL;
+	bool host = false;
 	const char *format = NULL, *png = NULL;
 	char path[4096], title[256];
 	struct rows rows = { 0 };
@@ -316,7 +403,7 @@ int cmd_series(int argc, char **argv)
 	FILE *f;
 	int o;
 
-	while ((o = getopt_long(argc, argv, ":u:b:p:o:P:d:h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":u:b:e:Hp:o:P:d:h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'u':
 			if (strcmp(optarg, "100") && strcmp(optarg, "1000") &&
@@ -332,8 +419,16 @@ int cmd_series(int argc, char **argv)
 					    optarg);
 			buckets = optarg;
 			break;
+		case 'e':
+			ext = ext_list(optarg);
+			break;
+		case 'H':
+			host = true;
+			break;
 		case 'p':
-			opt_port("series", optarg[0] == 'P' ? optarg + 1 : optarg);
+			if (strcmp(optarg, "*"))
+				opt_port("series",
+					 optarg[0] == 'P' ? optarg + 1 : optarg);
 			port = optarg;
 			break;
 		case 'o':
@@ -360,13 +455,13 @@ int cmd_series(int argc, char **argv)
 	}
 	if (optind < argc)
 		usage_error("series", "unexpected argument '%s'", argv[optind]);
-	if (dir && (us || buckets))
-		usage_error("series", "--us and --buckets start a run; --dir reads one");
+	if (dir && (us || buckets || ext || host))
+		usage_error("series", "--us, --buckets, --ext and --host start a run; --dir reads one");
 
 	/* with a plot, a table only when asked for */
 	if (!format)
 		format = png ? "none" : "text";
-	if (!dir && run_series(us, buckets) < 0)
+	if (!dir && run_series(us, buckets, ext, host) < 0)
 		return EXIT_RUNTIME;
 	snprintf(path, sizeof(path), "%s/" SERIES_FILE, dir ? dir : DEBUGFS_DIR);
 	f = fopen(path, "re");

@@ -579,6 +579,33 @@ case_series() {
 	cmp -s "$T/out" "$T/ser/rt-network-series" || fail "raw differs from the file"
 }
 
+# series_ext's measures after the positional fields, by name, and the
+# host's line: the columns of the names seen, in the module's order
+# whatever the line's; a name this tcprt does not know is skipped.
+case_series_ext() {
+	mkdir -p "$T/ser"
+	{
+		echo "$BASE 000000 8080 300 3000 1 1 0 1 0 0 0 1 0 1 flows=1 far_bytes_out=3000 ce_bytes=300"
+		echo "$BASE 000000 * 400 3100 2 2 0 0 0 0 0 2 0 0 ce_bytes=300 flows=2 far_bytes_out=3100 future=7"
+		echo "$BASE 001000 8080 0 1448 0 1 1 0 1 0 0 0 1 0"
+	} > "$T/ser/rt-network-series"
+	expect_eq "$(status_of "$TCPRT" series --dir "$T/ser" --format csv)" 0 "csv"
+	expect_eq "$(head -1 "$T/out")" \
+		"time_us,port,bytes_in,bytes_out,segs_in,segs_out,retrans,started,done,W,N,estab,closed,open,ce_bytes,flows,far_bytes_out" \
+		"csv header: the measures seen"
+	expect_eq "$(sed -n 3p "$T/out")" "${BASE}000000,*,400,3100,2,2,0,0,0,0,0,2,0,0,300,2,3100" "the host's row"
+	expect_eq "$(sed -n 4p "$T/out")" "${BASE}001000,8080,0,1448,0,1,1,0,1,0,0,0,1,0,0,0,0" \
+		"a line without them: 0"
+	expect_eq "$(status_of "$TCPRT" series --dir "$T/ser" --port '*')" 0 "--port '*'"
+	expect_eq "$(wc -l < "$T/out")" 2 "header and the host's row"
+	grep -q "far_bytes_out$" "$T/out" || fail "text header: $(head -1 "$T/out")"
+	expect_eq "$(status_of "$TCPRT" series --ext ce_bytes,bogus)" 2 "--ext bogus"
+	grep -q "'bogus' is not a measure" "$T/err" || fail "message: $(cat "$T/err")"
+	expect_eq "$(status_of "$TCPRT" series --dir "$T/ser" --host)" 2 "--dir with --host"
+	echo "$BASE 002000 8080 0 0 0 0 0 0 0 0 0 0 0 0 flows=x" >> "$T/ser/rt-network-series"
+	expect_eq "$(status_of "$TCPRT" series --dir "$T/ser")" 1 "a measure not a number"
+}
+
 case_series_hostile() {
 	make_series
 	echo "$BASE 3000 8080 1 2 3" >> "$T/ser/rt-network-series"
@@ -1482,6 +1509,7 @@ run_case "mixed folder, tcp_rt and vendor files: read counts every valid line on
 run_case "mixed folder: summary counts every task once" case_mixed_summary
 run_case "mixed folder: export counts every record once" case_mixed_export
 run_case "series --dir: table, csv, raw, --port" case_series
+run_case "series --dir: series_ext's measures and the host's line" case_series_ext
 run_case "series: malformed lines and bad options" case_series_hostile
 run_case "series --plot: a PNG, and none of nothing" case_series_plot
 run_case "containers: read --format json names each runtime's container, ignores unknown fields" case_ct_json

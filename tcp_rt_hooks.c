@@ -16,7 +16,15 @@
  *     a kernel inlines one (include/tcp_rt_compat.h); see below;
  *   - only while log_ext has a time-breakdown field: the tracepoint
  *     tcp:tcp_rcv_space_adjust (the application read) and an ftrace
- *     callback at the entry of tcp_rate_check_app_limited() (it writes).
+ *     callback at the entry of tcp_rate_check_app_limited() (it writes);
+ *   - only while a series run counts received segments (series_ext's
+ *     measures of them, or the whole host: tcp_rt_series_wants_rcv()):
+ *     ftrace callbacks at the entry of tcp_rcv_established() and
+ *     tcp_rcv_state_process(), every segment a socket takes in.
+ *
+ * During a run of the whole host (series_host), the untracked traffic
+ * that the port test stops goes on to the series at the transmit hook and
+ * the state tracepoint too.
  *
  * Concurrency and what protects what:
  *   - Every hook runs with preemption disabled, which the engine relies
@@ -31,10 +39,13 @@
  *   - The breakdown's hooks are attached and detached by their callers
  *     (tcp_rt_main.c) under its control mutex; tcp_rt_bd_attached is only
  *     read there.
+ *   - The series' receive hooks are attached and detached by their
+ *     callers (tcp_rt_main.c) under its control mutex too, and
+ *     tcp_rt_series_attached is only read there.
  *   - A hook's filter (tcp_rt_hook.filtered) is set at its first attach,
  *     kept while it is detached and freed once, at unload
- *     (tcp_rt_hooks_free()): init, exit and log_ext's writes (serialised
- *     as above) are the only ones to touch it.
+ *     (tcp_rt_hooks_free()): init, exit and the writes of log_ext and
+ *     series_run (serialised as above) are the only ones to touch it.
  */
 
 #define pr_fmt(fmt) "tcp_rt: " fmt
@@ -65,6 +76,20 @@ static inline bool tcp_rt_watched(const struct sock *sk)
 	       test_bit((__force u16)inet->inet_dport, tcp_rt_watch_peer);
 }
 
+/* States a connection closes from once it was established. */
+#define TCP_RT_SYNCHRONIZED	(TCPF_ESTABLISHED | TCPF_FIN_WAIT1 |	\
+				 TCPF_FIN_WAIT2 | TCPF_CLOSE_WAIT |	\
+				 TCPF_CLOSING | TCPF_LAST_ACK | TCPF_TIME_WAIT)
+
+/* Any connection of the host, for a run of the whole host. */
+static void tcp_rt_series_state(int oldstate, int newstate)
+{
+	if (newstate == TCP_ESTABLISHED && oldstate != TCP_ESTABLISHED)
+		__tcp_rt_series_conn(true);
+	else if (newstate == TCP_CLOSE && (BIT(oldstate) & TCP_RT_SYNCHRONIZED))
+		__tcp_rt_series_conn(false);
+}
+
 static void tcp_rt_set_state_event(const struct sock *sk, int oldstate,
 				   int newstate)
 {
@@ -72,6 +97,8 @@ static void tcp_rt_set_state_event(const struct sock *sk, int oldstate,
 	if (static_branch_unlikely(&tcp_rt_hookcheck_on) &&
 	    tcp_rt_hookcheck_state(sk, newstate))
 		return;
+	if (static_branch_unlikely(&tcp_rt_series_host_on))
+		tcp_rt_series_state(oldstate, newstate);
 	if (!tcp_rt_watched(sk))
 		return;
 	if (newstate == TCP_ESTABLISHED && oldstate != TCP_ESTABLISHED)
@@ -130,6 +157,8 @@ static void tcp_rt_set_state_probe(void *data, const struct sock *sk,
 struct tcp_rt_hook {
 	struct ftrace_ops ops;
 	void (*handler)(struct sock *sk, unsigned long arg1);
+	/* what an untracked socket's event is, in a run of the whole host */
+	void (*host)(struct sock *sk, unsigned long arg1);
 	enum tcp_rt_hook_kind kind;	/* what it sees, for the load check */
 	atomic_long_t missed;
 	bool filtered;		/* ops' filter set: freed at unload only */
@@ -160,6 +189,13 @@ static void tcp_rt_hook_xmit(struct sock *sk, unsigned long arg1)
 	tcp_rt_task_xmit(sk, skb, tcp_rt_skb_new_data(sk, skb));
 }
 
+static void tcp_rt_hook_host_xmit(struct sock *sk, unsigned long arg1)
+{
+	const struct sk_buff *skb = (const void *)arg1;
+
+	tcp_rt_series_seg_out(0, sk, skb, tcp_rt_skb_new_data(sk, skb));
+}
+
 static struct tcp_rt_hook tcp_rt_hooks[];
 static struct tcp_rt_hook tcp_rt_hook_bd_write;
 
@@ -186,12 +222,17 @@ static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
 {
 	struct tcp_rt_hook *hook = container_of(ops, struct tcp_rt_hook, ops);
 	struct sock *sk = (struct sock *)tcp_rt_ftrace_arg(fregs, 0);
+	void (*handler)(struct sock *sk, unsigned long arg1);
 	int bit;
 
 	if (static_branch_unlikely(&tcp_rt_hookcheck_on) &&
 	    tcp_rt_hook_to_check(hook, sk, tcp_rt_ftrace_arg(fregs, 1)))
 		return;
-	if (!tcp_rt_watched(sk))
+	if (tcp_rt_watched(sk))
+		handler = hook->handler;
+	else if (static_branch_unlikely(&tcp_rt_series_host_on) && hook->host)
+		handler = hook->host;
+	else
 		return;
 	/* Also disables preemption: records go to this CPU's buffer. */
 	bit = tcp_rt_recursion_trylock(ip, parent_ip);
@@ -199,13 +240,13 @@ static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
 		atomic_long_inc(&hook->missed);
 		return;
 	}
-	hook->handler(sk, tcp_rt_ftrace_arg(fregs, 1));
+	handler(sk, tcp_rt_ftrace_arg(fregs, 1));
 	tcp_rt_recursion_unlock(bit);
 }
 
-#define TCP_RT_HOOK(fn, h, k) {						\
+#define TCP_RT_HOOK_OPS(fn, cb, h, k) {					\
 	.ops = {							\
-		.func	= tcp_rt_ftrace,				\
+		.func	= cb,						\
 		.flags	= TCP_RT_FTRACE_FLAGS,				\
 	},								\
 	.handler	= h,						\
@@ -213,6 +254,8 @@ static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
 	.missed		= ATOMIC_LONG_INIT(0),				\
 	.func		= fn,						\
 }
+
+#define TCP_RT_HOOK(fn, h, k)	TCP_RT_HOOK_OPS(fn, tcp_rt_ftrace, h, k)
 
 /*
  * Selftests only (tcp_rt_module.sh, tcp_rt_breakdown.sh): builds whose
@@ -230,7 +273,17 @@ static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
 #endif
 
 static struct tcp_rt_hook tcp_rt_hooks[] = {
-	TCP_RT_HOOK(TCP_RT_HOOK_XMIT, tcp_rt_hook_xmit, XMIT),
+	{
+		.ops = {
+			.func	= tcp_rt_ftrace,
+			.flags	= TCP_RT_FTRACE_FLAGS,
+		},
+		.handler	= tcp_rt_hook_xmit,
+		.host		= tcp_rt_hook_host_xmit,
+		.kind		= TCP_RT_HOOK_KIND_XMIT,
+		.missed		= ATOMIC_LONG_INIT(0),
+		.func		= TCP_RT_HOOK_XMIT,
+	},
 	TCP_RT_HOOK(TCP_RT_HOOK_ACK, tcp_rt_hook_sync, ACK),
 	TCP_RT_HOOK("tcp_send_ack", tcp_rt_hook_sync, RCV),
 	TCP_RT_HOOK("tcp_send_delayed_ack", tcp_rt_hook_sync, RCV),
@@ -277,6 +330,66 @@ static void tcp_rt_rcv_space_probe(void *data, struct sock *sk)
 	preempt_enable_notrace();
 }
 
+/*
+ * The series' receive hooks (tcp_rt_series.c), attached only while a run
+ * counts received segments: at the entry of
+ *   tcp_rcv_established()   every segment of an established connection,
+ *                           backlogged ones when the owner releases it;
+ *   tcp_rcv_state_process() every segment in the other states, of which
+ *                           those that may carry data count;
+ * both with the socket locked and TCP's control block filled in (seq,
+ * end_seq, flags, the IP header's ECN field), before TCP handles it.
+ * Both are called from tcp_ipv4.c and tcp_ipv6.c, so never inlined.
+ * Every socket takes this callback, not only the tracked ones: an
+ * untracked one counts only in a run of the whole host.
+ */
+#define TCP_RT_RCV_STATES	(TCPF_SYN_RECV | TCPF_FIN_WAIT1 |	\
+				 TCPF_FIN_WAIT2 | TCPF_CLOSE_WAIT |	\
+				 TCPF_CLOSING | TCPF_LAST_ACK)
+
+static void tcp_rt_hook_seg_in(struct sock *sk, unsigned long arg1)
+{
+	const struct sk_buff *skb = (const void *)arg1;
+
+	if (tcp_rt_watched(sk))
+		tcp_rt_task_seg_in(sk, skb);
+	else if (static_branch_unlikely(&tcp_rt_series_host_on))
+		tcp_rt_series_seg_in(0, sk, skb);
+}
+
+static void tcp_rt_hook_seg_in_other(struct sock *sk, unsigned long arg1)
+{
+	if (BIT(sk->sk_state) & TCP_RT_RCV_STATES)
+		tcp_rt_hook_seg_in(sk, arg1);
+}
+
+static void notrace tcp_rt_ftrace_rcv(unsigned long ip,
+				      unsigned long parent_ip,
+				      struct ftrace_ops *ops,
+				      struct tcp_rt_ftrace_regs *fregs)
+{
+	struct tcp_rt_hook *hook = container_of(ops, struct tcp_rt_hook, ops);
+	int bit;
+
+	bit = tcp_rt_recursion_trylock(ip, parent_ip);
+	if (unlikely(bit < 0)) {
+		atomic_long_inc(&hook->missed);
+		return;
+	}
+	hook->handler((struct sock *)tcp_rt_ftrace_arg(fregs, 0),
+		      tcp_rt_ftrace_arg(fregs, 1));
+	tcp_rt_recursion_unlock(bit);
+}
+
+static struct tcp_rt_hook tcp_rt_hooks_rcv[] = {
+	TCP_RT_HOOK_OPS("tcp_rcv_established", tcp_rt_ftrace_rcv,
+			tcp_rt_hook_seg_in, RCV),
+	TCP_RT_HOOK_OPS("tcp_rcv_state_process", tcp_rt_ftrace_rcv,
+			tcp_rt_hook_seg_in_other, RCV),
+};
+
+static bool tcp_rt_series_attached;
+
 static struct tracepoint *tcp_rt_set_state_tp;
 static struct tracepoint *tcp_rt_rcv_space_tp;
 static bool tcp_rt_bd_attached;
@@ -302,7 +415,16 @@ static unsigned long tcp_rt_probe_missed(void)
 
 	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks); i++)
 		n += atomic_long_read(&tcp_rt_hooks[i].missed);
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks_rcv); i++)
+		n += atomic_long_read(&tcp_rt_hooks_rcv[i].missed);
 	return n;
+}
+
+static void tcp_rt_hook_status(struct seq_file *m,
+			       const struct tcp_rt_hook *hook)
+{
+	seq_printf(m, "probe_missed_%s %ld\n", hook->func,
+		   atomic_long_read(&hook->missed));
 }
 
 /* probe_missed, then each hook's share of it, for the status file. */
@@ -312,10 +434,10 @@ void tcp_rt_hooks_status(struct seq_file *m)
 
 	seq_printf(m, "probe_missed %lu\n", tcp_rt_probe_missed());
 	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks); i++)
-		seq_printf(m, "probe_missed_%s %ld\n", tcp_rt_hooks[i].func,
-			   atomic_long_read(&tcp_rt_hooks[i].missed));
-	seq_printf(m, "probe_missed_%s %ld\n", tcp_rt_hook_bd_write.func,
-		   atomic_long_read(&tcp_rt_hook_bd_write.missed));
+		tcp_rt_hook_status(m, &tcp_rt_hooks[i]);
+	tcp_rt_hook_status(m, &tcp_rt_hook_bd_write);
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks_rcv); i++)
+		tcp_rt_hook_status(m, &tcp_rt_hooks_rcv[i]);
 }
 
 /*
@@ -444,6 +566,36 @@ int tcp_rt_hooks_bd(bool on)
 	return err;
 }
 
+/*
+ * Attach (@on) or detach the series' receive hooks; the caller serialises
+ * the calls (tcp_rt_main.c).  Detaching returns once neither can run any
+ * more.
+ */
+int tcp_rt_hooks_series(bool on)
+{
+	unsigned int i;
+	int err = 0;
+
+	if (on == tcp_rt_series_attached)
+		return 0;
+	if (!on) {
+		for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks_rcv); i++)
+			tcp_rt_hook_detach(&tcp_rt_hooks_rcv[i]);
+		tcp_rt_series_attached = false;
+		return 0;
+	}
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks_rcv); i++) {
+		err = tcp_rt_hook_attach(&tcp_rt_hooks_rcv[i]);
+		if (err) {
+			while (i--)
+				tcp_rt_hook_detach(&tcp_rt_hooks_rcv[i]);
+			return err;
+		}
+	}
+	tcp_rt_series_attached = true;
+	return 0;
+}
+
 /* Returns once no hook can run any more. */
 void tcp_rt_hooks_stop(void)
 {
@@ -464,6 +616,8 @@ void tcp_rt_hooks_free(void)
 	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks); i++)
 		tcp_rt_hook_free(&tcp_rt_hooks[i]);
 	tcp_rt_hook_free(&tcp_rt_hook_bd_write);
+	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks_rcv); i++)
+		tcp_rt_hook_free(&tcp_rt_hooks_rcv[i]);
 }
 
 /* Attach the hooks and prove them (tcp_rt_hookcheck.c); all or nothing. */

@@ -21,6 +21,7 @@
  *   - tcp_rt_ctl_mutex guards tcp_rt_ctl_live and tcp_rt_series_at_load: a
  *     series run is started only between init's series setup and exit's
  *     teardown of it; one asked for at load starts at init.  It also
+ *     serialises a run's start and end with the series' receive hooks.  It also
  *     serialises log_ext's writes, and with them the breakdown's hooks,
  *     its static key and its generation (tcp_rt_params.c holds them).
  *   - tcp_rt_load_id is drawn by init before the status file exists, and
@@ -37,6 +38,7 @@
 #include <linux/random.h>
 #include <linux/rcupdate.h>
 #include <linux/seq_file.h>
+#include <linux/workqueue.h>
 
 #include "include/tcp_rt.h"
 
@@ -92,19 +94,51 @@ static bool tcp_rt_series_at_load;
 /*
  * A series run (tcp_rt_series.c) counts what the engine hands it from the
  * moment it begins; the tasks already open then are added by a walk of the
- * engine's connections, before the run is said to have started.
+ * engine's connections, before the run is said to have started.  The
+ * receive hooks it may need are attached first, so that they count from
+ * bucket 0, and go with it: at its end (tcp_rt_series_end_work) or when
+ * it is ended (series_run 0, unload), whichever comes first.
  */
+static void tcp_rt_series_end_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(tcp_rt_series_end_work, tcp_rt_series_end_fn);
+
 static int tcp_rt_series_run_start(void)
 {
+	unsigned long delay;
 	u32 gen;
 	int err;
 
+	if (!tcp_rt_series_is_running() && tcp_rt_series_wants_rcv()) {
+		err = tcp_rt_hooks_series(true);
+		if (err)
+			return err;
+	}
 	err = tcp_rt_series_begin(&gen);
-	if (err)
+	if (err) {
+		if (!tcp_rt_series_is_running())
+			tcp_rt_hooks_series(false);
 		return err;
+	}
 	tcp_rt_task_enroll_all(gen);
-	tcp_rt_series_begun();
+	delay = tcp_rt_series_begun();
+	mod_delayed_work(system_wq, &tcp_rt_series_end_work, delay);
 	return 0;
+}
+
+/* The run's time is up, unless it was ended and another one began. */
+static void tcp_rt_series_end_fn(struct work_struct *work)
+{
+	mutex_lock(&tcp_rt_ctl_mutex);
+	if (tcp_rt_series_end(false))
+		tcp_rt_hooks_series(false);
+	mutex_unlock(&tcp_rt_ctl_mutex);
+}
+
+/* End the run now; its table is complete on return. */
+static void tcp_rt_series_run_stop(void)
+{
+	tcp_rt_series_end(true);
+	tcp_rt_hooks_series(false);
 }
 
 static int tcp_rt_series_run_set(const char *val, const struct kernel_param *kp)
@@ -123,7 +157,7 @@ static int tcp_rt_series_run_set(const char *val, const struct kernel_param *kp)
 	else if (v)
 		err = tcp_rt_series_run_start();
 	else
-		tcp_rt_series_stop();
+		tcp_rt_series_run_stop();
 	mutex_unlock(&tcp_rt_ctl_mutex);
 	return err;
 }
@@ -191,15 +225,8 @@ out:
 
 static int tcp_rt_log_ext_get(char *buffer, const struct kernel_param *kp)
 {
-	unsigned int mask = READ_ONCE(tcp_rt_log_ext), i;
-	int len = 0;
-
-	for (i = 0; i < TCP_RT_EXT_MAX; i++)
-		if (mask & BIT(i))
-			len += scnprintf(buffer + len, PAGE_SIZE - len, "%s%s",
-					 len ? "," : "", tcp_rt_ext_names[i]);
-	len += scnprintf(buffer + len, PAGE_SIZE - len, "\n");
-	return len;
+	return tcp_rt_names_get(buffer, tcp_rt_ext_names, TCP_RT_EXT_MAX,
+				READ_ONCE(tcp_rt_log_ext));
 }
 
 static const struct kernel_param_ops tcp_rt_log_ext_ops = {
@@ -259,11 +286,16 @@ static void tcp_rt_bd_stop(void)
 /*
  * series_run stays writable until the module is freed: from here on a
  * write only stores its value, so no run can start during or after exit.
+ * A run under way ends, and its receive hooks go.
  */
 static void tcp_rt_ctl_exit(void)
 {
 	mutex_lock(&tcp_rt_ctl_mutex);
 	tcp_rt_ctl_live = false;
+	mutex_unlock(&tcp_rt_ctl_mutex);
+	cancel_delayed_work_sync(&tcp_rt_series_end_work);
+	mutex_lock(&tcp_rt_ctl_mutex);
+	tcp_rt_series_run_stop();
 	mutex_unlock(&tcp_rt_ctl_mutex);
 }
 
@@ -402,8 +434,8 @@ static int __init tcp_rt_init(void)
 err_bd:
 	tcp_rt_bd_stop();
 err_series:
-	tcp_rt_hooks_free();
 	tcp_rt_ctl_exit();
+	tcp_rt_hooks_free();
 	tcp_rt_series_exit();
 	tcp_rt_stats_exit();
 err_log:
@@ -424,12 +456,12 @@ static void __exit tcp_rt_exit(void)
 	tcp_rt_task_release_live(false);
 	tcp_rt_hooks_stop();
 	tcp_rt_bd_stop();
+	tcp_rt_ctl_exit();
 	tcp_rt_hooks_free();
 	tcp_rt_stats_exit();
 	tcp_rt_log_exit();
 	tcp_rt_relay_exit();
 	debugfs_remove_recursive(tcp_rt_dir);
-	tcp_rt_ctl_exit();
 	tcp_rt_series_exit();
 	tcp_rt_task_exit();
 	tcp_rt_params_exit();

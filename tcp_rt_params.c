@@ -105,6 +105,9 @@ unsigned int tcp_rt_log_sample __read_mostly = 1;
 u32 tcp_rt_log_sample_seed __read_mostly;
 unsigned int tcp_rt_series_us = 1000;
 unsigned int tcp_rt_series_buckets = 2000;
+unsigned int tcp_rt_series_ext;		/* BIT(field - TCP_RT_SER_BASE) */
+bool tcp_rt_series_host;
+unsigned int tcp_rt_series_far_us = 5000;
 bool tcp_rt_hook_check = true;
 unsigned int tcp_rt_log_ext __read_mostly;	/* BIT(enum tcp_rt_ext) */
 
@@ -444,36 +447,69 @@ MODULE_PARM_DESC(netns,
 		 "network namespaces (inode numbers, up to 128) the ports apply in; empty: all");
 
 /*
- * log_ext: "name,name,..." of the extension fields every record line ends
- * with (any order; written in tcp_rt_ext_names' order); "" for none.  The
- * parameter itself is tcp_rt_main.c's: its breakdown fields attach hooks.
+ * A list parameter: "name,name,..." of @names (any order), as a mask of
+ * their indexes; "" for none.  A name not in @names is refused, with one
+ * line that lists them.
  */
-int tcp_rt_log_ext_parse(const char *val, unsigned int *mask)
+int tcp_rt_names_parse(const char *param, const char *const *names,
+		       unsigned int n_names, const char *val,
+		       unsigned int *mask)
 {
 	const char *tok = val, *end = val + strcspn(val, "\n");
+	char list[192];
+	unsigned int i;
+	size_t n;
 
 	*mask = 0;
 	if (tok == end)
 		return 0;
 	for (;;) {
-		size_t n = strcspn(tok, ",\n");
-		unsigned int i;
+		n = strcspn(tok, ",\n");
 
-		for (i = 0; i < TCP_RT_EXT_MAX; i++)
-			if (n == strlen(tcp_rt_ext_names[i]) &&
-			    !strncmp(tok, tcp_rt_ext_names[i], n))
+		for (i = 0; i < n_names; i++)
+			if (n == strlen(names[i]) && !strncmp(tok, names[i], n))
 				break;
-		if (i == TCP_RT_EXT_MAX) {
-			pr_err("log_ext: no field '%.*s' (netns, cgroup, rq_wait, app, sq_wait, rwnd_limited, sndbuf_limited, app_limited, seq)\n",
-			       (int)min_t(size_t, n, 32), tok);
-			return -EINVAL;
-		}
+		if (i == n_names)
+			break;
 		*mask |= BIT(i);
 		tok += n;
 		if (tok == end)
 			return 0;
 		tok++;		/* the comma */
 	}
+	for (i = 0, n = 0; i < n_names; i++)
+		n += scnprintf(list + n, sizeof(list) - n, "%s%s",
+			       i ? ", " : "", names[i]);
+	pr_err("%s: no field '%.*s' (%s)\n", param,
+	       (int)min_t(size_t, strcspn(tok, ",\n"), 32), tok, list);
+	*mask = 0;
+	return -EINVAL;
+}
+
+/* A list parameter's value: the names of @mask, and a newline. */
+int tcp_rt_names_get(char *buffer, const char *const *names,
+		     unsigned int n_names, unsigned int mask)
+{
+	unsigned int i;
+	int len = 0;
+
+	for (i = 0; i < n_names; i++)
+		if (mask & BIT(i))
+			len += scnprintf(buffer + len, PAGE_SIZE - len, "%s%s",
+					 len ? "," : "", names[i]);
+	len += scnprintf(buffer + len, PAGE_SIZE - len, "\n");
+	return len;
+}
+
+/*
+ * log_ext: the extension fields every record line ends with (written in
+ * tcp_rt_ext_names' order).  The parameter itself is tcp_rt_main.c's: its
+ * breakdown fields attach hooks.
+ */
+int tcp_rt_log_ext_parse(const char *val, unsigned int *mask)
+{
+	return tcp_rt_names_parse("log_ext", tcp_rt_ext_names, TCP_RT_EXT_MAX,
+				  val, mask);
 }
 
 /* How much of a written value to quote in a message: no newline, 32 max. */
@@ -590,6 +626,61 @@ module_param_cb(series_buckets, &tcp_rt_uint_ops,
 		&tcp_rt_series_buckets_arg, 0644);
 MODULE_PARM_DESC(series_buckets,
 		 "buckets in a series run (1..10000, default 2000)");
+
+/* series_ext's names, by field: the order series lines carry them in. */
+const char *const tcp_rt_series_ext_names[TCP_RT_SER_EXT_N] = {
+	[TCP_RT_SER_CE_BYTES - TCP_RT_SER_BASE]	= "ce_bytes",
+	[TCP_RT_SER_CE_SEGS - TCP_RT_SER_BASE]	= "ce_segs",
+	[TCP_RT_SER_ECE - TCP_RT_SER_BASE]	= "ece",
+	[TCP_RT_SER_DUP_BYTES - TCP_RT_SER_BASE] = "dup_bytes",
+	[TCP_RT_SER_DUP_SEGS - TCP_RT_SER_BASE]	= "dup_segs",
+	[TCP_RT_SER_FLOWS - TCP_RT_SER_BASE]	= "flows",
+	[TCP_RT_SER_FAR_IN - TCP_RT_SER_BASE]	= "far_bytes_in",
+	[TCP_RT_SER_FAR_OUT - TCP_RT_SER_BASE]	= "far_bytes_out",
+};
+
+/*
+ * series_ext: the measures a series line ends with, " name=value" each
+ * (docs/records.md).  Like series_us, read when a run starts.
+ */
+static int tcp_rt_series_ext_set(const char *val,
+				 const struct kernel_param *kp)
+{
+	unsigned int mask;
+	int err;
+
+	err = tcp_rt_names_parse("series_ext", tcp_rt_series_ext_names,
+				 TCP_RT_SER_EXT_N, val, &mask);
+	if (!err)
+		WRITE_ONCE(tcp_rt_series_ext, mask);
+	return err;
+}
+
+static int tcp_rt_series_ext_get(char *buffer, const struct kernel_param *kp)
+{
+	return tcp_rt_names_get(buffer, tcp_rt_series_ext_names,
+				TCP_RT_SER_EXT_N, READ_ONCE(tcp_rt_series_ext));
+}
+
+static const struct kernel_param_ops tcp_rt_series_ext_ops = {
+	.set = tcp_rt_series_ext_set,
+	.get = tcp_rt_series_ext_get,
+};
+module_param_cb(series_ext, &tcp_rt_series_ext_ops, NULL, 0644);
+MODULE_PARM_DESC(series_ext,
+		 "measures each series line ends with: ce_bytes,ce_segs,ece,dup_bytes,dup_segs,flows,far_bytes_in,far_bytes_out (default empty: none)");
+
+module_param_named(series_host, tcp_rt_series_host, bool, 0644);
+MODULE_PARM_DESC(series_host,
+		 "a series run also counts every TCP connection of the host, as port * (default 0)");
+
+static struct tcp_rt_uint tcp_rt_series_far_us_arg = {
+	.val = &tcp_rt_series_far_us, .min = 1, .max = 10000000,
+};
+module_param_cb(series_far_us, &tcp_rt_uint_ops, &tcp_rt_series_far_us_arg,
+		0644);
+MODULE_PARM_DESC(series_far_us,
+		 "min RTT from which a connection's bytes count as far (1..10000000 us, default 5000)");
 
 /* Deactivation is one way (see tcp_rt_main.c's deactivate). */
 void tcp_rt_params_deactivate(void)

@@ -1,19 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fine-timescale series of the tracked ports: on-demand sampling runs in
- * buckets of 100 us, 1 ms or 10 ms, and the rt-network-series file.
+ * Fine-timescale series of the tracked ports, and of the whole host:
+ * on-demand sampling runs in buckets of 100 us, 1 ms or 10 ms, and the
+ * rt-network-series file.
  *
  * A run is started by writing 1 to the series_run parameter
  * (tcp_rt_main.c: tcp_rt_series_begin(), the engine's walk of the tasks
  * open then, tcp_rt_series_begun()).  It begins at the next wall-clock
- * multiple of the bucket width and ends by itself
- * series_buckets buckets later, when a delayed work retires it: the hooks
- * stop counting, the per-CPU arrays are merged into one table and the
- * table waits in tcp_rt_series_ready for one reader, who takes it away on
- * open (read-once, like the logs) and frees it on release.
+ * multiple of the bucket width and ends by itself series_buckets buckets
+ * later, when tcp_rt_main.c's delayed work retires it
+ * (tcp_rt_series_end()): the hooks stop counting, the per-CPU arrays are
+ * merged into one table and the table waits in tcp_rt_series_ready for one
+ * reader, who takes it away on open (read-once, like the logs) and frees
+ * it on release.
  *
- * Cost outside a run: the hooks test tcp_rt_series_on, a static key, so
- * the test is a no-op jump patched in only while a run is active.
+ * What is counted comes two ways.  The engine hands over its tasks and
+ * the data of tracked connections (tcp_rt_series_add(), _bytes()); the
+ * hooks hand over segments, a tracked connection's or, in a run of the
+ * whole host (series_host), any TCP connection's (tcp_rt_series_seg_in(),
+ * _seg_out(), _conn()).  series_ext's measures of received segments (CE,
+ * ECE, duplicates, active flows) need the receive hooks, which
+ * tcp_rt_main.c attaches for the runs that count them.
+ *
+ * Cost outside a run: the hooks test tcp_rt_series_on (and, for untracked
+ * connections, tcp_rt_series_host_on), static keys, so each test is a
+ * no-op jump patched in only while a run is active.
  *
  * Concurrency and what protects what:
  *   - tcp_rt_series_mutex serialises starting, stopping and retiring runs
@@ -26,10 +37,12 @@
  *     on PREEMPT_RT may finish on another CPU; atomics keep every count,
  *     and a CPU only ever writes to its own array's cache lines.
  *   - A run's port slots are claimed with cmpxchg() and never released.
- *   - tcp_rt_series_us and tcp_rt_series_buckets (tcp_rt_params.c) are
- *     copied into a run when it starts; changing them affects the next
- *     run.
- *   - Starting and stopping are serialised by their caller
+ *   - The active-flow table's entries are claimed with cmpxchg() and never
+ *     released; an entry's marks are written only by the hooks of its
+ *     socket, which run under the socket's lock, one at a time.
+ *   - The series_* settings (tcp_rt_params.c) are copied into a run when
+ *     it starts; changing them affects the next run.
+ *   - Starting and ending are serialised by their caller
  *     (tcp_rt_main.c's tcp_rt_ctl_mutex).
  */
 
@@ -38,6 +51,7 @@
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
 #include <linux/delay.h>
+#include <linux/hash.h>
 #include <linux/jump_label.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
@@ -48,31 +62,55 @@
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/vmalloc.h>
-#include <linux/workqueue.h>
+#include <net/inet_ecn.h>
 #include <net/tcp.h>
 
 #include "include/tcp_rt.h"
+#include "include/tcp_rt_compat.h"
 
 /* Ports one run follows; events of further ports count in series_dropped. */
 #define TCP_RT_SERIES_SLOTS	8
 /* The most memory one run may take, per-CPU arrays included. */
 #define TCP_RT_SERIES_MEM_MAX	(64UL << 20)
+/* A field the run does not keep (run->col[]). */
+#define TCP_RT_SER_OFF		0xff
+/*
+ * The active-flow table: 65536 sockets a run (1 MiB), each found within
+ * 32 places of its hash.  A socket that finds none is not counted, and
+ * status series_flows_missed says how many times that happened.
+ */
+#define TCP_RT_SERIES_FLOW_BITS	16
+#define TCP_RT_SERIES_FLOW_PROBES 32
 
 DEFINE_STATIC_KEY_FALSE(tcp_rt_series_on);
+DEFINE_STATIC_KEY_FALSE(tcp_rt_series_host_on);
+
+/* A socket that moved data in the run, and the last bucket it did so. */
+struct tcp_rt_series_flow {
+	unsigned long sk;	/* 0: free */
+	u32 mark[2];		/* that bucket + 1: in its port's line, the host's */
+};
 
 struct tcp_rt_series_run {
 	struct rcu_head rcu;
 	u32 gen;
 	u32 width_us;
 	u32 nbuckets;
-	u32 nslots;
+	u32 nslots;		/* the ports' slots, then the host's */
+	u32 nports;		/* slots 0 .. nports - 1 are ports' */
+	int host;		/* the host's slot, or -1 */
+	u32 ext;		/* series_ext's mask */
+	u32 far_us;		/* series_far_us */
+	u32 stride;		/* counters kept per slot and bucket */
+	u8 col[TCP_RT_SER_MAX];	/* a field's counter, or TCP_RT_SER_OFF */
 	u64 start_us;		/* tcp_clock_us() of bucket 0's start */
 	u64 span_us;		/* nbuckets * width_us */
 	u64 start_real_ns;	/* the same instant, wall clock */
-	u32 key[TCP_RT_SERIES_SLOTS];		/* 0: free */
+	u32 key[TCP_RT_SERIES_SLOTS + 1];	/* 0: free */
 	atomic_t initial[TCP_RT_SERIES_SLOTS];	/* tasks open at the start */
-	atomic_t **cpu;		/* [cpu][bucket][slot][field] while running */
+	atomic_t **cpu;		/* [cpu][bucket][slot][stride] while running */
 	s32 *sum;		/* the same, merged, once retired */
+	struct tcp_rt_series_flow *flows;	/* with series_ext's flows */
 };
 
 static DEFINE_MUTEX(tcp_rt_series_mutex);
@@ -80,16 +118,15 @@ static struct tcp_rt_series_run __rcu *tcp_rt_series_cur;
 static struct tcp_rt_series_run *tcp_rt_series_ready;
 static bool tcp_rt_series_running;
 static u32 tcp_rt_series_gen;
-static void tcp_rt_series_work_fn(struct work_struct *work);
-static DECLARE_DELAYED_WORK(tcp_rt_series_work, tcp_rt_series_work_fn);
 
 static atomic_long_t tcp_rt_series_nr_runs = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_series_nr_unread = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_series_nr_dropped = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_series_nr_flows_missed = ATOMIC_LONG_INIT(0);
 
 static size_t tcp_rt_series_cells(const struct tcp_rt_series_run *run)
 {
-	return (size_t)run->nbuckets * run->nslots * TCP_RT_SER_MAX;
+	return (size_t)run->nbuckets * run->nslots * run->stride;
 }
 
 static void tcp_rt_series_free_cpu(struct tcp_rt_series_run *run)
@@ -109,6 +146,7 @@ static void tcp_rt_series_free(struct tcp_rt_series_run *run)
 	if (!run)
 		return;
 	tcp_rt_series_free_cpu(run);
+	vfree(run->flows);
 	vfree(run->sum);
 	kfree(run);
 }
@@ -122,7 +160,7 @@ static int tcp_rt_series_slot(struct tcp_rt_series_run *run, u32 key)
 {
 	unsigned int i;
 
-	for (i = 0; i < run->nslots; i++) {
+	for (i = 0; i < run->nports; i++) {
 		u32 k = READ_ONCE(run->key[i]);
 
 		if (k == key)
@@ -150,6 +188,91 @@ u32 tcp_rt_series_gen_active(void)
 }
 
 /*
+ * This CPU's counters of @run for the bucket of @now_us (tcp_clock_us()),
+ * its slot 0, and the bucket's index; NULL outside the run.
+ */
+static atomic_t *tcp_rt_series_bucket(const struct tcp_rt_series_run *run,
+				      u64 now_us, u32 *b)
+{
+	u64 off;
+
+	if (now_us < run->start_us)
+		return NULL;
+	off = now_us - run->start_us;
+	if (off >= run->span_us)
+		return NULL;
+	*b = div_u64(off, run->width_us);
+	return run->cpu[raw_smp_processor_id()] +
+	       (size_t)*b * run->nslots * run->stride;
+}
+
+/* The counters of @key's slot in @bucket, claimed if new; NULL if full. */
+static atomic_t *tcp_rt_series_port(struct tcp_rt_series_run *run,
+				    atomic_t *bucket, u32 key)
+{
+	int slot = tcp_rt_series_slot(run, key);
+
+	if (slot < 0) {
+		atomic_long_inc(&tcp_rt_series_nr_dropped);
+		return NULL;
+	}
+	return bucket + slot * run->stride;
+}
+
+static inline void tcp_rt_series_put(const struct tcp_rt_series_run *run,
+				     atomic_t *slot,
+				     enum tcp_rt_series_field field, int n)
+{
+	u8 col = run->col[field];
+
+	if (col != TCP_RT_SER_OFF && n)
+		atomic_add(n, slot + col);
+}
+
+/* Bytes of @sk count as far: its min RTT, once known, is series_far_us+. */
+static bool tcp_rt_series_far(const struct tcp_rt_series_run *run,
+			      const struct sock *sk)
+{
+	u32 rtt = tcp_min_rtt(tcp_sk(sk));
+
+	return rtt != ~0U && rtt >= run->far_us;
+}
+
+/*
+ * @sk moved data in bucket @b: true the first time it does in that
+ * bucket, for its port's line (@host false) or the host's.  The hooks of
+ * one socket run one at a time, under its lock, in time order.
+ */
+static bool tcp_rt_series_flow(struct tcp_rt_series_run *run,
+			       const struct sock *sk, u32 b, bool host)
+{
+	u32 mask = BIT(TCP_RT_SERIES_FLOW_BITS) - 1;
+	u32 i = hash_ptr(sk, TCP_RT_SERIES_FLOW_BITS), n;
+	unsigned long key = (unsigned long)sk;
+
+	if (!run->flows)
+		return false;
+	for (n = 0; n < TCP_RT_SERIES_FLOW_PROBES; n++, i = (i + 1) & mask) {
+		struct tcp_rt_series_flow *f = &run->flows[i];
+		unsigned long k = READ_ONCE(f->sk);
+
+		if (!k) {
+			k = cmpxchg(&f->sk, 0, key);
+			if (!k)
+				k = key;
+		}
+		if (k != key)
+			continue;
+		if (READ_ONCE(f->mark[host]) == b + 1)
+			return false;
+		WRITE_ONCE(f->mark[host], b + 1);
+		return true;
+	}
+	atomic_long_inc(&tcp_rt_series_nr_flows_missed);
+	return false;
+}
+
+/*
  * Count @n of @field for the port @key at @now_us (tcp_clock_us(); 0: now).
  * Only the open-task gauge counts before the first bucket: it is summed
  * from the run's start.
@@ -162,9 +285,8 @@ void __tcp_rt_series_add(u32 key, u64 now_us, enum tcp_rt_series_field field,
 			 int n)
 {
 	struct tcp_rt_series_run *run;
-	size_t cell;
-	u64 off;
-	int slot;
+	atomic_t *bucket, *slot;
+	u32 b;
 
 	if (!now_us)
 		now_us = tcp_clock_us();
@@ -172,21 +294,217 @@ void __tcp_rt_series_add(u32 key, u64 now_us, enum tcp_rt_series_field field,
 	run = rcu_dereference(tcp_rt_series_cur);
 	if (!run || now_us >= run->start_us + run->span_us)
 		goto out;
-	if (now_us < run->start_us && field != TCP_RT_SER_OPEN)
-		goto out;
-	slot = tcp_rt_series_slot(run, key);
-	if (slot < 0) {
-		atomic_long_inc(&tcp_rt_series_nr_dropped);
-		goto out;
-	}
 	if (now_us < run->start_us) {
-		atomic_add(n, &run->initial[slot]);
+		int i;
+
+		if (field != TCP_RT_SER_OPEN)
+			goto out;
+		i = tcp_rt_series_slot(run, key);
+		if (i < 0)
+			atomic_long_inc(&tcp_rt_series_nr_dropped);
+		else
+			atomic_add(n, &run->initial[i]);
 		goto out;
 	}
-	off = now_us - run->start_us;
-	cell = ((size_t)div_u64(off, run->width_us) * run->nslots + slot) *
-	       TCP_RT_SER_MAX + field;
-	atomic_add(n, &run->cpu[raw_smp_processor_id()][cell]);
+	bucket = tcp_rt_series_bucket(run, now_us, &b);
+	slot = tcp_rt_series_port(run, bucket, key);
+	if (slot)
+		tcp_rt_series_put(run, slot, field, n);
+out:
+	rcu_read_unlock();
+}
+
+/* New data of tracked connection @key: @n bytes in (@out false) or out. */
+void __tcp_rt_series_bytes(u32 key, const struct sock *sk, bool out, u32 n)
+{
+	struct tcp_rt_series_run *run;
+	atomic_t *bucket, *slot;
+	u32 b;
+
+	rcu_read_lock();
+	run = rcu_dereference(tcp_rt_series_cur);
+	if (!run)
+		goto out;
+	bucket = tcp_rt_series_bucket(run, tcp_clock_us(), &b);
+	if (!bucket)
+		goto out;
+	slot = tcp_rt_series_port(run, bucket, key);
+	if (!slot)
+		goto out;
+	tcp_rt_series_put(run, slot, out ? TCP_RT_SER_BYTES_OUT :
+					   TCP_RT_SER_BYTES_IN, n);
+	if (run->col[TCP_RT_SER_FAR_IN] != TCP_RT_SER_OFF ||
+	    run->col[TCP_RT_SER_FAR_OUT] != TCP_RT_SER_OFF)
+		if (tcp_rt_series_far(run, sk))
+			tcp_rt_series_put(run, slot, out ? TCP_RT_SER_FAR_OUT :
+							   TCP_RT_SER_FAR_IN, n);
+out:
+	rcu_read_unlock();
+}
+
+/* What one received segment carries, for the series' measures. */
+struct tcp_rt_series_in {
+	u32 len;	/* data, SYN and FIN aside */
+	u32 dup;	/* of it, data received before (below rcv_nxt) */
+	u32 segs;	/* segments it stands for (GRO, backlog coalescing) */
+	bool ce;	/* its IP header's ECN field says CE */
+	bool ece;	/* ECE, with classic ECN negotiated */
+};
+
+/* The measures of a port's or the host's slot that both count alike. */
+static void tcp_rt_series_in_common(struct tcp_rt_series_run *run,
+				    atomic_t *slot,
+				    const struct tcp_rt_series_in *in)
+{
+	u32 dup_segs = in->dup == in->len ? in->segs : 1;
+
+	if (in->ce) {
+		tcp_rt_series_put(run, slot, TCP_RT_SER_CE_BYTES, in->len);
+		tcp_rt_series_put(run, slot, TCP_RT_SER_CE_SEGS, in->segs);
+	}
+	if (in->ece)
+		tcp_rt_series_put(run, slot, TCP_RT_SER_ECE, in->segs);
+	if (in->dup) {
+		tcp_rt_series_put(run, slot, TCP_RT_SER_DUP_BYTES, in->dup);
+		tcp_rt_series_put(run, slot, TCP_RT_SER_DUP_SEGS, dup_segs);
+	}
+}
+
+/*
+ * A segment arrived for @sk, before TCP handles it (rcv_nxt is what came
+ * before it): @key's line (a tracked connection's; 0: none) counts what
+ * the engine cannot see, the host's line all of it.  The host's bytes_in
+ * is new data when it arrives, out of order or not.
+ */
+void __tcp_rt_series_seg_in(u32 key, const struct sock *sk,
+			    const struct sk_buff *skb)
+{
+	const struct tcp_skb_cb *scb = TCP_SKB_CB(skb);
+	const struct tcp_sock *tp = tcp_sk(sk);
+	u32 seq = scb->seq + !!(scb->tcp_flags & TCPHDR_SYN);
+	u32 end = scb->end_seq - !!(scb->tcp_flags & TCPHDR_FIN);
+	u32 rcv_nxt = READ_ONCE(tp->rcv_nxt), b;
+	struct tcp_rt_series_in in = {};
+	struct tcp_rt_series_run *run;
+	atomic_t *bucket, *slot;
+
+	if (after(end, seq))
+		in.len = end - seq;
+	in.ece = (scb->tcp_flags & (TCPHDR_ECE | TCPHDR_SYN)) == TCPHDR_ECE &&
+		 tcp_rt_ecn_classic(tp);
+	if (!in.len && !in.ece)
+		return;
+	in.segs = max_t(u16, 1, skb_shinfo(skb)->gso_segs);
+	if (in.len) {
+		in.ce = INET_ECN_is_ce(scb->ip_dsfield);
+		if (before(seq, rcv_nxt))
+			in.dup = before(end, rcv_nxt) ? in.len : rcv_nxt - seq;
+	}
+
+	rcu_read_lock();
+	run = rcu_dereference(tcp_rt_series_cur);
+	if (!run)
+		goto out;
+	bucket = tcp_rt_series_bucket(run, tcp_clock_us(), &b);
+	if (!bucket)
+		goto out;
+	if (key) {
+		slot = tcp_rt_series_port(run, bucket, key);
+		if (slot) {
+			tcp_rt_series_in_common(run, slot, &in);
+			if (in.len && tcp_rt_series_flow(run, sk, b, false))
+				tcp_rt_series_put(run, slot, TCP_RT_SER_FLOWS, 1);
+		}
+	}
+	if (run->host < 0)
+		goto out;
+	slot = bucket + run->host * run->stride;
+	tcp_rt_series_in_common(run, slot, &in);
+	if (!in.len)
+		goto out;
+	tcp_rt_series_put(run, slot, TCP_RT_SER_BYTES_IN, in.len - in.dup);
+	tcp_rt_series_put(run, slot, TCP_RT_SER_SEGS_IN, in.segs);
+	if (in.len > in.dup && tcp_rt_series_far(run, sk))
+		tcp_rt_series_put(run, slot, TCP_RT_SER_FAR_IN, in.len - in.dup);
+	if (tcp_rt_series_flow(run, sk, b, true))
+		tcp_rt_series_put(run, slot, TCP_RT_SER_FLOWS, 1);
+out:
+	rcu_read_unlock();
+}
+
+/*
+ * A segment of @sk leaves with @len bytes of new data (0: a retransmission,
+ * or a FIN or SYN alone): @key's line counts the flow, the host's line
+ * what the engine counts for a tracked port (tcp_rt_task.c).
+ */
+void __tcp_rt_series_seg_out(u32 key, const struct sock *sk,
+			     const struct sk_buff *skb, u32 len)
+{
+	const struct tcp_skb_cb *scb = TCP_SKB_CB(skb);
+	const struct tcp_sock *tp = tcp_sk(sk);
+	struct tcp_rt_series_run *run;
+	atomic_t *bucket, *slot;
+	bool data, retrans;
+	u32 b;
+
+	/* a SYN: the handshake's, Fast Open's data aside, counts nowhere */
+	if (unlikely(scb->tcp_flags & TCPHDR_SYN)) {
+		if (len <= 1)
+			return;
+		len--;
+	}
+	retrans = !len && before(scb->seq, tp->snd_nxt);
+	if (!len && !retrans)
+		return;
+	data = len || after(scb->end_seq - !!(scb->tcp_flags & TCPHDR_FIN),
+			    scb->seq + !!(scb->tcp_flags & TCPHDR_SYN));
+	rcu_read_lock();
+	run = rcu_dereference(tcp_rt_series_cur);
+	if (!run)
+		goto out;
+	bucket = tcp_rt_series_bucket(run, tcp_clock_us(), &b);
+	if (!bucket)
+		goto out;
+	if (key && data && run->flows) {
+		slot = tcp_rt_series_port(run, bucket, key);
+		if (slot && tcp_rt_series_flow(run, sk, b, false))
+			tcp_rt_series_put(run, slot, TCP_RT_SER_FLOWS, 1);
+	}
+	if (run->host < 0)
+		goto out;
+	slot = bucket + run->host * run->stride;
+	if (len) {
+		tcp_rt_series_put(run, slot, TCP_RT_SER_BYTES_OUT, len);
+		tcp_rt_series_put(run, slot, TCP_RT_SER_SEGS_OUT,
+				  tcp_skb_pcount(skb));
+		if (tcp_rt_series_far(run, sk))
+			tcp_rt_series_put(run, slot, TCP_RT_SER_FAR_OUT, len);
+	} else {
+		tcp_rt_series_put(run, slot, TCP_RT_SER_RETRANS,
+				  tcp_skb_pcount(skb));
+	}
+	if (data && tcp_rt_series_flow(run, sk, b, true))
+		tcp_rt_series_put(run, slot, TCP_RT_SER_FLOWS, 1);
+out:
+	rcu_read_unlock();
+}
+
+/* A TCP connection of the host was established, or one closed. */
+void __tcp_rt_series_conn(bool estab)
+{
+	struct tcp_rt_series_run *run;
+	atomic_t *bucket;
+	u32 b;
+
+	rcu_read_lock();
+	run = rcu_dereference(tcp_rt_series_cur);
+	if (!run || run->host < 0)
+		goto out;
+	bucket = tcp_rt_series_bucket(run, tcp_clock_us(), &b);
+	if (bucket)
+		tcp_rt_series_put(run, bucket + run->host * run->stride,
+				  estab ? TCP_RT_SER_ESTAB : TCP_RT_SER_CLOSED,
+				  1);
 out:
 	rcu_read_unlock();
 }
@@ -213,34 +531,79 @@ void tcp_rt_series_initial(u32 gen, u32 key)
  * Runs
  */
 
-static struct tcp_rt_series_run *tcp_rt_series_alloc(u32 width_us,
-						     u32 nbuckets, u32 nslots)
+/*
+ * The fields @run keeps, in the order of a line: the base ones, then
+ * those of series_ext; a field kept by none is TCP_RT_SER_OFF.
+ */
+static void tcp_rt_series_columns(struct tcp_rt_series_run *run)
+{
+	unsigned int f, n = 0;
+
+	for (f = 0; f < TCP_RT_SER_MAX; f++)
+		run->col[f] = f < TCP_RT_SER_BASE ||
+			      run->ext & BIT(f - TCP_RT_SER_BASE) ?
+			      n++ : TCP_RT_SER_OFF;
+	run->stride = n;
+}
+
+/* The settings a run takes when it starts (tcp_rt_params.c). */
+static struct tcp_rt_series_run *tcp_rt_series_config(void)
 {
 	struct tcp_rt_series_run *run;
-	size_t bytes;
-	int cpu;
 
 	run = kzalloc(sizeof(*run), GFP_KERNEL);
 	if (!run)
 		return NULL;
-	run->width_us = width_us;
-	run->nbuckets = nbuckets;
-	run->nslots = nslots;
-	run->span_us = (u64)width_us * nbuckets;
-	bytes = tcp_rt_series_cells(run) * sizeof(atomic_t);
+	run->width_us = READ_ONCE(tcp_rt_series_us);
+	run->nbuckets = READ_ONCE(tcp_rt_series_buckets);
+	run->ext = READ_ONCE(tcp_rt_series_ext);
+	run->far_us = READ_ONCE(tcp_rt_series_far_us);
+	run->nports = clamp(tcp_rt_ports_configured(), 1U,
+			    (unsigned int)TCP_RT_SERIES_SLOTS);
+	run->nslots = run->nports;
+	run->host = -1;
+	if (READ_ONCE(tcp_rt_series_host)) {
+		run->host = run->nslots++;
+		run->key[run->host] = TCP_RT_KEY_HOST;
+	}
+	run->span_us = (u64)run->width_us * run->nbuckets;
+	tcp_rt_series_columns(run);
+	return run;
+}
+
+static size_t tcp_rt_series_flows_bytes(const struct tcp_rt_series_run *run)
+{
+	if (!(run->ext & BIT(TCP_RT_SER_FLOWS - TCP_RT_SER_BASE)))
+		return 0;
+	return sizeof(struct tcp_rt_series_flow) << TCP_RT_SERIES_FLOW_BITS;
+}
+
+/* Bytes @run takes while it runs. */
+static unsigned long tcp_rt_series_mem(const struct tcp_rt_series_run *run)
+{
+	return tcp_rt_series_cells(run) * sizeof(atomic_t) *
+	       (num_possible_cpus() + 1) + tcp_rt_series_flows_bytes(run);
+}
+
+static int tcp_rt_series_alloc(struct tcp_rt_series_run *run)
+{
+	size_t bytes = tcp_rt_series_cells(run) * sizeof(atomic_t);
+	int cpu;
+
 	run->cpu = kcalloc(nr_cpu_ids, sizeof(*run->cpu), GFP_KERNEL);
 	if (!run->cpu)
-		goto fail;
+		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
 		run->cpu[cpu] = vzalloc_node(bytes, cpu_to_node(cpu));
 		if (!run->cpu[cpu])
-			goto fail;
+			return -ENOMEM;
 	}
-	return run;
-
-fail:
-	tcp_rt_series_free(run);
-	return NULL;
+	if (tcp_rt_series_flows_bytes(run)) {
+		run->flows = vzalloc(tcp_rt_series_flows_bytes(run));
+		if (!run->flows)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 /* Bucket 0 starts at the next multiple of the width, in wall-clock time. */
@@ -255,11 +618,11 @@ static void tcp_rt_series_align(struct tcp_rt_series_run *run)
 	run->start_us = div_u64(mono + (start - real), NSEC_PER_USEC);
 }
 
-/* Bytes a run of @nbuckets x @nslots takes while it runs. */
-static unsigned long tcp_rt_series_bytes(u32 nbuckets, u32 nslots)
+/* The next run needs the receive hooks (tcp_rt_main.c attaches them). */
+bool tcp_rt_series_wants_rcv(void)
 {
-	return (unsigned long)nbuckets * nslots * TCP_RT_SER_MAX *
-	       sizeof(atomic_t) * (num_possible_cpus() + 1);
+	return READ_ONCE(tcp_rt_series_host) ||
+	       READ_ONCE(tcp_rt_series_ext) & TCP_RT_SER_EXT_RCV;
 }
 
 /*
@@ -269,10 +632,6 @@ static unsigned long tcp_rt_series_bytes(u32 nbuckets, u32 nslots)
  */
 int tcp_rt_series_begin(u32 *gen)
 {
-	u32 width = READ_ONCE(tcp_rt_series_us);
-	u32 nbuckets = READ_ONCE(tcp_rt_series_buckets);
-	u32 nslots = clamp(tcp_rt_ports_configured(), 1U,
-			   (unsigned int)TCP_RT_SERIES_SLOTS);
 	struct tcp_rt_series_run *run;
 	unsigned long bytes;
 	int err = 0;
@@ -283,19 +642,26 @@ int tcp_rt_series_begin(u32 *gen)
 		err = -EBUSY;
 		goto out;
 	}
-	bytes = tcp_rt_series_bytes(nbuckets, nslots);
+	run = tcp_rt_series_config();
+	if (!run) {
+		err = -ENOMEM;
+		goto out;
+	}
+	bytes = tcp_rt_series_mem(run);
 	if (bytes > TCP_RT_SERIES_MEM_MAX) {
-		pr_err("series_run: %u buckets x %u ports on %u CPUs need %lu MiB, more than %lu; use fewer series_buckets\n",
-		       nbuckets, nslots, num_possible_cpus(), bytes >> 20,
+		pr_err("series_run: %u buckets x %u lines x %u counters on %u CPUs need %lu MiB, more than %lu; use fewer series_buckets\n",
+		       run->nbuckets, run->nslots, run->stride,
+		       num_possible_cpus(), bytes >> 20,
 		       TCP_RT_SERIES_MEM_MAX >> 20);
+		tcp_rt_series_free(run);
 		err = -EINVAL;
 		goto out;
 	}
-	run = tcp_rt_series_alloc(width, nbuckets, nslots);
-	if (!run) {
-		pr_err("series_run: no memory for %u buckets x %u ports\n",
-		       nbuckets, nslots);
-		err = -ENOMEM;
+	err = tcp_rt_series_alloc(run);
+	if (err) {
+		pr_err("series_run: no memory for %u buckets x %u lines\n",
+		       run->nbuckets, run->nslots);
+		tcp_rt_series_free(run);
 		goto out;
 	}
 
@@ -310,6 +676,8 @@ int tcp_rt_series_begin(u32 *gen)
 	tcp_rt_series_align(run);
 	rcu_assign_pointer(tcp_rt_series_cur, run);
 	static_branch_enable(&tcp_rt_series_on);
+	if (run->host >= 0)
+		static_branch_enable(&tcp_rt_series_host_on);
 	*gen = run->gen;
 out:
 	mutex_unlock(&tcp_rt_series_mutex);
@@ -317,11 +685,12 @@ out:
 }
 
 /*
- * The run begun last is under way: its end is scheduled, and it is said
- * to run once bucket 0 began, so that what the writer, or whoever sees
- * series_run read 1, does next is counted.
+ * The run begun last is under way: it is said to run once bucket 0
+ * began, so that what the writer, or whoever sees series_run read 1, does
+ * next is counted.  Returns the jiffies until its end, when the caller
+ * calls tcp_rt_series_end().
  */
-void tcp_rt_series_begun(void)
+unsigned long tcp_rt_series_begun(void)
 {
 	struct tcp_rt_series_run *run;
 	u64 now;
@@ -330,14 +699,13 @@ void tcp_rt_series_begun(void)
 	run = rcu_dereference_protected(tcp_rt_series_cur,
 					lockdep_is_held(&tcp_rt_series_mutex));
 	atomic_long_inc(&tcp_rt_series_nr_runs);
-	schedule_delayed_work(&tcp_rt_series_work,
-			      usecs_to_jiffies(run->start_us + run->span_us -
-					       tcp_clock_us()) + 1);
 	now = tcp_clock_us();
 	if (now < run->start_us)
 		fsleep(run->start_us - now);
 	WRITE_ONCE(tcp_rt_series_running, true);
 	mutex_unlock(&tcp_rt_series_mutex);
+	return usecs_to_jiffies(run->start_us + run->span_us - tcp_clock_us()) +
+	       1;
 }
 
 /* Sum every CPU's counts; the open gauge becomes a running total. */
@@ -351,12 +719,12 @@ static void tcp_rt_series_merge(struct tcp_rt_series_run *run)
 		for (i = 0; i < cells; i++)
 			run->sum[i] += atomic_read(&run->cpu[cpu][i]);
 
-	for (s = 0; s < run->nslots; s++) {
+	for (s = 0; s < run->nports; s++) {
 		s32 open = atomic_read(&run->initial[s]);
 
 		for (b = 0; b < run->nbuckets; b++) {
 			s32 *v = run->sum + ((size_t)b * run->nslots + s) *
-					    TCP_RT_SER_MAX;
+					    run->stride;
 
 			open += v[TCP_RT_SER_OPEN];
 			v[TCP_RT_SER_OPEN] = open;
@@ -364,16 +732,11 @@ static void tcp_rt_series_merge(struct tcp_rt_series_run *run)
 	}
 }
 
-/* Called with tcp_rt_series_mutex held, from the work or at unload. */
-static void tcp_rt_series_retire(void)
+/* Called with tcp_rt_series_mutex held. */
+static void tcp_rt_series_retire(struct tcp_rt_series_run *run)
 {
-	struct tcp_rt_series_run *run;
-
-	run = rcu_dereference_protected(tcp_rt_series_cur,
-					lockdep_is_held(&tcp_rt_series_mutex));
-	if (!run)
-		return;
 	RCU_INIT_POINTER(tcp_rt_series_cur, NULL);
+	static_branch_disable(&tcp_rt_series_host_on);
 	static_branch_disable(&tcp_rt_series_on);
 	/* Every hook that found the run has finished counting. */
 	synchronize_rcu();
@@ -390,6 +753,8 @@ static void tcp_rt_series_retire(void)
 		atomic_long_inc(&tcp_rt_series_nr_unread);
 	}
 	tcp_rt_series_free_cpu(run);
+	vfree(run->flows);
+	run->flows = NULL;
 	if (run->sum)
 		tcp_rt_series_ready = run;
 	else
@@ -397,21 +762,25 @@ static void tcp_rt_series_retire(void)
 	WRITE_ONCE(tcp_rt_series_running, false);
 }
 
-static void tcp_rt_series_work_fn(struct work_struct *work)
+/*
+ * End the run: at once (@now), or only once its last bucket is over (the
+ * caller's timer, which may be late or stale).  Returns whether a run
+ * ended; its table is complete when this returns.
+ */
+bool tcp_rt_series_end(bool now)
 {
-	mutex_lock(&tcp_rt_series_mutex);
-	tcp_rt_series_retire();
-	mutex_unlock(&tcp_rt_series_mutex);
-}
+	struct tcp_rt_series_run *run;
+	bool ended = false;
 
-/* End the run now, if one runs; it is complete when this returns. */
-void tcp_rt_series_stop(void)
-{
 	mutex_lock(&tcp_rt_series_mutex);
-	if (tcp_rt_series_running)
-		mod_delayed_work(system_wq, &tcp_rt_series_work, 0);
+	run = rcu_dereference_protected(tcp_rt_series_cur,
+					lockdep_is_held(&tcp_rt_series_mutex));
+	if (run && (now || tcp_clock_us() >= run->start_us + run->span_us)) {
+		tcp_rt_series_retire(run);
+		ended = true;
+	}
 	mutex_unlock(&tcp_rt_series_mutex);
-	flush_delayed_work(&tcp_rt_series_work);
+	return ended;
 }
 
 bool tcp_rt_series_is_running(void)
@@ -442,36 +811,49 @@ static void tcp_rt_series_seq_stop(struct seq_file *m, void *v)
 {
 }
 
-static bool tcp_rt_series_empty(const s32 *v)
+static bool tcp_rt_series_empty(const struct tcp_rt_series_run *run,
+				const s32 *v)
 {
 	unsigned int i;
 
-	for (i = 0; i < TCP_RT_SER_MAX; i++)
+	for (i = 0; i < run->stride; i++)
 		if (v[i])
 			return false;
 	return true;
 }
 
-/* One line per port per bucket that saw an event or had a task open. */
+/*
+ * One line per port (and the host) per bucket that saw an event or had a
+ * task open: the base fields, then series_ext's as " name=value".
+ */
 static int tcp_rt_series_seq_show(struct seq_file *m, void *v)
 {
 	const struct tcp_rt_series_run *run = m->private;
 	loff_t pos = *(loff_t *)v;
 	u32 b = div_u64(pos, run->nslots), s = pos - (loff_t)b * run->nslots;
-	const s32 *val = run->sum + (size_t)pos * TCP_RT_SER_MAX;
+	const s32 *val = run->sum + (size_t)pos * run->stride;
 	u32 key = run->key[s];
 	struct timespec64 ts;
-	unsigned int i;
+	unsigned int f;
 
-	if (!key || tcp_rt_series_empty(val))
+	if (!key || tcp_rt_series_empty(run, val))
 		return 0;
 	ts = ns_to_timespec64(run->start_real_ns +
 			      (u64)b * run->width_us * NSEC_PER_USEC);
-	seq_printf(m, "%lld %06ld %s%u", (long long)ts.tv_sec,
-		   ts.tv_nsec / NSEC_PER_USEC,
-		   key & TCP_RT_KEY_PEER ? "P" : "", key & 0xffff);
-	for (i = 0; i < TCP_RT_SER_MAX; i++)
-		seq_printf(m, " %d", val[i]);
+	seq_printf(m, "%lld %06ld ", (long long)ts.tv_sec,
+		   ts.tv_nsec / NSEC_PER_USEC);
+	if (key & TCP_RT_KEY_HOST)
+		seq_putc(m, '*');
+	else
+		seq_printf(m, "%s%u", key & TCP_RT_KEY_PEER ? "P" : "",
+			   key & 0xffff);
+	for (f = 0; f < TCP_RT_SER_BASE; f++)
+		seq_printf(m, " %d", val[f]);
+	for (; f < TCP_RT_SER_MAX; f++)
+		if (run->col[f] != TCP_RT_SER_OFF)
+			seq_printf(m, " %s=%d",
+				   tcp_rt_series_ext_names[f - TCP_RT_SER_BASE],
+				   val[run->col[f]]);
 	seq_putc(m, '\n');
 	return 0;
 }
@@ -524,6 +906,8 @@ void tcp_rt_series_status(struct seq_file *m)
 		   atomic_long_read(&tcp_rt_series_nr_unread));
 	seq_printf(m, "series_dropped %ld\n",
 		   atomic_long_read(&tcp_rt_series_nr_dropped));
+	seq_printf(m, "series_flows_missed %ld\n",
+		   atomic_long_read(&tcp_rt_series_nr_flows_missed));
 }
 
 void tcp_rt_series_init(struct dentry *dir)
@@ -532,13 +916,14 @@ void tcp_rt_series_init(struct dentry *dir)
 			    &tcp_rt_series_fops);
 }
 
-/* After the hooks are gone and the file removed (no reader: it pins us). */
+/*
+ * After the hooks are gone and the file removed (no reader: it pins us),
+ * and no run can start any more (tcp_rt_ctl_exit()).
+ */
 void tcp_rt_series_exit(void)
 {
-	/* No run can start any more (tcp_rt_ctl_exit()). */
-	cancel_delayed_work_sync(&tcp_rt_series_work);
+	tcp_rt_series_end(true);
 	mutex_lock(&tcp_rt_series_mutex);
-	tcp_rt_series_retire();
 	if (tcp_rt_series_ready)
 		pr_info("series: unloaded with a run's table never read\n");
 	tcp_rt_series_free(tcp_rt_series_ready);

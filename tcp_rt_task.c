@@ -885,7 +885,7 @@ static void tcp_rt_on_data_in(struct tcp_rt_conn *c, const struct sock *sk,
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 
-	tcp_rt_series_add(c->key, TCP_RT_SER_BYTES_IN, end - c->rcv_data);
+	tcp_rt_series_bytes(c->key, sk, false, end - c->rcv_data);
 	tcp_rt_series_add(c->key, TCP_RT_SER_SEGS_IN,
 			  tp->data_segs_in - c->segs_in);
 	c->segs_in = tp->data_segs_in;
@@ -922,7 +922,7 @@ static void tcp_rt_on_data_out(struct tcp_rt_conn *c, const struct sock *sk,
 	const struct tcp_sock *tp = tcp_sk(sk);
 
 	if (len)
-		tcp_rt_series_add(c->key, TCP_RT_SER_BYTES_OUT, len);
+		tcp_rt_series_bytes(c->key, sk, true, len);
 
 	if (c->role == TCP_RT_CLIENT) {
 		if (c->phase == TCP_RT_RESPONSE)
@@ -1406,6 +1406,18 @@ void tcp_rt_task_xmit(struct sock *sk, const struct sk_buff *skb, u32 len)
 		tcp_rt_series_segs_out(c, skb, len, tp);
 		tcp_rt_bd_end(c, sk);
 	}
+	tcp_rt_series_seg_out(c ? c->key : 0, sk, skb, len);
+	rcu_read_unlock();
+}
+
+/* A segment arrived for @sk (a series run's receive hooks). */
+void tcp_rt_task_seg_in(const struct sock *sk, const struct sk_buff *skb)
+{
+	struct tcp_rt_conn *c;
+
+	rcu_read_lock();
+	c = tcp_rt_conn_find(sk);
+	tcp_rt_series_seg_in(c ? c->key : 0, sk, skb);
 	rcu_read_unlock();
 }
 

@@ -103,6 +103,8 @@ struct tcp_rt_task_sample {
 /* Stats key: the port, and whether it is a peer port. */
 #define TCP_RT_KEY_PEER		BIT(16)
 #define TCP_RT_KEY_VALID	BIT(17)
+/* A series run's line of the whole host (series_host): port "*". */
+#define TCP_RT_KEY_HOST		BIT(18)
 #define TCP_RT_STATS_LISTED_MAX	12	/* lports + pports */
 
 /* tcp_rt_params.c: a bounded unsigned parameter (tcp_rt_uint_ops) */
@@ -140,10 +142,18 @@ extern unsigned int tcp_rt_stats_off;
 extern unsigned int tcp_rt_stats_interval;
 extern unsigned int tcp_rt_series_us;
 extern unsigned int tcp_rt_series_buckets;
+extern unsigned int tcp_rt_series_ext;
+extern bool tcp_rt_series_host;
+extern unsigned int tcp_rt_series_far_us;
 extern bool tcp_rt_hook_check;
 extern unsigned int tcp_rt_log_ext;
 extern const char *const tcp_rt_ext_names[TCP_RT_EXT_MAX];
 int tcp_rt_log_ext_parse(const char *val, unsigned int *mask);
+int tcp_rt_names_parse(const char *param, const char *const *names,
+		       unsigned int n_names, const char *val,
+		       unsigned int *mask);
+int tcp_rt_names_get(char *buffer, const char *const *names,
+		     unsigned int n_names, unsigned int mask);
 /*
  * The time breakdown (log_ext's TCP_RT_EXT_BD fields): on while its hooks
  * are attached; the generation counts each time they went (tcp_rt_main.c).
@@ -159,6 +169,7 @@ void tcp_rt_params_exit(void);
 int tcp_rt_hooks_start(void);
 void tcp_rt_hooks_stop(void);
 int tcp_rt_hooks_bd(bool on);
+int tcp_rt_hooks_series(bool on);
 void tcp_rt_hooks_free(void);
 void tcp_rt_hooks_status(struct seq_file *m);
 
@@ -167,6 +178,7 @@ void tcp_rt_task_estab(const struct sock *sk);
 void tcp_rt_task_close(const struct sock *sk, int oldstate);
 void tcp_rt_task_sync(struct sock *sk);
 void tcp_rt_task_xmit(struct sock *sk, const struct sk_buff *skb, u32 len);
+void tcp_rt_task_seg_in(const struct sock *sk, const struct sk_buff *skb);
 void tcp_rt_task_read(struct sock *sk);
 void tcp_rt_task_write(struct sock *sk);
 /* tcp_rt_task.c: from main */
@@ -256,7 +268,11 @@ unsigned long tcp_rt_stats_overwritten(void);
 unsigned long tcp_rt_stats_dropped(void);
 void tcp_rt_stats_add(u32 key, const struct tcp_rt_task_sample *t);
 
-/* tcp_rt_series.c: the columns of rt-network-series, in order */
+/*
+ * tcp_rt_series.c: the columns of rt-network-series, in order: the base
+ * ones positionally, then series_ext's, each as " name=value" when listed
+ * (tcp_rt_series_ext_names, tcp_rt_params.c).
+ */
 enum tcp_rt_series_field {
 	TCP_RT_SER_BYTES_IN,
 	TCP_RT_SER_BYTES_OUT,
@@ -270,22 +286,50 @@ enum tcp_rt_series_field {
 	TCP_RT_SER_ESTAB,
 	TCP_RT_SER_CLOSED,
 	TCP_RT_SER_OPEN,	/* a change of the open-task gauge */
+	TCP_RT_SER_BASE,	/* series_ext's fields from here */
+	TCP_RT_SER_CE_BYTES = TCP_RT_SER_BASE,
+	TCP_RT_SER_CE_SEGS,
+	TCP_RT_SER_ECE,
+	TCP_RT_SER_DUP_BYTES,
+	TCP_RT_SER_DUP_SEGS,
+	TCP_RT_SER_FLOWS,
+	TCP_RT_SER_FAR_IN,
+	TCP_RT_SER_FAR_OUT,
 	TCP_RT_SER_MAX,
 };
 
+#define TCP_RT_SER_EXT_N	(TCP_RT_SER_MAX - TCP_RT_SER_BASE)
+/* series_ext's fields that only the receive hooks count */
+#define TCP_RT_SER_EXT_RCV	(BIT(TCP_RT_SER_CE_BYTES - TCP_RT_SER_BASE) | \
+				 BIT(TCP_RT_SER_CE_SEGS - TCP_RT_SER_BASE) | \
+				 BIT(TCP_RT_SER_ECE - TCP_RT_SER_BASE) |	\
+				 BIT(TCP_RT_SER_DUP_BYTES - TCP_RT_SER_BASE) | \
+				 BIT(TCP_RT_SER_DUP_SEGS - TCP_RT_SER_BASE) | \
+				 BIT(TCP_RT_SER_FLOWS - TCP_RT_SER_BASE))
+extern const char *const tcp_rt_series_ext_names[TCP_RT_SER_EXT_N];
+
 DECLARE_STATIC_KEY_FALSE(tcp_rt_series_on);
+/* a run counts every TCP connection of the host, not only tracked ones */
+DECLARE_STATIC_KEY_FALSE(tcp_rt_series_host_on);
 
 void tcp_rt_series_init(struct dentry *dir);
 void tcp_rt_series_exit(void);
+bool tcp_rt_series_wants_rcv(void);
 int tcp_rt_series_begin(u32 *gen);
-void tcp_rt_series_begun(void);
-void tcp_rt_series_stop(void);
+unsigned long tcp_rt_series_begun(void);
+bool tcp_rt_series_end(bool now);
 bool tcp_rt_series_is_running(void);
 void tcp_rt_series_status(struct seq_file *m);
 u32 tcp_rt_series_gen_active(void);
 void tcp_rt_series_initial(u32 gen, u32 key);
 void __tcp_rt_series_add(u32 key, u64 now_us, enum tcp_rt_series_field field,
 			 int n);
+void __tcp_rt_series_bytes(u32 key, const struct sock *sk, bool out, u32 n);
+void __tcp_rt_series_seg_in(u32 key, const struct sock *sk,
+			    const struct sk_buff *skb);
+void __tcp_rt_series_seg_out(u32 key, const struct sock *sk,
+			     const struct sk_buff *skb, u32 len);
+void __tcp_rt_series_conn(bool estab);
 
 /*
  * Outside a run these are a patched-out jump.  A task event is counted at
@@ -303,6 +347,32 @@ static inline void tcp_rt_series_add(u32 key, enum tcp_rt_series_field field,
 				     int n)
 {
 	tcp_rt_series_add_at(key, 0, field, n);
+}
+
+/* New data of a tracked connection, in (@out false) or out: and if far. */
+static inline void tcp_rt_series_bytes(u32 key, const struct sock *sk,
+				       bool out, u32 n)
+{
+	if (static_branch_unlikely(&tcp_rt_series_on))
+		__tcp_rt_series_bytes(key, sk, out, n);
+}
+
+/*
+ * A segment arrived (@key: its tracked connection's, 0 for none), or one
+ * leaves with @len bytes of new data.
+ */
+static inline void tcp_rt_series_seg_in(u32 key, const struct sock *sk,
+					const struct sk_buff *skb)
+{
+	if (static_branch_unlikely(&tcp_rt_series_on))
+		__tcp_rt_series_seg_in(key, sk, skb);
+}
+
+static inline void tcp_rt_series_seg_out(u32 key, const struct sock *sk,
+					 const struct sk_buff *skb, u32 len)
+{
+	if (static_branch_unlikely(&tcp_rt_series_on))
+		__tcp_rt_series_seg_out(key, sk, skb, len);
 }
 
 #endif /* _TCP_RT_H */

@@ -261,4 +261,18 @@ static inline u64 tcp_rt_sk_cgroup(const struct sock *sk)
 }
 #endif
 
+/*
+ * Whether a connection negotiated classic ECN (RFC 3168), whose ECE flag
+ * says "CE seen" (a series run's ece).  Kernels with Accurate ECN (6.18
+ * on) keep the mode in ecn_flags' low bits and say it with
+ * tcp_ecn_mode_rfc3168(), where AccECN's counter uses the same flag
+ * otherwise; earlier ones have TCP_ECN_OK.  Kbuild looks for the former
+ * in net/tcp.h.
+ */
+#ifdef TCP_RT_HAVE_ECN_MODE
+#define tcp_rt_ecn_classic(tp)	tcp_ecn_mode_rfc3168(tp)
+#else
+#define tcp_rt_ecn_classic(tp)	((tp)->ecn_flags & TCP_ECN_OK)
+#endif
+
 #endif /* _TCP_RT_COMPAT_H */

@@ -251,7 +251,9 @@ field() {	# file type n
 # eight at a time, 11 ms at most in 16: tests held to the oracle keep their
 # connections few.
 
-capture_start() {	# port [netns]
+capture_start() {	# port (all: every TCP segment) [netns]
+	local what="tcp port $1"
+	[ "$1" = all ] && what=tcp
 	CAPTURE_NS=()
 	[ -n "${2:-}" ] && CAPTURE_NS=(ip netns exec "$2")
 	CAPTURE=/tmp/capture.$1.pcap
@@ -259,7 +261,7 @@ capture_start() {	# port [netns]
 	# --immediate-mode: each packet is handed over as it comes, not when a
 	# ring block fills or times out; udp port 9 is capture_stop's marker.
 	"${CAPTURE_NS[@]}" tcpdump -i any --immediate-mode -U -n -s 200 \
-		-w "$CAPTURE" "tcp port $1 or (udp and dst port 9)" 2> /tmp/capture.err &
+		-w "$CAPTURE" "$what or (udp and dst port 9)" 2> /tmp/capture.err &
 	CAPTURE_PID=$!
 	wait_until "tcpdump to listen" grep -q "listening on" /tmp/capture.err ||
 		fail "tcpdump: $(cat /tmp/capture.err)"

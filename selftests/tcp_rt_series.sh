@@ -5,12 +5,16 @@
 # traffic and, for segments, to its capture (selftests/oracle/series_check.py).
 #   1 sec 2 usec 3 port 4 bytes_in 5 bytes_out 6 segs_in 7 segs_out
 #   8 retrans 9 started 10 done 11 W 12 N 13 estab 14 closed 15 open
+# and series_ext's measures after them, " name=value" each, held to the
+# capture by selftests/oracle/series_measures.py.
 . "$(dirname "$0")/lib.sh"
 
 LOG=/tmp/series.log
 SER=/tmp/series.lines
 PORT=7600
 CHECK=$SELFTESTS/oracle/series_check.py
+MEASURES=$SELFTESTS/oracle/series_measures.py
+ALL_EXT=ce_bytes,ce_segs,ece,dup_bytes,dup_segs,flows,far_bytes_in,far_bytes_out
 
 setup() {	# width buckets params...
 	rm -f $LOG $SER
@@ -32,14 +36,14 @@ collect() {
 	cat "$DBG/rt-network-series" > $SER
 	expect_eq "$(wc -l < "$DBG/rt-network-series")" 0 "a second read"
 	drain_logs $LOG
-	grep -qvE "^[0-9]+ [0-9]{6} P?[0-9]+( -?[0-9]+){12}$" $SER &&
-		fail "malformed line: $(grep -vE "^[0-9]+ [0-9]{6} P?[0-9]+( -?[0-9]+){12}$" $SER | head -1)"
+	local re="^[0-9]+ [0-9]{6} (P?[0-9]+|\*)( -?[0-9]+){12}( [a-z_]+=-?[0-9]+)*$"
+	grep -qvE "$re" $SER && fail "malformed line: $(grep -vE "$re" $SER | head -1)"
 	diag "$(wc -l < $SER) series lines, $(count_records $LOG R) R records"
 }
 
-series_check() {	# width [series_check options]
+series_check() {	# width [series_check options]; SERVER_LOG: the records
 	local out
-	out=$(/usr/bin/python3 "$CHECK" --series $SER --log $LOG --port $PORT \
+	out=$(/usr/bin/python3 "$CHECK" --series $SER --log "${SERVER_LOG:-$LOG}" --port $PORT \
 		--width-us "$1" "${@:2}") || {
 		echo "$out" | sed 's/^/# /'
 		sed 's/^/# /' $SER | head -n 100
@@ -193,9 +197,223 @@ case_unload_during_run() {
 	mod_unload
 }
 
+measures() {	# width line [series_measures options]
+	local out
+	out=$(/usr/bin/python3 "$MEASURES" --series $SER --width-us "$1" \
+		--line "$2" --slack-us $((${ORACLE_TOL_US:-20000} * TCP_RT_SLOW)) \
+		"${@:3}") || {
+		echo "$out" | sed 's/^/# /'
+		grep -F " $2 " $SER | sed 's/^/# /' | head -n 60
+		fail "series line $2 differs from the capture"
+	}
+	diag "$out"
+}
+
+# The sum of a " name=value" field over one line's buckets.
+ext_sum() {	# line name
+	awk -v l="$1" -v n="$2=" '$3 == l { for (i = 16; i <= NF; i++)
+		if (index($i, n) == 1) s += substr($i, length(n) + 1) }
+		END { print s + 0 }' $SER
+}
+
+# 2 MB to a client whose path marks CE where it would drop 5% (netem ecn,
+# both ends with tcp_ecn 1) and sends 3% of the packets twice: the
+# client's line counts the CE-marked data and the duplicates it received,
+# the server's the ECE its ACKs carried back, the host's both, each where
+# the capture (the client's side: every packet it received and sent) saw
+# it.  Segment offload off on the server's device and no receive offload
+# on the client's: each captured packet is one segment.
+case_ecn_dup() {
+	setup 10000 10000 lports=$PORT pports=$PORT
+	echo "$ALL_EXT" > "$PARAMS/series_ext"
+	echo 1 > "$PARAMS/series_host"
+	make_netns_router loss 5% ecn duplicate 3%
+	ip netns exec rtcli ethtool -K rtv3 gro off > /dev/null 2>&1 || true
+	ip netns exec rtsrv sysctl -qw net.ipv4.tcp_ecn=1
+	ip netns exec rtcli sysctl -qw net.ipv4.tcp_ecn=1
+	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 100 \
+		--resp-bytes 2000000 > /dev/null
+	capture_start $PORT rtcli
+	echo 1 > "$PARAMS/series_run"
+	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT \
+		--req-bytes 100 --resp-bytes 2000000 --timeout 120 > /dev/null ||
+		fail "client"
+	wait_untracked
+	running || fail "the transfer outlasted the run"
+	echo 0 > "$PARAMS/series_run"
+	capture_stop
+	collect
+	measures 10000 P$PORT --capture "$CAPTURE" --ce $PORT --dup $PORT \
+		--flows $PORT
+	measures 10000 $PORT --capture "$CAPTURE" --ece $PORT --flows $PORT
+	measures 10000 '*' --capture "$CAPTURE" --ce $PORT --dup $PORT \
+		--ece $PORT --flows $PORT --sockets 2
+	# the base columns of the port's line are what they were, against
+	# the server's records (local address second); the capture is the
+	# client's, where the duplicates look like retransmissions
+	awk -v p=":$PORT" 'substr($6, length($6) - length(p) + 1) == p' $LOG > $LOG.srv
+	SERVER_LOG=$LOG.srv series_check 10000
+	expect_eq "$(status series_flows_missed)" 0 "status series_flows_missed"
+}
+
+# Two clients, one 1 ms away and one 40 ms away (netem delay on the
+# server's side of each link): every byte to and from the far one is far,
+# none of the near one's.  Exact, against the E records of both ends.
+# series_far_us 20 ms, not the default 5: a connection's first bytes are
+# classed by its handshake's RTT, the only sample then, which a stall of
+# the emulated guest can stretch (a zero-delay path's was 5 ms once).
+case_rtt_classes() {
+	setup 10000 10000 lports=$PORT pports=$PORT
+	echo far_bytes_in,far_bytes_out > "$PARAMS/series_ext"
+	echo 20000 > "$PARAMS/series_far_us"
+	echo 1 > "$PARAMS/series_host"
+	ip netns add rtsrv
+	ip netns add rtcli
+	ip netns add rtfar
+	ip link add rtv0 netns rtsrv type veth peer name rtv1 netns rtcli
+	ip link add rtv4 netns rtsrv type veth peer name rtv5 netns rtfar
+	ip -n rtsrv addr add 10.99.0.1/24 dev rtv0
+	ip -n rtcli addr add 10.99.0.2/24 dev rtv1
+	ip -n rtsrv addr add 10.98.0.1/24 dev rtv4
+	ip -n rtfar addr add 10.98.0.2/24 dev rtv5
+	local l
+	for l in rtsrv:lo rtcli:lo rtfar:lo rtsrv:rtv0 rtcli:rtv1 rtsrv:rtv4 rtfar:rtv5; do
+		ip -n "${l%:*}" link set "${l#*:}" up
+	done
+	ip netns exec rtsrv tc qdisc add dev rtv0 root netem delay 1ms
+	ip netns exec rtsrv tc qdisc add dev rtv4 root netem delay 40ms
+	start_server rtsrv -- --port $PORT --addr 0.0.0.0 --req-bytes 300 \
+		--resp-bytes 200000 --conns 8 > /dev/null
+	echo 1 > "$PARAMS/series_run"
+	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT \
+		--conns 4 --requests 3 --req-bytes 300 --resp-bytes 200000 \
+		--timeout 60 > /dev/null & local near=$!
+	ip netns exec rtfar "$PEER" client --addr 10.98.0.1 --port $PORT \
+		--conns 4 --requests 3 --req-bytes 300 --resp-bytes 200000 \
+		--timeout 60 > /dev/null || fail "far client"
+	wait $near || fail "near client"
+	wait_untracked
+	running || fail "the transfers outlasted the run"
+	echo 0 > "$PARAMS/series_run"
+	collect
+	local e far_out far_in all_out all_in
+	e=$(records $LOG E)
+	# the server's ends of the far connections: the peer's address first,
+	# then the local one (10.98.0.1:PORT); what it sent and received
+	far_out=$(awk -v p="10.98.0.1:$PORT" '$6 == p { s += $8 } END { print s + 0 }' <<< "$e")
+	far_in=$(awk -v p="10.98.0.1:$PORT" '$6 == p { s += $10 } END { print s + 0 }' <<< "$e")
+	expect_eq "$far_out" $((12 * 200000)) "bytes the server sent the far client (E)"
+	expect_eq "$(ext_sum $PORT far_bytes_out)" "$far_out" "$PORT far_bytes_out"
+	expect_eq "$(ext_sum $PORT far_bytes_in)" "$far_in" "$PORT far_bytes_in"
+	# the clients' ends: the far one's bytes all far, the near one's none
+	expect_eq "$(ext_sum P$PORT far_bytes_in)" "$far_out" "P$PORT far_bytes_in"
+	expect_eq "$(ext_sum P$PORT far_bytes_out)" "$far_in" "P$PORT far_bytes_out"
+	# the host: both ends of the far connections
+	all_out=$(awk '{ s += $8 } END { print s + 0 }' <<< "$e")
+	all_in=$(awk '{ s += $10 } END { print s + 0 }' <<< "$e")
+	expect_eq "$(ext_sum '*' far_bytes_out)" $((far_out + far_in)) "host far_bytes_out"
+	expect_eq "$(ext_sum '*' far_bytes_in)" $((far_out + far_in)) "host far_bytes_in"
+	expect_eq "$(awk '$3 == "*" { s += $5 } END { print s + 0 }' $SER)" "$all_out" \
+		"host bytes_out, the E records' total"
+	expect_eq "$(awk '$3 == "*" { s += $4 } END { print s + 0 }' $SER)" "$all_in" \
+		"host bytes_in, the E records' total"
+}
+
+# A run of the whole host against a capture of every connection: a
+# tracked port and an untracked one, between two namespaces, no loss
+# (offloads off: a packet a segment).  The host's line counts both, the
+# tracked port's line only its own; connections established and closed
+# count both ends.
+case_host() {
+	setup 10000 10000 lports=$PORT
+	echo flows > "$PARAMS/series_ext"
+	echo 1 > "$PARAMS/series_host"
+	make_netns_pair
+	segment_offload_off rtsrv rtv0
+	segment_offload_off rtcli rtv1
+	ip netns exec rtsrv ethtool -K rtv0 gro off > /dev/null 2>&1 || true
+	ip netns exec rtcli ethtool -K rtv1 gro off > /dev/null 2>&1 || true
+	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 300 \
+		--resp-bytes 30000 --conns 4 > /dev/null
+	start_server rtsrv -- --addr 10.99.0.1 --port 7700 --req-bytes 200 \
+		--resp-bytes 50000 --conns 4 > /dev/null
+	capture_start all rtsrv
+	echo 1 > "$PARAMS/series_run"
+	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT \
+		--conns 4 --requests 5 --think-ms 50 --req-bytes 300 \
+		--resp-bytes 30000 > /dev/null & local tracked=$!
+	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port 7700 \
+		--conns 4 --requests 5 --think-ms 50 --req-bytes 200 \
+		--resp-bytes 50000 > /dev/null || fail "untracked client"
+	wait $tracked || fail "tracked client"
+	wait_untracked
+	running || fail "the traffic outlasted the run"
+	echo 0 > "$PARAMS/series_run"
+	capture_stop
+	collect
+	measures 10000 '*' --capture "$CAPTURE" --host --flows $PORT --flows 7700 \
+		--sockets 2
+	expect_eq "$(awk '$3 == "7700"' $SER | wc -l)" 0 "lines of the untracked port"
+	series_check 10000
+}
+
+# series_ext, series_host and series_far_us: bad values refused with one
+# line each, the old value kept; changed between runs under traffic, each
+# run has what was set when it started, and the receive hooks are
+# attached only while a run that needs them runs.
+case_ext_params() {
+	setup 1000 10000 lports=$PORT
+	local m
+	m=$(kmsg_mark)
+	expect_fail "series_ext bogus" sh -c "echo ce_bytes,bogus > $PARAMS/series_ext"
+	expect_fail "series_far_us 0" sh -c "echo 0 > $PARAMS/series_far_us"
+	expect_fail "series_host 2" sh -c "echo 2 > $PARAMS/series_host"
+	expect_eq "$(cat "$PARAMS/series_ext")" "" "series_ext kept"
+	expect_eq "$(cat "$PARAMS/series_far_us")" 5000 "series_far_us kept"
+	expect_eq "$(kmsg_since "$m" | wc -l)" 2 "one tcp_rt: line per refusal (series_host: the kernel's bool)"
+	kmsg_since "$m" | sed 's/^/# /'
+	expect_eq "$(kmsg_since "$m" | grep -c "series_ext: no field 'bogus' (ce_bytes, ce_segs, ece, dup_bytes, dup_segs, flows, far_bytes_in, far_bytes_out)")" 1 \
+		"series_ext's line names the fields"
+	start_server -- --port $PORT --req-bytes 100 --resp-bytes 5000 > /dev/null
+	"$PEER" client --port $PORT --requests 100000 --think-ms 2 > /dev/null &
+	local ext
+	for ext in "$ALL_EXT" "" flows far_bytes_out "$ALL_EXT"; do
+		echo "$ext" > "$PARAMS/series_ext"
+		echo 1 > "$PARAMS/series_run"
+		if [ -n "$ext" ] && [ "$ext" != far_bytes_out ]; then
+			grep -q "^tcp_rcv_established" /sys/kernel/tracing/enabled_functions ||
+				fail "series_ext $ext: the receive hook is not attached"
+		else
+			grep -q "^tcp_rcv_established" /sys/kernel/tracing/enabled_functions &&
+				fail "series_ext '$ext': the receive hook is attached"
+		fi
+		sleep 0.3
+		echo 0 > "$PARAMS/series_run"
+		grep -q "^tcp_rcv_established" /sys/kernel/tracing/enabled_functions &&
+			fail "the receive hook outlived the run"
+		cat "$DBG/rt-network-series" > $SER
+		[ -s $SER ] || fail "series_ext '$ext': no line"
+		local want=$(( 15 + $(tr ',' '\n' <<< "$ext" | grep -c .) ))
+		awk -v n="$want" 'NF != n { exit 1 }' $SER ||
+			fail "series_ext '$ext': lines of other than $want fields: $(awk -v n="$want" 'NF != n' $SER | head -1)"
+		diag "series_ext '$ext': $(wc -l < $SER) lines of $want fields"
+	done
+	# a run that ends by itself lets its receive hooks go too
+	echo 100 > "$PARAMS/series_buckets"
+	echo 1 > "$PARAMS/series_run"
+	wait_until "the run to end" not_running || fail "the run did not end"
+	grep -q "^tcp_rcv_established" /sys/kernel/tracing/enabled_functions &&
+		fail "the receive hook outlived a run that ended by itself"
+	expect_no_probe_miss
+}
+
 run_case "series: two bursts of 50 tasks, held to the records bucket by bucket" case_bursts
 run_case "series: a run ends by itself, its lines complete and inside it" case_ends_by_itself
 run_case "series: 2 MB under loss, retransmissions where the capture saw them" case_loss
 run_case "series: bad values refused with one line each, the bound enforced" case_params
 run_case "series: unload during a run" case_unload_during_run
+run_case "series: CE marks, ECE and duplicates where the capture saw them" case_ecn_dup
+run_case "series: near and far bytes, split exactly by min RTT" case_rtt_classes
+run_case "series: the whole host against a capture of every connection" case_host
+run_case "series: series_ext, series_host and series_far_us switched under traffic" case_ext_params
 done_testing

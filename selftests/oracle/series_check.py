@@ -38,18 +38,22 @@ COLUMNS = ("bytes_in", "bytes_out", "segs_in", "segs_out", "retrans",
 
 
 def read_series(path, port):
-    """{bucket id: {column: value}} of one port; bucket id = start // width
-    is done by the caller (times are the buckets' starts, in us)."""
+    """{bucket start (us): {column: value}} of one line ("7600", "P7600",
+    "*"); series_ext's " name=value" fields after the 15 documented ones
+    become columns of their names."""
     rows = {}
     with open(path, encoding="ascii") as f:
         for n, line in enumerate(f, 1):
             w = line.split()
-            if len(w) != 15 or not w[0].isdigit() or len(w[1]) != 6:
+            if len(w) < 15 or not w[0].isdigit() or len(w[1]) != 6 or \
+                    any("=" not in v for v in w[15:]):
                 raise SystemExit(f"series_check: {path}:{n}: malformed: {line!r}")
             if w[2] != str(port):
                 continue
             t = int(w[0]) * 1000000 + int(w[1])
-            rows[t] = dict(zip(COLUMNS, (int(v) for v in w[3:])))
+            rows[t] = dict(zip(COLUMNS, (int(v) for v in w[3:15])))
+            rows[t].update((k, int(v)) for k, v in
+                           (x.split("=", 1) for x in w[15:]))
     return rows
 
 

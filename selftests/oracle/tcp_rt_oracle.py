@@ -89,6 +89,8 @@ class Segment:
         self.length = payload_length(ip, tcp)
         self.mss, self.timestamps = syn_options(tcp)
         self.ifindex = ifindex
+        # the IP header's ECN field: 3 is CE
+        self.ecn = (ip.fc if isinstance(ip, dpkt.ip6.IP6) else ip.tos) & 3
 
 
 def payload_length(ip, tcp):

@@ -1,0 +1,195 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Hold one line of a series run (a port's, P<port>, or the host's "*") to
+a packet capture of the same traffic, for series_ext's measures and a run
+of the whole host (docs/records.md, "Series lines").
+
+Each check counts, per bucket of the capture's clock, what the capture
+says the line's sockets received or sent, and compares:
+  - the run's total with the capture's, exactly;
+  - bucket by bucket, what the run counted so far with what the capture
+    says --slack-us earlier and later (at least one bucket): the hook
+    counts a segment a few microseconds from where the capture saw it,
+    and an emulated vCPU can stall in between (selftests/lib.sh).
+Active flows are counted once per socket and bucket, so a socket's data
+seen within --slack-us of a bucket's edge may fall on either side: the
+run's total must lie between the fewest and the most buckets the
+capture's data could have been counted in.
+
+Checks (each may be given with any other):
+  --ce PORT      CE-marked data from PORT: ce_bytes, ce_segs
+  --ece PORT     segments to PORT with ECE (not SYN): ece
+  --dup PORT     data from PORT received before (its sequence below the
+                 highest seen): dup_bytes, dup_segs
+  --flows PORT   sockets with data to or from PORT (may be repeated):
+                 flows (--sockets 2: both ends on this host count)
+  --host         every connection of the capture, both directions, no
+                 loss: bytes_in and bytes_out, segs_in and segs_out,
+                 estab and closed (two sockets a connection)
+Prints what it compared; exits 1 on any mismatch.
+"""
+
+import argparse
+import sys
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+import series_check  # noqa: E402
+import tcp_rt_oracle  # noqa: E402
+
+ECE = 0x40
+
+
+def add(d, k, n=1):
+    d[k] = d.get(k, 0) + n
+
+
+def conn_key(seg):
+    """A connection, whichever way its segment goes."""
+    return tuple(sorted((seg.src, seg.dst)))
+
+
+def stab(intervals):
+    """The fewest points that hit every interval [lo, hi] (greedy)."""
+    n, last = 0, None
+    for lo, hi in sorted(intervals, key=lambda i: i[1]):
+        if last is None or lo > last:
+            n, last = n + 1, hi
+    return n
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--series", required=True)
+    ap.add_argument("--line", required=True, help='7600, P7600 or "*"')
+    ap.add_argument("--capture", required=True, action="append")
+    ap.add_argument("--width-us", type=int, required=True)
+    ap.add_argument("--slack-us", type=int, default=20000)
+    ap.add_argument("--ce", type=int)
+    ap.add_argument("--ece", type=int)
+    ap.add_argument("--dup", type=int)
+    ap.add_argument("--flows", type=int, action="append")
+    ap.add_argument("--sockets", type=int, default=1)
+    ap.add_argument("--host", action="store_true")
+    a = ap.parse_args()
+    width = a.width_us
+    k = max(1, -(-a.slack_us // width))
+    rows = series_check.read_series(a.series, a.line)
+    if not rows:
+        raise SystemExit(f"series_measures: no line {a.line}")
+    segs = sorted((s for c in a.capture
+                   for s in tcp_rt_oracle.read_segments(c)),
+                  key=lambda s: s.t)
+    bad = []
+
+    def got(col):
+        out = {}
+        for t, r in rows.items():
+            if r.get(col):
+                add(out, t // width, r[col])
+        return out
+
+    def compare(col, want, shift=True):
+        g = got(col)
+        gs, ws = sum(g.values()), sum(want.values())
+        print(f"series_measures: {a.line} {col} {gs}, capture {ws}, in "
+              f"{len(g)} buckets (capture: {len(want)})")
+        if gs != ws:
+            bad.append(f"{col}: {gs} in the run, {ws} in the capture")
+        elif shift:
+            msg = series_check.shifted_ok(g, want, k)
+            if msg:
+                bad.append(f"{col}: {msg}")
+
+    # what each direction of each connection received before
+    high = {}
+    dup_b, dup_s, new_b, new_s = {}, {}, {}, {}
+    for s in segs:
+        if not s.length:
+            continue
+        d = (s.src, s.dst)
+        end = s.seq + s.length
+        h = high.get(d)
+        b = s.t // width
+        if h is not None and tcp_rt_oracle.unwrap(s.seq, h) < h:
+            seq = tcp_rt_oracle.unwrap(s.seq, h)
+            if a.dup is None or s.sport == a.dup:
+                add(dup_b, b, min(seq + s.length, h) - seq)
+                add(dup_s, b)
+            high[d] = max(h, seq + s.length)
+        else:
+            high[d] = end if h is None else tcp_rt_oracle.unwrap(end, h)
+            add(new_b, b, s.length)
+            add(new_s, b)
+
+    if a.ce is not None:
+        ce_b, ce_s = {}, {}
+        for s in segs:
+            if s.sport == a.ce and s.length and s.ecn == 3:
+                add(ce_b, s.t // width, s.length)
+                add(ce_s, s.t // width)
+        if not ce_s:
+            bad.append("no CE-marked data in the capture: a test of nothing")
+        compare("ce_bytes", ce_b)
+        compare("ce_segs", ce_s)
+
+    if a.ece is not None:
+        ece = {}
+        for s in segs:
+            if s.dport == a.ece and s.flags & ECE and \
+                    not s.flags & tcp_rt_oracle.SYN:
+                add(ece, s.t // width)
+        if not ece:
+            bad.append("no ECE in the capture: a test of nothing")
+        compare("ece", ece)
+
+    if a.dup is not None:
+        if not dup_s:
+            bad.append("no duplicate in the capture: a test of nothing")
+        compare("dup_bytes", dup_b)
+        compare("dup_segs", dup_s)
+
+    if a.flows is not None:
+        events = {}
+        for s in segs:
+            if s.length and (s.sport in a.flows or s.dport in a.flows):
+                events.setdefault(conn_key(s), []).append(s.t)
+        lo = hi = 0
+        for ts in events.values():
+            spans = [((t - a.slack_us) // width, (t + a.slack_us) // width)
+                     for t in ts]
+            union = set()
+            for x, y in spans:
+                union.update(range(x, y + 1))
+            lo += stab(spans)
+            hi += min(len(ts), len(union))
+        lo, hi = lo * a.sockets, hi * a.sockets
+        g = sum(got("flows").values())
+        print(f"series_measures: {a.line} flows {g}, capture {lo}..{hi} "
+              f"({len(events)} connections, {a.sockets} socket(s) each)")
+        if not lo <= g <= hi:
+            bad.append(f"flows: {g} in the run, the capture says {lo}..{hi}")
+        most = max((r.get("flows", 0) for r in rows.values()), default=0)
+        if most > len(events) * a.sockets:
+            bad.append(f"flows: {most} in one bucket, more than the "
+                       f"{len(events) * a.sockets} sockets")
+
+    if a.host:
+        syns = len({conn_key(s) for s in segs
+                    if s.flags & tcp_rt_oracle.SYN and
+                    not s.flags & tcp_rt_oracle.ACK})
+        if dup_s:
+            bad.append("--host: the capture has duplicates; it needs none")
+        for col in ("bytes_in", "bytes_out"):
+            compare(col, new_b)
+        for col in ("segs_in", "segs_out"):
+            compare(col, new_s)
+        for col in ("estab", "closed"):
+            compare(col, {0: 2 * syns}, shift=False)
+
+    for m in bad:
+        print(f"series_measures: {m}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -125,11 +125,20 @@ static int tcp_rt_series_run_start(void)
 	return 0;
 }
 
-/* The run's time is up, unless it was ended and another one began. */
+/*
+ * The run's time is up: it ends, and its hooks go.  A timer early for its
+ * run, or one left by a run ended before its time for the next, waits
+ * again for the run there is.
+ */
 static void tcp_rt_series_end_fn(struct work_struct *work)
 {
+	unsigned long left;
+
 	mutex_lock(&tcp_rt_ctl_mutex);
-	if (tcp_rt_series_end(false))
+	left = tcp_rt_series_end(false);
+	if (left)
+		mod_delayed_work(system_wq, &tcp_rt_series_end_work, left);
+	else
 		tcp_rt_hooks_series(false);
 	mutex_unlock(&tcp_rt_ctl_mutex);
 }

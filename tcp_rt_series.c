@@ -460,7 +460,8 @@ void __tcp_rt_series_seg_out(u32 key, const struct sock *sk,
 			    scb->seq + !!(scb->tcp_flags & TCPHDR_SYN));
 	rcu_read_lock();
 	run = rcu_dereference(tcp_rt_series_cur);
-	if (!run)
+	/* a port's line counts what leaves in the engine, but the flows */
+	if (!run || (run->host < 0 && !run->flows))
 		goto out;
 	bucket = tcp_rt_series_bucket(run, tcp_clock_us(), &b);
 	if (!bucket)
@@ -764,23 +765,25 @@ static void tcp_rt_series_retire(struct tcp_rt_series_run *run)
 
 /*
  * End the run: at once (@now), or only once its last bucket is over (the
- * caller's timer, which may be late or stale).  Returns whether a run
- * ended; its table is complete when this returns.
+ * caller's timer, which may be early, late or stale).  Returns the
+ * jiffies until its end if it goes on, 0 once no run runs; its table is
+ * then complete.
  */
-bool tcp_rt_series_end(bool now)
+unsigned long tcp_rt_series_end(bool now)
 {
 	struct tcp_rt_series_run *run;
-	bool ended = false;
+	unsigned long left = 0;
+	u64 t = tcp_clock_us();
 
 	mutex_lock(&tcp_rt_series_mutex);
 	run = rcu_dereference_protected(tcp_rt_series_cur,
 					lockdep_is_held(&tcp_rt_series_mutex));
-	if (run && (now || tcp_clock_us() >= run->start_us + run->span_us)) {
+	if (run && !now && t < run->start_us + run->span_us)
+		left = usecs_to_jiffies(run->start_us + run->span_us - t) + 1;
+	else if (run)
 		tcp_rt_series_retire(run);
-		ended = true;
-	}
 	mutex_unlock(&tcp_rt_series_mutex);
-	return ended;
+	return left;
 }
 
 bool tcp_rt_series_is_running(void)

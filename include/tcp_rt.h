@@ -317,7 +317,7 @@ void tcp_rt_series_exit(void);
 bool tcp_rt_series_wants_rcv(void);
 int tcp_rt_series_begin(u32 *gen);
 unsigned long tcp_rt_series_begun(void);
-bool tcp_rt_series_end(bool now);
+unsigned long tcp_rt_series_end(bool now);
 bool tcp_rt_series_is_running(void);
 void tcp_rt_series_status(struct seq_file *m);
 u32 tcp_rt_series_gen_active(void);

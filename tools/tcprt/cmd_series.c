@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tcprt series: run a fine-timescale sampling run of the module (or read a
- * saved one) and print it as a table, or draw it with gnuplot.
+ * saved one) and print it as a table, or draw it with gnuplot; or keep
+ * running one at every multiple of a period, each kept on local disk
+ * (series_store.c), and read them back by time.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -9,10 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "cmd.h"
 #include "input.h"
+#include "series_store.h"
 #include "util.h"
 
 #define SERIES_FILE	"rt-network-series"
@@ -33,6 +38,10 @@ static const char help[] =
 "usage: tcprt series [--us 100|1000|10000] [--buckets N] [--ext LIST]\n"
 "                    [--host] [--port P] [--format text|csv|raw]\n"
 "                    [--plot FILE.png] [--dir DIR]\n"
+"       tcprt series --every T --store DIR [--keep AGE] [--keep-bytes N]\n"
+"                    [--us W] [--buckets N] [--ext LIST] [--host]\n"
+"       tcprt series --store DIR [--since T] [--until T] [--port P]\n"
+"                    [--format F] [--plot FILE.png]\n"
 "\n"
 "Start a sampling run of tcp_rt (module parameters series_us,\n"
 "series_buckets, series_run), wait for it to end, then read\n"
@@ -61,6 +70,24 @@ static const char help[] =
 "                      the table is then printed only if --format is given\n"
 "  -d, --dir DIR       read DIR/" SERIES_FILE " (a saved raw copy) instead\n"
 "                      of starting a run\n"
+"\n"
+"Always on:\n"
+"  -E, --every T       start a run at every multiple of T seconds of the wall\n"
+"                      clock (the same instants on every host whose clock\n"
+"                      is synchronised), keep each in --store, until SIGTERM;\n"
+"                      a run that cannot start (another one runs, no module)\n"
+"                      is skipped, with a line on stderr\n"
+"  -S, --store DIR     where runs are kept: one gzip file a run,\n"
+"                      series-<start>-<width>x<buckets>.gz, mode 0640;\n"
+"                      without --every: read the runs of DIR\n"
+"  -k, --keep AGE      remove runs older than AGE: 30m, 12h, 3d (default 3d)\n"
+"  -K, --keep-bytes N  and the oldest while the runs take more than N bytes\n"
+"                      (k, M, G: powers of 1000; default 1G); the newest\n"
+"                      run always stays\n"
+"  -s, --since T       with --store: rows from T: Unix seconds,\n"
+"                      YYYY-MM-DDTHH:MM:SSZ (UTC), or an age: 15m, 2h\n"
+"                      (default 1h)\n"
+"  -U, --until T       with --store: rows before T (default: now)\n"
 "  -h, --help          this text\n";
 
 struct row {
@@ -126,31 +153,84 @@ static bool parse_row(const char *s, struct row *r, unsigned int *ext)
 	return true;
 }
 
-static void read_rows(FILE *f, const char *path, const char *port,
-		      struct rows *rows, FILE *raw)
+/* Which rows to keep: a port (NULL: all), a time window [lo, hi) in us. */
+struct filter {
+	const char *port;
+	uint64_t lo, hi;
+	FILE *raw;		/* the lines kept, as they are */
+};
+
+static void add_line(const char *line, const char *path, uint64_t lineno,
+		     const struct filter *w, struct rows *rows)
+{
+	struct row r;
+
+	if (!parse_row(line, &r, &rows->ext)) {
+		if (rows->bad++ < 10)
+			warnx_("%s:%llu: not a series line, skipped",
+			       path, (unsigned long long)lineno);
+		return;
+	}
+	if ((w->port && strcmp(w->port, r.port)) || r.t_us < w->lo ||
+	    r.t_us >= w->hi)
+		return;
+	if (w->raw)
+		fputs(line, w->raw);
+	if (rows->n == rows->cap) {
+		rows->cap = rows->cap ? 2 * rows->cap : 1024;
+		rows->r = xrealloc(rows->r, rows->cap, sizeof(*rows->r));
+	}
+	rows->r[rows->n++] = r;
+}
+
+static void read_rows(FILE *f, const char *path, const struct filter *w,
+		      struct rows *rows)
 {
 	char line[512];
 	uint64_t lineno = 0;
-	struct row r;
 
-	while (fgets(line, sizeof(line), f)) {
-		lineno++;
-		if (!parse_row(line, &r, &rows->ext)) {
-			if (rows->bad++ < 10)
-				warnx_("%s:%llu: not a series line, skipped",
-				       path, (unsigned long long)lineno);
-			continue;
-		}
-		if (port && strcmp(port, r.port))
-			continue;
-		if (raw)
-			fputs(line, raw);
-		if (rows->n == rows->cap) {
-			rows->cap = rows->cap ? 2 * rows->cap : 1024;
-			rows->r = xrealloc(rows->r, rows->cap, sizeof(*rows->r));
-		}
-		rows->r[rows->n++] = r;
+	while (fgets(line, sizeof(line), f))
+		add_line(line, path, ++lineno, w, rows);
+}
+
+/* The stored runs of @dir that overlap the filter's window, oldest first. */
+static int read_store(const char *dir, const struct filter *w,
+		      struct rows *rows)
+{
+	struct stored_run *runs;
+	char path[4200], line[512];
+	size_t n, i;
+	int err = 0;
+
+	if (series_store_list(dir, &runs, &n) < 0) {
+		warnx_("%s: %s", dir, strerror(errno));
+		return -1;
 	}
+	for (i = 0; i < n; i++) {
+		uint64_t lineno = 0;
+		gzFile gz;
+
+		if (stored_run_end(&runs[i]) * USEC_PER_SEC <= w->lo ||
+		    runs[i].start * USEC_PER_SEC >= w->hi)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, runs[i].name);
+		gz = gzopen(path, "rbe");
+		if (!gz) {
+			warnx_("%s: %s", path, strerror(errno));
+			err = -1;
+			continue;
+		}
+		while (gzgets(gz, line, sizeof(line)))
+			add_line(line, path, ++lineno, w, rows);
+		if (!gzeof(gz)) {
+			warnx_("%s: a damaged run, read up to line %llu", path,
+			       (unsigned long long)lineno);
+			err = -1;
+		}
+		gzclose(gz);
+	}
+	free(runs);
+	return err;
 }
 
 /* ---- a run of the module ------------------------------------------------ */
@@ -228,6 +308,92 @@ static int run_series(const char *us, const char *buckets, const char *ext,
 		sleep_us(POLL_US);
 	}
 	return 0;
+}
+
+/* ---- always on ------------------------------------------------------------ */
+
+struct every {
+	uint64_t period_us;
+	const char *store;
+	uint64_t keep_s, keep_bytes;
+};
+
+/* Sleep until @t_us of the wall clock, or a signal asks to stop. */
+static void sleep_until(uint64_t t_us)
+{
+	uint64_t now;
+
+	while (!stop_requested && (now = now_us()) < t_us)
+		sleep_us(t_us - now < USEC_PER_SEC ? t_us - now : USEC_PER_SEC);
+}
+
+/* The finished run's file into the store, then the store's bounds. */
+static int keep_run(const struct every *e, uint64_t start_s)
+{
+	unsigned long width, n;
+	uint64_t lines;
+	char path[4096];
+	int removed;
+	FILE *f;
+
+	if (read_param("series_us", &width) < 0 ||
+	    read_param("series_buckets", &n) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/" SERIES_FILE, DEBUGFS_DIR);
+	f = fopen(path, "re");
+	if (!f) {
+		input_open_failed(path, errno);
+		return -1;
+	}
+	if (series_store_save(e->store, f, start_s, width, n, &lines) < 0) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	removed = series_store_expire(e->store, start_s > e->keep_s ?
+				      start_s - e->keep_s : 0, e->keep_bytes);
+	fprintf(stderr, "tcprt: series: run of %llu kept in %s: %llu lines; %d older run(s) removed\n",
+		(unsigned long long)start_s, e->store,
+		(unsigned long long)lines, removed < 0 ? 0 : removed);
+	return 0;
+}
+
+/*
+ * A run at every multiple of the period, until SIGTERM or SIGINT.  The
+ * run is asked for half a bucket before the boundary: the module begins
+ * it at the next multiple of the bucket width, the boundary itself.
+ */
+static int run_every(const struct every *e, const char *us,
+		     const char *buckets, const char *ext, bool host)
+{
+	unsigned long width = 1000;
+	uint64_t next, skipped = 0, kept = 0;
+
+	if (mkdir(e->store, 0750) < 0 && errno != EEXIST)
+		die(EXIT_RUNTIME, "%s: %s", e->store, strerror(errno));
+	signals_init();
+	while (!stop_requested) {
+		next = (now_us() / e->period_us + 1) * e->period_us;
+		if (us)
+			width = strtoul(us, NULL, 10);
+		else
+			read_param("series_us", &width);
+		sleep_until(next - width / 2);
+		if (stop_requested)
+			break;
+		if (run_series(us, buckets, ext, host) < 0 ||
+		    keep_run(e, next / USEC_PER_SEC) < 0) {
+			skipped++;
+			warnx_("series: the run of %llu was not kept (%llu so far)",
+			       (unsigned long long)(next / USEC_PER_SEC),
+			       (unsigned long long)skipped);
+			continue;
+		}
+		kept++;
+	}
+	fprintf(stderr, "tcprt: series: %llu run(s) kept, %llu not\n",
+		(unsigned long long)kept, (unsigned long long)skipped);
+	return EXIT_OK;
 }
 
 /* ---- output ------------------------------------------------------------- */
@@ -379,7 +545,14 @@ static const char *ext_list(const char *arg)
 	return arg;
 }
 
-int cmd_series(int argc, char **argv)
+struct series_opts {
+	const char *us, *buckets, *ext, *port, *dir, *format, *png;
+	bool host;
+	struct every every;		/* period_us 0: not always on */
+	const char *since, *until;	/* with --store, to read */
+};
+
+static void parse_opts(int argc, char **argv, struct series_opts *so)
 {
 	static const struct option opts[] = {
 		{ "us", required_argument, NULL, 'u' },
@@ -390,87 +563,179 @@ int cmd_series(int argc, char **argv)
 		{ "format", required_argument, NULL, 'o' },
 		{ "plot", required_argument, NULL, 'P' },
 		{ "dir", required_argument, NULL, 'd' },
+		{ "every", required_argument, NULL, 'E' },
+		{ "store", required_argument, NULL, 'S' },
+		{ "keep", required_argument, NULL, 'k' },
+		{ "keep-bytes", required_argument, NULL, 'K' },
+		{ "since", required_argument, NULL, 's' },
+		{ "until", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *us = NULL, *buckets = NULL, *port = NULL, *dir = NULL;
-	const char *ext = NULL;
-	bool host = false;
-	const char *format = NULL, *png = NULL;
-	char path[4096], title[256];
-	struct rows rows = { 0 };
-	uint64_t v;
-	FILE *f;
+	uint64_t v, unit;
 	int o;
 
-	while ((o = getopt_long(argc, argv, ":u:b:e:Hp:o:P:d:h", opts, NULL)) != -1) {
+	so->every.keep_s = 3 * 86400;
+	so->every.keep_bytes = 1000000000;
+	while ((o = getopt_long(argc, argv, ":u:b:e:Hp:o:P:d:E:S:k:K:s:U:h",
+				opts, NULL)) != -1) {
 		switch (o) {
 		case 'u':
 			if (strcmp(optarg, "100") && strcmp(optarg, "1000") &&
 			    strcmp(optarg, "10000"))
 				usage_error("series", "--us: '%s' is not 100, 1000 or 10000",
 					    optarg);
-			us = optarg;
+			so->us = optarg;
 			break;
 		case 'b':
 			if (!parse_u64(optarg, strlen(optarg), &v) || !v ||
 			    v > 10000)
 				usage_error("series", "--buckets: '%s' is not in 1..10000",
 					    optarg);
-			buckets = optarg;
+			so->buckets = optarg;
 			break;
 		case 'e':
-			ext = ext_list(optarg);
+			so->ext = ext_list(optarg);
 			break;
 		case 'H':
-			host = true;
+			so->host = true;
 			break;
 		case 'p':
 			if (strcmp(optarg, "*"))
 				opt_port("series",
 					 optarg[0] == 'P' ? optarg + 1 : optarg);
-			port = optarg;
+			so->port = optarg;
 			break;
 		case 'o':
 			if (strcmp(optarg, "text") && strcmp(optarg, "csv") &&
 			    strcmp(optarg, "raw"))
 				usage_error("series", "--format: '%s' is not text, csv or raw",
 					    optarg);
-			format = optarg;
+			so->format = optarg;
 			break;
 		case 'P':
 			if (strchr(optarg, '\'') || strchr(optarg, '\n'))
 				usage_error("series", "--plot: a file name without quotes or newlines, please");
-			png = optarg;
+			so->png = optarg;
 			break;
 		case 'd':
-			dir = optarg;
+			so->dir = optarg;
+			break;
+		case 'E':
+			so->every.period_us = opt_seconds("series", "--every",
+							  optarg, false);
+			if (so->every.period_us < USEC_PER_SEC ||
+			    so->every.period_us % USEC_PER_SEC)
+				usage_error("series", "--every: '%s' is not a whole number of seconds, 1 or more",
+					    optarg);
+			break;
+		case 'S':
+			so->every.store = optarg;
+			break;
+		case 'k':
+			if (!parse_age(optarg, strlen(optarg), &v, &unit) || !v)
+				usage_error("series", "--keep: '%s' is not an age (30m, 12h, 3d)",
+					    optarg);
+			so->every.keep_s = v * unit;
+			break;
+		case 'K':
+			if (!parse_bytes(optarg, &so->every.keep_bytes) ||
+			    !so->every.keep_bytes)
+				usage_error("series", "--keep-bytes: '%s' is not a size (500M, 2G)",
+					    optarg);
+			break;
+		case 's':
+			so->since = optarg;
+			break;
+		case 'U':
+			so->until = optarg;
 			break;
 		case 'h':
 			fputs(help, stdout);
-			return EXIT_OK;
+			exit(EXIT_OK);
 		default:
 			bad_option("series", o, argv);
 		}
 	}
 	if (optind < argc)
 		usage_error("series", "unexpected argument '%s'", argv[optind]);
-	if (dir && (us || buckets || ext || host))
-		usage_error("series", "--us, --buckets, --ext and --host start a run; --dir reads one");
+}
 
-	/* with a plot, a table only when asked for */
-	if (!format)
-		format = png ? "none" : "text";
-	if (!dir && run_series(us, buckets, ext, host) < 0)
-		return EXIT_RUNTIME;
-	snprintf(path, sizeof(path), "%s/" SERIES_FILE, dir ? dir : DEBUGFS_DIR);
+/* Options that go together, and those that do not. */
+static void check_opts(const struct series_opts *so)
+{
+	bool run = so->us || so->buckets || so->ext || so->host;
+
+	if (so->dir && (run || so->every.store))
+		usage_error("series", "--dir reads a saved run: no --us, --buckets, --ext, --host or --store");
+	if (so->every.period_us && !so->every.store)
+		usage_error("series", "--every needs --store, where the runs are kept");
+	if (so->every.period_us && (so->since || so->until || so->port ||
+				    so->format || so->png))
+		usage_error("series", "--every keeps runs; --since, --until, --port, --format and --plot read them (without --every)");
+	if (!so->every.period_us && so->every.store && run)
+		usage_error("series", "--store without --every reads the runs kept: no --us, --buckets, --ext or --host");
+	if ((so->since || so->until) && !so->every.store)
+		usage_error("series", "--since and --until read the runs of --store DIR");
+}
+
+/* The rows asked for: a run of the module, a saved one, or a store's. */
+static int read_input(const struct series_opts *so, struct filter *w,
+		      struct rows *rows, char *path, size_t len)
+{
+	uint64_t now = now_us() / USEC_PER_SEC, t;
+	FILE *f;
+
+	if (so->every.store) {
+		snprintf(path, len, "%s", so->every.store);
+		t = now - 3600;
+		if (so->since && !parse_when(so->since, now, &t))
+			usage_error("series", "--since: '%s' is not a time (Unix seconds, YYYY-MM-DDTHH:MM:SSZ, or an age like 15m)",
+				    so->since);
+		w->lo = t * USEC_PER_SEC;
+		t = now + 1;
+		if (so->until && !parse_when(so->until, now, &t))
+			usage_error("series", "--until: '%s' is not a time (Unix seconds, YYYY-MM-DDTHH:MM:SSZ, or an age like 15m)",
+				    so->until);
+		w->hi = t * USEC_PER_SEC;
+		if (w->lo >= w->hi)
+			usage_error("series", "--since must be before --until");
+		return read_store(so->every.store, w, rows);
+	}
+	if (!so->dir && run_series(so->us, so->buckets, so->ext, so->host) < 0)
+		return -1;
+	snprintf(path, len, "%s/" SERIES_FILE, so->dir ? so->dir : DEBUGFS_DIR);
 	f = fopen(path, "re");
 	if (!f) {
 		input_open_failed(path, errno);
-		return EXIT_RUNTIME;
+		return -1;
 	}
-	read_rows(f, path, port, &rows, strcmp(format, "raw") ? NULL : stdout);
+	read_rows(f, path, w, rows);
 	fclose(f);
+	return 0;
+}
+
+int cmd_series(int argc, char **argv)
+{
+	struct series_opts so = { 0 };
+	struct filter w = { .hi = UINT64_MAX };
+	char path[4096], title[256];
+	struct rows rows = { 0 };
+	const char *format;
+	int err;
+
+	parse_opts(argc, argv, &so);
+	check_opts(&so);
+	if (so.every.period_us)
+		return run_every(&so.every, so.us, so.buckets, so.ext, so.host);
+
+	/* with a plot, a table only when asked for */
+	format = so.format ? so.format : so.png ? "none" : "text";
+	w.port = so.port;
+	w.raw = strcmp(format, "raw") ? NULL : stdout;
+	err = read_input(&so, &w, &rows, path, sizeof(path));
+	if (err && !so.every.store)
+		return EXIT_RUNTIME;
 	if (!strcmp(format, "text") || !strcmp(format, "csv"))
 		print_rows(&rows, !strcmp(format, "csv"));
 	if (fflush(stdout) == EOF)
@@ -478,12 +743,13 @@ int cmd_series(int argc, char **argv)
 	if (rows.bad)
 		warnx_("%s: %llu malformed line(s) skipped", path,
 		       (unsigned long long)rows.bad);
-	if (png) {
+	if (so.png) {
 		snprintf(title, sizeof(title), "tcp_rt series%s%s, %zu rows",
-			 port ? ", port " : "", port ? port : "", rows.n);
-		if (plot_rows(&rows, png, title) < 0)
+			 so.port ? ", port " : "", so.port ? so.port : "",
+			 rows.n);
+		if (plot_rows(&rows, so.png, title) < 0)
 			return EXIT_RUNTIME;
 	}
 	free(rows.r);
-	return rows.bad ? EXIT_RUNTIME : EXIT_OK;
+	return rows.bad || err ? EXIT_RUNTIME : EXIT_OK;
 }

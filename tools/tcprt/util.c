@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Small helpers shared by every part of tcprt. */
+#define _XOPEN_SOURCE 700	/* strptime() */
 #include "util.h"
 
 #include <errno.h>
@@ -361,4 +362,24 @@ bool parse_age(const char *s, size_t len, uint64_t *count, uint64_t *unit)
 			return true;
 		}
 	return false;
+}
+
+bool parse_when(const char *s, uint64_t now, uint64_t *t)
+{
+	size_t len = strlen(s);
+	struct tm tm = { 0 };
+	uint64_t v, unit;
+	char *end;
+
+	if (parse_age(s, len, &v, &unit) && v < now / unit) {
+		*t = now - v * unit;
+		return true;
+	}
+	if (parse_u64(s, len, t))
+		return true;
+	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!end || (*end && strcmp(end, "Z")))
+		return false;
+	*t = (uint64_t)timegm(&tm);
+	return true;
 }

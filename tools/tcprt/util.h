@@ -78,6 +78,12 @@ void keyidx_free(struct keyidx *x);
  */
 bool parse_age(const char *s, size_t len, uint64_t *count, uint64_t *unit);
 
+/*
+ * A time in Unix seconds: Unix seconds, YYYY-MM-DDTHH:MM:SSZ (UTC), or an
+ * age before @now (parse_age()); false when @s is none of them.
+ */
+bool parse_when(const char *s, uint64_t now, uint64_t *t);
+
 /* Install handlers: SIGINT/SIGTERM set the stop flag; SIGPIPE ignored. */
 void signals_init(void);
 extern volatile int stop_requested;

@@ -178,27 +178,6 @@ struct opts {
 
 /* ---- options ----------------------------------------------------------------- */
 
-/* Unix seconds, an ISO UTC time, or an age before @now. */
-static bool parse_when(const char *s, uint64_t now, uint64_t *t)
-{
-	size_t len = strlen(s);
-	struct tm tm = { 0 };
-	uint64_t v, unit;
-	char *end;
-
-	if (parse_age(s, len, &v, &unit) && v < now / unit) {
-		*t = now - v * unit;
-		return true;
-	}
-	if (parse_u64(s, len, t))
-		return true;
-	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (!end || (*end && strcmp(end, "Z")))
-		return false;
-	*t = (uint64_t)timegm(&tm);
-	return true;
-}
-
 static uint64_t opt_when(const char *opt, const char *arg, uint64_t now)
 {
 	uint64_t t;

@@ -606,6 +606,50 @@ case_series_ext() {
 	expect_eq "$(status_of "$TCPRT" series --dir "$T/ser")" 1 "a measure not a number"
 }
 
+# Runs kept by --every, read back by time: the runs that overlap the
+# window, each row inside it, in time order across runs.
+case_series_store() {
+	local st=$T/store
+	mkdir -p "$st"
+	{
+		echo "$BASE 000000 8080 300 3000 1 1 0 1 0 0 0 1 0 1"
+		echo "$BASE 001000 8080 0 1448 0 1 1 0 1 0 0 0 1 0"
+	} | gzip > "$st/series-$BASE-1000x2.gz"
+	{
+		echo "$((BASE + 300)) 000000 * 10 20 1 1 0 0 0 0 0 0 0 0 flows=2"
+		echo "$((BASE + 300)) 001000 8080 5 6 1 1 0 1 0 0 0 0 0 1"
+	} | gzip > "$st/series-$((BASE + 300))-1000x2.gz"
+	echo junk > "$st/notes.txt"
+	expect_eq "$(status_of "$TCPRT" series --store "$st" --since "$BASE" --until $((BASE + 600)) --format csv)" 0 \
+		"--store, the window of both"
+	expect_eq "$(wc -l < "$T/out")" 5 "header and 4 rows"
+	expect_eq "$(sed -n 2p "$T/out" | cut -d, -f1)" "${BASE}000000" "the older run first"
+	expect_eq "$(tail -1 "$T/out" | cut -d, -f1-2)" "$((BASE + 300))001000,8080" "the newer last"
+	expect_eq "$(status_of "$TCPRT" series --store "$st" --since "$BASE" --until $((BASE + 1)) --format raw)" 0 \
+		"a window inside the first run"
+	expect_eq "$(wc -l < "$T/out")" 2 "its rows only"
+	expect_eq "$(status_of "$TCPRT" series --store "$st" --since $((BASE + 300)) --port '*' --format csv)" 0 \
+		"the host's rows of the second"
+	expect_eq "$(tail -1 "$T/out")" "$((BASE + 300))000000,*,10,20,1,1,0,0,0,0,0,0,0,0,2" "the host's row"
+	expect_eq "$(status_of "$TCPRT" series --store "$st" --since 2h --format csv)" 0 "nothing in the last 2 h"
+	expect_eq "$(wc -l < "$T/out")" 1 "the header alone"
+	printf 'not gzip' > "$st/series-$((BASE + 600))-1000x2.gz"
+	expect_eq "$(status_of "$TCPRT" series --store "$st" --since "$BASE" --until $((BASE + 900)))" 1 \
+		"a damaged run: exit 1"
+	grep -q "series-$((BASE + 600))-1000x2.gz" "$T/err" || fail "names the run: $(cat "$T/err")"
+	expect_eq "$(grep -c "^20" "$T/out")" 4 "the others still printed"
+	# options that do not go together
+	expect_eq "$(status_of "$TCPRT" series --every 300)" 2 "--every without --store"
+	expect_eq "$(status_of "$TCPRT" series --every 0.5 --store "$st")" 2 "--every 0.5"
+	expect_eq "$(status_of "$TCPRT" series --every 300 --store "$st" --since 1h)" 2 "--every with --since"
+	expect_eq "$(status_of "$TCPRT" series --store "$st" --us 1000)" 2 "--store alone with --us"
+	expect_eq "$(status_of "$TCPRT" series --since 1h)" 2 "--since without --store"
+	expect_eq "$(status_of "$TCPRT" series --every 300 --store "$st" --keep 3x)" 2 "--keep 3x"
+	expect_eq "$(status_of "$TCPRT" series --every 300 --store "$st" --keep-bytes lots)" 2 "--keep-bytes lots"
+	expect_eq "$(status_of "$TCPRT" series --store "$st" --since $((BASE + 9)) --until "$BASE")" 2 \
+		"--since after --until"
+}
+
 case_series_hostile() {
 	make_series
 	echo "$BASE 3000 8080 1 2 3" >> "$T/ser/rt-network-series"
@@ -1122,6 +1166,13 @@ case_install() {
 	grep -q '^ExecStart=/usr/local/bin/tcprt fleet expire ' "$dest/usr/local/lib/systemd/system/tcprt-expire.service" ||
 		fail "expire unit"
 	grep -q '^OnCalendar=daily$' "$dest/usr/local/lib/systemd/system/tcprt-expire.timer" || fail "expire timer"
+	grep -q '^ExecStart=/usr/local/bin/tcprt series --store /var/lib/tcprt/series ' \
+		"$dest/usr/local/lib/systemd/system/tcprt-series.service" || fail "series unit"
+	if command -v systemd-analyze > /dev/null; then
+		systemd-analyze verify "$dest/usr/local/lib/systemd/system/tcprt-series.service" \
+			> "$T/verify" 2>&1 || grep -q "/usr/local/bin/tcprt.*No such file" "$T/verify" ||
+			fail "systemd-analyze verify: $(cat "$T/verify")"
+	fi
 	for f in tcprt-ship.conf tcprt-central.conf schema.sql render.sh make-certs.sh; do
 		[ -s "$dest/usr/local/share/tcprt/fleet/$f" ] || fail "fleet/$f not installed"
 	done
@@ -1510,6 +1561,7 @@ run_case "mixed folder: summary counts every task once" case_mixed_summary
 run_case "mixed folder: export counts every record once" case_mixed_export
 run_case "series --dir: table, csv, raw, --port" case_series
 run_case "series --dir: series_ext's measures and the host's line" case_series_ext
+run_case "series --store: runs kept, read back by time" case_series_store
 run_case "series: malformed lines and bad options" case_series_hostile
 run_case "series --plot: a PNG, and none of nothing" case_series_plot
 run_case "containers: read --format json names each runtime's container, ignores unknown fields" case_ct_json

@@ -177,6 +177,54 @@ case_stats() {
 	grep -q '^stats,[0-9]*,0,server,7302,' $W/stats.csv || fail "stats row"
 }
 
+# ---- series, always on ----------------------------------------------------------------
+
+# tcprt series --every under traffic: a run at every multiple of 2 s of
+# the wall clock (its rows from that instant, or a bucket after when the
+# emulated guest wakes late), each kept as a file of the store, the
+# oldest removed past --keep; SIGTERM ends the run under way and keeps
+# it.  Read back by time, the rows are the port's and the host's.
+case_series_every() {
+	fresh
+	mod_load lports=7303
+	start_server -- --port 7303 --req-bytes 100 --resp-bytes 1000 > /dev/null
+	"$PEER" client --port 7303 --req-bytes 100 --resp-bytes 1000 \
+		--requests 100000 --think-ms 5 > /dev/null &
+	"$TCPRT" series --every 2 --us 10000 --buckets 50 --ext flows --host \
+		--store $W/store --keep 5s 2> $W/every.err &
+	local every=$! t0
+	t0=$(date +%s)
+	wait_until "four runs kept" test "$(grep -c ' kept in ' $W/every.err)" -ge 4 ||
+		fail "runs: $(cat $W/every.err)"
+	kill -TERM $every
+	wait $every || fail "tcprt series --every: exit $?: $(cat $W/every.err)"
+	sed 's/^/# /' $W/every.err
+	grep -q "older run(s) removed" $W/every.err || fail "no retention line"
+	expect_eq "$(stat -c %a $W/store)" 750 "the store's mode"
+	local f start first n=0
+	for f in $W/store/series-*.gz; do
+		n=$((n + 1))
+		start=${f##*/series-}
+		start=${start%%-*}
+		expect_eq $((start % 2)) 0 "$f: a run at a multiple of 2 s"
+		expect_ge "$start" "$t0" "$f: after the daemon started"
+		expect_eq "$(stat -c %a "$f")" 640 "$f: mode"
+		first=$(zcat "$f" | awk '$3 == 7303 { print $1 $2; exit }')
+		[ -n "$first" ] || fail "$f: no row of the port"
+		expect_range $((first - start * 1000000)) 0 10000 \
+			"$f: its first bucket's start, us after the boundary"
+		zcat "$f" | grep -q "^$start [0-9]* \* .* flows=[1-9]" ||
+			fail "$f: no host row with flows"
+	done
+	expect_le "$n" 4 "runs kept: --keep 5s leaves the last 5 s of them"
+	expect_eq "$(status series_runs)" "$(grep -c ' kept in ' $W/every.err)" \
+		"every run started was kept"
+	"$TCPRT" series --store $W/store --since 1m --port 7303 --format csv > $W/back.csv ||
+		fail "read back: $?"
+	expect_ge "$(wc -l < $W/back.csv)" 10 "rows read back"
+	awk -F, 'NR > 1 && $2 != 7303 { exit 1 }' $W/back.csv || fail "--port 7303 only"
+}
+
 # ---- summary -----------------------------------------------------------------------
 
 case_summary() {
@@ -352,6 +400,7 @@ run_case "read --format json: exactly the workload's records, in start-time orde
 run_case "read --follow streams the records as they come" case_follow
 run_case "read --follow goes on across an unload and a reload of the module" case_follow_reload
 run_case "read --stats: stats lines counting the tasks" case_stats
+run_case "series --every: runs at the same instants, kept, the oldest removed" case_series_every
 run_case "summary of a live run: full windows only, rate = count / window" case_summary
 run_case "export -> node_exporter -> Prometheus: task count exact, p99 in its bucket" case_prometheus
 run_case "clear messages: module not loaded, not root, debugfs not mounted" case_messages

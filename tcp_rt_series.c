@@ -694,7 +694,7 @@ out:
 unsigned long tcp_rt_series_begun(void)
 {
 	struct tcp_rt_series_run *run;
-	u64 now;
+	u64 now, end;
 
 	mutex_lock(&tcp_rt_series_mutex);
 	run = rcu_dereference_protected(tcp_rt_series_cur,
@@ -704,9 +704,11 @@ unsigned long tcp_rt_series_begun(void)
 	if (now < run->start_us)
 		fsleep(run->start_us - now);
 	WRITE_ONCE(tcp_rt_series_running, true);
+	/* the walk of the open tasks may have outlasted a short run */
+	end = run->start_us + run->span_us;
+	now = tcp_clock_us();
 	mutex_unlock(&tcp_rt_series_mutex);
-	return usecs_to_jiffies(run->start_us + run->span_us - tcp_clock_us()) +
-	       1;
+	return now < end ? usecs_to_jiffies(end - now) + 1 : 1;
 }
 
 /* Sum every CPU's counts; the open gauge becomes a running total. */
@@ -779,7 +781,8 @@ unsigned long tcp_rt_series_end(bool now)
 	run = rcu_dereference_protected(tcp_rt_series_cur,
 					lockdep_is_held(&tcp_rt_series_mutex));
 	if (run && !now && t < run->start_us + run->span_us)
-		left = usecs_to_jiffies(run->start_us + run->span_us - t) + 1;
+		left = usecs_to_jiffies(min_t(u64, run->start_us +
+					      run->span_us - t, UINT_MAX)) + 1;
 	else if (run)
 		tcp_rt_series_retire(run);
 	mutex_unlock(&tcp_rt_series_mutex);

@@ -17,6 +17,7 @@
 
 #include "cmd.h"
 #include "input.h"
+#include "parse.h"
 #include "series_store.h"
 #include "util.h"
 
@@ -42,6 +43,7 @@ static const char help[] =
 "                    [--us W] [--buckets N] [--ext LIST] [--host]\n"
 "       tcprt series --store DIR [--since T] [--until T] [--port P]\n"
 "                    [--format F] [--plot FILE.png]\n"
+"       tcprt series --store DIR --task 'RECORD LINE' [--format F]\n"
 "\n"
 "Start a sampling run of tcp_rt (module parameters series_us,\n"
 "series_buckets, series_run), wait for it to end, then read\n"
@@ -88,12 +90,23 @@ static const char help[] =
 "                      YYYY-MM-DDTHH:MM:SSZ (UTC), or an age: 15m, 2h\n"
 "                      (default 1h)\n"
 "  -U, --until T       with --store: rows before T (default: now)\n"
+"  -t, --task LINE     with --store: the milliseconds around one task, given\n"
+"                      as its record's line (R, W, N or P, as tcp_rt wrote\n"
+"                      it): the rows of its port and the host's from 10 ms\n"
+"                      before it to 10 ms after, those during it marked\n"
 "  -h, --help          this text\n";
 
 struct row {
 	uint64_t t_us;		/* the bucket's start, wall clock */
+	uint64_t width_us;	/* the bucket's width; 0: not known */
 	char port[8];		/* "8080", "P6379" or "*" */
 	long long v[NFIELDS];
+};
+
+/* A task whose milliseconds are shown (--task): [t0, end), in us. */
+struct task_mark {
+	bool on;
+	uint64_t t0, end;
 };
 
 struct rows {
@@ -101,6 +114,7 @@ struct rows {
 	size_t n, cap;
 	uint64_t bad;
 	unsigned int ext;	/* BIT(field) of the named fields seen */
+	struct task_mark task;
 };
 
 /* " name=value" fields after the positional ones; unknown names skipped */
@@ -153,10 +167,14 @@ static bool parse_row(const char *s, struct row *r, unsigned int *ext)
 	return true;
 }
 
-/* Which rows to keep: a port (NULL: all), a time window [lo, hi) in us. */
+/*
+ * Which rows to keep: a port (NULL: all) or two (--task: its port's and
+ * the host's), a time window [lo, hi) in us.
+ */
 struct filter {
-	const char *port;
+	const char *port, *port2;
 	uint64_t lo, hi;
+	uint64_t width_us;	/* of the run being read; 0: not known */
 	FILE *raw;		/* the lines kept, as they are */
 };
 
@@ -171,9 +189,11 @@ static void add_line(const char *line, const char *path, uint64_t lineno,
 			       path, (unsigned long long)lineno);
 		return;
 	}
-	if ((w->port && strcmp(w->port, r.port)) || r.t_us < w->lo ||
-	    r.t_us >= w->hi)
+	if ((w->port && strcmp(w->port, r.port) &&
+	     !(w->port2 && !strcmp(w->port2, r.port))) ||
+	    r.t_us < w->lo || r.t_us >= w->hi)
 		return;
+	r.width_us = w->width_us;
 	if (w->raw)
 		fputs(line, w->raw);
 	if (rows->n == rows->cap) {
@@ -194,8 +214,7 @@ static void read_rows(FILE *f, const char *path, const struct filter *w,
 }
 
 /* The stored runs of @dir that overlap the filter's window, oldest first. */
-static int read_store(const char *dir, const struct filter *w,
-		      struct rows *rows)
+static int read_store(const char *dir, struct filter *w, struct rows *rows)
 {
 	struct stored_run *runs;
 	char path[4200], line[512];
@@ -214,6 +233,7 @@ static int read_store(const char *dir, const struct filter *w,
 		    runs[i].start * USEC_PER_SEC >= w->hi)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, runs[i].name);
+		w->width_us = runs[i].width_us;
 		gz = gzopen(path, "rbe");
 		if (!gz) {
 			warnx_("%s: %s", path, strerror(errno));
@@ -398,6 +418,13 @@ static int run_every(const struct every *e, const char *us,
 
 /* ---- output ------------------------------------------------------------- */
 
+/* The row's bucket overlaps the task shown (--task). */
+static bool in_task(const struct rows *rows, const struct row *r)
+{
+	return rows->task.on && r->t_us < rows->task.end &&
+	       r->t_us + r->width_us > rows->task.t0;
+}
+
 static void print_rows(const struct rows *rows, bool csv)
 {
 	char t[40];
@@ -409,7 +436,7 @@ static void print_rows(const struct rows *rows, bool csv)
 		for (k = 0; k < NFIELDS; k++)
 			if (k < NBASE || rows->ext & 1U << k)
 				printf(",%s", field_name[k]);
-		putchar('\n');
+		printf("%s\n", rows->task.on ? ",in_task" : "");
 	} else {
 		printf("%-27s %6s %10s %10s %7s %8s %7s %7s %5s %3s %3s %5s %6s %5s",
 		       "time", "port", field_name[0], field_name[1],
@@ -420,7 +447,7 @@ static void print_rows(const struct rows *rows, bool csv)
 		for (k = NBASE; k < NFIELDS; k++)
 			if (rows->ext & 1U << k)
 				printf(" %*s", EXT_WIDTH, field_name[k]);
-		putchar('\n');
+		printf("%s\n", rows->task.on ? " task" : "");
 	}
 	for (i = 0; i < rows->n; i++) {
 		const struct row *r = &rows->r[i];
@@ -430,6 +457,8 @@ static void print_rows(const struct rows *rows, bool csv)
 			for (k = 0; k < NFIELDS; k++)
 				if (k < NBASE || rows->ext & 1U << k)
 					printf(",%lld", r->v[k]);
+			if (rows->task.on)
+				printf(",%d", in_task(rows, r));
 			putchar('\n');
 			continue;
 		}
@@ -441,7 +470,7 @@ static void print_rows(const struct rows *rows, bool csv)
 		for (k = NBASE; k < NFIELDS; k++)
 			if (rows->ext & 1U << k)
 				printf(" %*lld", EXT_WIDTH, r->v[k]);
-		putchar('\n');
+		printf("%s\n", !rows->task.on ? "" : in_task(rows, r) ? "    *" : "     ");
 	}
 }
 
@@ -550,6 +579,7 @@ struct series_opts {
 	bool host;
 	struct every every;		/* period_us 0: not always on */
 	const char *since, *until;	/* with --store, to read */
+	const char *task;		/* with --store: a record's line */
 };
 
 static void parse_opts(int argc, char **argv, struct series_opts *so)
@@ -569,6 +599,7 @@ static void parse_opts(int argc, char **argv, struct series_opts *so)
 		{ "keep-bytes", required_argument, NULL, 'K' },
 		{ "since", required_argument, NULL, 's' },
 		{ "until", required_argument, NULL, 'U' },
+		{ "task", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -577,7 +608,7 @@ static void parse_opts(int argc, char **argv, struct series_opts *so)
 
 	so->every.keep_s = 3 * 86400;
 	so->every.keep_bytes = 1000000000;
-	while ((o = getopt_long(argc, argv, ":u:b:e:Hp:o:P:d:E:S:k:K:s:U:h",
+	while ((o = getopt_long(argc, argv, ":u:b:e:Hp:o:P:d:E:S:k:K:s:U:t:h",
 				opts, NULL)) != -1) {
 		switch (o) {
 		case 'u':
@@ -650,6 +681,9 @@ static void parse_opts(int argc, char **argv, struct series_opts *so)
 		case 'U':
 			so->until = optarg;
 			break;
+		case 't':
+			so->task = optarg;
+			break;
 		case 'h':
 			fputs(help, stdout);
 			exit(EXIT_OK);
@@ -675,8 +709,37 @@ static void check_opts(const struct series_opts *so)
 		usage_error("series", "--every keeps runs; --since, --until, --port, --format and --plot read them (without --every)");
 	if (!so->every.period_us && so->every.store && run)
 		usage_error("series", "--store without --every reads the runs kept: no --us, --buckets, --ext or --host");
-	if ((so->since || so->until) && !so->every.store)
-		usage_error("series", "--since and --until read the runs of --store DIR");
+	if ((so->since || so->until || so->task) && !so->every.store)
+		usage_error("series", "--since, --until and --task read the runs of --store DIR");
+	if (so->task && (so->since || so->until || so->port))
+		usage_error("series", "--task sets the window and the ports: no --since, --until or --port");
+}
+
+/*
+ * --task: the window and the lines of one task's record: its port's (P
+ * and the port for a client's) and the host's, 10 ms (the widest bucket)
+ * either side.
+ */
+static void task_window(const char *line, struct filter *w, struct rows *rows,
+			char *key, size_t len)
+{
+	char why[PARSE_WHY_MAX] = "";
+	struct record r;
+	uint64_t dur;
+
+	if (!parse_log_line(line, strcspn(line, "\n"), &r, why) ||
+	    !rec_is_task(r.type) || r.type == REC_E ||
+	    !rec_metric(&r, M_DURATION, &dur))
+		usage_error("series", "--task: not a task's record (R, W, N or P, as tcp_rt writes it)%s%s",
+			    why[0] ? ": " : "", why[0] ? why : "");
+	snprintf(key, len, "%s%u", r.role == ROLE_CLIENT ? "P" : "", r.port);
+	rows->task.on = true;
+	rows->task.t0 = r.sec * USEC_PER_SEC + r.usec;
+	rows->task.end = rows->task.t0 + (dur ? dur : 1);
+	w->port = key;
+	w->port2 = "*";
+	w->lo = rows->task.t0 - 10000;
+	w->hi = rows->task.end + 10000;
 }
 
 /* The rows asked for: a run of the module, a saved one, or a store's. */
@@ -686,6 +749,10 @@ static int read_input(const struct series_opts *so, struct filter *w,
 	uint64_t now = now_us() / USEC_PER_SEC, t;
 	FILE *f;
 
+	if (so->every.store && so->task) {
+		snprintf(path, len, "%s", so->every.store);
+		return read_store(so->every.store, w, rows);
+	}
 	if (so->every.store) {
 		snprintf(path, len, "%s", so->every.store);
 		t = now - 3600;
@@ -719,7 +786,7 @@ int cmd_series(int argc, char **argv)
 {
 	struct series_opts so = { 0 };
 	struct filter w = { .hi = UINT64_MAX };
-	char path[4096], title[256];
+	char path[4096], title[256], key[8];
 	struct rows rows = { 0 };
 	const char *format;
 	int err;
@@ -733,6 +800,8 @@ int cmd_series(int argc, char **argv)
 	format = so.format ? so.format : so.png ? "none" : "text";
 	w.port = so.port;
 	w.raw = strcmp(format, "raw") ? NULL : stdout;
+	if (so.task)
+		task_window(so.task, &w, &rows, key, sizeof(key));
 	err = read_input(&so, &w, &rows, path, sizeof(path));
 	if (err && !so.every.store)
 		return EXIT_RUNTIME;

@@ -638,6 +638,19 @@ case_series_store() {
 		"a damaged run: exit 1"
 	grep -q "series-$((BASE + 600))-1000x2.gz" "$T/err" || fail "names the run: $(cat "$T/err")"
 	expect_eq "$(grep -c "^20" "$T/out")" 4 "the others still printed"
+	# a task's milliseconds: its port's rows and the host's, 10 ms
+	# either side, those during it marked (a 1.5 ms task from bucket 1)
+	local task="V6 R $((BASE + 300)) 000500 10.0.0.2:40000 10.0.0.1:8080 1000 1500 300 0 1 1000 100 100 0 1448"
+	expect_eq "$(status_of "$TCPRT" series --store "$st" --task "$task" --format csv)" 0 "--task"
+	expect_eq "$(cat "$T/out")" "time_us,port,bytes_in,bytes_out,segs_in,segs_out,retrans,started,done,W,N,estab,closed,open,flows,in_task
+$((BASE + 300))000000,*,10,20,1,1,0,0,0,0,0,0,0,0,2,1
+$((BASE + 300))001000,8080,5,6,1,1,0,1,0,0,0,0,0,1,0,1" "the task's rows, both in it"
+	expect_eq "$(status_of "$TCPRT" series --store "$st" --task "${task/000500/010500}" --format csv)" 0 \
+		"--task 10 ms later"
+	expect_eq "$(tail -n +2 "$T/out" | cut -d, -f2,16 | tr '\n' ' ')" "8080,0 " "the row 10 ms before it, not in it"
+	expect_eq "$(status_of "$TCPRT" series --store "$st" --task "V6 E $BASE 000000 10.0.0.2:1 10.0.0.1:8080 1 2 0 3 0 4")" 2 \
+		"--task of an E"
+	expect_eq "$(status_of "$TCPRT" series --store "$st" --task "$task" --port 8080)" 2 "--task with --port"
 	# options that do not go together
 	expect_eq "$(status_of "$TCPRT" series --every 300)" 2 "--every without --store"
 	expect_eq "$(status_of "$TCPRT" series --every 0.5 --store "$st")" 2 "--every 0.5"

@@ -20,9 +20,9 @@
  *     by the kernel's parameter lock, but not against init and exit.
  *   - tcp_rt_ctl_mutex guards tcp_rt_ctl_live and tcp_rt_series_at_load: a
  *     series run is started only between init's series setup and exit's
- *     teardown of it; one asked for at load starts at init.  It also
- *     serialises a run's start and end with the series' receive hooks.  It also
- *     serialises log_ext's writes, and with them the breakdown's hooks,
+ *     teardown of it; one asked for at load starts at init.  It
+ *     serialises a run's start and end with the series' receive hooks,
+ *     and log_ext's writes, and with them the breakdown's hooks,
  *     its static key and its generation (tcp_rt_params.c holds them).
  *   - tcp_rt_load_id is drawn by init before the status file exists, and
  *     only read after (__ro_after_init).

@@ -206,6 +206,16 @@ static atomic_t *tcp_rt_series_bucket(const struct tcp_rt_series_run *run,
 	       (size_t)*b * run->nslots * run->stride;
 }
 
+/*
+ * Under rcu_read_lock(): the run under way in *@run, and this CPU's
+ * counters of the bucket now (its index in *@b); NULL outside a run.
+ */
+static atomic_t *tcp_rt_series_now(struct tcp_rt_series_run **run, u32 *b)
+{
+	*run = rcu_dereference(tcp_rt_series_cur);
+	return *run ? tcp_rt_series_bucket(*run, tcp_clock_us(), b) : NULL;
+}
+
 /* The counters of @key's slot in @bucket, claimed if new; NULL if full. */
 static atomic_t *tcp_rt_series_port(struct tcp_rt_series_run *run,
 				    atomic_t *bucket, u32 key)
@@ -322,10 +332,7 @@ void __tcp_rt_series_bytes(u32 key, const struct sock *sk, bool out, u32 n)
 	u32 b;
 
 	rcu_read_lock();
-	run = rcu_dereference(tcp_rt_series_cur);
-	if (!run)
-		goto out;
-	bucket = tcp_rt_series_bucket(run, tcp_clock_us(), &b);
+	bucket = tcp_rt_series_now(&run, &b);
 	if (!bucket)
 		goto out;
 	slot = tcp_rt_series_port(run, bucket, key);
@@ -402,10 +409,7 @@ void __tcp_rt_series_seg_in(u32 key, const struct sock *sk,
 	}
 
 	rcu_read_lock();
-	run = rcu_dereference(tcp_rt_series_cur);
-	if (!run)
-		goto out;
-	bucket = tcp_rt_series_bucket(run, tcp_clock_us(), &b);
+	bucket = tcp_rt_series_now(&run, &b);
 	if (!bucket)
 		goto out;
 	if (key) {
@@ -459,12 +463,9 @@ void __tcp_rt_series_seg_out(u32 key, const struct sock *sk,
 	data = len || after(scb->end_seq - !!(scb->tcp_flags & TCPHDR_FIN),
 			    scb->seq + !!(scb->tcp_flags & TCPHDR_SYN));
 	rcu_read_lock();
-	run = rcu_dereference(tcp_rt_series_cur);
+	bucket = tcp_rt_series_now(&run, &b);
 	/* a port's line counts what leaves in the engine, but the flows */
-	if (!run || (run->host < 0 && !run->flows))
-		goto out;
-	bucket = tcp_rt_series_bucket(run, tcp_clock_us(), &b);
-	if (!bucket)
+	if (!bucket || (run->host < 0 && !run->flows))
 		goto out;
 	if (key && data && run->flows) {
 		slot = tcp_rt_series_port(run, bucket, key);
@@ -498,15 +499,11 @@ void __tcp_rt_series_conn(bool estab)
 	u32 b;
 
 	rcu_read_lock();
-	run = rcu_dereference(tcp_rt_series_cur);
-	if (!run || run->host < 0)
-		goto out;
-	bucket = tcp_rt_series_bucket(run, tcp_clock_us(), &b);
-	if (bucket)
+	bucket = tcp_rt_series_now(&run, &b);
+	if (bucket && run->host >= 0)
 		tcp_rt_series_put(run, bucket + run->host * run->stride,
 				  estab ? TCP_RT_SER_ESTAB : TCP_RT_SER_CLOSED,
 				  1);
-out:
 	rcu_read_unlock();
 }
 

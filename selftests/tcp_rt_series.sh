@@ -125,16 +125,12 @@ case_ends_by_itself() {
 	expect_le $((last - first)) $((299 * 10000)) "lines within 300 buckets"
 }
 
-# 2 MB under 3% loss on the way to the client (the capture, in the
-# server's namespace, sees every segment the server sent): retransmitted
-# segments in the buckets where they left, as many as the E record and
-# the namespace's own counter say.
-case_loss() {
-	setup 10000 10000 lports=$PORT
-	make_netns_router loss 3%
+# 2 MB from the server in rtsrv to a client in rtcli, inside a run,
+# captured in a namespace; then the run's lines and the records.
+transfer_2mb() {	# capture's netns
 	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 100 \
 		--resp-bytes 2000000 > /dev/null
-	capture_start $PORT rtsrv
+	capture_start $PORT "$1"
 	echo 1 > "$PARAMS/series_run"
 	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT \
 		--req-bytes 100 --resp-bytes 2000000 --timeout 120 > /dev/null ||
@@ -144,6 +140,16 @@ case_loss() {
 	echo 0 > "$PARAMS/series_run"
 	capture_stop
 	collect
+}
+
+# 2 MB under 3% loss on the way to the client (the capture, in the
+# server's namespace, sees every segment the server sent): retransmitted
+# segments in the buckets where they left, as many as the E record and
+# the namespace's own counter say.
+case_loss() {
+	setup 10000 10000 lports=$PORT
+	make_netns_router loss 3%
+	transfer_2mb rtsrv
 	local retrans
 	retrans=$(netns_retrans rtsrv)
 	expect_ge "$retrans" 1 "TcpRetransSegs less TCPSynRetrans (3% loss)"
@@ -238,18 +244,7 @@ case_ecn_dup() {
 	ip netns exec rtcli ethtool -K rtv3 gro off > /dev/null 2>&1 || true
 	ip netns exec rtsrv sysctl -qw net.ipv4.tcp_ecn=1
 	ip netns exec rtcli sysctl -qw net.ipv4.tcp_ecn=1
-	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 100 \
-		--resp-bytes 2000000 > /dev/null
-	capture_start $PORT rtcli
-	echo 1 > "$PARAMS/series_run"
-	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT \
-		--req-bytes 100 --resp-bytes 2000000 --timeout 120 > /dev/null ||
-		fail "client"
-	wait_untracked
-	running || fail "the transfer outlasted the run"
-	echo 0 > "$PARAMS/series_run"
-	capture_stop
-	collect
+	transfer_2mb rtcli
 	# Duplicates exact unless the client dropped data on the way in (the
 	# debug kernels, slow to read, do) and the server sent it again:
 	# the segments after a hole wait out of order in TCP, and their

@@ -315,20 +315,35 @@ case_rtt_classes() {
 	far_out=$(awk -v p="10.98.0.1:$PORT" '$6 == p { s += $8 } END { print s + 0 }' <<< "$e")
 	far_in=$(awk -v p="10.98.0.1:$PORT" '$6 == p { s += $10 } END { print s + 0 }' <<< "$e")
 	expect_eq "$far_out" $((12 * 200000)) "bytes the server sent the far client (E)"
-	expect_eq "$(ext_sum $PORT far_bytes_out)" "$far_out" "$PORT far_bytes_out"
-	expect_eq "$(ext_sum $PORT far_bytes_in)" "$far_in" "$PORT far_bytes_in"
-	# the clients' ends: the far one's bytes all far, the near one's none
-	expect_eq "$(ext_sum P$PORT far_bytes_in)" "$far_out" "P$PORT far_bytes_in"
-	expect_eq "$(ext_sum P$PORT far_bytes_out)" "$far_in" "P$PORT far_bytes_out"
-	# the host: both ends of the far connections
 	all_out=$(awk '{ s += $8 } END { print s + 0 }' <<< "$e")
 	all_in=$(awk '{ s += $10 } END { print s + 0 }' <<< "$e")
-	expect_eq "$(ext_sum '*' far_bytes_out)" $((far_out + far_in)) "host far_bytes_out"
-	expect_eq "$(ext_sum '*' far_bytes_in)" $((far_out + far_in)) "host far_bytes_in"
 	expect_eq "$(awk '$3 == "*" { s += $5 } END { print s + 0 }' $SER)" "$all_out" \
 		"host bytes_out, the E records' total"
 	expect_eq "$(awk '$3 == "*" { s += $4 } END { print s + 0 }' $SER)" "$all_in" \
 		"host bytes_in, the E records' total"
+	# The near connections as TCP measured them (E's min_rtt, the
+	# server's ends): on the debug kernels (TCP_RT_SLOW) KASAN, lockdep
+	# and the emulation stretch the 1 ms path's every sample past 20 ms
+	# at times (RT: whole 200 KB responses), and TCP then rightly calls
+	# those bytes far; there the far client's bytes are a lower bound
+	# and all bytes the upper one.  Elsewhere, exact.
+	diag "the near connections' min RTT (E, us): $(awk -v p="10.99.0.1:$PORT" '$6 == p { printf "%s ", $12 }' <<< "$e")"
+	local near_out=0 near_in=0
+	if [ "$TCP_RT_SLOW" -gt 1 ]; then
+		near_out=$(awk -v p="10.99.0.1:$PORT" '$6 == p { s += $8 } END { print s + 0 }' <<< "$e")
+		near_in=$(awk -v p="10.99.0.1:$PORT" '$6 == p { s += $10 } END { print s + 0 }' <<< "$e")
+	fi
+	far_range() {	# line field lo: lo .. lo + what near may add
+		expect_range "$(ext_sum "$1" "$2")" "$3" $(($3 + $4)) "$1 $2"
+	}
+	far_range $PORT far_bytes_out "$far_out" "$near_out"
+	far_range $PORT far_bytes_in "$far_in" "$near_in"
+	# the clients' ends: the far one's bytes all far, the near one's none
+	far_range P$PORT far_bytes_in "$far_out" "$near_out"
+	far_range P$PORT far_bytes_out "$far_in" "$near_in"
+	# the host: both ends of the far connections
+	far_range '*' far_bytes_out $((far_out + far_in)) $((near_out + near_in))
+	far_range '*' far_bytes_in $((far_out + far_in)) $((near_out + near_in))
 }
 
 # A run of the whole host against a capture of every connection: a

@@ -23,8 +23,9 @@
  * tcp_rt_main.c attaches for the runs that count them.
  *
  * Cost outside a run: the hooks test tcp_rt_series_on (and, for untracked
- * connections, tcp_rt_series_host_on), static keys, so each test is a
- * no-op jump patched in only while a run is active.
+ * connections, tcp_rt_series_host_on; for segments leaving,
+ * tcp_rt_series_out_on), static keys, so each test is a no-op jump
+ * patched in only while a run that needs it is active.
  *
  * Concurrency and what protects what:
  *   - tcp_rt_series_mutex serialises starting, stopping and retiring runs
@@ -84,6 +85,7 @@
 
 DEFINE_STATIC_KEY_FALSE(tcp_rt_series_on);
 DEFINE_STATIC_KEY_FALSE(tcp_rt_series_host_on);
+DEFINE_STATIC_KEY_FALSE(tcp_rt_series_out_on);
 
 /* A socket that moved data in the run, and the last bucket it did so. */
 struct tcp_rt_series_flow {
@@ -464,8 +466,7 @@ void __tcp_rt_series_seg_out(u32 key, const struct sock *sk,
 			    scb->seq + !!(scb->tcp_flags & TCPHDR_SYN));
 	rcu_read_lock();
 	bucket = tcp_rt_series_now(&run, &b);
-	/* a port's line counts what leaves in the engine, but the flows */
-	if (!bucket || (run->host < 0 && !run->flows))
+	if (!bucket)
 		goto out;
 	if (key && data && run->flows) {
 		slot = tcp_rt_series_port(run, bucket, key);
@@ -676,6 +677,8 @@ int tcp_rt_series_begin(u32 *gen)
 	static_branch_enable(&tcp_rt_series_on);
 	if (run->host >= 0)
 		static_branch_enable(&tcp_rt_series_host_on);
+	if (run->host >= 0 || run->flows)
+		static_branch_enable(&tcp_rt_series_out_on);
 	*gen = run->gen;
 out:
 	mutex_unlock(&tcp_rt_series_mutex);
@@ -736,6 +739,7 @@ static void tcp_rt_series_merge(struct tcp_rt_series_run *run)
 static void tcp_rt_series_retire(struct tcp_rt_series_run *run)
 {
 	RCU_INIT_POINTER(tcp_rt_series_cur, NULL);
+	static_branch_disable(&tcp_rt_series_out_on);
 	static_branch_disable(&tcp_rt_series_host_on);
 	static_branch_disable(&tcp_rt_series_on);
 	/* Every hook that found the run has finished counting. */

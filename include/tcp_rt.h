@@ -311,6 +311,8 @@ extern const char *const tcp_rt_series_ext_names[TCP_RT_SER_EXT_N];
 DECLARE_STATIC_KEY_FALSE(tcp_rt_series_on);
 /* a run counts every TCP connection of the host, not only tracked ones */
 DECLARE_STATIC_KEY_FALSE(tcp_rt_series_host_on);
+/* a run counts segments leaving: the host's, or active flows */
+DECLARE_STATIC_KEY_FALSE(tcp_rt_series_out_on);
 
 void tcp_rt_series_init(struct dentry *dir);
 void tcp_rt_series_exit(void);
@@ -371,7 +373,7 @@ static inline void tcp_rt_series_seg_in(u32 key, const struct sock *sk,
 static inline void tcp_rt_series_seg_out(u32 key, const struct sock *sk,
 					 const struct sk_buff *skb, u32 len)
 {
-	if (static_branch_unlikely(&tcp_rt_series_on))
+	if (static_branch_unlikely(&tcp_rt_series_out_on))
 		__tcp_rt_series_seg_out(key, sk, skb, len);
 }
 

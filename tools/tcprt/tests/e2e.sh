@@ -179,6 +179,10 @@ case_stats() {
 
 # ---- series, always on ----------------------------------------------------------------
 
+runs_kept() {	# n: tcprt series --every said it kept n runs
+	[ "$(grep -c ' kept in ' $W/every.err)" -ge "$1" ]
+}
+
 # tcprt series --every under traffic: a run at every multiple of 2 s of
 # the wall clock (its rows from that instant, or a bucket after when the
 # emulated guest wakes late), each kept as a file of the store, the
@@ -194,8 +198,7 @@ case_series_every() {
 		--store $W/store --keep 5s 2> $W/every.err &
 	local every=$! t0
 	t0=$(date +%s)
-	wait_until "four runs kept" test "$(grep -c ' kept in ' $W/every.err)" -ge 4 ||
-		fail "runs: $(cat $W/every.err)"
+	wait_until "four runs kept" runs_kept 4 || fail "runs: $(cat $W/every.err)"
 	kill -TERM $every
 	wait $every || fail "tcprt series --every: exit $?: $(cat $W/every.err)"
 	sed 's/^/# /' $W/every.err

@@ -79,7 +79,7 @@ case_series_bound_under_flood() {
 	wait
 	diag "connections opened during the loads: $(tail -n 1 $out)"
 	[ "$(tail -n 1 $out)" -ge 100 ] || fail "too few connections: $(tail -n 1 $out)"
-	expect_eq "$(kmsg_since "$mark" 'series_run: 10000 buckets x 6 ports' | wc -l)" 10 \
+	expect_eq "$(kmsg_since "$mark" 'series_run: 10000 buckets x 6 lines x 12 counters' | wc -l)" 10 \
 		"one message per refused load"
 	# a good load afterwards starts from nothing
 	mod_load lports=$PORT

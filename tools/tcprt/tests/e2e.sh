@@ -184,8 +184,8 @@ runs_kept() {	# n: tcprt series --every said it kept n runs
 }
 
 # tcprt series --every under traffic: a run at every multiple of 2 s of
-# the wall clock (its rows from that instant, or a bucket after when the
-# emulated guest wakes late), each kept as a file of the store, the
+# the wall clock (its rows from that instant, or a few buckets after:
+# the receive hooks' attach and the emulated guest's late wakes), each kept as a file of the store, the
 # oldest removed past --keep; SIGTERM ends the run under way and keeps
 # it.  Read back by time, the rows are the port's and the host's.
 case_series_every() {
@@ -214,7 +214,11 @@ case_series_every() {
 		expect_eq "$(stat -c %a "$f")" 640 "$f: mode"
 		first=$(zcat "$f" | awk '$3 == 7303 { print $1 $2; exit }')
 		[ -n "$first" ] || fail "$f: no row of the port"
-		expect_range $((first - start * 1000000)) 0 10000 \
+		# asked half a bucket early, the run begins at the boundary,
+		# or later by what attaching its receive hooks took (ftrace
+		# patches the kernel's text: 20 and 30 ms seen in the emulated
+		# guest) and a late wake (its vCPU stalls: selftests/lib.sh)
+		expect_range $((first - start * 1000000)) 0 50000 \
 			"$f: its first bucket's start, us after the boundary"
 		zcat "$f" | grep -q "^$start [0-9]* \* .* flows=[1-9]" ||
 			fail "$f: no host row with flows"

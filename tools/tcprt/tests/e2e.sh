@@ -205,7 +205,7 @@ case_series_every() {
 	grep -q "older run(s) removed" $W/every.err || fail "no retention line"
 	expect_eq "$(stat -c %a $W/store)" 750 "the store's mode"
 	local f start first n=0
-	for f in $W/store/series-*.gz; do
+	for f in "$W"/store/series-*.gz; do
 		n=$((n + 1))
 		start=${f##*/series-}
 		start=${start%%-*}

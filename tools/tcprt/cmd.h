@@ -43,6 +43,9 @@ void bad_option(const char *cmd, int o, char **argv)
 uint16_t opt_port(const char *cmd, const char *arg);
 uint64_t opt_seconds(const char *cmd, const char *opt, const char *arg,
 		     bool zero_ok);
+/* A time (parse_when(): Unix seconds, ISO UTC, or an age before @now). */
+uint64_t opt_when(const char *cmd, const char *opt, const char *arg,
+		  uint64_t now);
 /* --netns: N or net:[N], N > 0. */
 uint64_t opt_netns(const char *cmd, const char *arg);
 /* --container: an id, a prefix of 12 digits or more (not of two running

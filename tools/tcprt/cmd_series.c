@@ -742,31 +742,31 @@ static void task_window(const char *line, struct filter *w, struct rows *rows,
 	w->hi = rows->task.end + 10000;
 }
 
+/* --since .. --until of the runs kept (default: the last hour). */
+static void store_window(const struct series_opts *so, struct filter *w)
+{
+	uint64_t now = now_us() / USEC_PER_SEC;
+	uint64_t lo = so->since ? opt_when("series", "--since", so->since, now) :
+				  now - 3600;
+	uint64_t hi = so->until ? opt_when("series", "--until", so->until, now) :
+				  now + 1;
+
+	if (lo >= hi)
+		usage_error("series", "--since must be before --until");
+	w->lo = lo * USEC_PER_SEC;
+	w->hi = hi * USEC_PER_SEC;
+}
+
 /* The rows asked for: a run of the module, a saved one, or a store's. */
 static int read_input(const struct series_opts *so, struct filter *w,
 		      struct rows *rows, char *path, size_t len)
 {
-	uint64_t now = now_us() / USEC_PER_SEC, t;
 	FILE *f;
 
-	if (so->every.store && so->task) {
-		snprintf(path, len, "%s", so->every.store);
-		return read_store(so->every.store, w, rows);
-	}
 	if (so->every.store) {
 		snprintf(path, len, "%s", so->every.store);
-		t = now - 3600;
-		if (so->since && !parse_when(so->since, now, &t))
-			usage_error("series", "--since: '%s' is not a time (Unix seconds, YYYY-MM-DDTHH:MM:SSZ, or an age like 15m)",
-				    so->since);
-		w->lo = t * USEC_PER_SEC;
-		t = now + 1;
-		if (so->until && !parse_when(so->until, now, &t))
-			usage_error("series", "--until: '%s' is not a time (Unix seconds, YYYY-MM-DDTHH:MM:SSZ, or an age like 15m)",
-				    so->until);
-		w->hi = t * USEC_PER_SEC;
-		if (w->lo >= w->hi)
-			usage_error("series", "--since must be before --until");
+		if (!so->task)
+			store_window(so, w);
 		return read_store(so->every.store, w, rows);
 	}
 	if (!so->dir && run_series(so->us, so->buckets, so->ext, so->host) < 0)

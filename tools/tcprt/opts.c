@@ -59,6 +59,17 @@ uint64_t opt_seconds(const char *cmd, const char *opt, const char *arg,
 	return us;
 }
 
+uint64_t opt_when(const char *cmd, const char *opt, const char *arg,
+		  uint64_t now)
+{
+	uint64_t t;
+
+	if (!parse_when(arg, now, &t))
+		usage_error(cmd, "%s: '%s' is not a time (Unix seconds, YYYY-MM-DDTHH:MM:SSZ, or an age like 15m, 2h, 7d)",
+			    opt, arg);
+	return t;
+}
+
 unsigned int opt_types(const char *cmd, const char *arg)
 {
 	unsigned int mask = 0;

@@ -178,16 +178,6 @@ struct opts {
 
 /* ---- options ----------------------------------------------------------------- */
 
-static uint64_t opt_when(const char *opt, const char *arg, uint64_t now)
-{
-	uint64_t t;
-
-	if (!parse_when(arg, now, &t))
-		usage_error("fleet", "%s: '%s' is not a time (Unix seconds, YYYY-MM-DDTHH:MM:SSZ, or an age like 15m, 2h, 7d)",
-			    opt, arg);
-	return t;
-}
-
 static uint64_t opt_count(const char *opt, const char *arg)
 {
 	uint64_t v;
@@ -262,11 +252,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 'u': o->store.url = optarg; break;
 		case 's':
-			o->since = opt_when("--since", optarg, now);
+			o->since = opt_when("fleet", "--since", optarg, now);
 			o->since_set = true;
 			break;
 		case 'U':
-			o->until = opt_when("--until", optarg, now);
+			o->until = opt_when("fleet", "--until", optarg, now);
 			until_set = true;
 			break;
 		case 'H':

@@ -216,6 +216,25 @@ static noinline bool tcp_rt_hook_to_check(const struct tcp_rt_hook *hook,
 	return tcp_rt_hookcheck_hook(sk, hook - tcp_rt_hooks, len);
 }
 
+/* A hook's handler, unless it would recurse: that is counted as missed. */
+static __always_inline void tcp_rt_hook_call(struct tcp_rt_hook *hook,
+					     void (*handler)(struct sock *,
+							     unsigned long),
+					     struct sock *sk, unsigned long arg1,
+					     unsigned long ip,
+					     unsigned long parent_ip)
+{
+	/* Also disables preemption: records go to this CPU's buffer. */
+	int bit = tcp_rt_recursion_trylock(ip, parent_ip);
+
+	if (unlikely(bit < 0)) {
+		atomic_long_inc(&hook->missed);
+		return;
+	}
+	handler(sk, arg1);
+	tcp_rt_recursion_unlock(bit);
+}
+
 static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
 				  struct ftrace_ops *ops,
 				  struct tcp_rt_ftrace_regs *fregs)
@@ -223,7 +242,6 @@ static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
 	struct tcp_rt_hook *hook = container_of(ops, struct tcp_rt_hook, ops);
 	struct sock *sk = (struct sock *)tcp_rt_ftrace_arg(fregs, 0);
 	void (*handler)(struct sock *sk, unsigned long arg1);
-	int bit;
 
 	if (static_branch_unlikely(&tcp_rt_hookcheck_on) &&
 	    tcp_rt_hook_to_check(hook, sk, tcp_rt_ftrace_arg(fregs, 1)))
@@ -234,28 +252,23 @@ static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
 		handler = hook->host;
 	else
 		return;
-	/* Also disables preemption: records go to this CPU's buffer. */
-	bit = tcp_rt_recursion_trylock(ip, parent_ip);
-	if (unlikely(bit < 0)) {
-		atomic_long_inc(&hook->missed);
-		return;
-	}
-	handler(sk, tcp_rt_ftrace_arg(fregs, 1));
-	tcp_rt_recursion_unlock(bit);
+	tcp_rt_hook_call(hook, handler, sk, tcp_rt_ftrace_arg(fregs, 1), ip,
+			 parent_ip);
 }
 
-#define TCP_RT_HOOK_OPS(fn, cb, h, k) {					\
+#define TCP_RT_HOOK_OPS(fn, cb, h, hh, k) {				\
 	.ops = {							\
 		.func	= cb,						\
 		.flags	= TCP_RT_FTRACE_FLAGS,				\
 	},								\
 	.handler	= h,						\
+	.host		= hh,						\
 	.kind		= TCP_RT_HOOK_KIND_ ## k,			\
 	.missed		= ATOMIC_LONG_INIT(0),				\
 	.func		= fn,						\
 }
 
-#define TCP_RT_HOOK(fn, h, k)	TCP_RT_HOOK_OPS(fn, tcp_rt_ftrace, h, k)
+#define TCP_RT_HOOK(fn, h, k)	TCP_RT_HOOK_OPS(fn, tcp_rt_ftrace, h, NULL, k)
 
 /*
  * Selftests only (tcp_rt_module.sh, tcp_rt_breakdown.sh): builds whose
@@ -273,17 +286,8 @@ static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
 #endif
 
 static struct tcp_rt_hook tcp_rt_hooks[] = {
-	{
-		.ops = {
-			.func	= tcp_rt_ftrace,
-			.flags	= TCP_RT_FTRACE_FLAGS,
-		},
-		.handler	= tcp_rt_hook_xmit,
-		.host		= tcp_rt_hook_host_xmit,
-		.kind		= TCP_RT_HOOK_KIND_XMIT,
-		.missed		= ATOMIC_LONG_INIT(0),
-		.func		= TCP_RT_HOOK_XMIT,
-	},
+	TCP_RT_HOOK_OPS(TCP_RT_HOOK_XMIT, tcp_rt_ftrace, tcp_rt_hook_xmit,
+			tcp_rt_hook_host_xmit, XMIT),
 	TCP_RT_HOOK(TCP_RT_HOOK_ACK, tcp_rt_hook_sync, ACK),
 	TCP_RT_HOOK("tcp_send_ack", tcp_rt_hook_sync, RCV),
 	TCP_RT_HOOK("tcp_send_delayed_ack", tcp_rt_hook_sync, RCV),
@@ -369,23 +373,17 @@ static void notrace tcp_rt_ftrace_rcv(unsigned long ip,
 				      struct tcp_rt_ftrace_regs *fregs)
 {
 	struct tcp_rt_hook *hook = container_of(ops, struct tcp_rt_hook, ops);
-	int bit;
 
-	bit = tcp_rt_recursion_trylock(ip, parent_ip);
-	if (unlikely(bit < 0)) {
-		atomic_long_inc(&hook->missed);
-		return;
-	}
-	hook->handler((struct sock *)tcp_rt_ftrace_arg(fregs, 0),
-		      tcp_rt_ftrace_arg(fregs, 1));
-	tcp_rt_recursion_unlock(bit);
+	tcp_rt_hook_call(hook, hook->handler,
+			 (struct sock *)tcp_rt_ftrace_arg(fregs, 0),
+			 tcp_rt_ftrace_arg(fregs, 1), ip, parent_ip);
 }
 
 static struct tcp_rt_hook tcp_rt_hooks_rcv[] = {
 	TCP_RT_HOOK_OPS("tcp_rcv_established", tcp_rt_ftrace_rcv,
-			tcp_rt_hook_seg_in, RCV),
+			tcp_rt_hook_seg_in, NULL, RCV),
 	TCP_RT_HOOK_OPS("tcp_rcv_state_process", tcp_rt_ftrace_rcv,
-			tcp_rt_hook_seg_in_other, RCV),
+			tcp_rt_hook_seg_in_other, NULL, RCV),
 };
 
 static bool tcp_rt_series_attached;

@@ -251,6 +251,20 @@ static bool tcp_rt_series_far(const struct tcp_rt_series_run *run,
 }
 
 /*
+ * @n bytes of @sk in @field (far_bytes_in or out) when the run keeps it
+ * and @sk is far: the min RTT is read only then.
+ */
+static void tcp_rt_series_put_far(const struct tcp_rt_series_run *run,
+				  atomic_t *slot,
+				  enum tcp_rt_series_field field,
+				  const struct sock *sk, u32 n)
+{
+	if (run->col[field] != TCP_RT_SER_OFF && n &&
+	    tcp_rt_series_far(run, sk))
+		atomic_add(n, slot + run->col[field]);
+}
+
+/*
  * @sk moved data in bucket @b: true the first time it does in that
  * bucket, for its port's line (@host false) or the host's.  The hooks of
  * one socket run one at a time, under its lock, in time order.
@@ -342,11 +356,8 @@ void __tcp_rt_series_bytes(u32 key, const struct sock *sk, bool out, u32 n)
 		goto out;
 	tcp_rt_series_put(run, slot, out ? TCP_RT_SER_BYTES_OUT :
 					   TCP_RT_SER_BYTES_IN, n);
-	if (run->col[TCP_RT_SER_FAR_IN] != TCP_RT_SER_OFF ||
-	    run->col[TCP_RT_SER_FAR_OUT] != TCP_RT_SER_OFF)
-		if (tcp_rt_series_far(run, sk))
-			tcp_rt_series_put(run, slot, out ? TCP_RT_SER_FAR_OUT :
-							   TCP_RT_SER_FAR_IN, n);
+	tcp_rt_series_put_far(run, slot, out ? TCP_RT_SER_FAR_OUT :
+					       TCP_RT_SER_FAR_IN, sk, n);
 out:
 	rcu_read_unlock();
 }
@@ -430,8 +441,8 @@ void __tcp_rt_series_seg_in(u32 key, const struct sock *sk,
 		goto out;
 	tcp_rt_series_put(run, slot, TCP_RT_SER_BYTES_IN, in.len - in.dup);
 	tcp_rt_series_put(run, slot, TCP_RT_SER_SEGS_IN, in.segs);
-	if (in.len > in.dup && tcp_rt_series_far(run, sk))
-		tcp_rt_series_put(run, slot, TCP_RT_SER_FAR_IN, in.len - in.dup);
+	tcp_rt_series_put_far(run, slot, TCP_RT_SER_FAR_IN, sk,
+			      in.len - in.dup);
 	if (tcp_rt_series_flow(run, sk, b, true))
 		tcp_rt_series_put(run, slot, TCP_RT_SER_FLOWS, 1);
 out:
@@ -480,8 +491,7 @@ void __tcp_rt_series_seg_out(u32 key, const struct sock *sk,
 		tcp_rt_series_put(run, slot, TCP_RT_SER_BYTES_OUT, len);
 		tcp_rt_series_put(run, slot, TCP_RT_SER_SEGS_OUT,
 				  tcp_skb_pcount(skb));
-		if (tcp_rt_series_far(run, sk))
-			tcp_rt_series_put(run, slot, TCP_RT_SER_FAR_OUT, len);
+		tcp_rt_series_put_far(run, slot, TCP_RT_SER_FAR_OUT, sk, len);
 	} else {
 		tcp_rt_series_put(run, slot, TCP_RT_SER_RETRANS,
 				  tcp_skb_pcount(skb));

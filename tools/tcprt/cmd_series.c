@@ -18,22 +18,14 @@
 #include "cmd.h"
 #include "input.h"
 #include "parse.h"
+#include "series_line.h"
 #include "series_store.h"
 #include "util.h"
 
 #define SERIES_FILE	"rt-network-series"
 #define PARAM_DIR	"/sys/module/tcp_rt/parameters"
 #define POLL_US		20000ULL
-#define NBASE		12	/* the positional fields */
-#define NFIELDS		20	/* and series_ext's, by name */
 #define EXT_WIDTH	13	/* the widest name, far_bytes_out */
-
-static const char *const field_name[NFIELDS] = {
-	"bytes_in", "bytes_out", "segs_in", "segs_out", "retrans",
-	"started", "done", "W", "N", "estab", "closed", "open",
-	"ce_bytes", "ce_segs", "ece", "dup_bytes", "dup_segs", "flows",
-	"far_bytes_in", "far_bytes_out",
-};
 
 static const char help[] =
 "usage: tcprt series [--us 100|1000|10000] [--buckets N] [--ext LIST]\n"
@@ -96,13 +88,6 @@ static const char help[] =
 "                      before it to 10 ms after, those during it marked\n"
 "  -h, --help          this text\n";
 
-struct row {
-	uint64_t t_us;		/* the bucket's start, wall clock */
-	uint64_t width_us;	/* the bucket's width; 0: not known */
-	char port[8];		/* "8080", "P6379" or "*" */
-	long long v[NFIELDS];
-};
-
 /* A task whose milliseconds are shown (--task): [t0, end), in us. */
 struct task_mark {
 	bool on;
@@ -110,62 +95,12 @@ struct task_mark {
 };
 
 struct rows {
-	struct row *r;
+	struct series_row *r;
 	size_t n, cap;
 	uint64_t bad;
 	unsigned int ext;	/* BIT(field) of the named fields seen */
 	struct task_mark task;
 };
-
-/* " name=value" fields after the positional ones; unknown names skipped */
-static bool parse_ext(const char *s, struct row *r, unsigned int *ext)
-{
-	char name[32];
-	long long v;
-	int n, k;
-
-	while (*s == ' ') {
-		if (sscanf(s, " %31[a-z_]=%lld%n", name, &v, &n) != 2)
-			return false;
-		s += n;
-		for (k = NBASE; k < NFIELDS; k++)
-			if (!strcmp(name, field_name[k])) {
-				r->v[k] = v;
-				*ext |= 1U << k;
-			}
-	}
-	return *s == '\0' || *s == '\n';
-}
-
-/*
- * "<sec> <usec> <port> v1 .. v12 [name=value ...]"; false when the line
- * is not that.
- */
-static bool parse_row(const char *s, struct row *r, unsigned int *ext)
-{
-	unsigned long long sec, usec;
-	char port[8];
-	int n, i, off;
-
-	if (sscanf(s, "%llu %llu %7s%n", &sec, &usec, port, &off) != 3 ||
-	    usec >= USEC_PER_SEC)
-		return false;
-	if (strcmp(port, "*") &&
-	    !(port[0] == 'P' ? parse_port(port + 1, &(uint16_t){0}) :
-			       parse_port(port, &(uint16_t){0})))
-		return false;
-	memset(r->v, 0, sizeof(r->v));
-	for (i = 0; i < NBASE; i++) {
-		if (sscanf(s + off, " %lld%n", &r->v[i], &n) != 1)
-			return false;
-		off += n;
-	}
-	if (!parse_ext(s + off, r, ext))
-		return false;
-	r->t_us = sec * USEC_PER_SEC + usec;
-	memcpy(r->port, port, sizeof(port));
-	return true;
-}
 
 /*
  * Which rows to keep: a port (NULL: all) or two (--task: its port's and
@@ -181,9 +116,9 @@ struct filter {
 static void add_line(const char *line, const char *path, uint64_t lineno,
 		     const struct filter *w, struct rows *rows)
 {
-	struct row r;
+	struct series_row r;
 
-	if (!parse_row(line, &r, &rows->ext)) {
+	if (!series_line_parse(line, &r, &rows->ext)) {
 		if (rows->bad++ < 10)
 			warnx_("%s:%llu: not a series line, skipped",
 			       path, (unsigned long long)lineno);
@@ -419,7 +354,7 @@ static int run_every(const struct every *e, const char *us,
 /* ---- output ------------------------------------------------------------- */
 
 /* The row's bucket overlaps the task shown (--task). */
-static bool in_task(const struct rows *rows, const struct row *r)
+static bool in_task(const struct rows *rows, const struct series_row *r)
 {
 	return rows->task.on && r->t_us < rows->task.end &&
 	       r->t_us + r->width_us > rows->task.t0;
@@ -433,29 +368,29 @@ static void print_rows(const struct rows *rows, bool csv)
 
 	if (csv) {
 		printf("time_us,port");
-		for (k = 0; k < NFIELDS; k++)
-			if (k < NBASE || rows->ext & 1U << k)
-				printf(",%s", field_name[k]);
+		for (k = 0; k < SERIES_NFIELDS; k++)
+			if (k < SERIES_NBASE || rows->ext & 1U << k)
+				printf(",%s", series_field_name[k]);
 		printf("%s\n", rows->task.on ? ",in_task" : "");
 	} else {
 		printf("%-27s %6s %10s %10s %7s %8s %7s %7s %5s %3s %3s %5s %6s %5s",
-		       "time", "port", field_name[0], field_name[1],
-		       field_name[2], field_name[3], field_name[4],
-		       field_name[5], field_name[6], field_name[7],
-		       field_name[8], field_name[9], field_name[10],
-		       field_name[11]);
-		for (k = NBASE; k < NFIELDS; k++)
+		       "time", "port", series_field_name[0], series_field_name[1],
+		       series_field_name[2], series_field_name[3], series_field_name[4],
+		       series_field_name[5], series_field_name[6], series_field_name[7],
+		       series_field_name[8], series_field_name[9], series_field_name[10],
+		       series_field_name[11]);
+		for (k = SERIES_NBASE; k < SERIES_NFIELDS; k++)
 			if (rows->ext & 1U << k)
-				printf(" %*s", EXT_WIDTH, field_name[k]);
+				printf(" %*s", EXT_WIDTH, series_field_name[k]);
 		printf("%s\n", rows->task.on ? " task" : "");
 	}
 	for (i = 0; i < rows->n; i++) {
-		const struct row *r = &rows->r[i];
+		const struct series_row *r = &rows->r[i];
 
 		if (csv) {
 			printf("%llu,%s", (unsigned long long)r->t_us, r->port);
-			for (k = 0; k < NFIELDS; k++)
-				if (k < NBASE || rows->ext & 1U << k)
+			for (k = 0; k < SERIES_NFIELDS; k++)
+				if (k < SERIES_NBASE || rows->ext & 1U << k)
 					printf(",%lld", r->v[k]);
 			if (rows->task.on)
 				printf(",%d", in_task(rows, r));
@@ -467,7 +402,7 @@ static void print_rows(const struct rows *rows, bool csv)
 		       t, r->port, r->v[0], r->v[1], r->v[2], r->v[3], r->v[4],
 		       r->v[5], r->v[6], r->v[7], r->v[8], r->v[9], r->v[10],
 		       r->v[11]);
-		for (k = NBASE; k < NFIELDS; k++)
+		for (k = SERIES_NBASE; k < SERIES_NFIELDS; k++)
 			if (rows->ext & 1U << k)
 				printf(" %*lld", EXT_WIDTH, r->v[k]);
 		printf("%s\n", !rows->task.on ? "" : in_task(rows, r) ? "    *" : "     ");
@@ -501,18 +436,18 @@ static int plot_rows(const struct rows *rows, const char *png,
 		"set output '%s'\n"
 		"$d << EOD\n", png);
 	for (i = 0; i < rows->n; i++) {
-		const struct row *r = &rows->r[i];
-		long long v[NFIELDS];
+		const struct series_row *r = &rows->r[i];
+		long long v[SERIES_NFIELDS];
 		int k;
 
 		memcpy(v, r->v, sizeof(v));
 		while (i + 1 < rows->n && rows->r[i + 1].t_us == r->t_us) {
 			i++;
-			for (k = 0; k < NFIELDS; k++)
+			for (k = 0; k < SERIES_NFIELDS; k++)
 				v[k] += rows->r[i].v[k];
 		}
 		fprintf(gp, "%.3f", (double)(r->t_us - t0) / 1000.0);
-		for (k = 0; k < NFIELDS; k++)
+		for (k = 0; k < SERIES_NFIELDS; k++)
 			fprintf(gp, " %lld", v[k]);
 		fputc('\n', gp);
 	}
@@ -552,9 +487,9 @@ static const char *ext_list(const char *arg)
 
 	if (!strcmp(arg, "all")) {
 		all[0] = '\0';
-		for (k = NBASE; k < NFIELDS; k++) {
-			strcat(all, field_name[k]);
-			if (k + 1 < NFIELDS)
+		for (k = SERIES_NBASE; k < SERIES_NFIELDS; k++) {
+			strcat(all, series_field_name[k]);
+			if (k + 1 < SERIES_NFIELDS)
 				strcat(all, ",");
 		}
 		return all;
@@ -562,11 +497,11 @@ static const char *ext_list(const char *arg)
 	while (*p) {
 		size_t n = strcspn(p, ",");
 
-		for (k = NBASE; k < NFIELDS; k++)
-			if (strlen(field_name[k]) == n &&
-			    !strncmp(p, field_name[k], n))
+		for (k = SERIES_NBASE; k < SERIES_NFIELDS; k++)
+			if (strlen(series_field_name[k]) == n &&
+			    !strncmp(p, series_field_name[k], n))
 				break;
-		if (k == NFIELDS)
+		if (k == SERIES_NFIELDS)
 			usage_error("series", "--ext: '%.*s' is not a measure (ce_bytes, ce_segs, ece, dup_bytes, dup_segs, flows, far_bytes_in, far_bytes_out, or all)",
 				    (int)n, p);
 		p += n + !!p[n];

@@ -36,6 +36,7 @@
 #include "frame.h"
 #include "load.h"
 #include "parse.h"
+#include "series_line.h"
 #include "sign.h"
 #include "store.h"
 #include "util.h"
@@ -445,6 +446,44 @@ static uint64_t next_record_sec(const struct check *c, unsigned int from)
 	return 0;
 }
 
+/*
+ * A D3's series lines.  A malformed one takes the time of the series line
+ * before it in its message, or of the first one (retention, as above).
+ */
+static void series_rows(struct ingest *g, const char *file, uint64_t off,
+			const struct check *c)
+{
+	char line[PARSE_LINE_MAX + 1];
+	uint64_t sec = 0;
+	unsigned int i;
+
+	for (i = 0; i < c->h.n && !sec; i++) {
+		struct series_row r;
+		unsigned int ext = 0;
+		size_t n;
+		int role;
+
+		if (frame_item_line(items[i], lens[i], line, &n, &role) == 1) {
+			line[n] = '\0';
+			if (series_line_parse(line, &r, &ext))
+				sec = r.t_us / USEC_PER_SEC;
+		}
+	}
+	for (i = 0; i < c->h.n; i++) {
+		size_t n;
+		int role, kind;
+
+		kind = frame_item_line(items[i], lens[i], line, &n, &role);
+		g->records++;
+		rows_begin(&g->rec, batch_file(g, file),
+			   off + (uint64_t)(items[i] - c->body));
+		if (!store_series_row(&g->rec.b, &c->h, c->h.seq + i, line, n,
+				      kind, &sec))
+			g->invalid++;
+	}
+	g->rows += c->h.n;
+}
+
 static void data_rows(struct ingest *g, const char *file, uint64_t off,
 		      const struct check *c)
 {
@@ -552,7 +591,9 @@ static void message(struct ingest *g, const char *file, uint64_t off,
 	}
 	/* the items' offsets in the file: past the signature */
 	off += (uint64_t)(c.body - raw);
-	if (c.kind == 'D')
+	if (c.kind == 'D' && c.h.width_us)
+		series_rows(g, file, off, &c);
+	else if (c.kind == 'D')
 		data_rows(g, file, off, &c);
 	else if (c.kind == 'L')
 		cpu_row(g, file, off, &c.l);

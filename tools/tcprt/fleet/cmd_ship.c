@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <poll.h>
@@ -35,11 +36,14 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "bucket.h"
 #include "cmd.h"
 #include "frame.h"
 #include "input.h"
+#include "series_line.h"
+#include "series_store.h"
 #include "ship_state.h"
 #include "sign.h"
 #include "util.h"
@@ -48,7 +52,7 @@ static const char help[] =
 "usage: tcprt ship [--key-file FILE | --unsigned [--host-id ID]] [--socket PATH]\n"
 "                  [--rate BYTES] [--burst BYTES] [--state FILE]\n"
 "                  [--interval SECONDS] [--send-wait SECONDS] [--dir DIR]\n"
-"                  [--once]\n"
+"                  [--series DIR] [--once]\n"
 "\n"
 "Drain every rt-network-log<cpu> of /sys/kernel/debug/tcp-rt (reading\n"
 "consumes them), give every line the next sequence number of this run,\n"
@@ -87,6 +91,11 @@ static const char help[] =
 "  -d, --dir DIR        read the rt-network-log* files of DIR instead\n"
 "                       (recorded logs; nothing consumed; what is appended\n"
 "                       is shipped too unless --once)\n"
+"  -m, --series DIR     ship the series runs kept in DIR (tcprt series --every\n"
+"                       --store DIR) too, each once, as they appear: their\n"
+"                       lines numbered, capped and counted with the records;\n"
+"                       where the last run shipped is kept next to --state\n"
+"                       (FILE.series; no --state: every run of DIR)\n"
 "  -1, --once           read the files to their current end, then stop\n"
 "  -h, --help           this text\n"
 "\n"
@@ -149,6 +158,13 @@ struct ship {
 	size_t ilen;
 
 	struct input in;
+
+	/* series runs kept on disk (--series): those of start below next are
+	 * shipped; pos, the file that keeps next across restarts, or NULL */
+	const char *series_dir;
+	char *series_pos;
+	uint64_t series_next, series_runs, series_lines;
+	bool series_said;	/* an unreadable folder, said once */
 };
 
 /* ---- the socket ------------------------------------------------------------ */
@@ -520,7 +536,8 @@ static void ship_line(const char *line, size_t len, int cpu, uint64_t load_id,
 		return;
 	}
 	n = frame_item(item, line, len, r);
-	if (s->hdr.n && (s->hdr.cpu != cpu || s->hdr.load_id != load_id ||
+	if (s->hdr.n && (s->hdr.width_us || s->hdr.cpu != cpu ||
+			 s->hdr.load_id != load_id ||
 			 (sl && s->mslot && sl != s->mslot) ||
 			 /* signature, header (at most FRAME_HDR_MAX bytes), the
 			  * item and its '|' */
@@ -530,6 +547,7 @@ static void ship_line(const char *line, size_t len, int cpu, uint64_t load_id,
 		s->hdr.seq = seq;
 		s->hdr.cpu = cpu;
 		s->hdr.load_id = load_id;
+		s->hdr.width_us = 0;
 	}
 	if (sl) {
 		s->mslot = sl;
@@ -546,6 +564,152 @@ static void ignore_record(const struct record *r, void *arg)
 {
 	(void)r;
 	(void)arg;
+}
+
+/* ---- series runs ------------------------------------------------------------ */
+
+/*
+ * One line of a stored run: numbered in the same sequence as records,
+ * capped by the same bucket, packed into D3 messages of the run's width.
+ * A line that does not read as a series line is shipped marked, as a
+ * malformed record line is, and counted in bad.
+ */
+static void ship_series_line(struct ship *s, const char *line, size_t len,
+			     uint64_t width_us)
+{
+	char item[FRAME_ITEM_MAX], copy[PARSE_LINE_MAX + 1];
+	uint64_t seq = s->e->next_seq++;
+	struct series_row r;
+	unsigned int ext = 0;
+	bool valid;
+	size_t n;
+
+	if (len > PARSE_LINE_MAX)
+		len = PARSE_LINE_MAX;
+	memcpy(copy, line, len);
+	copy[len] = '\0';
+	valid = series_line_parse(copy, &r, &ext);
+	if (!valid)
+		s->e->bad++;
+	if (!bucket_take(&s->cap, len + 1, mono_us())) {
+		flush_data(s);
+		s->e->sent_seq = seq + 1;
+		STATE_ORDER();
+		s->e->cap_dropped++;
+		return;
+	}
+	n = frame_series_item(item, line, len, valid);
+	if (s->hdr.n && (s->hdr.width_us != width_us ||
+			 s->sign_len + FRAME_HDR_MAX + s->ilen + n + 1 > FRAME_MAX))
+		flush_data(s);
+	if (!s->hdr.n) {
+		s->hdr.seq = seq;
+		s->hdr.cpu = -1;
+		s->hdr.load_id = 0;
+		s->hdr.width_us = width_us;
+	}
+	memcpy(s->items + s->ilen, item, n);
+	s->ilen += n;
+	s->items[s->ilen++] = '|';
+	s->hdr.n++;
+}
+
+/* Every line of the run @r; false when its file could not be read whole. */
+static bool ship_run(struct ship *s, const struct stored_run *r)
+{
+	char path[4200], line[PARSE_LINE_MAX + 2];
+	uint64_t lines = 0;
+	bool ok;
+	gzFile gz;
+
+	snprintf(path, sizeof(path), "%s/%s", s->series_dir, r->name);
+	gz = gzopen(path, "rbe");
+	if (!gz) {
+		warnx_("ship: %s: %s; not shipped", path, strerror(errno));
+		return false;
+	}
+	while (gzgets(gz, line, sizeof(line))) {
+		size_t len = strlen(line);
+
+		if (len && line[len - 1] == '\n')
+			len--;
+		ship_series_line(s, line, len, r->width_us);
+		lines++;
+	}
+	ok = gzeof(gz);
+	gzclose(gz);
+	flush_data(s);
+	s->series_runs++;
+	s->series_lines += lines;
+	if (!ok)
+		warnx_("ship: %s: damaged after line %llu; what was read is shipped",
+		       path, (unsigned long long)lines);
+	return true;
+}
+
+/* The position file: the start of the next run to ship, "<sec>\n". */
+static void series_pos_load(struct ship *s)
+{
+	FILE *f;
+
+	if (!s->series_pos)
+		return;
+	f = fopen(s->series_pos, "re");
+	if (!f)
+		return;
+	if (fscanf(f, "%" SCNu64, &s->series_next) != 1)
+		s->series_next = 0;
+	fclose(f);
+}
+
+static void series_pos_save(struct ship *s)
+{
+	char tmp[4200];
+	bool ok;
+	FILE *f;
+	int fd;
+
+	if (!s->series_pos)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", s->series_pos);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f && fd >= 0)
+		close(fd);
+	ok = f && fprintf(f, "%" PRIu64 "\n", s->series_next) > 0 &&
+	     !fflush(f) && !fdatasync(fileno(f));
+	if (f && fclose(f))
+		ok = false;
+	if (!ok || rename(tmp, s->series_pos))
+		warnx_("ship: %s: %s; a restart ships the runs since its last write again",
+		       s->series_pos, strerror(errno));
+}
+
+/* The runs kept in --series that were not shipped yet, oldest first. */
+static void ship_series(struct ship *s)
+{
+	struct stored_run *runs;
+	size_t n, i;
+
+	if (!s->series_dir)
+		return;
+	if (series_store_list(s->series_dir, &runs, &n) < 0) {
+		if (!s->series_said)
+			warnx_("ship: --series %s: %s; its runs are shipped once it can be read",
+			       s->series_dir, strerror(errno));
+		s->series_said = true;
+		return;
+	}
+	s->series_said = false;
+	for (i = 0; i < n && !stop_requested; i++) {
+		if (runs[i].start < s->series_next)
+			continue;
+		if (!ship_run(s, &runs[i]))
+			continue;
+		s->series_next = runs[i].start + 1;
+		series_pos_save(s);
+	}
+	free(runs);
 }
 
 /* ---- setup ------------------------------------------------------------------ */
@@ -649,6 +813,10 @@ static void report(const struct ship *s)
 	       (unsigned long long)e->refused, (unsigned long long)e->bad,
 	       (unsigned long long)skipped,
 	       s->ctl_refused ? "; some control messages were refused" : "");
+	if (s->series_dir)
+		warnx_("ship: %llu series runs of %s shipped, %llu lines (numbered, capped and counted above with the records)",
+		       (unsigned long long)s->series_runs, s->series_dir,
+		       (unsigned long long)s->series_lines);
 	if (s->backwards || e->slots_full)
 		warnx_("ship: %llu module numbers went back on their log (not counted), %llu chunks of numbered records had no slot in the state (more than %d logs and loads in one epoch)",
 		       (unsigned long long)s->backwards,
@@ -669,6 +837,7 @@ int cmd_ship(int argc, char **argv)
 		{ "key-file", required_argument, NULL, 'k' },
 		{ "unsigned", no_argument, NULL, 'U' },
 		{ "state", required_argument, NULL, 's' },
+		{ "series", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -688,7 +857,7 @@ int cmd_ship(int argc, char **argv)
 	s.send_wait_us = DEFAULT_SEND_WAIT_US;
 	optind = 1;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":H:S:R:B:i:w:d:1k:Us:h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":H:S:R:B:i:w:d:1k:Us:m:h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'H':
 			if (!frame_host_ok(optarg))
@@ -717,6 +886,11 @@ int cmd_ship(int argc, char **argv)
 			if (!optarg[0])
 				usage_error("ship", "--state: an empty path");
 			state = optarg;
+			break;
+		case 'm':
+			if (!optarg[0])
+				usage_error("ship", "--series: an empty path");
+			s.series_dir = optarg;
 			break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: bad_option("ship", o, argv);
@@ -754,6 +928,13 @@ int cmd_ship(int argc, char **argv)
 	if (dropped)
 		warnx_("ship: the state file held two epochs whose ships died before closing them: the older is left to the central, which shows it as ended");
 	s.e = &s.st->cur;
+	if (s.series_dir && state) {
+		size_t len = strlen(state) + sizeof(".series");
+
+		s.series_pos = xrealloc(NULL, len, 1);
+		snprintf(s.series_pos, len, "%s.series", state);
+		series_pos_load(&s);
+	}
 	strcpy(s.e->host, s.host);
 	s.e->epoch = new_epoch();
 	s.e->start_us = now_us();
@@ -779,6 +960,7 @@ int cmd_ship(int argc, char **argv)
 	close_dead(&s);
 
 	input_read(&s.in);
+	ship_series(&s);
 	next_ctl = mono_us() + interval;
 	while (!once && !stop_requested) {
 		flush_data(&s);
@@ -787,8 +969,10 @@ int cmd_ship(int argc, char **argv)
 			next_ctl = mono_us() + interval;
 		}
 		sleep_us(DEFAULT_POLL_US);
-		if (++tick % 5 == 0)
+		if (++tick % 5 == 0) {
 			input_rescan(&s.in);
+			ship_series(&s);
+		}
 		input_read(&s.in);
 	}
 	input_finish(&s.in);
@@ -798,6 +982,7 @@ int cmd_ship(int argc, char **argv)
 	input_close(&s.in);
 	sock_close(&s);
 	ship_state_close(s.st);
+	free(s.series_pos);
 	if (!ok) {
 		warnx_("ship: the last control message could not be sent: the central will count this epoch's missing records as lost in transport");
 		return EXIT_RUNTIME;

@@ -57,24 +57,12 @@ static bool plain(unsigned char c)
 	return c >= 0x20 && c <= 0x7e && c != '|' && c != '\\' && c != '~';
 }
 
-size_t frame_item(char *out, const char *line, size_t len,
-		  const struct record *r)
+/* "!" and @line, each byte outside the plain ones as \xHH */
+static size_t item_escaped(char *out, const char *line, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t i, o = 0;
 
-	if (len > PARSE_LINE_MAX)
-		len = PARSE_LINE_MAX;
-	if (r) {
-		/* a valid line is printable, and has none of | \ ~ */
-		memcpy(out, line, len);
-		o = len;
-		if (r->type == REC_E) {
-			out[o++] = '~';
-			out[o++] = r->role == ROLE_CLIENT ? 'c' : 's';
-		}
-		return o;
-	}
 	out[o++] = '!';
 	for (i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)line[i];
@@ -91,11 +79,46 @@ size_t frame_item(char *out, const char *line, size_t len,
 	return o;
 }
 
+size_t frame_item(char *out, const char *line, size_t len,
+		  const struct record *r)
+{
+	size_t o;
+
+	if (len > PARSE_LINE_MAX)
+		len = PARSE_LINE_MAX;
+	if (!r)
+		return item_escaped(out, line, len);
+	/* a valid line is printable, and has none of | \ ~ */
+	memcpy(out, line, len);
+	o = len;
+	if (r->type == REC_E) {
+		out[o++] = '~';
+		out[o++] = r->role == ROLE_CLIENT ? 'c' : 's';
+	}
+	return o;
+}
+
+size_t frame_series_item(char *out, const char *line, size_t len, bool valid)
+{
+	if (len > PARSE_LINE_MAX)
+		len = PARSE_LINE_MAX;
+	if (!valid)
+		return item_escaped(out, line, len);
+	/* a series line is digits, names, '=', 'P', '*' and spaces */
+	memcpy(out, line, len);
+	return len;
+}
+
 size_t frame_data_hdr(char *out, size_t size, const struct frame_hdr *h)
 {
 	int n;
 
-	if (h->load_id)
+	if (h->width_us)
+		n = snprintf(out, size, "D3 %s %llu %llu %llu %u ", h->host,
+			     (unsigned long long)h->epoch,
+			     (unsigned long long)h->seq,
+			     (unsigned long long)h->width_us, h->n);
+	else if (h->load_id)
 		n = snprintf(out, size, "D2 %s %llu %llu %d %llu %u ", h->host,
 			     (unsigned long long)h->epoch,
 			     (unsigned long long)h->seq, h->cpu,
@@ -144,7 +167,7 @@ char frame_kind(const char *msg, size_t len)
 {
 	if (len < 3 || msg[2] != ' ')
 		return 0;
-	if (msg[0] == 'D' && (msg[1] == '1' || msg[1] == '2'))
+	if (msg[0] == 'D' && msg[1] >= '1' && msg[1] <= '3')
 		return 'D';
 	if ((msg[0] == 'C' || msg[0] == 'L') && msg[1] == '1')
 		return msg[0];
@@ -221,9 +244,15 @@ bool frame_parse_data(const char *msg, size_t len, struct frame_hdr *h,
 		return WHY("bad host id");
 	if (!token_u64(&p, end, &h->epoch) || !token_u64(&p, end, &h->seq))
 		return WHY("bad epoch or sequence number");
-	if (!token_cpu(&p, end, &h->cpu))
-		return WHY("bad cpu");
 	h->load_id = 0;
+	h->width_us = 0;
+	h->cpu = -1;
+	if (msg[1] == '3' && (!token_u64(&p, end, &h->width_us) ||
+			      !h->width_us || h->width_us > SERIES_WIDTH_MAX_US))
+		return WHY("bad width (D3's is 1 to %llu us)",
+			   (unsigned long long)SERIES_WIDTH_MAX_US);
+	if (msg[1] != '3' && !token_cpu(&p, end, &h->cpu))
+		return WHY("bad cpu");
 	if (msg[1] == '2' && (!token_u64(&p, end, &h->load_id) || !h->load_id))
 		return WHY("bad load id (D2's is a number, never 0)");
 	if (!token_u64(&p, end, &n) || n == 0 || n > max)

@@ -18,6 +18,13 @@
  *	the module's own record numbers (a line's seq=) belong to; D1 when
  *	it does not.
  *
+ *   D3 <host> <epoch> <seq> <width_us> <n> <item>|<item>|...|
+ *	n lines of a series run kept on disk (tcprt series --every), of
+ *	sequence numbers seq .. seq+n-1 of the same numbering as records,
+ *	whose buckets are width_us wide (1 .. SERIES_WIDTH_MAX_US).  An item
+ *	is the line as the module wrote it, or "!" and its bytes escaped as
+ *	a malformed record line's.
+ *
  *   C1 <host> <epoch> <ctl_seq> <start_us> <now_us> <next_seq> <cap_dropped>
  *      <refused> <bad> <module_known> <overwritten_start> <overwritten>
  *      <sampled_out_start> <sampled_out> <final> [<sent_seq> <interval_us>]
@@ -73,6 +80,8 @@
 #define FRAME_INTERVAL_MAX_US	(86400ULL * 365 * 1000000)
 /* a malformed line of PARSE_LINE_MAX bytes, each escaped, and its "!" */
 #define FRAME_ITEM_MAX	(1 + 4 * PARSE_LINE_MAX)
+/* D3's width_us, at most: a minute (the module's buckets are 100 us to 1 s) */
+#define SERIES_WIDTH_MAX_US	60000000ULL
 
 struct frame_hdr {
 	char host[HOST_ID_MAX + 1];
@@ -80,6 +89,7 @@ struct frame_hdr {
 	uint64_t seq;		/* of the first item */
 	int cpu;
 	uint64_t load_id;	/* D2's; 0: unknown (D1) */
+	uint64_t width_us;	/* D3's: a series run's; 0: records (D1, D2) */
 	unsigned int n;
 };
 
@@ -133,8 +143,12 @@ bool frame_host_ok(const char *s);
 size_t frame_item(char *out, const char *line, size_t len,
 		  const struct record *r);
 
+/* One item of a D3: a series line, @valid when it read as one (else
+ * escaped as a malformed line).  At most FRAME_ITEM_MAX bytes. */
+size_t frame_series_item(char *out, const char *line, size_t len, bool valid);
+
 /* The header of a data message, "D2 ... <n> " (at most FRAME_HDR_MAX
- * bytes); D1 when h->load_id is 0. */
+ * bytes); D1 when h->load_id is 0; D3 when h->width_us is not 0. */
 size_t frame_data_hdr(char *out, size_t size, const struct frame_hdr *h);
 
 /* A control message, C1 of every field; returns its length (at most 400
@@ -145,7 +159,7 @@ size_t frame_ctl(char *out, size_t size, const struct frame_ctl *c);
 size_t frame_cpu(char *out, size_t size, const struct frame_cpu *c);
 
 /*
- * Parsing, for the loader.  frame_kind: 'D' (D1 or D2), 'C', 'L', or 0 for
+ * Parsing, for the loader.  frame_kind: 'D' (D1, D2 or D3), 'C', 'L', or 0 for
  * anything else.  frame_parse_data checks the header and cuts the items:
  * @items gets pointers to each and @lens their lengths (at most @max; false
  * if there are more than @max, or not the n the header says).  false with

@@ -3,11 +3,13 @@
 #include "store.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
 #include "cmd.h"
 #include "parse.h"
+#include "series_line.h"
 #include "util.h"
 
 /* fleet/schema.sql's last columns of each table (tests/test_store checks) */
@@ -451,4 +453,62 @@ bool store_record_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
 	buf_add(b, "\n", 1);
 	*sec = r.sec;
 	return true;
+}
+
+/* The columns from type on of a series line: see store_series_row(). */
+static void series_cols(struct buf *b, const struct series_row *r,
+			uint64_t width_us)
+{
+	const char *role = r->port[0] == '*' ? "host" :
+			   r->port[0] == 'P' ? "client" : "server";
+	unsigned long port = strtoul(r->port + (r->port[0] == 'P'), NULL, 10);
+
+	buf_printf(b, "\tS\ttcp_rt\t%s\t%lu", role, port);
+	tsv_u(b, r->t_us / USEC_PER_SEC);
+	tsv_u(b, r->t_us % USEC_PER_SEC);
+	/* no addresses; sent, received, retransmitted; no metric, duration
+	 * the bucket's width; no breakdown */
+	buf_printf(b, "\t\t0\t\t0");
+	tsv_u(b, (uint64_t)r->v[1]);
+	tsv_u(b, (uint64_t)r->v[0]);
+	tsv_u(b, (uint64_t)r->v[4]);
+	buf_printf(b, "\t0");
+	tsv_u(b, width_us);
+	buf_printf(b, "\t0\t0\t0\t0%s", "\t0\t0\t0\t0\t0\t0\t0");
+}
+
+bool store_series_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
+		      const char *line, size_t len, int kind, uint64_t *sec)
+{
+	char copy[PARSE_LINE_MAX + 1];
+	struct series_row r;
+	unsigned int ext = 0;
+	bool valid;
+
+	if (len > PARSE_LINE_MAX)
+		len = PARSE_LINE_MAX;
+	memcpy(copy, line, len);
+	copy[len] = '\0';
+	valid = kind == 1 && series_line_parse(copy, &r, &ext) &&
+		r.v[0] >= 0 && r.v[1] >= 0 && r.v[4] >= 0;
+	buf_tsv(b, h->host, strlen(h->host));
+	tsv_u(b, h->epoch);
+	tsv_u(b, seq);
+	tsv_u(b, valid);
+	buf_add(b, "\t", 1);
+	buf_tsv(b, line, len);
+	buf_printf(b, "\t-1");
+	if (!valid) {
+		/* as a malformed record line's row (store_record_row) */
+		buf_printf(b, "\t\t\t\t0\t%llu\t0\t\t0\t\t0%s%s",
+			   (unsigned long long)*sec,
+			   "\t0\t0\t0\t0\t0\t0\t0\t0\t0",
+			   "\t0\t0\t0\t0\t0\t0\t0");
+	} else {
+		series_cols(b, &r, h->width_us);
+		*sec = r.t_us / USEC_PER_SEC;
+	}
+	seq_cols(b, h, NULL);
+	buf_add(b, "\n", 1);
+	return valid;
 }

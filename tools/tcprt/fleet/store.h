@@ -151,6 +151,21 @@ bool store_cluster_name_ok(const char *name);
 bool store_cluster_sql(const char *sql, const char *cluster, struct buf *out,
 		       char *err, size_t len);
 
+/*
+ * The row of tcprt.records of the series line @line (@len bytes) numbered
+ * @seq in the D3 message @h (frame.h), as store_record_row() makes a
+ * record's: type 'S', cpu -1, source tcp_rt, role server (a local port),
+ * client (P<port>) or host ('*'), port (0 for the host), sec and usec the
+ * bucket's start, recv_bytes, sent_bytes and retrans its bytes_in,
+ * bytes_out and retrans, duration the bucket's width (h->width_us),
+ * metrics 0 (no task metric: fleet summary and top never take it), the
+ * rest of the line in line only.  A line that is not a series line: as a
+ * malformed record line, time *@sec; a series line sets *@sec to its own.
+ * Returns valid.
+ */
+bool store_series_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
+		      const char *line, size_t len, int kind, uint64_t *sec);
+
 /* tcprt.records' columns, in the order of store_record_row()'s fields. */
 extern const char store_records_cols[];
 

@@ -164,7 +164,40 @@ static void test_d2(void)
 	refused("D2 h 1 0 0 0 1 a|", "D2 with load id 0");
 	refused("D2 h 1 0 0 x 1 a|", "D2 with a load id that is no number");
 	refused("D2 h 1 0 0 1 a|", "D2 without its load id");
-	refused("D3 h 1 0 0 1 1 a|", "D3");
+	refused("D4 h 1 0 0 1 1 a|", "D4");
+}
+
+/* D3: a series run's lines, its width in the header, no cpu. */
+static void test_d3(void)
+{
+	static const char line[] = "1795218000 001000 * 1448 0 1 0 0 0 0 0 0 1 0 0 ce_bytes=1448";
+	struct frame_hdr h = { .epoch = 5, .seq = 7, .cpu = 3, .load_id = 9,
+			       .width_us = SERIES_WIDTH_MAX_US, .n = 2 }, d;
+	char msg[FRAME_MAX], why[PARSE_WHY_MAX] = "", out[PARSE_LINE_MAX];
+	const char *items[4];
+	size_t lens[4], n, len;
+	int role;
+
+	snprintf(h.host, sizeof(h.host), "rack-1.h2");
+	n = frame_data_hdr(msg, sizeof(msg), &h);
+	n += frame_series_item(msg + n, line, strlen(line), true);
+	msg[n++] = '|';
+	n += frame_series_item(msg + n, "bad|line\n", 10, false);
+	msg[n++] = '|';
+	ok(!memcmp(msg, "D3 rack-1.h2 5 7 60000000 2 ", 28) &&
+	   frame_parse_data(msg, n, &d, items, lens, 4, why) && d.n == 2 &&
+	   d.width_us == SERIES_WIDTH_MAX_US && d.cpu == -1 && !d.load_id &&
+	   d.seq == 7 && d.epoch == 5,
+	   "D3: the width in the header, no cpu or load id; read back (%s)", why);
+	ok(frame_item_line(items[0], lens[0], out, &len, &role) == 1 &&
+	   len == strlen(line) && !memcmp(out, line, len) && role == -1,
+	   "a series line is its item, read back as it was");
+	ok(frame_item_line(items[1], lens[1], out, &len, &role) == 0 &&
+	   len == 10 && !memcmp(out, "bad|line\n", 10),
+	   "a line that is not one goes escaped, read back byte for byte");
+	refused("D3 h 1 0 0 1 a|", "D3 of width 0");
+	refused("D3 h 1 0 60000001 1 a|", "D3 wider than a minute");
+	refused("D3 h 1 0 1 a|", "D3 without its width");
 }
 
 /* Where the last field of @msg's first @n bytes starts, less its space. */
@@ -397,6 +430,7 @@ int main(void)
 	test_roundtrip();
 	test_ext();
 	test_d2();
+	test_d3();
 	test_ctl();
 	test_ctl_ranges();
 	test_cpu();

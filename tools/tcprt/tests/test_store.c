@@ -403,6 +403,57 @@ static void test_cluster(void)
 	buf_free(&b);
 }
 
+/* A series line's row: its columns, as store.h says. */
+static void test_series_rows(void)
+{
+	static const struct {
+		const char *line;
+		int kind;
+		const char *want;	/* "column=value ..." */
+	} t[] = {
+		{ "1795218000 001000 8080 100 2000 1 2 1 1 1 0 0 0 0 1", 1,
+		  "valid=1 type=S source=tcp_rt role=server port=8080 sec=1795218000 usec=1000 recv_bytes=100 sent_bytes=2000 retrans=1 metrics=0 duration=1000 cpu=-1 numbered=0 load_id=0" },
+		{ "1795218000 002000 P6379 5 6 1 1 0 0 0 0 0 0 0 0 flows=2", 1,
+		  "valid=1 type=S role=client port=6379 usec=2000 recv_bytes=5 sent_bytes=6 retrans=0" },
+		{ "1795218001 000000 * 7 8 1 1 3 0 0 0 0 2 1 0 ce_bytes=7 dup_segs=1", 1,
+		  "valid=1 type=S role=host port=0 sec=1795218001 usec=0 retrans=3" },
+		{ "1795218001 000000 * -7 8 1 1 3 0 0 0 0 2 1 0", 1, "valid=0 type= sec=1795218001" },
+		{ "1795218000 001000 80x80 1 2 3 4 5 6 7 8 9 10 11 12", 1, "valid=0 type= port=0 sec=1795218001" },
+		{ "junk\tline", 0, "valid=0 line=junk\\tline sec=1795218001" },
+	};
+	struct frame_hdr h = { .epoch = 77, .cpu = -1, .width_us = 1000 };
+	struct buf b = { 0 };
+	uint64_t sec = 1;
+	unsigned int i;
+
+	snprintf(h.host, sizeof(h.host), "web-1");
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char want[512], *w, *save = NULL, v[800];
+		size_t fields, names;
+		bool valid, good;
+
+		b.len = 0;
+		valid = store_series_row(&b, &h, 5 + i, t[i].line, strlen(t[i].line),
+					 t[i].kind, &sec);
+		count(b.p, &fields, &names);
+		good = fields == names && b.p[b.len - 1] == '\n' &&
+		       valid == (t[i].want[6] == '1');
+		snprintf(want, sizeof(want), "%s", t[i].want);
+		for (w = strtok_r(want, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+			char *eq = strchr(w, '=');
+
+			*eq = '\0';
+			if (!col(b.p, w, v, sizeof(v)) || strcmp(v, eq + 1)) {
+				diag("%s: %s is '%s', not '%s'", t[i].line, w, col(b.p, w, v, sizeof(v)) ? v : "?", eq + 1);
+				good = false;
+			}
+		}
+		ok(good, "series row of %.40s: %zu fields for %zu columns; %s", t[i].line,
+		   fields, names, t[i].want);
+	}
+	buf_free(&b);
+}
+
 int main(void)
 {
 	test_version();
@@ -410,5 +461,6 @@ int main(void)
 	test_upgrade();
 	test_mask();
 	test_rows();
+	test_series_rows();
 	return done_testing();
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "anomaly.h"
 #include "cmd.h"
 #include "input.h"
 #include "parse.h"
@@ -25,6 +26,7 @@
 #define SERIES_FILE	"rt-network-series"
 #define PARAM_DIR	"/sys/module/tcp_rt/parameters"
 #define POLL_US		20000ULL
+#define TRIGGER_POLL_US	200000ULL	/* stats are seconds apart */
 #define EXT_WIDTH	13	/* the widest name, far_bytes_out */
 
 static const char help[] =
@@ -32,6 +34,8 @@ static const char help[] =
 "                    [--host] [--port P] [--format text|csv|raw]\n"
 "                    [--plot FILE.png] [--dir DIR]\n"
 "       tcprt series --every T --store DIR [--keep AGE] [--keep-bytes N]\n"
+"                    [--trigger [--trigger-factor X] [--trigger-fail N]\n"
+"                    [--trigger-gap S]]\n"
 "                    [--us W] [--buckets N] [--ext LIST] [--host]\n"
 "       tcprt series --store DIR [--since T] [--until T] [--port P]\n"
 "                    [--format F] [--plot FILE.png]\n"
@@ -71,6 +75,16 @@ static const char help[] =
 "                      is synchronised), keep each in --store, until SIGTERM;\n"
 "                      a run that cannot start (another one runs, no module)\n"
 "                      is skipped, with a line on stderr\n"
+"  -T, --trigger       also start a run when the stats (rt-network-stats,\n"
+"                      read here: nobody else may read them) show an\n"
+"                      anomaly: a port's average duration over --trigger-\n"
+"                      factor times its baseline (and 1 ms above it, over\n"
+"                      10 tasks or more), or its failures per 1000 tasks\n"
+"                      reaching --trigger-fail; each said on stderr\n"
+"  -F, --trigger-factor X  default 4 (1.5 to 1000)\n"
+"  -A, --trigger-fail N    W per 1000 tasks ended, default 50; 0: off\n"
+"  -G, --trigger-gap S     at most one run an anomaly starts per S seconds\n"
+"                      (default 60)\n"
 "  -S, --store DIR     where runs are kept: one gzip file a run,\n"
 "                      series-<start>-<width>x<buckets>.gz, mode 0640;\n"
 "                      without --every: read the runs of DIR\n"
@@ -271,6 +285,10 @@ struct every {
 	uint64_t period_us;
 	const char *store;
 	uint64_t keep_s, keep_bytes;
+	/* --trigger: runs started by an anomaly in the stats (anomaly.h) */
+	bool trigger, trigger_set;	/* set: one of the --trigger options */
+	double factor;
+	uint64_t fail_per_1000, gap_us;
 };
 
 /* Sleep until @t_us of the wall clock, or a signal asks to stop. */
@@ -280,6 +298,104 @@ static void sleep_until(uint64_t t_us)
 
 	while (!stop_requested && (now = now_us()) < t_us)
 		sleep_us(t_us - now < USEC_PER_SEC ? t_us - now : USEC_PER_SEC);
+}
+
+/* The stats file, read as it fills, for --trigger. */
+struct stats_watch {
+	int fd;
+	char buf[8192];
+	size_t len;
+	struct anomaly an;
+	uint64_t last_us;	/* the last run an anomaly started */
+	uint64_t triggered, held;
+};
+
+/*
+ * The stats lines that came, each fed to the detector: true at the first
+ * anomaly, its reason in @why.  The file is opened when first needed and
+ * again after an error (the module reloaded).
+ */
+static bool stats_anomaly(struct stats_watch *sw, char *why, size_t len)
+{
+	char path[128], *nl, *line, err[PARSE_WHY_MAX];
+	struct record r;
+	ssize_t n;
+
+	if (sw->fd < 0) {
+		snprintf(path, sizeof(path), "%s/rt-network-stats", DEBUGFS_DIR);
+		sw->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		sw->len = 0;
+		if (sw->fd < 0)
+			return false;
+	}
+	n = read(sw->fd, sw->buf + sw->len, sizeof(sw->buf) - 1 - sw->len);
+	if (n < 0 && errno != EAGAIN && errno != EINTR) {
+		close(sw->fd);
+		sw->fd = -1;
+	}
+	if (n <= 0)
+		return false;
+	sw->len += (size_t)n;
+	sw->buf[sw->len] = '\0';
+	line = sw->buf;
+	while ((nl = strchr(line, '\n'))) {
+		bool hit;
+
+		*nl = '\0';
+		hit = parse_stats_line(line, (size_t)(nl - line), &r, err) &&
+		      anomaly_feed(&sw->an, r.port, r.role == ROLE_CLIENT,
+				   r.f[0], r.f[4], r.f[8], why, len);
+		line = nl + 1;
+		if (hit) {
+			/* the rest waits for the next call */
+			sw->len -= (size_t)(line - sw->buf);
+			memmove(sw->buf, line, sw->len);
+			return true;
+		}
+	}
+	sw->len -= (size_t)(line - sw->buf);
+	memmove(sw->buf, line, sw->len);
+	if (sw->len == sizeof(sw->buf) - 1)
+		sw->len = 0;	/* no line is that long: not stats */
+	return false;
+}
+
+/*
+ * Sleep until @t_us of the wall clock, reading the stats meanwhile with
+ * --trigger: true when an anomaly asks for a run now, none having started
+ * for --trigger-gap and the next scheduled run (@next_us) not close
+ * enough to show it (@run_us: a run's length).
+ */
+static bool wait_or_trigger(const struct every *e, struct stats_watch *sw,
+			    uint64_t t_us, uint64_t next_us, uint64_t run_us)
+{
+	char why[256];
+	uint64_t now;
+
+	if (!e->trigger) {
+		sleep_until(t_us);
+		return false;
+	}
+	while (!stop_requested && (now = now_us()) < t_us) {
+		if (stats_anomaly(sw, why, sizeof(why))) {
+			if ((sw->last_us && now - sw->last_us < e->gap_us) ||
+			    next_us - now < run_us + USEC_PER_SEC) {
+				sw->held++;
+				warnx_("series: anomaly, %s; no run now (one ran less than --trigger-gap ago, or the next is due)",
+				       why);
+				continue;
+			}
+			warnx_("series: anomaly, %s: a run starts now", why);
+			sw->last_us = now;
+			sw->triggered++;
+			return true;
+		}
+		now = now_us();
+		if (now < t_us)
+			sleep_us(t_us - now < TRIGGER_POLL_US ? t_us - now :
+				 TRIGGER_POLL_US);
+	}
+	return false;
 }
 
 /* The finished run's file into the store, then the store's bounds. */
@@ -321,11 +437,15 @@ static int keep_run(const struct every *e, uint64_t start_s)
 static int run_every(const struct every *e, const char *us,
 		     const char *buckets, const char *ext, bool host)
 {
-	unsigned long width = 1000;
+	static struct stats_watch sw = { .fd = -1 };
+	unsigned long width = 1000, n = 1000;
 	uint64_t next, skipped = 0, kept = 0;
 
 	if (mkdir(e->store, 0750) < 0 && errno != EEXIST)
 		die(EXIT_RUNTIME, "%s: %s", e->store, strerror(errno));
+	anomaly_init(&sw.an, e->factor, e->fail_per_1000);
+	if (e->trigger && read_param("stats", &n) == 0 && n)
+		warnx_("series: --trigger reads the stats, which are off (the module's stats is 1): no run will be started by an anomaly until they are on");
 	signals_init();
 	while (!stop_requested) {
 		next = (now_us() / e->period_us + 1) * e->period_us;
@@ -333,7 +453,14 @@ static int run_every(const struct every *e, const char *us,
 			width = strtoul(us, NULL, 10);
 		else
 			read_param("series_us", &width);
-		sleep_until(next - width / 2);
+		if (buckets)
+			n = strtoul(buckets, NULL, 10);
+		else
+			read_param("series_buckets", &n);
+		if (wait_or_trigger(e, &sw, next - width / 2, next,
+				    (uint64_t)width * n))
+			/* now, at the next bucket multiple: its second names it */
+			next = now_us();
 		if (stop_requested)
 			break;
 		if (run_series(us, buckets, ext, host) < 0 ||
@@ -348,6 +475,13 @@ static int run_every(const struct every *e, const char *us,
 	}
 	fprintf(stderr, "tcprt: series: %llu run(s) kept, %llu not\n",
 		(unsigned long long)kept, (unsigned long long)skipped);
+	if (e->trigger)
+		fprintf(stderr, "tcprt: series: %llu run(s) started by an anomaly, %llu anomalies held back (--trigger-gap, or a run due); %llu stats lines of ports past the %d followed\n",
+			(unsigned long long)sw.triggered,
+			(unsigned long long)sw.held,
+			(unsigned long long)sw.an.untracked, ANOMALY_PORTS);
+	if (sw.fd >= 0)
+		close(sw.fd);
 	return EXIT_OK;
 }
 
@@ -529,6 +663,10 @@ static void parse_opts(int argc, char **argv, struct series_opts *so)
 		{ "plot", required_argument, NULL, 'P' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "every", required_argument, NULL, 'E' },
+		{ "trigger", no_argument, NULL, 'T' },
+		{ "trigger-factor", required_argument, NULL, 'F' },
+		{ "trigger-fail", required_argument, NULL, 'A' },
+		{ "trigger-gap", required_argument, NULL, 'G' },
 		{ "store", required_argument, NULL, 'S' },
 		{ "keep", required_argument, NULL, 'k' },
 		{ "keep-bytes", required_argument, NULL, 'K' },
@@ -539,11 +677,15 @@ static void parse_opts(int argc, char **argv, struct series_opts *so)
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v, unit;
+	char *end;
 	int o;
 
 	so->every.keep_s = 3 * 86400;
 	so->every.keep_bytes = 1000000000;
-	while ((o = getopt_long(argc, argv, ":u:b:e:Hp:o:P:d:E:S:k:K:s:U:t:h",
+	so->every.factor = 4;
+	so->every.fail_per_1000 = 50;
+	so->every.gap_us = 60 * USEC_PER_SEC;
+	while ((o = getopt_long(argc, argv, ":u:b:e:Hp:o:P:d:E:TF:A:G:S:k:K:s:U:t:h",
 				opts, NULL)) != -1) {
 		switch (o) {
 		case 'u':
@@ -598,6 +740,30 @@ static void parse_opts(int argc, char **argv, struct series_opts *so)
 		case 'S':
 			so->every.store = optarg;
 			break;
+		case 'T':
+			so->every.trigger = true;
+			so->every.trigger_set = true;
+			break;
+		case 'F':
+			so->every.trigger_set = true;
+			so->every.factor = strtod(optarg, &end);
+			if (end == optarg || *end || !(so->every.factor >= 1.5) ||
+			    so->every.factor > 1000)
+				usage_error("series", "--trigger-factor: '%s' is not a number from 1.5 to 1000",
+					    optarg);
+			break;
+		case 'A':
+			so->every.trigger_set = true;
+			if (!parse_u64(optarg, strlen(optarg), &so->every.fail_per_1000) ||
+			    so->every.fail_per_1000 > 1000)
+				usage_error("series", "--trigger-fail: '%s' is not failures per 1000 tasks, 0 (off) to 1000",
+					    optarg);
+			break;
+		case 'G':
+			so->every.trigger_set = true;
+			so->every.gap_us = opt_seconds("series", "--trigger-gap",
+						       optarg, true);
+			break;
 		case 'k':
 			if (!parse_age(optarg, strlen(optarg), &v, &unit) || !v)
 				usage_error("series", "--keep: '%s' is not an age (30m, 12h, 3d)",
@@ -639,6 +805,8 @@ static void check_opts(const struct series_opts *so)
 		usage_error("series", "--dir reads a saved run: no --us, --buckets, --ext, --host or --store");
 	if (so->every.period_us && !so->every.store)
 		usage_error("series", "--every needs --store, where the runs are kept");
+	if (so->every.trigger_set && !so->every.period_us)
+		usage_error("series", "--trigger, --trigger-factor, --trigger-fail and --trigger-gap go with --every (runs kept)");
 	if (so->every.period_us && (so->since || so->until || so->port ||
 				    so->format || so->png))
 		usage_error("series", "--every keeps runs; --since, --until, --port, --format and --plot read them (without --every)");

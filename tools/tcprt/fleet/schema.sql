@@ -49,6 +49,13 @@ CREATE DATABASE IF NOT EXISTS tcprt;
 -- they fall in one partition and FINAL keeps one.  A store made before
 -- keeps its table (ClickHouse cannot change a table's key in place): the
 -- queries answer the same there, reading more.
+-- Series lines (ship --series, D3 messages; no schema change): rows of
+-- type 'S', numbered in their epoch's one sequence with the records (so
+-- that fleet gaps accounts for them as for records), cpu -1, role server,
+-- client or host (port '*', 0 here), sec and usec the bucket's start,
+-- recv_bytes, sent_bytes and retrans its bytes_in, bytes_out and retrans,
+-- duration the bucket's width in us, metrics 0 (no task's: summary and
+-- top never take them), the other measures in line (tcprt fleet series).
 CREATE TABLE IF NOT EXISTS tcprt.records (
     host String,
     epoch UInt64,

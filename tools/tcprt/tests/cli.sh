@@ -659,6 +659,10 @@ $((BASE + 300))001000,8080,5,6,1,1,0,1,0,0,0,0,0,1,0,1" "the task's rows, both i
 	expect_eq "$(status_of "$TCPRT" series --since 1h)" 2 "--since without --store"
 	expect_eq "$(status_of "$TCPRT" series --every 300 --store "$st" --keep 3x)" 2 "--keep 3x"
 	expect_eq "$(status_of "$TCPRT" series --every 300 --store "$st" --keep-bytes lots)" 2 "--keep-bytes lots"
+	expect_eq "$(status_of "$TCPRT" series --store "$st" --trigger)" 2 "--trigger without --every"
+	expect_eq "$(status_of "$TCPRT" series --every 300 --store "$st" --trigger-factor 1.2)" 2 "--trigger-factor 1.2"
+	expect_eq "$(status_of "$TCPRT" series --every 300 --store "$st" --trigger-fail 1001)" 2 "--trigger-fail 1001"
+	expect_eq "$(status_of "$TCPRT" series --every 300 --store "$st" --trigger-gap x)" 2 "--trigger-gap x"
 	expect_eq "$(status_of "$TCPRT" series --store "$st" --since $((BASE + 9)) --until "$BASE")" 2 \
 		"--since after --until"
 }

@@ -232,6 +232,53 @@ case_series_every() {
 	awk -F, 'NR > 1 && $2 != 7303 { exit 1 }' $W/back.csv || fail "--port 7303 only"
 }
 
+# tcprt series --every --trigger: a port's tasks turn about ten times
+# slower (the server this test runs is restarted with a 40 ms delay
+# instead of 2 ms): the stats' next 1 s interval shows it and a run starts
+# then, not at the hour's boundary the schedule waits for; the run holds
+# the slow tasks' milliseconds.  The truths: the instant this test made
+# the port slow, and before it, a steady port that starts nothing.
+case_series_trigger() {
+	local srv every client t_slow f start
+	fresh
+	mod_load lports=7305 stats_interval=1
+	"$TCPRT" series --every 3600 --us 10000 --buckets 100 --store $W/trig \
+		--trigger 2> $W/every.err &
+	every=$!
+	srv=$(start_server -- --port 7305 --req-bytes 100 --resp-bytes 1000 --delay-ms 2)
+	# about 5 s at 25 tasks a second: the baseline's 3 intervals and more
+	"$PEER" client --port 7305 --req-bytes 100 --resp-bytes 1000 \
+		--requests 125 --think-ms 35 > /dev/null || fail "client"
+	# (an anomaly of the steady port would hold the slow port's back for
+	# --trigger-gap: the run's start below would be before the change)
+	grep -q anomaly $W/every.err && fail "an anomaly on a steady port: $(cat $W/every.err)"
+	kill $srv
+	wait $srv 2> /dev/null
+	srv=$(start_server -- --port 7305 --req-bytes 100 --resp-bytes 1000 --delay-ms 40)
+	t_slow=$(date +%s)
+	"$PEER" client --port 7305 --req-bytes 100 --resp-bytes 1000 \
+		--requests 60 --think-ms 10 > /dev/null &
+	client=$!
+	wait_until "a run started by the anomaly, kept" runs_kept 1 ||
+		fail "no run: $(cat $W/every.err)"
+	wait $client
+	kill -TERM $every
+	wait $every || fail "tcprt series --every: exit $?: $(cat $W/every.err)"
+	sed 's/^/# /' $W/every.err
+	grep -q "anomaly, port 7305: average duration .* a run starts now" $W/every.err ||
+		fail "the anomaly's line"
+	grep -q "1 run(s) started by an anomaly" $W/every.err || fail "the count at exit"
+	f=$(ls $W/trig/series-*.gz) || fail "no run in the store"
+	start=${f##*/series-}
+	start=${start%%-*}
+	# the first slow interval ends within 1 s of the change, its line is
+	# read within 0.2 s: a run within 2 s, whole seconds rounded down
+	expect_range "$start" "$t_slow" $((t_slow + 2)) "the triggered run's start"
+	zcat "$f" | awk '$3 == 7305 && $10 > 0 { n++ } END { exit !n }' ||
+		fail "no task done on the port during the run"
+	kill $srv
+}
+
 # ---- summary -----------------------------------------------------------------------
 
 case_summary() {
@@ -408,6 +455,7 @@ run_case "read --follow streams the records as they come" case_follow
 run_case "read --follow goes on across an unload and a reload of the module" case_follow_reload
 run_case "read --stats: stats lines counting the tasks" case_stats
 run_case "series --every: runs at the same instants, kept, the oldest removed" case_series_every
+run_case "series --every --trigger: a port turned slow starts a run at once, a steady one none" case_series_trigger
 run_case "summary of a live run: full windows only, rate = count / window" case_summary
 run_case "export -> node_exporter -> Prometheus: task count exact, p99 in its bucket" case_prometheus
 run_case "clear messages: module not loaded, not root, debugfs not mounted" case_messages

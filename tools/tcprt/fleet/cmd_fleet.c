@@ -11,7 +11,9 @@
  *   reached   the share of the module's records stored, per host and hour
  *   summary   tcprt summary's table over the fleet's records, and its
  *             "where the time goes" blocks
- *   top       the slowest tasks
+ *   top       the slowest tasks (--series: with the series rows around
+ *             each)
+ *   series    the series runs shipped: the hosts' buckets side by side
  *
  * Every query reads with FINAL, or counts distinct numbers: a record
  * delivered twice counts once; and filters on the keys of the window it
@@ -27,12 +29,15 @@
  */
 #define _XOPEN_SOURCE 700
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "acct.h"
@@ -43,6 +48,7 @@
 #include "hist.h"
 #include "output.h"
 #include "record.h"
+#include "series_line.h"
 #include "store.h"
 #include "stored.h"
 #include "util.h"
@@ -60,7 +66,10 @@ static const char help[] =
 "       tcprt fleet summary [--by port|host|port,host] [--since T] [--until T]\n"
 "                           [--port P] [--host H] [--format F] [--url URL]\n"
 "       tcprt fleet top     [--port P] [--host H] [-n N] [--since T]\n"
-"                           [--until T] [--format F] [--url URL]\n"
+"                           [--until T] [--format F] [--series] [--url URL]\n"
+"       tcprt fleet series  [--since T] [--until T] [--host H]\n"
+"                           [--port P|P<port>|'*'] [--measure NAME]\n"
+"                           [--format F] [--plot PNG] [--url URL]\n"
 "\n"
 "Queries of the central store that tcprt ingest loads (ClickHouse, over\n"
 "HTTP).  A record delivered twice counts once.\n"
@@ -112,16 +121,37 @@ static const char help[] =
 "           microseconds, as tcprt summary computes them (within 0.79 %);\n"
 "           in text, then tcprt summary's \"where the time goes\" block for\n"
 "           each R and P row whose records carry tcp_rt's time breakdown\n"
-"  top      the slowest tasks (by duration), with host, peer and parts\n"
+"  top      the slowest tasks (by duration), with host, peer and parts;\n"
+"           --series (text, json): after each, the series rows its host\n"
+"           shipped (ship --series) around it, from 10 ms before to 10 ms\n"
+"           after: its port's line (P<port>: a client task's) and the\n"
+"           host's ('*'), '*' marking a bucket that overlaps the task\n"
+"           (json: its array \"series\", in_task; 1000 rows at most)\n"
+"  series   the series runs shipped (ship --series), the hosts' buckets\n"
+"           side by side: per bucket start and width (us), a column per\n"
+"           host holding the measure (--measure) of its line of --port,\n"
+"           '-' when it has no row there (nothing counted in that bucket,\n"
+"           or no run); csv and json a row per bucket and host; 1000000\n"
+"           rows read at most.  --plot draws it (16 hosts at most)\n"
 "\n"
 CH_CONN_HELP
 "  -s, --since T      from T: Unix seconds, YYYY-MM-DDTHH:MM:SSZ (UTC), or\n"
 "                     an age: 30s, 15m, 2h, 7d (default, before --until:\n"
-"                     gaps and reached 1d, summary and top 1h; gaps\n"
-"                     --since 0: the whole store)\n"
+"                     gaps and reached 1d, summary, top and series 1h;\n"
+"                     gaps --since 0: the whole store)\n"
 "  -U, --until T      to T, excluded (default: now)\n"
 "  -H, --host H       only host H\n"
-"  -p, --port P       only service port P\n"
+"  -p, --port P       only service port P; series: the line of port P,\n"
+"                     P<port> (a peer port: client connections) or '*'\n"
+"                     (the host's, the default)\n"
+"  -m, --measure NAME series: bytes_in (default), bytes_out, segs_in,\n"
+"                     segs_out, retrans, started, done, W, N, estab,\n"
+"                     closed, open, or series_ext's ce_bytes, ce_segs, ece,\n"
+"                     dup_bytes, dup_segs, flows, far_bytes_in,\n"
+"                     far_bytes_out (0 where the run did not keep it)\n"
+"  -P, --plot PNG     series: draw it into PNG (with gnuplot), one colour\n"
+"                     a host; the table then only with --format\n"
+"      --series       top: the series rows around each task (see top)\n"
 "  -b, --by KEYS      summary's rows: port (default), host, or port,host\n"
 "  -n, --count N      top: how many (default 20)\n"
 "  -r, --ranges N     gaps: missing ranges shown per line (default 20;\n"
@@ -140,14 +170,15 @@ CH_CONN_HELP
 "  -o, --format F     text (default), json (one object per line), csv\n"
 "  -h, --help         this text\n"
 "\n"
-"reached, summary and top take times by the records' own clocks (sec).\n"
+"reached, summary, top and series take times by the records' own clocks\n"
+"(sec; series: the buckets' starts).\n"
 "gaps' window is by the central's clock: the epochs with a control\n"
 "message received in it (or a record made in it), each accounted from\n"
 "the first number it had not handed over when the window began (its last\n"
 "control message before it says) to the next_seq of its last one in it;\n"
 "by module seq the logs they read, likewise from their accounts (L1).  A\n"
-"line says where its window starts (from seq N).  gaps and top read a\n"
-"store of schema 1 too (gaps by epoch alone before schema 4); summary\n"
+"line says where its window starts (from seq N).  gaps, top and series\n"
+"read a store of schema 1 too (gaps by epoch alone before schema 4); summary\n"
 "needs schema 2, reached (and tcprt ingest) schema 4: run fleet init to\n"
 "upgrade.\n";
 
@@ -174,7 +205,17 @@ struct opts {
 	uint64_t keep[STORE_NKEEP];	/* init --keep, s */
 	const char *cluster;		/* init --cluster */
 	bool keep_set[STORE_NKEEP];
+	bool fmt_set;			/* --format given */
+	/* series --port: role host (the line '*'), server (port) or client
+	 * (P<port>), the port in port; as the line names it in series_key */
+	const char *series_role;
+	char series_key[8];
+	int measure;			/* series --measure: series_field_name's */
+	const char *png;		/* series --plot */
+	bool series;			/* top --series */
 };
+
+enum { OPT_SERIES = 0x100 };	/* top --series: long only */
 
 /* ---- options ----------------------------------------------------------------- */
 
@@ -218,6 +259,51 @@ static void opt_by(struct opts *o, const char *sub, const char *arg)
 	}
 }
 
+/* series --port: a port, P<port> (a peer port) or '*' (the host's line) */
+static void opt_series_port(struct opts *o, const char *arg)
+{
+	bool peer = arg[0] == 'P';
+	uint16_t port;
+
+	if (!strcmp(arg, "*")) {
+		o->series_role = "host";
+		snprintf(o->series_key, sizeof(o->series_key), "*");
+		return;
+	}
+	if (!parse_port(arg + peer, &port))
+		usage_error("fleet", "series --port: '%s' is not a port (1..65535), P<port> (a peer port) or '*' (the host)",
+			    arg);
+	o->series_role = peer ? "client" : "server";
+	o->port = port;
+	snprintf(o->series_key, sizeof(o->series_key), "%s%u", peer ? "P" : "",
+		 port);
+}
+
+/* series --measure: a field of the series lines, by its name */
+static void opt_measure(struct opts *o, const char *arg)
+{
+	char names[256];
+	size_t k, n = 0;
+
+	for (k = 0; k < SERIES_NFIELDS; k++)
+		if (!strcmp(arg, series_field_name[k])) {
+			o->measure = (int)k;
+			return;
+		}
+	names[0] = '\0';
+	for (k = 0; k < SERIES_NFIELDS && n < sizeof(names); k++)
+		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
+				      k ? ", " : "", series_field_name[k]);
+	usage_error("fleet", "--measure: '%s' is not one of %s", arg, names);
+}
+
+/* An option of one query alone: a usage error in the others */
+static void only_for(const char *sub, const char *for_sub, const char *opt)
+{
+	if (strcmp(sub, for_sub))
+		usage_error("fleet", "%s is for fleet %s", opt, for_sub);
+}
+
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
 	const char *sub = argv[1];
@@ -235,6 +321,9 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		{ "keep", required_argument, NULL, 'k' },
 		{ "cluster", required_argument, NULL, 'C' },
 		{ "format", required_argument, NULL, 'o' },
+		{ "measure", required_argument, NULL, 'm' },
+		{ "plot", required_argument, NULL, 'P' },
+		{ "series", no_argument, NULL, OPT_SERIES },
 		{ "help", no_argument, NULL, 'h' },
 		CH_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
@@ -245,10 +334,11 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 
 	*o = (struct opts){ .port = -1,
 			    .count = DEFAULT_TOP, .ranges = DEFAULT_RANGES,
-			    .lag = GAPS_LAG, .until = now + 1 };
+			    .lag = GAPS_LAG, .until = now + 1,
+			    .series_role = "host", .series_key = "*" };
 	optind = 2;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":u:s:U:H:p:b:n:r:e:l:k:C:o:h", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":u:s:U:H:p:b:n:r:e:l:k:C:o:m:P:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'u': o->store.url = optarg; break;
 		case 's':
@@ -265,7 +355,12 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 					    optarg);
 			o->host = optarg;
 			break;
-		case 'p': o->port = opt_port("fleet", optarg); break;
+		case 'p':
+			if (!strcmp(sub, "series"))
+				opt_series_port(o, optarg);
+			else
+				o->port = opt_port("fleet", optarg);
+			break;
 		case 'b': opt_by(o, sub, optarg); break;
 		case 'n': o->count = opt_count("--count", optarg); break;
 		case 'r': o->ranges = opt_count("--ranges", optarg); break;
@@ -302,6 +397,21 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				usage_error("fleet", "--format: '%s' is not text, json or csv",
 					    optarg);
 			o->fmt = (enum format)format_of(optarg);
+			o->fmt_set = true;
+			break;
+		case 'm':
+			only_for(sub, "series", "--measure");
+			opt_measure(o, optarg);
+			break;
+		case 'P':
+			only_for(sub, "series", "--plot");
+			if (strchr(optarg, '\'') || strchr(optarg, '\n'))
+				usage_error("fleet", "--plot: a file name without quotes or newlines, please");
+			o->png = optarg;
+			break;
+		case OPT_SERIES:
+			only_for(sub, "top", "--series");
+			o->series = true;
 			break;
 		case 'h': fputs(help, stdout); exit(EXIT_OK);
 		default:
@@ -320,6 +430,8 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (o->fmt == FMT_CSV && o->by_epoch && o->by_seq)
 		usage_error("fleet", "gaps --format csv prints one table: --by epoch or --by seq");
+	if (o->fmt == FMT_CSV && o->series)
+		usage_error("fleet", "top --series: text or json (csv prints one table)");
 	/* the default window: the last day (gaps, reached) or hour before
 	 * --until */
 	if (!o->since_set) {
@@ -1815,20 +1927,27 @@ static void group_cols(struct buf *q, const struct opts *o)
 }
 
 /*
- * The tasks in view: by sec, and by time too, which is toDateTime(sec)
- * and which the partitions (every schema) and, from schema 5, the sort key
- * are on, so that ClickHouse reads the window's parts and granules only.
- * The same rows while the window ends within DateTime's range (2106): a
- * sec past it wraps in time, and then sec alone decides.
+ * The rows of [@from, @to) (Unix seconds): by sec, and by time too, which
+ * is toDateTime(sec) and which the partitions (every schema) and, from
+ * schema 5, the sort key are on, so that ClickHouse reads the window's
+ * parts and granules only.  The same rows while the window ends within
+ * DateTime's range (2106): a sec past it wraps in time, and then sec alone
+ * decides.
  */
+static void sec_where(struct buf *q, uint64_t from, uint64_t to)
+{
+	buf_printf(q, "sec >= %llu AND sec < %llu", (unsigned long long)from,
+		   (unsigned long long)to);
+	if (to <= UINT32_MAX)
+		buf_printf(q, " AND time >= toDateTime(%llu) AND time < toDateTime(%llu)",
+			   (unsigned long long)from, (unsigned long long)to);
+}
+
+/* The tasks in view */
 static void task_where(struct buf *q, const struct opts *o)
 {
-	buf_printf(q, "valid = 1 AND type IN ('R', 'W', 'N', 'P') AND sec >= %llu AND sec < %llu",
-		   (unsigned long long)o->since, (unsigned long long)o->until);
-	if (o->until <= UINT32_MAX)
-		buf_printf(q, " AND time >= toDateTime(%llu) AND time < toDateTime(%llu)",
-			   (unsigned long long)o->since,
-			   (unsigned long long)o->until);
+	buf_printf(q, "valid = 1 AND type IN ('R', 'W', 'N', 'P') AND ");
+	sec_where(q, o->since, o->until);
 	if (o->port >= 0)
 		buf_printf(q, " AND port = %d", o->port);
 	where_host(q, o);
@@ -2275,6 +2394,376 @@ static int fleet_summary(const struct opts *o)
 	return EXIT_OK;
 }
 
+/* ---- series ---------------------------------------------------------------------- */
+
+#define SERIES_ROWS_MAX	1000000	/* fleet series: rows read at most */
+#define PLOT_HOSTS	16	/* fleet series --plot: hosts drawn at most */
+
+/*
+ * The series runs shipped (ship --series, docs/fleet.md): a row of type S
+ * per line, role host ('*'), server (a port) or client (P<port>), sec and
+ * usec the bucket's start, duration its width.  A run shipped twice (a
+ * ship killed mid-run sends it again under a new epoch) has its lines
+ * twice, under other numbers, which FINAL does not merge: so one row per
+ * bucket of a host's series line first, any of its copies (l), and only
+ * then what is asked of them.  @where: the rows' condition.
+ */
+static void series_dedup(struct buf *q, const char *where)
+{
+	buf_printf(q, "(SELECT host, role, port, sec, usec, duration, any(line) AS l FROM tcprt.records FINAL WHERE valid = 1 AND type = 'S' AND %s GROUP BY host, sec, usec, role, port, duration)",
+		   where);
+}
+
+/* The series line of @role ("host": '*') and @port; with @host_too, and the
+ * host's line besides. */
+static void series_key_where(struct buf *q, const char *role, int port,
+			     bool host_too)
+{
+	if (!strcmp(role, "host"))
+		buf_printf(q, " AND role = 'host'");
+	else if (host_too)
+		buf_printf(q, " AND ((role = '%s' AND port = %d) OR role = 'host')",
+			   role, port);
+	else
+		buf_printf(q, " AND role = '%s' AND port = %d", role, port);
+}
+
+/* Measure @k of series_field_name in the line l: the first 12 by position
+ * (after sec, usec and port), series_ext's by name (0 when the run did not
+ * keep it). */
+static void measure_sql(struct buf *q, int k)
+{
+	if (k < SERIES_NBASE)
+		buf_printf(q, "toInt64OrZero(splitByChar(' ', l)[%d])", k + 4);
+	else
+		buf_printf(q, "toInt64OrZero(extract(l, ' %s=([0-9]+)'))",
+			   series_field_name[k]);
+}
+
+/* fleet series: per instant, width and host, the measure; one more row
+ * than the cap, which says it was hit */
+static void series_query(struct buf *q, const struct opts *o)
+{
+	struct buf w = { 0 };
+
+	sec_where(&w, o->since, o->until);
+	series_key_where(&w, o->series_role, o->port, false);
+	where_host(&w, o);
+	buf_printf(q, "SELECT sec, usec, duration, host, sum(");
+	measure_sql(q, o->measure);
+	buf_printf(q, ") FROM ");
+	series_dedup(q, w.p);
+	buf_printf(q, " GROUP BY sec, usec, duration, host ORDER BY sec, usec, duration, host LIMIT %d FORMAT TabSeparated",
+		   SERIES_ROWS_MAX + 1);
+	buf_free(&w);
+}
+
+struct spoint {
+	uint64_t t_us, width_us;	/* the bucket */
+	size_t col;			/* its host's column */
+	long long v;
+};
+
+struct scol {
+	char host[72];		/* keyidx: the key first */
+	size_t id;		/* its column as loaded */
+	int width;		/* text: the widest of the name and the values */
+};
+
+struct sgrid {
+	struct spoint *p;	/* by instant, width, host */
+	size_t n, cap;
+	struct scol *c;		/* once loaded, by host name */
+	size_t nc;
+	struct keyidx idx;
+	uint64_t cut_us;	/* the cap hit: the first instant left out */
+	bool capped;
+};
+
+static size_t scol_of(struct sgrid *g, const char *host)
+{
+	char key[sizeof(g->c->host)];
+	size_t i;
+
+	/* looked up as it is kept, a host id too long for it cut alike */
+	snprintf(key, sizeof(key), "%s", host);
+	i = keyidx_find(&g->idx, key, g->c, g->nc, sizeof(*g->c));
+	if (i == g->nc) {
+		g->c = xrealloc(g->c, g->nc + 1, sizeof(*g->c));
+		g->c[i] = (struct scol){ .id = i, .width = 1 };
+		memcpy(g->c[i].host, key, sizeof(key));
+		g->nc++;
+	}
+	return i;
+}
+
+/* The cap hit by the row of instant @t_us, width @width_us: what is shown
+ * ends before that instant, so that its hosts show all or none. */
+static void series_cut(struct sgrid *g, uint64_t t_us, uint64_t width_us)
+{
+	g->capped = true;
+	g->cut_us = t_us;
+	while (g->n && g->p[g->n - 1].t_us == t_us &&
+	       g->p[g->n - 1].width_us == width_us)
+		g->n--;
+}
+
+static void series_add(struct sgrid *g, char **f)
+{
+	uint64_t t_us = u64(f[0]) * USEC_PER_SEC + u64(f[1]);
+	uint64_t width_us = u64(f[2]);
+	struct spoint *p;
+	int len;
+
+	if (g->n == SERIES_ROWS_MAX) {
+		if (!g->capped)
+			series_cut(g, t_us, width_us);
+		return;
+	}
+	if (g->n == g->cap) {
+		g->cap = g->cap ? 2 * g->cap : 1024;
+		g->p = xrealloc(g->p, g->cap, sizeof(*g->p));
+	}
+	p = &g->p[g->n++];
+	*p = (struct spoint){ .t_us = t_us, .width_us = width_us,
+			      .col = scol_of(g, f[3]),
+			      .v = strtoll(f[4], NULL, 10) };
+	len = snprintf(NULL, 0, "%lld", p->v);
+	if (len > g->c[p->col].width)
+		g->c[p->col].width = len;
+}
+
+static int scol_cmp(const void *x, const void *y)
+{
+	return strcmp(((const struct scol *)x)->host, ((const struct scol *)y)->host);
+}
+
+/* The columns by host name, the rows' with them; the index is done with.
+ * The header's name is the widest too. */
+static void scol_sort(struct sgrid *g)
+{
+	size_t *to = xcalloc(g->nc ? g->nc : 1, sizeof(*to));
+	size_t i;
+
+	keyidx_free(&g->idx);
+	qsort(g->c, g->nc, sizeof(*g->c), scol_cmp);
+	for (i = 0; i < g->nc; i++) {
+		to[g->c[i].id] = i;
+		if ((int)strlen(g->c[i].host) > g->c[i].width)
+			g->c[i].width = (int)strlen(g->c[i].host);
+	}
+	for (i = 0; i < g->n; i++)
+		g->p[i].col = to[g->p[i].col];
+	free(to);
+}
+
+static void series_load(struct ch *c, const struct opts *o, struct sgrid *g)
+{
+	struct buf q = { 0 }, ans = { 0 };
+	char *row, *f[6];
+	size_t pos = 0;
+
+	series_query(&q, o);
+	query(c, q.p, &ans);
+	while ((row = ch_row(&ans, &pos)))
+		if (ch_fields(row, f, 6) == 5)
+			series_add(g, f);
+	scol_sort(g);
+	buf_free(&q);
+	buf_free(&ans);
+}
+
+static bool same_instant(const struct spoint *a, const struct spoint *b)
+{
+	return a->t_us == b->t_us && a->width_us == b->width_us;
+}
+
+/* text: a line per instant and width, a column per host ('-': no row) */
+static void series_text(const struct sgrid *g)
+{
+	bool *has = xcalloc(g->nc ? g->nc : 1, sizeof(*has));
+	long long *v = xcalloc(g->nc ? g->nc : 1, sizeof(*v));
+	char when[40];
+	size_t i, j, k;
+
+	printf("%-27s %6s", "TIME", "WIDTH");
+	for (k = 0; k < g->nc; k++)
+		printf(" %*s", g->c[k].width, g->c[k].host);
+	printf("\n");
+	for (i = 0; i < g->n; i = j) {
+		for (j = i; j < g->n && same_instant(&g->p[i], &g->p[j]); j++) {
+			has[g->p[j].col] = true;
+			v[g->p[j].col] = g->p[j].v;
+		}
+		fmt_time(when, sizeof(when), g->p[i].t_us, true);
+		printf("%-27s %6llu", when, (unsigned long long)g->p[i].width_us);
+		for (k = 0; k < g->nc; k++)
+			if (has[k])
+				printf(" %*lld", g->c[k].width, v[k]);
+			else
+				printf(" %*s", g->c[k].width, "-");
+		printf("\n");
+		for (k = i; k < j; k++)
+			has[g->p[k].col] = false;
+	}
+	free(has);
+	free(v);
+}
+
+static void series_print(const struct opts *o, const struct sgrid *g)
+{
+	const char *m = series_field_name[o->measure];
+	size_t i;
+
+	if (o->fmt == FMT_TEXT) {
+		series_text(g);
+		return;
+	}
+	if (o->fmt == FMT_CSV)
+		printf("sec,usec,width_us,host,%s\n", m);
+	for (i = 0; i < g->n; i++) {
+		const struct spoint *p = &g->p[i];
+		unsigned long long sec = p->t_us / USEC_PER_SEC;
+		unsigned long long usec = p->t_us % USEC_PER_SEC;
+
+		if (o->fmt == FMT_CSV)
+			printf("%llu,%llu,%llu,%s,%lld\n", sec, usec,
+			       (unsigned long long)p->width_us,
+			       g->c[p->col].host, p->v);
+		else
+			printf("{\"sec\":%llu,\"usec\":%llu,\"width_us\":%llu,\"host\":\"%s\",\"%s\":%lld}\n",
+			       sec, usec, (unsigned long long)p->width_us,
+			       g->c[p->col].host, m, p->v);
+	}
+}
+
+/* The plot's data: a block per host drawn ($h0 ...), each bar at its
+ * host's share of its bucket, so that the hosts of one instant stand side
+ * by side. */
+static void plot_data(FILE *gp, const struct sgrid *g, size_t nplot)
+{
+	uint64_t t0 = g->p[0].t_us;
+	size_t k, i;
+
+	for (k = 0; k < nplot; k++) {
+		fprintf(gp, "$h%zu << EOD\n", k);
+		for (i = 0; i < g->n; i++) {
+			const struct spoint *p = &g->p[i];
+
+			if (p->col != k)
+				continue;
+			fprintf(gp, "%.4f %lld\n", ((double)(p->t_us - t0) +
+				(double)p->width_us * ((double)k + 0.5) /
+				(double)nplot) / 1000.0, p->v);
+		}
+		fprintf(gp, "EOD\n");
+	}
+}
+
+/* gnuplot's end: 127 from the shell when it is not there */
+static int plot_close(FILE *gp, const char *png)
+{
+	int st = pclose(gp);
+
+	if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 127) {
+		warnx_("cannot run gnuplot: not found (apt install gnuplot-nox); no %s",
+		       png);
+		return -1;
+	}
+	if (st != 0) {
+		warnx_("gnuplot failed (status %d): no %s",
+		       st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : st, png);
+		return -1;
+	}
+	return 0;
+}
+
+/* --plot: the measure per host along the window (ms from its first row) */
+static int series_plot(const struct opts *o, const struct sgrid *g)
+{
+	size_t nplot = g->nc < PLOT_HOSTS ? g->nc : PLOT_HOSTS, k;
+	char a[40], b[40], first[40];
+	void (*pipe_was)(int);
+	FILE *gp;
+	int ret;
+
+	if (g->nc > nplot)
+		warnx_("the plot draws %zu hosts of %zu, the first by name (--host picks one)",
+		       nplot, g->nc);
+	/* a gnuplot gone (or never there) is told by its status, not SIGPIPE;
+	 * its output is the PNG alone: not ours when it cannot open it */
+	pipe_was = signal(SIGPIPE, SIG_IGN);
+	gp = popen("exec gnuplot >/dev/null", "w");
+	if (!gp) {
+		warnx_("cannot run gnuplot: %s (apt install gnuplot-nox)",
+		       strerror(errno));
+		signal(SIGPIPE, pipe_was);
+		return -1;
+	}
+	fmt_time(a, sizeof(a), o->since * USEC_PER_SEC, false);
+	fmt_time(b, sizeof(b), o->until * USEC_PER_SEC, false);
+	fmt_time(first, sizeof(first), g->p[0].t_us, true);
+	fprintf(gp, "set terminal pngcairo noenhanced size 1200,600 font ',10'\n"
+		"set output '%s'\n", o->png);
+	plot_data(gp, g, nplot);
+	fprintf(gp, "set title 'tcprt fleet series: %s of port %s, %s to %s'\n"
+		"set grid\n"
+		"set key top right\n"
+		"set lmargin 12\n"
+		"set ylabel '%s'\n"
+		"set xlabel 'ms from %s (a bucket: the hosts side by side)'\n"
+		"plot ", series_field_name[o->measure], o->series_key, a, b,
+		series_field_name[o->measure], first);
+	for (k = 0; k < nplot; k++)
+		fprintf(gp, "%s$h%zu using 1:2 with impulses lw 2 title '%s'",
+			k ? ", " : "", k, g->c[k].host);
+	fprintf(gp, "\n");
+	ret = plot_close(gp, o->png);
+	signal(SIGPIPE, pipe_was);
+	return ret;
+}
+
+static void sgrid_free(struct sgrid *g)
+{
+	free(g->p);
+	free(g->c);
+}
+
+/*
+ * The hosts' buckets side by side: per instant and width, the measure of
+ * each host's line of the port asked.  With --plot, the table only when
+ * --format asks for it (as tcprt series).
+ */
+static int fleet_series(const struct opts *o)
+{
+	struct sgrid g = { 0 };
+	char when[40];
+	struct ch c;
+	int ret = EXIT_OK;
+
+	connect_store(&c, o, STORE_OLDEST);
+	series_load(&c, o, &g);
+	ch_close(&c);
+	if (!o->png || o->fmt_set)
+		series_print(o, &g);
+	if (fflush(stdout) == EOF)
+		die(EXIT_RUNTIME, "fleet: writing the output: %s", strerror(errno));
+	if (g.capped) {
+		fmt_time(when, sizeof(when), g.cut_us, true);
+		warnx_("fleet series: %d rows read at most: none shown from %s on (narrow --since/--until, or --host)",
+		       SERIES_ROWS_MAX, when);
+	}
+	if (!g.n) {
+		warnx_("no series rows in the window (ship --series ships the runs tcprt series --every keeps)%s",
+		       o->png ? ": no plot" : "");
+		ret = o->png ? EXIT_RUNTIME : EXIT_OK;
+	} else if (o->png && series_plot(o, &g) < 0) {
+		ret = EXIT_RUNTIME;
+	}
+	sgrid_free(&g);
+	return ret;
+}
+
 /* ---- top ------------------------------------------------------------------------- */
 
 static const char *const top_cols[] = {
@@ -2289,6 +2778,120 @@ static const char *const top_cols[] = {
 static bool top_numeric(size_t i)
 {
 	return i != 0 && i != 5 && i != 6 && i != 8 && i != 10;
+}
+
+#define AROUND_US	10000	/* top --series: from 10 ms before a task to
+				 * 10 ms after it */
+#define AROUND_MAX	1000	/* its series rows shown at most */
+
+/* top --series' columns of a series row: series_field_name's bytes_in ...
+ * done, and open; and their width in text */
+static const int around_field[] = { 0, 1, 2, 3, 4, 5, 6, 11 };
+static const int around_width[] = { 10, 10, 7, 8, 7, 7, 5, 5 };
+
+#define NAROUND (sizeof(around_field) / sizeof(around_field[0]))
+
+/*
+ * The series rows of @host's line of @role's @port and of its '*' line
+ * whose bucket overlaps [@lo, @hi) (us): the seconds around it bound the
+ * rows read (a bucket is 10 ms wide at most: series_us), the buckets' own
+ * start and width the rows kept.
+ */
+static void around_query(struct buf *q, const char *host, const char *role,
+			 int port, uint64_t lo, uint64_t hi)
+{
+	uint64_t lo_s = lo / USEC_PER_SEC;
+	struct buf w = { 0 };
+
+	sec_where(&w, lo_s ? lo_s - 1 : 0, hi / USEC_PER_SEC + 1);
+	buf_printf(&w, " AND host = '%s'", host);
+	series_key_where(&w, role, port, true);
+	buf_printf(q, "SELECT l, duration FROM ");
+	series_dedup(q, w.p);
+	buf_printf(q, " WHERE sec * 1000000 + usec < %llu AND sec * 1000000 + usec + duration > %llu ORDER BY sec, usec, role = 'host', duration LIMIT %d FORMAT TabSeparated",
+		   (unsigned long long)hi, (unsigned long long)lo, AROUND_MAX + 1);
+	buf_free(&w);
+}
+
+/* One series row around a task; @in: its bucket overlaps the task */
+static void around_print(const struct opts *o, const struct series_row *r,
+			 size_t n, bool in)
+{
+	char when[40];
+	size_t i;
+
+	if (o->fmt == FMT_JSON) {
+		printf("%s{\"sec\":%llu,\"usec\":%llu,\"port\":\"%s\",\"width_us\":%llu",
+		       n ? "," : "", (unsigned long long)(r->t_us / USEC_PER_SEC),
+		       (unsigned long long)(r->t_us % USEC_PER_SEC), r->port,
+		       (unsigned long long)r->width_us);
+		for (i = 0; i < NAROUND; i++)
+			printf(",\"%s\":%lld", series_field_name[around_field[i]],
+			       r->v[around_field[i]]);
+		printf(",\"in_task\":%s}", in ? "true" : "false");
+		return;
+	}
+	if (!n) {
+		printf("      %-27s %6s %6s", "time", "port", "width");
+		for (i = 0; i < NAROUND; i++)
+			printf(" %*s", around_width[i], series_field_name[around_field[i]]);
+		printf("\n");
+	}
+	fmt_time(when, sizeof(when), r->t_us, true);
+	printf("    %c %-27s %6s %6llu", in ? '*' : ' ', when, r->port,
+	       (unsigned long long)r->width_us);
+	for (i = 0; i < NAROUND; i++)
+		printf(" %*lld", around_width[i], r->v[around_field[i]]);
+	printf("\n");
+}
+
+/*
+ * top --series: the stored series rows of the task's host around the task
+ * (@f: top_cols), its port's line (the task's role and port: a client
+ * task's is P<port>) and the host's; text after its line, json as its
+ * array "series".
+ */
+static void top_around(struct ch *c, const struct opts *o, char **f)
+{
+	uint64_t start = u64(f[3]) * USEC_PER_SEC + u64(f[4]);
+	uint64_t end = start + u64(f[12]);
+	const char *role = !strcmp(f[6], "server") || !strcmp(f[6], "client") ?
+			   f[6] : "host";
+	struct buf q = { 0 }, ans = { 0 };
+	struct series_row r;
+	unsigned int ext;
+	size_t pos = 0, n = 0;
+	char *row, *g[3];
+	bool more = false;
+
+	/* a host id the store holds is one (ingest checks them): else none */
+	if (frame_host_ok(f[0])) {
+		around_query(&q, f[0], role, (int)u64(f[7]),
+			     start > AROUND_US ? start - AROUND_US : 0,
+			     end + AROUND_US);
+		query(c, q.p, &ans);
+	}
+	if (o->fmt == FMT_JSON)
+		printf(",\"series\":[");
+	while ((row = ch_row(&ans, &pos))) {
+		ext = 0;
+		if (ch_fields(row, g, 3) != 2 || !series_line_parse(g[0], &r, &ext))
+			continue;
+		if (n == AROUND_MAX) {
+			more = true;
+			break;
+		}
+		r.width_us = u64(g[1]);
+		around_print(o, &r, n++, r.t_us < end && r.t_us + r.width_us > start);
+	}
+	if (o->fmt == FMT_JSON)
+		printf("]");
+	else if (!n)
+		printf("   (no series rows around it)\n");
+	else if (more)
+		printf("   (the first %d series rows around it)\n", AROUND_MAX);
+	buf_free(&q);
+	buf_free(&ans);
 }
 
 static int fleet_top(const struct opts *o)
@@ -2328,6 +2931,8 @@ static int fleet_top(const struct opts *o)
 			printf("%-27s %-20s %-4s %-6s %5s %-24s %10s %10s %10s %10s %8s\n",
 			       when, f[0], f[5], f[6], f[7], peer, f[12], f[13],
 			       f[14], f[15], f[16]);
+			if (o->series)
+				top_around(&c, o, f);
 			break;
 		}
 		case FMT_JSON:
@@ -2335,6 +2940,8 @@ static int fleet_top(const struct opts *o)
 			for (i = 0; i < NTOP; i++)
 				printf(top_numeric(i) ? "%s\"%s\":%s" : "%s\"%s\":\"%s\"",
 				       i ? "," : "", top_cols[i], f[i]);
+			if (o->series)
+				top_around(&c, o, f);
 			printf("}\n");
 			break;
 		case FMT_CSV:
@@ -2495,7 +3102,7 @@ int cmd_fleet(int argc, char **argv)
 	struct opts o;
 
 	if (!sub)
-		usage_error("fleet", "which query? init, schema, key, expire, gaps, reached, summary or top");
+		usage_error("fleet", "which query? init, schema, key, expire, gaps, reached, summary, top or series");
 	if (!strcmp(sub, "--help") || !strcmp(sub, "-h")) {
 		fputs(help, stdout);
 		return EXIT_OK;
@@ -2507,8 +3114,8 @@ int cmd_fleet(int argc, char **argv)
 	if (!strcmp(sub, "expire"))
 		return fleet_expire(argc, argv);
 	if (strcmp(sub, "init") && strcmp(sub, "gaps") && strcmp(sub, "summary") &&
-	    strcmp(sub, "top") && strcmp(sub, "reached"))
-		usage_error("fleet", "no query '%s' (init, schema, key, expire, gaps, reached, summary, top)", sub);
+	    strcmp(sub, "top") && strcmp(sub, "reached") && strcmp(sub, "series"))
+		usage_error("fleet", "no query '%s' (init, schema, key, expire, gaps, reached, summary, top, series)", sub);
 	parse_opts(argc, argv, &o);
 	if (!strcmp(sub, "init"))
 		return fleet_init(&o);
@@ -2518,5 +3125,7 @@ int cmd_fleet(int argc, char **argv)
 		return fleet_summary(&o);
 	if (!strcmp(sub, "reached"))
 		return fleet_reached(&o);
+	if (!strcmp(sub, "series"))
+		return fleet_series(&o);
 	return fleet_top(&o);
 }

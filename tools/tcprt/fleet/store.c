@@ -417,6 +417,36 @@ static void record_cols(struct buf *b, const struct record *r)
 	breakdown_cols(b, r);
 }
 
+/* host epoch seq valid line cpu: every row's first columns */
+static void row_head(struct buf *b, const struct frame_hdr *h, uint64_t seq,
+		     bool valid, const char *line, size_t len)
+{
+	buf_tsv(b, h->host, strlen(h->host));
+	tsv_u(b, h->epoch);
+	tsv_u(b, seq);
+	tsv_u(b, valid);
+	buf_add(b, "\t", 1);
+	buf_tsv(b, line, len);
+	buf_printf(b, "\t%d", h->cpu);
+}
+
+/*
+ * The columns from type on of a line that is not what its message says:
+ * empty or 0, but for its time, @sec; then the module's numbering, none.
+ */
+static void invalid_cols(struct buf *b, const struct frame_hdr *h,
+			 uint64_t sec)
+{
+	/* type source role port sec usec, the addresses and ports, then
+	 * bytes, retrans, metrics and the five metrics, then the
+	 * breakdown's mask and six values */
+	buf_printf(b, "\t\t\t\t0\t%llu\t0\t\t0\t\t0%s%s",
+		   (unsigned long long)sec, "\t0\t0\t0\t0\t0\t0\t0\t0\t0",
+		   "\t0\t0\t0\t0\t0\t0\t0");
+	seq_cols(b, h, NULL);
+	buf_add(b, "\n", 1);
+}
+
 bool store_record_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
 		      const char *line, size_t len, int kind, int role,
 		      uint64_t *sec)
@@ -425,23 +455,9 @@ bool store_record_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
 	struct record r;
 	bool valid = kind == 1 && parse_log_line(line, len, &r, why);
 
-	buf_tsv(b, h->host, strlen(h->host));
-	tsv_u(b, h->epoch);
-	tsv_u(b, seq);
-	tsv_u(b, valid);
-	buf_add(b, "\t", 1);
-	buf_tsv(b, line, len);
-	buf_printf(b, "\t%d", h->cpu);
+	row_head(b, h, seq, valid, line, len);
 	if (!valid) {
-		/* type source role port sec usec, the addresses and ports,
-		 * then bytes, retrans, metrics and the five metrics, then
-		 * the breakdown's mask and six values */
-		buf_printf(b, "\t\t\t\t0\t%llu\t0\t\t0\t\t0%s%s",
-			   (unsigned long long)*sec,
-			   "\t0\t0\t0\t0\t0\t0\t0\t0\t0",
-			   "\t0\t0\t0\t0\t0\t0\t0");
-		seq_cols(b, h, NULL);
-		buf_add(b, "\n", 1);
+		invalid_cols(b, h, *sec);
 		return false;
 	}
 	if (r.type == REC_E && role >= 0) {
@@ -491,24 +507,14 @@ bool store_series_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
 	copy[len] = '\0';
 	valid = kind == 1 && series_line_parse(copy, &r, &ext) &&
 		r.v[0] >= 0 && r.v[1] >= 0 && r.v[4] >= 0;
-	buf_tsv(b, h->host, strlen(h->host));
-	tsv_u(b, h->epoch);
-	tsv_u(b, seq);
-	tsv_u(b, valid);
-	buf_add(b, "\t", 1);
-	buf_tsv(b, line, len);
-	buf_printf(b, "\t-1");
+	row_head(b, h, seq, valid, line, len);
 	if (!valid) {
-		/* as a malformed record line's row (store_record_row) */
-		buf_printf(b, "\t\t\t\t0\t%llu\t0\t\t0\t\t0%s%s",
-			   (unsigned long long)*sec,
-			   "\t0\t0\t0\t0\t0\t0\t0\t0\t0",
-			   "\t0\t0\t0\t0\t0\t0\t0");
-	} else {
-		series_cols(b, &r, h->width_us);
-		*sec = r.t_us / USEC_PER_SEC;
+		invalid_cols(b, h, *sec);
+		return false;
 	}
+	series_cols(b, &r, h->width_us);
 	seq_cols(b, h, NULL);
 	buf_add(b, "\n", 1);
-	return valid;
+	*sec = r.t_us / USEC_PER_SEC;
+	return true;
 }

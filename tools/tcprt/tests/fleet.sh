@@ -19,6 +19,7 @@
 
 GEN=$TOP/tools/tcprt/tests/fleet_gen.py
 BDGEN=$TOP/tools/tcprt/tests/breakdown_gen.py
+SGEN=$TOP/tools/tcprt/tests/series_gen.py
 
 for c in rsyslogd clickhouse-server curl python3; do
 	command -v $c > /dev/null ||
@@ -1468,6 +1469,115 @@ start_sender a
 start_sender b
 start_ingest
 
+# Series runs (docs/series.md, "Always on") through the fleet path: two
+# hosts' stores, made by series_gen.py with the same arguments and their
+# own values (so both burst at the same instants), shipped with the
+# hosts' records.  The truths: the files' lines, and a model here that
+# lines the hosts' buckets up from the files.  Every line arrives once,
+# byte for byte, in the epochs' accounts with the records; fleet series
+# answers as the model, for the host's line and a port's measure, as text
+# (both hosts' bursts on one row each) and as a plot; a ship run again
+# ships no run again (the position beside its state), a new run alone;
+# runs shipped twice (no state) count once; fleet top --series shows the
+# buckets around a task, those during it marked.
+series_model() {	# measure port dir...: "sec,usec,width,host,value" lines
+	python3 - "$@" <<-'PY'
+		import gzip, os, re, sys
+		names = ["bytes_in", "bytes_out", "segs_in", "segs_out", "retrans",
+		         "started", "done", "W", "N", "estab", "closed", "open"]
+		measure, port, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
+		rows = []
+		for d in dirs:
+		    host = "se-" + d[-1]
+		    for n in sorted(os.listdir(d)):
+		        w = int(re.match(r"series-\d+-(\d+)x", n).group(1))
+		        for l in gzip.open(os.path.join(d, n), "rt"):
+		            f = l.split()
+		            if f[2] != port:
+		                continue
+		            if measure in names:
+		                v = int(f[3 + names.index(measure)])
+		            else:
+		                v = int(dict(x.split("=") for x in f[15:]).get(measure, 0))
+		            rows.append((int(f[0]), int(f[1]), w, host, v))
+		for r in sorted(set(rows)):
+		    print("%d,%d,%d,%s,%d" % r)
+	PY
+}
+
+case_series() {
+	local t0=1795221000 na nb n3 marked
+	na=$(python3 "$SGEN" $F/sa --start $t0 --runs 2 --seed 1)
+	nb=$(python3 "$SGEN" $F/sb --start $t0 --runs 2 --seed 2)
+	mkdir -p $F/sla $F/slb
+	echo "V6 R $((t0 + 60)) 100500 10.0.0.2:40000 10.0.0.1:7700 1000 3000 300 0 1 2500 100 100 0 1448" \
+		> $F/sla/rt-network-log0
+	: > $F/slb/rt-network-log0
+	ship a se-a --dir $F/sla --series $F/sa --state $F/se-a.state --once --rate 0 \
+		2> $F/ship.err || fail "ship: $(cat $F/ship.err)"
+	grep -q "2 series runs of $F/sa shipped, $na lines" $F/ship.err || fail "ship a: $(cat $F/ship.err)"
+	ship b se-b --dir $F/slb --series $F/sb --once --rate 0 2> $F/ship.err ||
+		fail "ship: $(cat $F/ship.err)"
+	wait_settled se-a
+	wait_settled se-b
+	expect_account se-a "final $((na + 1)) $((na + 1)) 0 0 0 0 0 0"
+	expect_account se-b "final $nb $nb 0 0 0 0 0 0"
+	sql "SELECT line FROM tcprt.records FINAL WHERE host = 'se-b' AND type = 'S' ORDER BY seq" > $F/sb.lines
+	zcat $(ls $F/sb/series-*.gz | sort) | cmp -s - $F/sb.lines ||
+		fail "se-b's rows are not its runs' lines, in order"
+	expect_eq "$(sql "SELECT count() FROM tcprt.records FINAL WHERE host = 'se-a' AND type = 'S' AND valid = 1 AND metrics = 0 AND duration = 1000 AND cpu = -1")" \
+		"$na" "se-a's series rows: valid, no metric, 1 ms wide, no cpu"
+
+	series_model bytes_in '*' $F/sa $F/sb > $F/model.csv
+	inc "$TCPRT" fleet series --url $CH --since $t0 --until $((t0 + 120)) --format csv \
+		> $F/fleet.csv || fail "fleet series"
+	tail -n +2 $F/fleet.csv | sort -t, -k1,1n -k2,2n -k4,4 | cmp -s - $F/model.csv ||
+		fail "fleet series differs from the model: $(diff <(tail -n +2 $F/fleet.csv) $F/model.csv | head -5)"
+	series_model ce_bytes 7700 $F/sa $F/sb > $F/model.csv
+	inc "$TCPRT" fleet series --url $CH --since $t0 --until $((t0 + 120)) --port 7700 \
+		--measure ce_bytes --format csv > $F/fleet.csv || fail "fleet series --port 7700"
+	tail -n +2 $F/fleet.csv | sort -t, -k1,1n -k2,2n -k4,4 | cmp -s - $F/model.csv ||
+		fail "fleet series --port 7700 --measure ce_bytes differs from the model"
+	inc "$TCPRT" fleet series --url $CH --since $t0 --until $((t0 + 120)) > $F/fleet.txt ||
+		fail "fleet series, text"
+	head -1 $F/fleet.txt | grep -q "se-a.*se-b" || fail "header: $(head -1 $F/fleet.txt)"
+	# both hosts burst every 50th bucket: 10 a run, side by side
+	expect_eq "$(awk 'NR > 1 && $3 >= 64000 && $4 >= 64000' $F/fleet.txt | wc -l)" 20 \
+		"rows with both hosts' bursts"
+	inc "$TCPRT" fleet series --url $CH --since $t0 --until $((t0 + 120)) --plot $F/s.png ||
+		fail "fleet series --plot"
+	expect_eq "$(head -c 4 $F/s.png | tail -c 3)" PNG "the plot"
+
+	ship a se-a --dir $F/sla --series $F/sa --state $F/se-a.state --once --rate 0 \
+		2> $F/ship.err || fail "ship: $(cat $F/ship.err)"
+	grep -q "0 series runs of $F/sa shipped" $F/ship.err || fail "shipped again: $(cat $F/ship.err)"
+	n3=$(python3 "$SGEN" $F/sa3 --start $((t0 + 120)) --seed 3)
+	mv $F/sa3/series-*.gz $F/sa/
+	ship a se-a --dir $F/sla --series $F/sa --state $F/se-a.state --once --rate 0 \
+		2> $F/ship.err || fail "ship: $(cat $F/ship.err)"
+	grep -q "1 series runs of $F/sa shipped, $n3 lines" $F/ship.err ||
+		fail "the new run: $(cat $F/ship.err)"
+
+	ship b se-b --dir $F/slb --series $F/sb --once --rate 0 2> $F/ship.err ||
+		fail "ship: $(cat $F/ship.err)"
+	WAIT_S=$SETTLE_S wait_until "se-b's runs stored twice" store_has se-b $((2 * nb)) ||
+		fail "ingest: $(tail -3 $F/ingest.log)"
+	series_model bytes_in '*' $F/sb > $F/model.csv
+	inc "$TCPRT" fleet series --url $CH --host se-b --since $t0 --until $((t0 + 120)) \
+		--format csv > $F/fleet.csv || fail "fleet series"
+	tail -n +2 $F/fleet.csv | sort -t, -k1,1n -k2,2n -k4,4 | cmp -s - $F/model.csv ||
+		fail "runs shipped twice do not count once"
+
+	inc "$TCPRT" fleet top --url $CH --host se-a --since $t0 --until $((t0 + 200)) -n 1 \
+		--series > $F/top.txt || fail "fleet top --series"
+	sed 's/^/# /' $F/top.txt | head -12
+	# the task: 100.5 ms after t0 + 60, 3 ms; 1 ms buckets: 4 of the host's
+	# line overlap it, 24 lie within 10 ms of it
+	expect_eq "$(grep -cE '^ +\*? *[^ ]+ +\* ' $F/top.txt)" 24 "the host's rows around the task"
+	marked=$(grep -cE '^ +\* +[^ ]+ +\* ' $F/top.txt)
+	expect_eq "$marked" 4 "the host's rows during the task, marked"
+}
+
 run_case "fleet: clear errors: store unreachable, schema missing or of another version, a second loader; fleet init" case_errors
 run_case "fleet: real traffic on two hosts, live and recorded: every record once, byte for byte" case_real_traffic
 run_case "fleet: the cap drops exactly the records a token-bucket model drops, told as cap" case_cap
@@ -1480,6 +1590,7 @@ run_case "fleet: negative control: a memory-queued central killed loses records,
 run_case "fleet: malformed and vendor lines, an unknown host, controls out of order, a clock step, a bad spool line" case_bad_input
 run_case "fleet: gaps over a window: from what each epoch had not handed over at its start, by epoch and by module seq, as a model says; windows switched back and forth" case_gaps_window
 run_case "fleet: summary as tcprt summary computes it; top" case_queries
+run_case "fleet: series runs of two hosts shipped with their records: every line once, accounted; fleet series lines them up as a model; a run shipped once per position, twice counted once; top --series" case_series
 run_case "fleet: the time breakdown: each row as its line says; summary's table and blocks are tcprt summary's" case_breakdown
 run_case "fleet: a load ClickHouse refuses for some rows: those alone in bad_messages, counted as STORE, the rest and the loads after stored; a store failing as a whole: held, then loaded" case_store_refuses
 run_case "fleet: the store's password from a file, the environment or systemd's credentials, never in the URL, ps or a message; 0600 state, 0640 spool, links not followed" case_secrets

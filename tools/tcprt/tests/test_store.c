@@ -267,6 +267,26 @@ static void count(const char *row, size_t *fields, size_t *names)
 		*names += *p == ',';
 }
 
+/* Each "column=value" of @want holds in @row (said when not). */
+static bool cols_are(const char *row, const char *line, const char *want)
+{
+	char copy[512], *w, *save = NULL, v[800];
+	bool good = true;
+
+	snprintf(copy, sizeof(copy), "%s", want);
+	for (w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(w, '=');
+
+		*eq = '\0';
+		if (!col(row, w, v, sizeof(v)) || strcmp(v, eq + 1)) {
+			diag("%s: %s is '%s', not '%s'", line, w,
+			     col(row, w, v, sizeof(v)) ? v : "?", eq + 1);
+			good = false;
+		}
+	}
+	return good;
+}
+
 #define BD	" rq_wait=100 app=400 sq_wait=100 rwnd_limited=50 sndbuf_limited=50 app_limited=100"
 
 static void test_rows(void)
@@ -297,10 +317,10 @@ static void test_rows(void)
 
 	snprintf(h.host, sizeof(h.host), "web-1");
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		char want[512], *w, *save = NULL, v[800];
 		size_t fields, names;
-		bool valid, good = true;
+		bool valid, good;
 		uint64_t sec;
+		char v[800];
 
 		b.len = 0;
 		sec = 1795217000;
@@ -315,16 +335,7 @@ static void test_rows(void)
 		       col(b.p, "sec", v, sizeof(v)) &&
 		       strtoull(v, NULL, 10) == (valid ? sec : 1795217000) &&
 		       (!valid || sec != 1795217000);
-		snprintf(want, sizeof(want), "%s", t[i].want);
-		for (w = strtok_r(want, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-			char *eq = strchr(w, '=');
-
-			*eq = '\0';
-			if (!col(b.p, w, v, sizeof(v)) || strcmp(v, eq + 1)) {
-				diag("%s: %s is '%s', not '%s'", t[i].line, w, col(b.p, w, v, sizeof(v)) ? v : "?", eq + 1);
-				good = false;
-			}
-		}
+		good = cols_are(b.p, t[i].line, t[i].want) && good;
 		ok(good, "row of %.40s...: %zu fields for %zu columns; %s", t[i].line, fields, names,
 		   t[i].want);
 	}
@@ -428,7 +439,6 @@ static void test_series_rows(void)
 
 	snprintf(h.host, sizeof(h.host), "web-1");
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		char want[512], *w, *save = NULL, v[800];
 		size_t fields, names;
 		bool valid, good;
 
@@ -438,16 +448,7 @@ static void test_series_rows(void)
 		count(b.p, &fields, &names);
 		good = fields == names && b.p[b.len - 1] == '\n' &&
 		       valid == (t[i].want[6] == '1');
-		snprintf(want, sizeof(want), "%s", t[i].want);
-		for (w = strtok_r(want, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-			char *eq = strchr(w, '=');
-
-			*eq = '\0';
-			if (!col(b.p, w, v, sizeof(v)) || strcmp(v, eq + 1)) {
-				diag("%s: %s is '%s', not '%s'", t[i].line, w, col(b.p, w, v, sizeof(v)) ? v : "?", eq + 1);
-				good = false;
-			}
-		}
+		good = cols_are(b.p, t[i].line, t[i].want) && good;
 		ok(good, "series row of %.40s: %zu fields for %zu columns; %s", t[i].line,
 		   fields, names, t[i].want);
 	}

@@ -232,32 +232,35 @@ case_series_every() {
 	awk -F, 'NR > 1 && $2 != 7303 { exit 1 }' $W/back.csv || fail "--port 7303 only"
 }
 
-# tcprt series --every --trigger: a port's tasks turn about ten times
-# slower (the server this test runs is restarted with a 40 ms delay
-# instead of 2 ms): the stats' next 1 s interval shows it and a run starts
+# tcprt series --every --trigger: a port's tasks turn about eight times
+# slower (the server this test runs is restarted with a 400 ms delay
+# instead of 2 ms; a task's duration also holds the client's delayed ACK,
+# its think time, 35 ms then 10: 38 to 51 ms before, seen in the VM): the
+# stats' next 1 s interval shows it and a run starts
 # then, not at the hour's boundary the schedule waits for; the run holds
 # the slow tasks' milliseconds.  The truths: the instant this test made
 # the port slow, and before it, a steady port that starts nothing.
 case_series_trigger() {
-	local srv every client t_slow f start
+	local every client srv t_slow f start
 	fresh
 	mod_load lports=7305 stats_interval=1
 	"$TCPRT" series --every 3600 --us 10000 --buckets 100 --store $W/trig \
 		--trigger 2> $W/every.err &
 	every=$!
-	srv=$(start_server -- --port 7305 --req-bytes 100 --resp-bytes 1000 --delay-ms 2)
+	srv=$(server_pid 2)
 	# about 5 s at 25 tasks a second: the baseline's 3 intervals and more
 	"$PEER" client --port 7305 --req-bytes 100 --resp-bytes 1000 \
 		--requests 125 --think-ms 35 > /dev/null || fail "client"
 	# (an anomaly of the steady port would hold the slow port's back for
 	# --trigger-gap: the run's start below would be before the change)
 	grep -q anomaly $W/every.err && fail "an anomaly on a steady port: $(cat $W/every.err)"
-	kill $srv
-	wait $srv 2> /dev/null
-	srv=$(start_server -- --port 7305 --req-bytes 100 --resp-bytes 1000 --delay-ms 40)
+	# (a server serves its connections, then ends)
+	wait_until "the steady server's end" gone "$srv" || fail "the steady server is still there"
+	srv=$(server_pid 400 --conns 8)
 	t_slow=$(date +%s)
+	# about 3.3 s, 8 connections: some 19 tasks a second
 	"$PEER" client --port 7305 --req-bytes 100 --resp-bytes 1000 \
-		--requests 60 --think-ms 10 > /dev/null &
+		--requests 8 --think-ms 10 --conns 8 > /dev/null &
 	client=$!
 	wait_until "a run started by the anomaly, kept" runs_kept 1 ||
 		fail "no run: $(cat $W/every.err)"
@@ -276,7 +279,23 @@ case_series_trigger() {
 	expect_range "$start" "$t_slow" $((t_slow + 2)) "the triggered run's start"
 	zcat "$f" | awk '$3 == 7305 && $10 > 0 { n++ } END { exit !n }' ||
 		fail "no task done on the port during the run"
-	kill $srv
+	wait_until "the slow server's end" gone "$srv" || fail "the slow server is still there"
+}
+
+gone() {	# pid
+	! kill -0 "$1" 2> /dev/null
+}
+
+# A server on port 7305 answering after DELAY ms: its pid, once it listens.
+server_pid() {	# delay [options]
+	local pid d=$1
+	shift
+	rm -f $W/ready
+	"$PEER" server --ready-file $W/ready --port 7305 --req-bytes 100 \
+		--resp-bytes 1000 --delay-ms "$d" "$@" > /dev/null &
+	pid=$!
+	wait_until "server ready" test -s $W/ready > /dev/null || fail "server did not start"
+	echo $pid
 }
 
 # ---- summary -----------------------------------------------------------------------

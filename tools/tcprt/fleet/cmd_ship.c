@@ -164,6 +164,7 @@ struct ship {
 	const char *series_dir;
 	char *series_pos;
 	uint64_t series_next, series_runs, series_lines;
+	uint64_t series_unread;	/* 1 + the start of a run not opened, said */
 	bool series_said;	/* an unreadable folder, said once */
 };
 
@@ -614,7 +615,10 @@ static void ship_series_line(struct ship *s, const char *line, size_t len,
 	s->hdr.n++;
 }
 
-/* Every line of the run @r; false when its file could not be read whole. */
+/*
+ * Every line of the run @r; false when its file cannot be opened (said
+ * once a run: it is tried again at each look, and shipped once it opens).
+ */
 static bool ship_run(struct ship *s, const struct stored_run *r)
 {
 	char path[4200], line[PARSE_LINE_MAX + 2];
@@ -625,7 +629,9 @@ static bool ship_run(struct ship *s, const struct stored_run *r)
 	snprintf(path, sizeof(path), "%s/%s", s->series_dir, r->name);
 	gz = gzopen(path, "rbe");
 	if (!gz) {
-		warnx_("ship: %s: %s; not shipped", path, strerror(errno));
+		if (s->series_unread != r->start + 1)
+			warnx_("ship: %s: %s; not shipped yet", path, strerror(errno));
+		s->series_unread = r->start + 1;
 		return false;
 	}
 	while (gzgets(gz, line, sizeof(line))) {

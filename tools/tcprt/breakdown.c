@@ -2,11 +2,10 @@
 /* tcprt summary's "where the time goes": see breakdown.h. */
 #include "breakdown.h"
 
-#include <errno.h>
-#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "plot.h"
 #include "util.h"
 
 /* The percentiles summary reports; each line's band reaches to the next. */
@@ -330,30 +329,6 @@ static void plot_panel(FILE *gp, const char *name, const char *title,
 			k + 2, k ? "" : ":xtic(1)", part_name[k], colour[k]);
 	fprintf(gp, "$%s using 0:(106):%u with labels notitle\n", name,
 		s->nparts + 2);
-}
-
-static FILE *gnuplot_open(void)
-{
-	FILE *gp = popen("gnuplot", "w");
-
-	if (!gp)
-		warnx_("cannot run gnuplot: %s (apt install gnuplot-nox)",
-		       strerror(errno));
-	return gp;
-}
-
-/* The exit status of gnuplot: 127, the shell did not find it. */
-static int gnuplot_close(FILE *gp, const char *png)
-{
-	int st = pclose(gp);
-
-	if (st == 0)
-		return 0;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
-		warnx_("gnuplot not found (apt install gnuplot-nox): no %s", png);
-	else
-		warnx_("gnuplot failed (status %d): no %s", st, png);
-	return -1;
 }
 
 int bd_plot(const char *png, const char *title, const struct bd_row *rows,

@@ -19,6 +19,7 @@
 #include "cmd.h"
 #include "input.h"
 #include "parse.h"
+#include "plot.h"
 #include "series_line.h"
 #include "series_store.h"
 #include "util.h"
@@ -553,19 +554,15 @@ static int plot_rows(const struct rows *rows, const char *png,
 	uint64_t t0 = rows->n ? rows->r[0].t_us : 0;
 	FILE *gp;
 	size_t i;
-	int st;
 
 	if (!rows->n) {
 		warnx_("nothing to plot: no row (nothing happened on the ports shown); no %s",
 		       png);
 		return -1;
 	}
-	gp = popen("gnuplot", "w");
-	if (!gp) {
-		warnx_("cannot run gnuplot: %s (apt install gnuplot-nox)",
-		       strerror(errno));
+	gp = gnuplot_open();
+	if (!gp)
 		return -1;
-	}
 	fprintf(gp, "set terminal pngcairo noenhanced size 1200,900 font ',10'\n"
 		"set output '%s'\n"
 		"$d << EOD\n", png);
@@ -604,12 +601,7 @@ static int plot_rows(const struct rows *rows, const char *png,
 		"$d using 1:8 with impulses lw 1 title 'done', "
 		"$d using 1:13 with steps title 'open'\n"
 		"unset multiplot\n", title);
-	st = pclose(gp);
-	if (st != 0) {
-		warnx_("gnuplot failed (status %d): no %s", st, png);
-		return -1;
-	}
-	return 0;
+	return gnuplot_close(gp, png);
 }
 
 /* --ext: names of series_ext's measures, or all; checked here first. */

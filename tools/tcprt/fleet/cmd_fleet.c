@@ -31,13 +31,11 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 
 #include "acct.h"
@@ -47,6 +45,7 @@
 #include "frame.h"
 #include "hist.h"
 #include "output.h"
+#include "plot.h"
 #include "record.h"
 #include "series_line.h"
 #include "store.h"
@@ -2660,46 +2659,19 @@ static void plot_data(FILE *gp, const struct sgrid *g, size_t nplot)
 	}
 }
 
-/* gnuplot's end: 127 from the shell when it is not there */
-static int plot_close(FILE *gp, const char *png)
-{
-	int st = pclose(gp);
-
-	if (st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 127) {
-		warnx_("cannot run gnuplot: not found (apt install gnuplot-nox); no %s",
-		       png);
-		return -1;
-	}
-	if (st != 0) {
-		warnx_("gnuplot failed (status %d): no %s",
-		       st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : st, png);
-		return -1;
-	}
-	return 0;
-}
-
 /* --plot: the measure per host along the window (ms from its first row) */
 static int series_plot(const struct opts *o, const struct sgrid *g)
 {
 	size_t nplot = g->nc < PLOT_HOSTS ? g->nc : PLOT_HOSTS, k;
 	char a[40], b[40], first[40];
-	void (*pipe_was)(int);
 	FILE *gp;
-	int ret;
 
 	if (g->nc > nplot)
 		warnx_("the plot draws %zu hosts of %zu, the first by name (--host picks one)",
 		       nplot, g->nc);
-	/* a gnuplot gone (or never there) is told by its status, not SIGPIPE;
-	 * its output is the PNG alone: not ours when it cannot open it */
-	pipe_was = signal(SIGPIPE, SIG_IGN);
-	gp = popen("exec gnuplot >/dev/null", "w");
-	if (!gp) {
-		warnx_("cannot run gnuplot: %s (apt install gnuplot-nox)",
-		       strerror(errno));
-		signal(SIGPIPE, pipe_was);
+	gp = gnuplot_open();
+	if (!gp)
 		return -1;
-	}
 	fmt_time(a, sizeof(a), o->since * USEC_PER_SEC, false);
 	fmt_time(b, sizeof(b), o->until * USEC_PER_SEC, false);
 	fmt_time(first, sizeof(first), g->p[0].t_us, true);
@@ -2718,9 +2690,7 @@ static int series_plot(const struct opts *o, const struct sgrid *g)
 		fprintf(gp, "%s$h%zu using 1:2 with impulses lw 2 title '%s'",
 			k ? ", " : "", k, g->c[k].host);
 	fprintf(gp, "\n");
-	ret = plot_close(gp, o->png);
-	signal(SIGPIPE, pipe_was);
-	return ret;
+	return gnuplot_close(gp, o->png);
 }
 
 static void sgrid_free(struct sgrid *g)

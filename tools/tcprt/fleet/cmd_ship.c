@@ -501,6 +501,52 @@ static void chunk_read(const char *buf, size_t len, int cpu, uint64_t load_id,
 		s->e->slots_full++;
 }
 
+/*
+ * The cap, for the line numbered @seq, @len bytes (@sl and @rseq: its
+ * module number's slot and number, or NULL): true when it passes; else
+ * it is dropped and counted so.
+ */
+static bool cap_passes(struct ship *s, uint64_t seq, size_t len,
+		       struct ship_slot *sl, uint64_t rseq)
+{
+	if (bucket_take(&s->cap, len + 1, mono_us()))
+		return true;
+	flush_data(s);		/* a message holds consecutive numbers */
+	/* the numbers first: a kill between counts it nowhere */
+	s->e->sent_seq = seq + 1;
+	if (sl)
+		ship_slot_sent(sl, rseq + 1, 1);
+	STATE_ORDER();
+	s->e->cap_dropped++;
+	if (sl)
+		sl->cap_dropped++;
+	return false;
+}
+
+/* An item of @n bytes still fits in the message being filled: its
+ * signature, header (at most FRAME_HDR_MAX bytes), items, it and its '|'. */
+static bool item_fits(const struct ship *s, size_t n)
+{
+	return s->sign_len + FRAME_HDR_MAX + s->ilen + n + 1 <= FRAME_MAX;
+}
+
+/* @item (@n bytes), numbered @seq, at the end of the message being filled;
+ * an empty one takes @cpu, @load_id and @width_us for its header. */
+static void add_item(struct ship *s, uint64_t seq, const char *item, size_t n,
+		     int cpu, uint64_t load_id, uint64_t width_us)
+{
+	if (!s->hdr.n) {
+		s->hdr.seq = seq;
+		s->hdr.cpu = cpu;
+		s->hdr.load_id = load_id;
+		s->hdr.width_us = width_us;
+	}
+	memcpy(s->items + s->ilen, item, n);
+	s->ilen += n;
+	s->items[s->ilen++] = '|';
+	s->hdr.n++;
+}
+
 /* input -> number -> cap -> message */
 static void ship_line(const char *line, size_t len, int cpu, uint64_t load_id,
 		      const struct record *r, void *arg)
@@ -524,41 +570,19 @@ static void ship_line(const char *line, size_t len, int cpu, uint64_t load_id,
 		if (sl)
 			sl->line_next = rseq + 1;
 	}
-	if (!bucket_take(&s->cap, len + 1, mono_us())) {
-		flush_data(s);		/* a message holds consecutive numbers */
-		/* the numbers first: a kill between counts it nowhere */
-		s->e->sent_seq = seq + 1;
-		if (sl)
-			ship_slot_sent(sl, rseq + 1, 1);
-		STATE_ORDER();
-		s->e->cap_dropped++;
-		if (sl)
-			sl->cap_dropped++;
+	if (!cap_passes(s, seq, len, sl, rseq))
 		return;
-	}
 	n = frame_item(item, line, len, r);
 	if (s->hdr.n && (s->hdr.width_us || s->hdr.cpu != cpu ||
 			 s->hdr.load_id != load_id ||
-			 (sl && s->mslot && sl != s->mslot) ||
-			 /* signature, header (at most FRAME_HDR_MAX bytes), the
-			  * item and its '|' */
-			 s->sign_len + FRAME_HDR_MAX + s->ilen + n + 1 > FRAME_MAX))
+			 (sl && s->mslot && sl != s->mslot) || !item_fits(s, n)))
 		flush_data(s);
-	if (!s->hdr.n) {
-		s->hdr.seq = seq;
-		s->hdr.cpu = cpu;
-		s->hdr.load_id = load_id;
-		s->hdr.width_us = 0;
-	}
 	if (sl) {
 		s->mslot = sl;
 		s->mnum++;
 		s->mlast = rseq;
 	}
-	memcpy(s->items + s->ilen, item, n);
-	s->ilen += n;
-	s->items[s->ilen++] = '|';
-	s->hdr.n++;
+	add_item(s, seq, item, n, cpu, load_id, 0);
 }
 
 static void ignore_record(const struct record *r, void *arg)
@@ -592,27 +616,12 @@ static void ship_series_line(struct ship *s, const char *line, size_t len,
 	valid = series_line_parse(copy, &r, &ext);
 	if (!valid)
 		s->e->bad++;
-	if (!bucket_take(&s->cap, len + 1, mono_us())) {
-		flush_data(s);
-		s->e->sent_seq = seq + 1;
-		STATE_ORDER();
-		s->e->cap_dropped++;
+	if (!cap_passes(s, seq, len, NULL, 0))
 		return;
-	}
 	n = frame_series_item(item, line, len, valid);
-	if (s->hdr.n && (s->hdr.width_us != width_us ||
-			 s->sign_len + FRAME_HDR_MAX + s->ilen + n + 1 > FRAME_MAX))
+	if (s->hdr.n && (s->hdr.width_us != width_us || !item_fits(s, n)))
 		flush_data(s);
-	if (!s->hdr.n) {
-		s->hdr.seq = seq;
-		s->hdr.cpu = -1;
-		s->hdr.load_id = 0;
-		s->hdr.width_us = width_us;
-	}
-	memcpy(s->items + s->ilen, item, n);
-	s->ilen += n;
-	s->items[s->ilen++] = '|';
-	s->hdr.n++;
+	add_item(s, seq, item, n, -1, 0, width_us);
 }
 
 /*

@@ -22,6 +22,7 @@ int cmd_read(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_series(int argc, char **argv);
+int cmd_live(int argc, char **argv);
 int cmd_ship(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
 int cmd_fleet(int argc, char **argv);

@@ -69,6 +69,12 @@ void hist_add_bucket(struct hist *h, unsigned int idx, uint64_t count,
 	h->n += count;
 }
 
+void hist_remove_bucket(struct hist *h, unsigned int idx, uint64_t count)
+{
+	h->chunk[idx / HIST_SUB][idx % HIST_SUB] -= count;
+	h->n -= count;
+}
+
 void hist_merge(struct hist *dst, const struct hist *src)
 {
 	unsigned int c, i;

@@ -43,6 +43,13 @@ void hist_reset(struct hist *h);
 void hist_add_bucket(struct hist *h, unsigned int idx, uint64_t count,
 		     uint64_t min, uint64_t max);
 
+/*
+ * Take back @count values of bucket @idx that hist_add() counted: a
+ * sliding window's oldest part (window.c).  sum, min and max are the
+ * caller's to keep.
+ */
+void hist_remove_bucket(struct hist *h, unsigned int idx, uint64_t count);
+
 /* The bucket of a value and the values a bucket holds: [lo, lo + width). */
 unsigned int hist_index(uint64_t v);
 uint64_t hist_bucket_lo(unsigned int idx);

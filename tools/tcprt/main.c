@@ -24,6 +24,8 @@ static const char usage[] =
 "  export    Prometheus metrics for node_exporter's textfile collector\n"
 "  series    run a fine-timescale sampling run (per-bucket counts), or\n"
 "            read a saved one; table or --plot PNG\n"
+"  live      sliding windows, live: a terminal view, a query socket for\n"
+"            services, or JSON once\n"
 "  ship      number the records, cap their rate and hand them to the\n"
 "            local rsyslog, for the central store of a fleet\n"
 "  spool     write the central rsyslog's spool (run by rsyslog's omprog)\n"
@@ -42,6 +44,7 @@ static const struct {
 	{ "summary", cmd_summary },
 	{ "export", cmd_export },
 	{ "series", cmd_series },
+	{ "live", cmd_live },
 	{ "ship", cmd_ship },
 	{ "ingest", cmd_ingest },
 	{ "fleet", cmd_fleet },

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -341,6 +342,17 @@ size_t keyidx_find(struct keyidx *x, const char *key, const void *arr,
 	*slot = n + 1;
 	x->n++;
 	return n;
+}
+
+size_t keyidx_get(const struct keyidx *x, const char *key, const void *arr,
+		  size_t size)
+{
+	size_t i;
+
+	if (!x->cap)
+		return SIZE_MAX;
+	i = *key_slot((struct keyidx *)x, key, arr, size);
+	return i ? i - 1 : SIZE_MAX;
 }
 
 void keyidx_free(struct keyidx *x)

@@ -70,6 +70,9 @@ struct keyidx {
 
 size_t keyidx_find(struct keyidx *x, const char *key, const void *arr,
 		   size_t n, size_t size);
+/* The index of the item of @key, or SIZE_MAX: nothing indexed. */
+size_t keyidx_get(const struct keyidx *x, const char *key, const void *arr,
+		  size_t size);
 void keyidx_free(struct keyidx *x);
 
 /*

@@ -82,7 +82,7 @@ int lsock_open(struct lsock *s, const char *path, gid_t gid,
 	old = umask(0117);
 	st = bind(s->fd, (struct sockaddr *)&a, sizeof(a));
 	umask(old);
-	if (st < 0 || listen(s->fd, 16) < 0) {
+	if (st < 0 || listen(s->fd, LSOCK_CLIENTS) < 0) {
 		warnx_("live: --socket %s: %s", path, strerror(errno));
 		close(s->fd);
 		s->fd = -1;

@@ -68,7 +68,8 @@ OTLP = {
     "what": "tcp_rt's OTLP metrics, named by the store's Prometheus naming "
             "(Prometheus 3's OTLP receiver, VictoriaMetrics "
             "-opentelemetry.usePrometheusNaming)",
-    # host_name: the resource attribute host.name
+    # host_name: the resource attribute host.name (Prometheus: a label only
+    # when prometheus.yml's otlp: promote_resource_attributes lists it)
     "labels": {"host": "host_name", "port": "server_port",
                "role": "tcp_rt_role", "type": "tcp_rt_task_type",
                "container": "tcp_rt_container"},

@@ -1194,6 +1194,9 @@ case_install() {
 		[ -s "$dest/usr/local/share/tcprt/fleet/$f" ] || fail "fleet/$f not installed"
 	done
 	[ -x "$dest/usr/local/share/tcprt/fleet/make-certs.sh" ] || fail "make-certs.sh not executable"
+	for f in tcprt-prometheus.json tcprt-otlp.json; do
+		cmp -s "grafana/$f" "$dest/usr/local/share/tcprt/grafana/$f" || fail "grafana/$f not installed"
+	done
 	grep -q 'binary="/usr/local/bin/tcprt spool --dir /var/spool/tcprt"' \
 		"$dest/usr/local/share/tcprt/fleet/tcprt-central.conf" ||
 		fail "the central's spool writer is not the installed tcprt"
@@ -1590,7 +1593,7 @@ run_case "containers: ship passes lines with extension fields byte for byte" cas
 run_case "ship's default host id: HMAC-SHA256 keyed by /etc/machine-id, never the id itself" case_ship_host_id
 run_case "signed messages: fleet key and ship's MACs are Python hmac's; the key's host id, no other; no key, no start" case_ship_signed
 run_case "containers: bad option values exit 2, naming the option and the reason" case_ct_usage
-run_case "make install DESTDIR= PREFIX=: binary, systemd units, fleet configuration" case_install
+run_case "make install DESTDIR= PREFIX=: binary, systemd units, fleet configuration, dashboards" case_install
 run_case "ship, ingest, fleet: usage and runtime errors" case_fleet_usage
 run_case "ship: records the socket refuses are counted, exactly" case_ship_refused
 run_case "ship: the module's numbers per log and load (D2, L1): read, never came, handed over" case_ship_seq

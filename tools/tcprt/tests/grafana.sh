@@ -1,0 +1,125 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# tcprt's Grafana dashboards (grafana/): Grafana's import format, the files
+# what grafana/make-dashboards.py writes, the Prometheus dashboard's metric
+# and label names those tcprt export writes (from cmd_export.c's tables and
+# export --help), the OTLP one's those of the generator's table, every
+# expression parsed by promtool (check rules) and, over the series of a
+# file export wrote, returning something (test rules).  Prints TAP.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+TCPRT=$PWD/tcprt
+G=$PWD/grafana
+CHECK=$PWD/tests/grafana_check.py
+T=$(mktemp -d "${TMPDIR:-/tmp}/tcprt-grafana.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+
+n=0
+failed=0
+
+fail() {
+	echo "# FAIL: $*"
+	exit 1
+}
+
+# as in tests/cli.sh: $TCP_RT_CASES, a regular expression, picks cases
+run_case() {	# description function
+	local rc t0=$SECONDS
+	[[ -z ${TCP_RT_CASES:-} || $1 =~ $TCP_RT_CASES ]] || return 0
+	n=$((n + 1))
+	( set -eE; "$2" )
+	rc=$?
+	echo "# case $n: $((SECONDS - t0)) s"
+	if [ $rc = 0 ]; then
+		echo "ok $n - $1"
+	elif [ $rc = 4 ]; then
+		echo "ok $n - $1 # SKIP"
+	else
+		echo "not ok $n - $1"
+		failed=$((failed + 1))
+	fi
+}
+
+need() {	# command...: skip the case without them
+	local c
+	for c in "$@"; do
+		command -v "$c" > /dev/null || { echo "# $c not installed"; exit 4; }
+	done
+}
+
+DASHBOARDS="$G/tcprt-prometheus.json $G/tcprt-otlp.json"
+
+case_structure() {
+	need python3
+	# shellcheck disable=SC2086
+	python3 "$CHECK" structure $DASHBOARDS > "$T/out" 2>&1 || fail "$(cat "$T/out")"
+}
+
+case_generated() {
+	need python3
+	python3 "$G/make-dashboards.py" --check > "$T/out" 2>&1 ||
+		fail "$(cat "$T/out") (python3 grafana/make-dashboards.py writes them)"
+	# and --check sees a file that differs
+	mkdir "$T/gen"
+	python3 "$G/make-dashboards.py" "$T/gen" || fail "make-dashboards.py DIR"
+	cmp -s "$T/gen/tcprt-otlp.json" "$G/tcprt-otlp.json" || fail "DIR: another file"
+	sed -i 's/"schemaVersion": 39/"schemaVersion": 38/' "$T/gen/tcprt-prometheus.json"
+	if python3 "$G/make-dashboards.py" --check "$T/gen" 2> "$T/err"; then
+		fail "--check took a changed file"
+	fi
+	grep -q "tcprt-prometheus.json is not what it would write" "$T/err" || fail "$(cat "$T/err")"
+}
+
+case_prometheus_names() {
+	need python3
+	"$TCPRT" export --help > "$T/help" || fail "export --help"
+	python3 "$CHECK" prometheus "$G/tcprt-prometheus.json" cmd_export.c prom.c "$T/help" \
+		> "$T/out" 2>&1 || fail "$(cat "$T/out")"
+}
+
+case_otlp_names() {
+	need python3
+	python3 "$CHECK" otlp "$G/tcprt-otlp.json" "$G/make-dashboards.py" \
+		> "$T/out" 2>&1 || fail "$(cat "$T/out")"
+}
+
+case_promtool_check() {
+	need python3 promtool
+	# shellcheck disable=SC2086
+	python3 "$CHECK" rules $DASHBOARDS > "$T/rules.yml" || fail "$(cat "$T/rules.yml")"
+	promtool check rules "$T/rules.yml" > "$T/out" 2>&1 || fail "$(cat "$T/out")"
+	grep -q "SUCCESS: [1-9][0-9]* rules found" "$T/out" || fail "$(cat "$T/out")"
+	echo "# $(grep SUCCESS "$T/out")"
+}
+
+# Records of every type (tests/breakdown_gen.py's R, W and P with the
+# breakdown; an N, an E and a malformed line) and a status file, exported.
+case_promtool_eval() {
+	local d=$T/ev
+	need python3 promtool
+	mkdir -p "$d/logs" "$d/rules"
+	python3 tests/breakdown_gen.py "$d/logs" 1795218000
+	cat > "$d/logs/rt-network-log2" <<-EOF
+	V6 N 1795218012 000000 10.0.0.2:40001 10.0.0.1:7700 3 1000 400 0 1448
+	V6 E 1795218012 500000 10.0.0.2:40001 10.0.0.1:7700 3 10000 1000 700 1 300
+	not a record
+	EOF
+	printf '%s\n' "version 0.3" "tracked 0" "log_subbufs_overwritten 0" "reads_lapped 0" \
+		"alloc_failed 0" "probe_missed 0" "stats_dropped 0" > "$d/logs/status"
+	"$TCPRT" export --once --dir "$d/logs" --textfile "$d/tcprt.prom" 2> "$d/err" ||
+		fail "export: $(cat "$d/err")"
+	python3 "$CHECK" absent "$G/tcprt-prometheus.json" "$d/tcprt.prom" "$d/rules" ||
+		fail "absent"
+	(cd "$d/rules" && promtool test rules test.yml) > "$T/out" 2>&1 ||
+		fail "an expression finds no series: $(grep -E 'alertname|where=' "$T/out" | head -n 20)"
+	echo "# $(grep -c 'alertname: ' "$d/rules/test.yml") expressions over $(grep -c -- '- series:' "$d/rules/test.yml") series: none empty"
+}
+
+run_case "the dashboards are JSON Grafana imports: schema 39, \${DS_PROMETHEUS}, port, role, container" case_structure
+run_case "the dashboards are what make-dashboards.py writes (--check)" case_generated
+run_case "Prometheus dashboard: every metric and label one export writes, every metric shown" case_prometheus_names
+run_case "OTLP dashboard: the names of the generator's OTLP table" case_otlp_names
+run_case "promtool check rules: every expression parses" case_promtool_check
+run_case "promtool test rules: every Prometheus expression finds export's series" case_promtool_eval
+echo "1..$n"
+exit $((failed > 0))

@@ -329,6 +329,61 @@ case_summary() {
 	expect_le "$shown" 180 "R records in full windows"
 }
 
+# ---- live ----------------------------------------------------------------------
+
+# A figure of tcprt live's answer to a question: python's expression @expr
+# over the answer a (a["windows"][0] the first window asked).
+live_ask() {	# question expr
+	echo "$1" | socat -t 2 - "UNIX-CONNECT:$W/live.sock" 2> /dev/null |
+		python3 -c 'import json, sys; a = json.load(sys.stdin); print(eval(sys.argv[1]))' "$2" 2> /dev/null
+}
+
+live_says() {	# question expr expected
+	[ "$(live_ask "$1" "$2")" = "$3" ]
+}
+
+case_live() {
+	local srv pid w
+	fresh
+	mod_load lports=7304
+	"$TCPRT" live --socket $W/live.sock --no-view --windows 10s,1m 2> $W/live.err &
+	pid=$!
+	wait_until "live's socket" live_says status 'a["ok"]' True || fail "live: $(cat $W/live.err)"
+	srv=$(start_server -- --port 7304 --req-bytes 300 --resp-bytes 5000 \
+		--delay-ms 10 --conns 3)
+	"$PEER" client --port 7304 --req-bytes 300 --resp-bytes 5000 \
+		--requests 20 --conns 3 > /dev/null || fail "client"
+	wait_untracked
+	# read from the module within 200 ms, counted in both windows at once
+	wait_until "60 tasks in the 1 min window" \
+		live_says "port=7304 window=1m" 'a["windows"][0]["R"]' 60 ||
+		fail "1 min window: $(live_ask "port=7304 window=1m" a)"
+	for w in 10s 1m; do
+		live_ask "port=7304 window=$w" 'a["windows"][0]' > $W/win
+		sed 's/^/# /' $W/win
+		python3 - $W/win <<-'PY' || fail "window $w"
+			import ast, sys
+			w = ast.literal_eval(open(sys.argv[1]).read())
+			assert w["tasks"] == w["R"] == 60 and w["W"] == w["N"] == 0, w
+			assert w["bytes_in"] == 60 * 300 and w["bytes_out"] == 60 * 5000, w
+			assert w["fail_per_1000"] == 0 and w["share"] == 1, w
+			# the server's 10 ms delay is in every process time
+			assert 10000 <= w["process"]["p50"] <= w["process"]["p99"] <= w["process"]["max"], w
+			assert w["duration"]["n"] == 60 and w["min_rtt"]["n"] == 60, w
+		PY
+	done
+	# the wall clock slides the windows with no traffic: the 10 s one
+	# empties within 11 s, the 1 min one keeps the 60
+	WAIT_S=12 wait_until "the 10 s window empty" \
+		live_says "port=7304 window=10s" 'a["windows"][0]["tasks"]' 0 ||
+		fail "10 s window: $(live_ask "port=7304 window=10s" a)"
+	live_says "port=7304 window=1m" 'a["windows"][0]["R"]' 60 || fail "1 min window lost tasks"
+	kill $pid
+	wait $pid || fail "live exited $?"
+	[ ! -e $W/live.sock ] || fail "socket left"
+	[ ! -s $W/live.err ] || fail "stderr: $(cat $W/live.err)"
+}
+
 # ---- export, node_exporter, Prometheus ----------------------------------------------
 
 # The value of an instant PromQL query, or nothing.
@@ -474,6 +529,7 @@ case_messages() {
 	sed 's/^/# /' $W/err
 }
 
+run_case "live --socket on the module: both windows count the workload's tasks at once, the short one empties on time" case_live
 run_case "read --format json: exactly the workload's records, in start-time order" case_read_json
 run_case "read --follow streams the records as they come" case_follow
 run_case "read --follow goes on across an unload and a reload of the module" case_follow_reload

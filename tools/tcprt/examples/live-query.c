@@ -3,7 +3,7 @@
  * Ask tcprt live's socket one question and print the answer: the client a
  * service would embed (docs/live.md).  Build: cc -o live-query live-query.c
  *
- *   live-query /run/tcprt-live.sock 'port=8080 window=10s'
+ *   live-query /run/tcprt-live/live.sock 'port=8080 window=10s'
  */
 #include <stdio.h>
 #include <string.h>

@@ -1185,10 +1185,15 @@ case_install() {
 	grep -q '^OnCalendar=daily$' "$dest/usr/local/lib/systemd/system/tcprt-expire.timer" || fail "expire timer"
 	grep -q '^ExecStart=/usr/local/bin/tcprt series --store /var/lib/tcprt/series ' \
 		"$dest/usr/local/lib/systemd/system/tcprt-series.service" || fail "series unit"
+	grep -q '^ExecStart=/usr/local/bin/tcprt live --no-view --socket=/run/tcprt-live/live.sock ' \
+		"$dest/usr/local/lib/systemd/system/tcprt-live.service" || fail "live unit"
+	[ -s "$dest/usr/local/share/doc/tcprt/examples/live-query.c" ] || fail "the C example"
 	if command -v systemd-analyze > /dev/null; then
-		systemd-analyze verify "$dest/usr/local/lib/systemd/system/tcprt-series.service" \
-			> "$T/verify" 2>&1 || grep -q "/usr/local/bin/tcprt.*No such file" "$T/verify" ||
-			fail "systemd-analyze verify: $(cat "$T/verify")"
+		for u in tcprt-series tcprt-live; do
+			systemd-analyze verify "$dest/usr/local/lib/systemd/system/$u.service" \
+				> "$T/verify" 2>&1 || grep -q "/usr/local/bin/tcprt.*No such file" "$T/verify" ||
+				fail "systemd-analyze verify $u: $(cat "$T/verify")"
+		done
 	fi
 	for f in tcprt-ship.conf tcprt-central.conf schema.sql render.sh make-certs.sh; do
 		[ -s "$dest/usr/local/share/tcprt/fleet/$f" ] || fail "fleet/$f not installed"

@@ -3,7 +3,7 @@
 # tcprt live on this host, over files written by the test (tests/
 # live_gen.py, which also writes a model of the windows): --once's figures
 # against the model; the socket's answers the same, asked from C (the
-# documented example), a shell (socat) and Python; concurrent clients,
+# documented example), a shell (socat, when installed) and Python; concurrent clients,
 # hostile ones (tests/live_client.py), the socket's permissions and its
 # file replaced or refused; the terminal view driven in tmux, its screen
 # read back; bad options.  Prints TAP.
@@ -47,12 +47,24 @@ run_case() {	# description function
 mkdir -p "$T/d"
 python3 "$TESTS/live_gen.py" "$T/d" $BASE > "$T/model.json" || exit 1
 
+# One question to the socket, its answer on stdout (Python: socat, the
+# shell example's client, is not a build dependency of the package, whose
+# build runs these tests).
+ask() {	# question
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode() + b"\n")
+sys.stdout.write(s.makefile("r").readline())
+' "$SOCK" "$1"
+}
+
 # Wait until the socket answers "status": the service is up.
 wait_socket() {
 	local i
 	for i in $(seq 100); do
-		echo status | socat -t 2 - "UNIX-CONNECT:$SOCK" 2> /dev/null |
-			grep -q '"ok":true' && return 0
+		ask status 2> /dev/null | grep -q '"ok":true' && return 0
 		sleep 0.05
 	done
 	fail "tcprt live never answered on $SOCK: $(cat "$T/live.err")"
@@ -116,8 +128,12 @@ case_socket_answers() {
 	cc -Wall -Wextra -Werror -o "$cq" examples/live-query.c || fail "the C example does not build"
 	start_live
 	"$cq" "$SOCK" "port=80 window=10s" > "$T/c.json" || fail "C client: $(cat "$T/c.json")"
-	echo "port=80 window=10s" | socat - "UNIX-CONNECT:$SOCK" > "$T/sh.json"
-	cmp -s "$T/c.json" "$T/sh.json" || fail "C and shell answers differ"
+	if command -v socat > /dev/null; then
+		echo "port=80 window=10s" | socat - "UNIX-CONNECT:$SOCK" > "$T/sh.json"
+		cmp -s "$T/c.json" "$T/sh.json" || fail "C and shell answers differ"
+	else
+		echo "# no socat: the shell example not run"
+	fi
 	"$TCPRT" live --dir "$T/d" --once > "$T/once.json"
 	python3 - "$T/c.json" "$T/once.json" <<-'PY' || fail "the socket's answer is not --once's"
 	import json, sys
@@ -130,12 +146,12 @@ case_socket_answers() {
 	for q in "port=443" "port=6379 role=client window=5m" "port=80 window=1m"; do
 		"$cq" "$SOCK" "$q" > "$T/q.json" || fail "$q: $(cat "$T/q.json")"
 	done
-	echo "port=6379 role=client" | socat - "UNIX-CONNECT:$SOCK" | grep -q '"seen":true,"port":6379,"role":"client"' ||
+	ask "port=6379 role=client" | grep -q '"seen":true,"port":6379,"role":"client"' ||
 		fail "client key"
-	echo "port=8081" | socat - "UNIX-CONNECT:$SOCK" | grep -q '"seen":false,"port":8081.*"tasks":0' ||
+	ask "port=8081" | grep -q '"seen":false,"port":8081.*"tasks":0' ||
 		fail "a port never seen: not zero tasks"
 	"$cq" "$SOCK" "port=80 window=11s" > /dev/null && fail "a window not kept: exit 0"
-	echo keys | socat - "UNIX-CONNECT:$SOCK" | python3 -c '
+	ask keys | python3 -c '
 import json, sys
 a = json.load(sys.stdin)
 assert sorted((k["port"], k["role"]) for k in a["keys"]) == [(80, "server"), (443, "server"), (6379, "client")], a
@@ -168,16 +184,18 @@ case_permissions() {
 	st=$(stat -c '%a %G' "$SOCK")
 	[ "$st" = "660 adm" ] || fail "mode and group: $st"
 	# a user outside the group cannot ask; one in it can
+	ask status > /dev/null || fail "root could not ask"
 	setpriv --reuid=65534 --regid=65534 --clear-groups \
-		socat -t 1 - "UNIX-CONNECT:$SOCK" < /dev/null 2> "$T/perm.err" &&
+		bash -c "$(declare -f ask); SOCK=$SOCK; ask status" > /dev/null 2> "$T/perm.err" &&
 		fail "nobody connected"
 	grep -q "Permission denied" "$T/perm.err" || fail "nobody: $(cat "$T/perm.err")"
-	echo status | setpriv --reuid=65534 --regid=65534 --groups="$(getent group adm | cut -d: -f3)" \
-		socat -t 2 - "UNIX-CONNECT:$SOCK" | grep -q '"ok":true' || fail "a member of adm could not ask"
+	setpriv --reuid=65534 --regid=65534 --groups="$(getent group adm | cut -d: -f3)" \
+		bash -c "$(declare -f ask); SOCK=$SOCK; ask status" | grep -q '"ok":true' ||
+		fail "a member of adm could not ask"
 	# a second tcprt on a live socket: refused, the first unharmed
 	"$TCPRT" live --dir "$T/d" --socket "$SOCK" --no-view 2> "$T/err2" && fail "a second one started"
 	grep -q "another process serves it" "$T/err2" || fail "second: $(cat "$T/err2")"
-	echo status | socat - "UNIX-CONNECT:$SOCK" | grep -q '"ok":true' || fail "first harmed"
+	ask status | grep -q '"ok":true' || fail "first harmed"
 	kill -9 "$(cat "$T/live.pid")"
 	stop_live
 	# a stale socket (its process killed) is replaced; a file is not

@@ -63,6 +63,22 @@ void buf_tsv(struct buf *b, const char *s, size_t len)
 	b->p[b->len] = '\0';
 }
 
+void buf_json_str(struct buf *b, const char *s)
+{
+	buf_add(b, "\"", 1);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			buf_printf(b, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			buf_printf(b, "\\u%04x", c);
+		else
+			buf_add(b, s, 1);
+	}
+	buf_add(b, "\"", 1);
+}
+
 void buf_free(struct buf *b)
 {
 	free(b->p);

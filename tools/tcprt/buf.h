@@ -18,6 +18,8 @@ void buf_printf(struct buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* @s as a TabSeparated field: \ tab newline escaped. */
 void buf_tsv(struct buf *b, const char *s, size_t len);
+/* @s as a JSON string: quoted, quotes, backslashes and control bytes escaped. */
+void buf_json_str(struct buf *b, const char *s);
 void buf_free(struct buf *b);
 
 #endif

@@ -364,32 +364,29 @@ static unsigned int opt_windows(const char *arg, unsigned int len[WIN_MAX])
 
 static enum by opt_by(const char *arg)
 {
-	unsigned int b;
+	int i = name_index(by_names, BY_N, arg);
 
-	for (b = 0; b < BY_N; b++)
-		if (!strcmp(arg, by_names[b]))
-			return (enum by)b;
-	usage_error("live", "--by: '%s' is not port, container, netns or peer", arg);
+	if (i < 0)
+		usage_error("live", "--by: '%s' is not port, container, netns or peer", arg);
+	return (enum by)i;
 }
 
 static enum wm opt_measure(const char *arg)
 {
-	unsigned int m;
+	int i = name_index(wm_name, WM_N, arg);
 
-	for (m = 0; m < WM_N; m++)
-		if (!strcmp(arg, wm_name[m]))
-			return (enum wm)m;
-	usage_error("live", "--measure: '%s' is not a measure (see --help)", arg);
+	if (i < 0)
+		usage_error("live", "--measure: '%s' is not a measure (see --help)", arg);
+	return (enum wm)i;
 }
 
 static enum view_sort opt_sort(const char *arg)
 {
-	unsigned int s;
+	int i = name_index(view_sort_name, SORT_N, arg);
 
-	for (s = 0; s < SORT_N; s++)
-		if (!strcmp(arg, view_sort_name[s]))
-			return (enum view_sort)s;
-	usage_error("live", "--sort: '%s' is not tasks, p99, bytes or key", arg);
+	if (i < 0)
+		usage_error("live", "--sort: '%s' is not tasks, p99, bytes or key", arg);
+	return (enum view_sort)i;
 }
 
 static gid_t opt_group(const char *arg)

@@ -17,6 +17,7 @@
 
 #include <string.h>
 
+#include "buf.h"
 #include "container.h"
 #include "util.h"
 
@@ -41,21 +42,14 @@ static void endpoint(FILE *out, const char *addr, unsigned int port)
 		fprintf(out, "%s:%u", addr, port);
 }
 
-/* A string in JSON: quotes, backslashes and control bytes escaped. */
+/* A string in JSON (buf_json_str's form). */
 static void json_str(FILE *out, const char *s)
 {
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	static struct buf b;	/* reused: one string at a time */
 
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
+	b.len = 0;
+	buf_json_str(&b, s);
+	fwrite(b.p, 1, b.len, out);
 }
 
 /* A CSV cell: quoted when it holds a comma, a quote or a line break. */

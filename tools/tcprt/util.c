@@ -194,6 +194,16 @@ static void on_stop(int sig)
 	stop_requested = 1;
 }
 
+int name_index(const char *const *names, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (names[i] && !strcmp(names[i], s))
+			return (int)i;
+	return -1;
+}
+
 void signals_init(void)
 {
 	struct sigaction sa;

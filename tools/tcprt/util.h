@@ -87,6 +87,9 @@ bool parse_age(const char *s, size_t len, uint64_t *count, uint64_t *unit);
  */
 bool parse_when(const char *s, uint64_t now, uint64_t *t);
 
+/* The index of @s among the @n strings of @names, or -1. */
+int name_index(const char *const *names, size_t n, const char *s);
+
 /* Install handlers: SIGINT/SIGTERM set the stop flag; SIGPIPE ignored. */
 void signals_init(void);
 extern volatile int stop_requested;

@@ -427,22 +427,6 @@ void win_figures(const struct win_table *t, const struct wkey *k,
 
 /* ---- JSON ------------------------------------------------------------------ */
 
-static void json_str(struct buf *b, const char *s)
-{
-	buf_add(b, "\"", 1);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			buf_printf(b, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			buf_printf(b, "\\u%04x", c);
-		else
-			buf_add(b, s, 1);
-	}
-	buf_add(b, "\"", 1);
-}
-
 void win_json_key(struct buf *b, const struct wkey *k)
 {
 	if (k->port)
@@ -450,7 +434,7 @@ void win_json_key(struct buf *b, const struct wkey *k)
 	else
 		buf_printf(b, "\"port\":\"other\",");
 	buf_printf(b, "\"role\":\"%s\",\"key\":", role_name(k->role));
-	json_str(b, k->name);
+	buf_json_str(b, k->name);
 }
 
 #define U(x)	((unsigned long long)(x))

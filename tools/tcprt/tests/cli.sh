@@ -12,32 +12,7 @@ TCPRT=$PWD/tcprt
 T=$(mktemp -d "${TMPDIR:-/tmp}/tcprt-cli.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 
-n=0
-failed=0
-
-fail() {
-	echo "# FAIL: $*"
-	exit 1
-}
-
-# $TCP_RT_CASES, when set, is a regular expression: only the cases whose
-# description matches run (as in selftests/lib.sh).
-run_case() {	# description function
-	local rc t0=$SECONDS
-	[[ -z ${TCP_RT_CASES:-} || $1 =~ $TCP_RT_CASES ]] || return 0
-	n=$((n + 1))
-	( set -eE; "$2" )
-	rc=$?
-	echo "# case $n: $((SECONDS - t0)) s"
-	if [ $rc = 0 ]; then
-		echo "ok $n - $1"
-	elif [ $rc = 4 ]; then
-		echo "ok $n - $1 # SKIP"
-	else
-		echo "not ok $n - $1"
-		failed=$((failed + 1))
-	fi
-}
+. tests/case-lib.sh
 
 expect_eq() {	# actual expected what
 	[ "$1" = "$2" ] || fail "$3: got '$1', expected '$2'"
@@ -1608,5 +1583,4 @@ run_case "breakdown: malformed lines (out of order, twice, app on P, on N and E)
 run_case "breakdown: summary's split lines add up and match a model of the records" case_bd_summary
 run_case "breakdown: export's six histograms, counts and sums per series" case_bd_export
 run_case "breakdown: summary --plot draws a PNG, and says why it cannot" case_bd_plot
-echo "1..$n"
-exit $((failed > 0))
+tap_end

@@ -14,31 +14,7 @@ CHECK=$PWD/tests/grafana_check.py
 T=$(mktemp -d "${TMPDIR:-/tmp}/tcprt-grafana.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 
-n=0
-failed=0
-
-fail() {
-	echo "# FAIL: $*"
-	exit 1
-}
-
-# as in tests/cli.sh: $TCP_RT_CASES, a regular expression, picks cases
-run_case() {	# description function
-	local rc t0=$SECONDS
-	[[ -z ${TCP_RT_CASES:-} || $1 =~ $TCP_RT_CASES ]] || return 0
-	n=$((n + 1))
-	( set -eE; "$2" )
-	rc=$?
-	echo "# case $n: $((SECONDS - t0)) s"
-	if [ $rc = 0 ]; then
-		echo "ok $n - $1"
-	elif [ $rc = 4 ]; then
-		echo "ok $n - $1 # SKIP"
-	else
-		echo "not ok $n - $1"
-		failed=$((failed + 1))
-	fi
-}
+. tests/case-lib.sh
 
 need() {	# command...: skip the case without them
 	local c
@@ -121,5 +97,4 @@ run_case "Prometheus dashboard: every metric and label one export writes, every 
 run_case "OTLP dashboard: the names of the generator's OTLP table" case_otlp_names
 run_case "promtool check rules: every expression parses" case_promtool_check
 run_case "promtool test rules: every Prometheus expression finds export's series" case_promtool_eval
-echo "1..$n"
-exit $((failed > 0))
+tap_end

@@ -17,31 +17,10 @@ BASE=1795218000
 chmod 711 "$T"	# the socket's own mode decides who may connect
 trap 'stop_live; tmux kill-session -t tcprt-live-test 2> /dev/null; rm -rf "$T"' EXIT
 
-n=0
-failed=0
+. tests/case-lib.sh
 
-fail() {
-	echo "# FAIL: $*"
-	exit 1
-}
-
-# as in tests/cli.sh: $TCP_RT_CASES, a regular expression, picks cases
-run_case() {	# description function
-	local rc t0=$SECONDS
-	[[ -z ${TCP_RT_CASES:-} || $1 =~ $TCP_RT_CASES ]] || return 0
-	n=$((n + 1))
-	( set -eE; "$2" )
-	rc=$?
+case_cleanup() {
 	stop_live	# what a failed case left running
-	echo "# case $n: $((SECONDS - t0)) s"
-	if [ $rc = 0 ]; then
-		echo "ok $n - $1"
-	elif [ $rc = 4 ]; then
-		echo "ok $n - $1 # SKIP"
-	else
-		echo "not ok $n - $1"
-		failed=$((failed + 1))
-	fi
 }
 
 mkdir -p "$T/d"
@@ -284,5 +263,4 @@ run_case "live --socket: malformed, oversized, never-reading, silent and too man
 run_case "live --socket: mode 0660 and its group; a live socket refused, a stale one replaced, a file kept" case_permissions
 run_case "live: the view in tmux shows the model's rows; s sorts, q quits" case_view
 run_case "live: bad options exit 2 with a reason" case_usage
-echo "1..$n"
-exit $((failed > 0))
+tap_end

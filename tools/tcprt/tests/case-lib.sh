@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: GPL-2.0
+# The TAP harness of tcprt's host test scripts (cli.sh, live.sh,
+# grafana.sh), sourced by each: a case is a function run in a subshell
+# with set -eE; it fails by fail() or any failing command, is skipped by
+# returning 4.  $TCP_RT_CASES, when set, is a regular expression: only the
+# cases whose description matches run (as in selftests/lib.sh).  A script
+# that defines case_cleanup has it run after every case, failed or not.
+n=0
+failed=0
+
+fail() {
+	echo "# FAIL: $*"
+	exit 1
+}
+
+run_case() {	# description function
+	local rc t0=$SECONDS
+	[[ -z ${TCP_RT_CASES:-} || $1 =~ $TCP_RT_CASES ]] || return 0
+	n=$((n + 1))
+	( set -eE; "$2" )
+	rc=$?
+	if declare -F case_cleanup > /dev/null; then
+		case_cleanup
+	fi
+	echo "# case $n: $((SECONDS - t0)) s"
+	if [ $rc = 0 ]; then
+		echo "ok $n - $1"
+	elif [ $rc = 4 ]; then
+		echo "ok $n - $1 # SKIP"
+	else
+		echo "not ok $n - $1"
+		failed=$((failed + 1))
+	fi
+}
+
+# The plan, and the script's exit status.
+tap_end() {
+	echo "1..$n"
+	exit $((failed > 0))
+}

@@ -2,7 +2,6 @@
 /* Sliding windows of tasks: see window.h for the layout and the semantics. */
 #include "window.h"
 
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -359,6 +358,27 @@ void win_add(struct win_table *t, const struct record *r, const char *name)
 
 /* ---- figures --------------------------------------------------------------- */
 
+/*
+ * The square root of @x >= 0, by Newton's steps from above: tcprt links no
+ * libm (the arm64 guest's root, which tcprt is cross-built against, has
+ * none to link).  Exact to the last bit or two; called per question only.
+ */
+static double root(double x)
+{
+	double r = x > 1 ? x : 1, next;
+	int i;
+
+	if (x <= 0)
+		return 0;
+	for (i = 0; i < 200; i++) {
+		next = (r + x / r) / 2;
+		if (next >= r)
+			break;
+		r = next;
+	}
+	return r;
+}
+
 static double per_1000(uint64_t a, uint64_t b)
 {
 	return b ? 1000.0 * (double)a / (double)b : 0;
@@ -396,7 +416,7 @@ void win_figures(const struct win_table *t, const struct wkey *k,
 		double var = (double)a->c.rtt_sumsq / n - mean * mean;
 
 		f->rtt_mean = mean;
-		f->rtt_stddev = var > 0 ? sqrt(var) : 0;
+		f->rtt_stddev = root(var);
 	}
 	for (m = 0; m < WM_N; m++) {
 		struct hist h = a->h[m];	/* shares the counts: read only */

@@ -79,6 +79,8 @@ static const char help[] =
 #define DEFAULT_MAX_KEYS	1024
 #define READ_EVERY_US		200000ULL	/* the logs' polling */
 #define DRAW_EVERY_US		1000000ULL
+/* a record may start this far after the wall clock (clocks of CPUs) */
+#define MAX_AHEAD_US		1000000ULL
 
 enum by { BY_PORT, BY_CONTAINER, BY_NETNS, BY_PEER, BY_N };
 static const char *const by_names[BY_N] = { "port", "container", "netns", "peer" };
@@ -128,6 +130,9 @@ static void add(const struct record *r, void *arg)
 		return;
 	if (!ct_match(&l->ctf, r))
 		return;
+	/* the wall clock as the record comes, not as the last loop saw it */
+	if (l->wall && rec_time_us(r) > l->t.clock_us)
+		win_advance(&l->t, now_us());
 	win_add(&l->t, r, key_of(l, r, buf, sizeof(buf)));
 }
 
@@ -194,11 +199,12 @@ static void answer_status(const struct live *l, struct buf *b)
 	buf_printf(b, ",\"by\":\"%s\",\"windows\":[", by_names[l->by]);
 	for (w = 0; w < l->t.nwin; w++)
 		buf_printf(b, "%s%u", w ? "," : "", l->t.len[w]);
-	buf_printf(b, "],\"keys\":%zu,\"tasks\":%llu,\"late\":%llu,\"overflow\":%llu,"
+	buf_printf(b, "],\"keys\":%zu,\"tasks\":%llu,\"late\":%llu,\"future\":%llu,\"overflow\":%llu,"
 		   "\"bad_lines\":%llu,\"clients\":%u,\"answered\":%llu,"
 		   "\"refused\":%llu,\"oversized\":%llu,\"slow\":%llu}\n",
 		   l->t.nkeys, (unsigned long long)l->t.records,
 		   (unsigned long long)l->t.late,
+		   (unsigned long long)l->t.future,
 		   (unsigned long long)l->t.overflow,
 		   (unsigned long long)l->in.bad, l->sock.nclients,
 		   (unsigned long long)l->sock.answered,
@@ -536,8 +542,10 @@ int cmd_live(int argc, char **argv)
 	st = input_open(&l.in, dir, false, add, &l);
 	if (st != EXIT_OK)
 		goto out;
-	if (l.wall)
+	if (l.wall) {
 		win_advance(&l.t, now_us());
+		l.t.max_ahead_us = MAX_AHEAD_US;
+	}
 	if (sock) {
 		if (lsock_open(&l.sock, sock, gid, answer, &l) < 0) {
 			st = EXIT_RUNTIME;
@@ -562,6 +570,9 @@ int cmd_live(int argc, char **argv)
 	if (l.t.late)
 		warnx_("live: %llu task%s older than the longest window when read: not counted",
 		       (unsigned long long)l.t.late, l.t.late == 1 ? "" : "s");
+	if (l.t.future)
+		warnx_("live: %llu task%s starting more than 1 s after the clock: not counted",
+		       (unsigned long long)l.t.future, l.t.future == 1 ? "" : "s");
 	if (l.t.overflow)
 		warnx_("live: %llu task%s past --max-keys counted under port \"other\"",
 		       (unsigned long long)l.t.overflow, l.t.overflow == 1 ? "" : "s");

@@ -324,6 +324,11 @@ void win_add(struct win_table *t, const struct record *r, const char *name)
 
 	if (!rec_is_task(r->type))
 		return;
+	if (t->max_ahead_us && t->clock_sec >= 0 &&
+	    rec_time_us(r) > t->clock_us + t->max_ahead_us) {
+		t->future++;
+		return;
+	}
 	win_advance(t, rec_time_us(r));
 	if (sec <= t->clock_sec - (int64_t)t->span) {
 		t->late++;

@@ -28,9 +28,12 @@
  * Percentiles are those of hist.h, within 0.79 % of the exact value.
  *
  * The clock only moves forward: to the wall clock (win_advance) or to a
- * record's second (a record of a second ahead of the clock moves it).  A
- * record of a second no longer in the ring (older than the longest
- * window) is counted in `late` and not added.
+ * record's start (a record ahead of the clock moves it).  A record of a
+ * second no longer in the ring (older than the longest window) is counted
+ * in `late` and not added.  With max_ahead_us set (the wall clock's
+ * tables), a record that starts more than that after the clock is counted
+ * in `future` and not added: one bad time stamp must not carry the clock
+ * away and make every later record late.
  *
  * Single-threaded: the caller owns the table (tcprt live's one loop).
  */
@@ -56,7 +59,7 @@ extern const char *const wm_name[WM_N];
 
 #define WIN_MAX		4		/* window lengths at once */
 #define WIN_MAX_SEC	3600		/* the longest window */
-#define WIN_KEY_MAX	200		/* "port/role/key" */
+#define WIN_KEY_MAX	320		/* "port/role/key" */
 #define WIN_OTHER	"other"		/* the key of records past max_keys */
 
 /* Counters of a slot or a window: all subtract exactly. */
@@ -115,6 +118,8 @@ struct win_table {
 	struct wcount tot[WIN_MAX];	/* every key's, for the shares */
 	uint64_t records;		/* tasks added */
 	uint64_t late;			/* older than the longest window */
+	uint64_t max_ahead_us;		/* 0: records may move the clock freely */
+	uint64_t future;		/* past max_ahead_us */
 	uint64_t overflow;		/* counted under WIN_OTHER */
 };
 

@@ -381,6 +381,30 @@ static void test_overflow(void)
 	win_free(&t);
 }
 
+/* On the wall clock, a record far ahead is counted, and moves nothing. */
+static void test_future(void)
+{
+	static const unsigned int one_len[] = { 10 };
+	uint64_t now = 1800000000ULL * 1000000;
+	struct win_table t;
+	struct record r;
+
+	win_init(&t, one_len, 1, 16);
+	t.max_ahead_us = 1000000;
+	win_advance(&t, now);
+	make(&r, 'R', now + 500000, 80, 1000, false);	/* within 1 s: taken */
+	win_add(&t, &r, "");
+	make(&r, 'R', now + 3600ULL * 1000000, 80, 1000, false);
+	win_add(&t, &r, "");
+	make(&r, 'R', now + 600000, 80, 1000, false);
+	win_add(&t, &r, "");
+	ok(t.future == 1 && t.records == 2 && t.late == 0 &&
+	   t.clock_us == now + 600000,
+	   "an hour ahead of the wall clock: counted in future, the clock kept (future %llu, records %llu)",
+	   (unsigned long long)t.future, (unsigned long long)t.records);
+	win_free(&t);
+}
+
 /* Per record, the cost: a figure for the docs, not a pass mark. */
 static void test_cost(void)
 {
@@ -411,6 +435,7 @@ int main(void)
 		return 1;
 	test_traffic();
 	test_overflow();
+	test_future();
 	test_cost();
 	free(kept);
 	return done_testing();

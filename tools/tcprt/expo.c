@@ -2,7 +2,6 @@
 /* Exponential histograms with exact bucket indices: see expo.h. */
 #include "expo.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,14 +108,28 @@ static int cmp_bound(uint64_t us, int scale, int32_t i)
 }
 
 /*
- * The exact bucket of @us > 0 at @scale: from a floating-point guess,
- * moved until base^i < v <= base^(i+1) holds as integers.  Slow (a few
- * thousand multiplications): the tables below call it, a value does not.
+ * log2(@us), within 0.09: the bit length, and the mantissa's fraction as
+ * its own logarithm.  Only a first guess, corrected exactly below; tcprt
+ * links no libm (the arm64 cross build's root has none to link).
+ */
+static double approx_log2(uint64_t us)
+{
+	int e = 63 - __builtin_clzll(us);
+
+	return e + ((double)us / (double)(1ULL << e) - 1.0);
+}
+
+#define LOG2_1E6	19.931568569324174	/* log2(10^6): 1 s in us */
+
+/*
+ * The exact bucket of @us > 0 at @scale: from a guess, moved until
+ * base^i < v <= base^(i+1) holds as integers.  Slow (thousands of
+ * multiplications): the tables below call it, a value does not.
  */
 static int32_t index_slow(uint64_t us, int scale)
 {
-	double l = log2((double)us / 1e6) * (double)(1 << scale);
-	int32_t i = (int32_t)ceil(l) - 1;
+	double l = (approx_log2(us) - LOG2_1E6) * (double)(1 << scale);
+	int32_t i = (int32_t)l - 1;
 
 	while (cmp_bound(us, scale, i) <= 0)	/* v <= base^i: lower */
 		i--;
@@ -125,24 +138,57 @@ static int32_t index_slow(uint64_t us, int scale)
 	return i;
 }
 
-/*
- * The largest integer u <= 10^6 * base^i (a bound in microseconds): the
- * first integer above it is where bucket i begins.  UINT64_MAX when it is
- * that much or more.
- */
-static uint64_t floor_bound(int scale, int32_t i)
+/* base = 2^(2^-scale), by square roots (Newton's), for the guesses */
+static double base_of(int scale)
 {
-	long double g = floorl(powl(2.0L, (long double)i / (long double)(1 << scale)) * 1e6L);
-	uint64_t u;
+	double b = 2;
+	int k, n;
 
-	if (g >= 18446744073709551615.0L)
-		return UINT64_MAX;
-	u = g < 0 ? 0 : (uint64_t)g;
-	while (u && cmp_bound(u, scale, i) > 0)
-		u--;
-	while (u < UINT64_MAX && cmp_bound(u + 1, scale, i) <= 0)
-		u++;
-	return u;
+	for (k = 0; k < scale; k++) {
+		double x = b, a = b;
+
+		for (n = 0; n < 64; n++)
+			x = (x + a / x) / 2;
+		b = x;
+	}
+	return b;
+}
+
+/* The largest u in [lo, hi] with u <= 10^6 * base^i (the caller knows one is). */
+static uint64_t search_bound(int scale, int32_t i, uint64_t lo, uint64_t hi)
+{
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2 + 1;
+
+		if (cmp_bound(mid, scale, i) <= 0)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/*
+ * The largest integer u <= 10^6 * base^i (a bound in microseconds), given
+ * @prev, that of bucket i - 1: the first integer above it is where bucket
+ * i begins.  Between prev and 2 prev + 2 (base <= 2); first searched near
+ * prev * base.  UINT64_MAX when it is that much or more.
+ */
+static uint64_t floor_bound(int scale, int32_t i, uint64_t prev)
+{
+	double g = (double)prev * base_of(scale), slack = g / 1099511627776.0 + 4;
+	uint64_t lo = prev, hi = prev > (UINT64_MAX - 2) / 2 ? UINT64_MAX : 2 * prev + 2;
+
+	if (cmp_bound(hi, scale, i) <= 0)
+		return hi;	/* only at UINT64_MAX */
+	if (g + slack < 1.8e19) {
+		uint64_t a = g - slack > (double)lo ? (uint64_t)(g - slack) : lo;
+		uint64_t b = g + slack < (double)hi ? (uint64_t)(g + slack) : hi;
+
+		if (cmp_bound(a, scale, i) <= 0 && cmp_bound(b, scale, i) > 0)
+			return search_bound(scale, i, a, b);
+	}
+	return search_bound(scale, i, lo, hi);
 }
 
 /*
@@ -167,8 +213,9 @@ static const struct expo_table *table_of(int scale)
 	t->lo = index_slow(1, scale);
 	t->first = xcalloc(cap, sizeof(*t->first));
 	t->first[t->n++] = 1;
+	f = 0;		/* 10^6 * base^lo < 1 */
 	for (;;) {
-		f = floor_bound(scale, t->lo + (int32_t)t->n);
+		f = floor_bound(scale, t->lo + (int32_t)t->n, f);
 		if (f == UINT64_MAX)
 			break;
 		if (t->n == cap) {

@@ -201,8 +201,12 @@ struct exporter {
 /*
  * --otlp-logs: keep a copy of task @r for the next logs request, if the
  * rate allows - a token bucket of RATE a second, bursts of RATE x interval
- * (the logs are drained in bursts) - else count it as capped.
+ * (the logs are drained in bursts) - and fewer than LOG_PENDING_MAX wait
+ * (as many as the logs queue holds); else count it as capped.
  */
+#define LOG_BATCH		1024	/* records in a logs request */
+#define LOG_PENDING_MAX		(OTLP_QUEUE_MAX * LOG_BATCH)
+
 static void keep_log(struct exporter *x, const struct record *r,
 		     const struct series *se, const struct ct_info *ci)
 {
@@ -216,6 +220,10 @@ static void keep_log(struct exporter *x, const struct record *r,
 		x->log_tokens = x->log_burst;
 	x->log_refill_us = now;
 	if (x->log_tokens < 1) {
+		x->log_capped++;
+		return;
+	}
+	if (x->nlogs == LOG_PENDING_MAX) {	/* memory: a long interval, a high rate */
 		x->log_capped++;
 		return;
 	}
@@ -510,9 +518,7 @@ static void update(struct exporter *x)
 }
 
 #ifdef TCPRT_OTLP
-/* The logs request of the records kept, in batches of LOG_BATCH. */
-#define LOG_BATCH	1024
-
+/* The logs requests of the records kept, LOG_BATCH records each. */
 static void queue_logs(struct exporter *x)
 {
 	size_t i, n, len;
@@ -707,6 +713,8 @@ static bool otlp_stop(struct exporter *x)
 			       (unsigned long long)x->log_capped,
 			       (unsigned long long)x->log_rate);
 		all = !x->lq->n && !x->lq->dropped;
+		/* the summary's dropped records: the cap's too */
+		x->lq->records_dropped += x->log_capped;
 		otlp_queue_close(x->lq);
 		free((char *)x->lq->url);
 		free(x->lq);

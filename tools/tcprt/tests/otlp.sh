@@ -11,7 +11,11 @@
 #   - VictoriaMetrics stopped mid-run, more records written, started
 #     again: the totals still equal every record (cumulative: a lost
 #     request loses no count), the failed requests were counted (stderr,
-#     the textfile, the OTLP self-metric), the collector said away and back.
+#     the textfile, the OTLP self-metric), the collector said away and back;
+#   - --otlp-exponential: VictoriaMetrics' vmrange buckets, quantiles in the
+#     exact value's scale-3 bucket;
+#   - --otlp-logs RATE against a collector of ours: RATE records sent, the
+#     rest counted exactly; --otlp-header-file's header sent.
 # Skipped (TAP skip) when tcprt was built without OTLP or VictoriaMetrics
 # is not there.  Holds /tmp/tcprt-run.lock while its daemons run (the
 # project's timing-sensitive runs take it too).  Prints TAP.
@@ -21,11 +25,12 @@ TCPRT=$PWD/tcprt
 TOP=$(cd ../.. && pwd)
 VM=${TCPRT_VICTORIA_METRICS:-$("$TOP/scripts/cache-dir")/otel/root/usr/bin/victoria-metrics}
 T=$(mktemp -d "${TMPDIR:-/tmp}/tcprt-otlp.XXXXXX")
-VM_PID= EXP_PID=
+VM_PID= EXP_PID= LOGS_PID=
 
 cleanup() {
 	[ -n "$EXP_PID" ] && kill "$EXP_PID" 2> /dev/null && wait "$EXP_PID" 2> /dev/null
 	[ -n "$VM_PID" ] && kill "$VM_PID" 2> /dev/null && wait "$VM_PID" 2> /dev/null
+	[ -n "$LOGS_PID" ] && kill "$LOGS_PID" 2> /dev/null && wait "$LOGS_PID" 2> /dev/null
 	true
 	rm -rf "$T"
 }
@@ -272,6 +277,74 @@ grep -E 'requests sent' "$T/export.err" | sed 's/^/# /'
 if grep -v -e 'collector away' -e 'collector back' -e 'requests sent' "$T/export.err"; then
 	fail "other messages on stderr (above)"
 fi
+stop_vm
+pass
+
+step "export --otlp-exponential: VictoriaMetrics' vmrange buckets are tcprt's, quantiles in their bucket"
+rm -rf "$T/vm"
+start_vm || fail "victoria-metrics did not start"
+URL=http://127.0.0.1:$PORT/opentelemetry/v1/metrics
+"$TCPRT" export --once --dir "$D" --otlp "$URL" --otlp-exponential 2> "$T/expo.err" ||
+	fail "export --once: $(cat "$T/expo.err")"
+wait_for 'sum(tcp_rt_task_duration_seconds_count{tcp_rt_task_type="R"})' "$(tot R)" 30 ||
+	fail "the exponential histograms' counts"
+for p in 0.5 0.9 0.99; do
+	est=$(q "histogram_quantile($p, sum by (vmrange) (tcp_rt_task_duration_seconds_bucket{tcp_rt_task_type=\"R\"}))")
+	python3 - "$T/r_dur" "$p" "$est" <<-'PY' || fail "p$p"
+		import math, sys
+		d = sorted(int(l) for l in open(sys.argv[1]))
+		p, est = float(sys.argv[2]), float(sys.argv[3])
+		exact = d[max(0, math.ceil(len(d) * p) - 1)] / 1e6
+		i = math.ceil(math.log2(exact) * 8) - 1	# scale 3: base^i < v <= base^(i+1)
+		lo, hi = 2 ** (i / 8), 2 ** ((i + 1) / 8)
+		# vmrange's labels have 4 digits
+		ok = lo * (1 - 1e-3) <= est <= hi * (1 + 1e-3)
+		print(f"# p{p}: exact {exact} s, histogram_quantile {est} s, bucket ({lo:.6g}, {hi:.6g}]")
+		sys.exit(0 if ok else 1)
+	PY
+done
+pass
+
+step "export --otlp-logs: at most RATE, the rest counted exactly; the header file's header sent"
+# a collector of logs: answers 200, notes each request's headers
+cat > "$T/logs.py" <<-'PY'
+	import http.server, sys
+	class H(http.server.BaseHTTPRequestHandler):
+	    def do_POST(self):
+	        n = int(self.headers["Content-Length"])
+	        self.rfile.read(n)
+	        with open(sys.argv[2], "a") as f:
+	            f.write(f"{self.path} {self.headers['Content-Type']} {self.headers['Authorization']} {n}\n")
+	        self.send_response(200)
+	        self.send_header("Content-Length", "0")
+	        self.end_headers()
+	    def log_message(self, *a):
+	        pass
+	s = http.server.HTTPServer(("127.0.0.1", 0), H)
+	open(sys.argv[1], "w").write(str(s.server_port))
+	s.serve_forever()
+PY
+python3 "$T/logs.py" "$T/logs.port" "$T/logs.seen" &
+LOGS_PID=$!
+for i in $(seq 50); do [ -s "$T/logs.port" ] && break; sleep 0.1; done
+[ -s "$T/logs.port" ] || fail "the logs collector did not start"
+echo "Authorization: Bearer not-on-the-command-line" > "$T/auth"
+chmod 600 "$T/auth"
+"$TCPRT" export --once --dir "$D" --otlp "$URL" --otlp-logs 100 --interval 1 \
+	--otlp-logs-url "http://127.0.0.1:$(cat "$T/logs.port")/v1/logs" \
+	--otlp-header-file "$T/auth" 2> "$T/logs.err" || fail "export --once: $(cat "$T/logs.err")"
+kill "$LOGS_PID"
+wait "$LOGS_PID" 2> /dev/null
+sed 's/^/# /' "$T/logs.err"
+tasks=$(($(tot R) + $(tot W) + $(tot N) + $(tot P)))
+grep -q "100 log records sent, $((tasks - 100)) dropped" "$T/logs.err" ||
+	fail "expected 100 log records sent, $((tasks - 100)) dropped"
+wait_for 'max(tcprt_otlp_log_records_dropped_total)' "$((tasks - 100))" 30 ||
+	fail "tcprt_otlp_log_records_dropped_total"
+sed 's/^/# collector saw: /' "$T/logs.seen"
+[ "$(wc -l < "$T/logs.seen")" = 1 ] || fail "expected one logs request"
+grep -q '^/v1/logs application/x-protobuf Bearer not-on-the-command-line [0-9]*$' "$T/logs.seen" ||
+	fail "not POSTed to /v1/logs as application/x-protobuf with the header file's Authorization"
 stop_vm
 pass
 echo "1..$n"

@@ -15,7 +15,9 @@
 #   - --otlp-exponential: VictoriaMetrics' vmrange buckets, quantiles in the
 #     exact value's scale-3 bucket;
 #   - --otlp-logs RATE against a collector of ours: RATE records sent, the
-#     rest counted exactly; --otlp-header-file's header sent.
+#     rest counted exactly; --otlp-header-file's header sent;
+#   - a collector answering 400 (dropped, said), 503 (retried with backoff
+#     while the queue of 16 overflows: the oldest dropped, counted).
 # Skipped (TAP skip) when tcprt was built without OTLP or VictoriaMetrics
 # is not there.  Holds /tmp/tcprt-run.lock while its daemons run (the
 # project's timing-sensitive runs take it too).  Prints TAP.
@@ -315,9 +317,11 @@ cat > "$T/logs.py" <<-'PY'
 	        self.rfile.read(n)
 	        with open(sys.argv[2], "a") as f:
 	            f.write(f"{self.path} {self.headers['Content-Type']} {self.headers['Authorization']} {n}\n")
-	        self.send_response(200)
-	        self.send_header("Content-Length", "0")
+	        body = sys.argv[4].encode() if len(sys.argv) > 4 else b""
+	        self.send_response(int(sys.argv[3]) if len(sys.argv) > 3 else 200)
+	        self.send_header("Content-Length", str(len(body)))
 	        self.end_headers()
+	        self.wfile.write(body)
 	    def log_message(self, *a):
 	        pass
 	s = http.server.HTTPServer(("127.0.0.1", 0), H)
@@ -346,5 +350,50 @@ sed 's/^/# collector saw: /' "$T/logs.seen"
 grep -q '^/v1/logs application/x-protobuf Bearer not-on-the-command-line [0-9]*$' "$T/logs.seen" ||
 	fail "not POSTed to /v1/logs as application/x-protobuf with the header file's Authorization"
 stop_vm
+pass
+
+step "export --otlp: a refusing collector (400) drops, a busy one (503) is retried; a full queue drops the oldest"
+rm -f "$T/logs.port" "$T/logs.seen"
+python3 "$T/logs.py" "$T/logs.port" "$T/logs.seen" 400 "bad request, said the collector" &
+LOGS_PID=$!
+for i in $(seq 50); do [ -s "$T/logs.port" ] && break; sleep 0.1; done
+u=http://127.0.0.1:$(cat "$T/logs.port")/v1/metrics
+st=0
+"$TCPRT" export --once --dir "$D" --otlp "$u" 2> "$T/400.err" || st=$?
+sed 's/^/# /' "$T/400.err"
+[ "$st" = 1 ] || fail "--once, its request refused: exit status $st, expected 1"
+grep -q 'refuses requests: HTTP 400: bad request, said the collector; dropping them' "$T/400.err" ||
+	fail "no 'refuses' line with the collector's answer"
+grep -q ': 0 requests sent, 1 failed, 1 dropped$' "$T/400.err" || fail "400: the summary"
+kill "$LOGS_PID"
+wait "$LOGS_PID" 2> /dev/null
+rm -f "$T/logs.port" "$T/logs.seen"
+python3 "$T/logs.py" "$T/logs.port" "$T/logs.seen" 503 &
+LOGS_PID=$!
+for i in $(seq 50); do [ -s "$T/logs.port" ] && break; sleep 0.1; done
+u=http://127.0.0.1:$(cat "$T/logs.port")/v1/metrics
+# every 50 ms a request, retried after 1 s, 2 s: the queue of 16 overflows
+"$TCPRT" export --dir "$D" --otlp "$u" --textfile "$PROM" --interval 0.05 2> "$T/503.err" &
+EXP_PID=$!
+sleep 2.5
+dropped=$(awk '/^tcprt_otlp_requests_dropped_total/ { print $2 }' "$PROM")
+kill -TERM "$EXP_PID"
+wait "$EXP_PID" || fail "export exited with $?"
+EXP_PID=
+kill "$LOGS_PID"
+wait "$LOGS_PID" 2> /dev/null
+LOGS_PID=
+sed 's/^/# /' "$T/503.err"
+echo "# textfile after 2.5 s: tcprt_otlp_requests_dropped_total $dropped; the collector saw $(wc -l < "$T/logs.seen") requests"
+grep -q 'collector away (.*): HTTP 503; retrying' "$T/503.err" || fail "503: no 'collector away' line"
+[ "${dropped:-0}" -ge 10 ] || fail "textfile: ${dropped:-no} requests dropped, expected >= 10 (50 made, 16 queued)"
+# a request is sent, failed, or dropped at exit; the collector saw each attempt
+python3 - "$T/503.err" "$(wc -l < "$T/logs.seen")" <<-'PY' || fail "503: the summary does not add up"
+	import re, sys
+	m = re.search(r": (\d+) requests sent, (\d+) failed, (\d+) dropped$", open(sys.argv[1]).read(), re.M)
+	sent, failed, dropped = map(int, m.groups())
+	print(f"# sent {sent}, failed {failed} (the collector saw {sys.argv[2]}), dropped {dropped}")
+	sys.exit(0 if sent == 0 and failed == int(sys.argv[2]) and 2 <= failed <= 5 and dropped >= 20 else 1)
+PY
 pass
 echo "1..$n"

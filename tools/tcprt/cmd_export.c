@@ -208,7 +208,7 @@ struct exporter {
 #define LOG_PENDING_MAX		(OTLP_QUEUE_MAX * LOG_BATCH)
 
 static void keep_log(struct exporter *x, const struct record *r,
-		     const struct series *se, const struct ct_info *ci)
+		     const struct series *se)
 {
 #ifdef TCPRT_OTLP
 	const struct exp_val *v = se->val;
@@ -242,9 +242,8 @@ static void keep_log(struct exporter *x, const struct record *r,
 		snprintf(l->container, sizeof(l->container), "%s", se->key);
 	snprintf(l->pod, sizeof(l->pod), "%s", v->pod);
 	l->ct_id = v->ct_id;
-	(void)ci;
 #else
-	(void)x; (void)r; (void)se; (void)ci;
+	(void)x; (void)r; (void)se;
 #endif
 }
 
@@ -272,7 +271,7 @@ static void add(const struct record *r, void *arg)
 		v->ct_id = ct_is_container(ci->name.runtime) && ci->name.id[0];
 	}
 	if (x->log_rate && rec_is_task(r->type))
-		keep_log(x, r, se, ci);
+		keep_log(x, r, se);
 	v->records++;
 	v->sent += rec_sent_bytes(r);
 	v->recv += rec_recv_bytes(r);

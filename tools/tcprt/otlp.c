@@ -110,7 +110,7 @@ static pb_kv *kv_double(struct arena *a, const char *key, double val)
 	return kv;
 }
 
-#define MAX_ATTRS	16
+#define MAX_ATTRS	24	/* a log record has up to 15 */
 
 /*
  * What export names a series by, OpenTelemetry's names where it has them:

@@ -52,6 +52,7 @@ fi
 command -v python3 > /dev/null || skip "python3 missing"
 command -v curl > /dev/null || skip "curl missing"
 
+# the daemons below are started with 9>&-: none of them holds the lock
 exec 9> /tmp/tcprt-run.lock
 flock -w 900 9 || skip "/tmp/tcprt-run.lock held for 15 minutes"
 
@@ -83,7 +84,7 @@ start_vm() {	# [port]: on that port again, else a free one
 	for p in ${1:-$((20000 + RANDOM % 20000)) $((20000 + RANDOM % 20000)) $((20000 + RANDOM % 20000))}; do
 		"$VM" -storageDataPath="$T/vm" -httpListenAddr=127.0.0.1:$p \
 			-search.latencyOffset=0s -opentelemetry.usePrometheusNaming \
-			-loggerLevel=ERROR >> "$T/vm.log" 2>&1 &
+			-loggerLevel=ERROR >> "$T/vm.log" 2>&1 9>&- &
 		VM_PID=$!
 		for i in $(seq 100); do
 			if curl -sf "http://127.0.0.1:$p/health" > /dev/null; then
@@ -237,7 +238,7 @@ mkdir -p "$D" "$T/prom"
 gen "$D/rt-network-log0" 0 1500
 gen "$D/rt-network-log1" 1500 1000
 "$TCPRT" export --dir "$D" --otlp "$URL" --textfile "$PROM" --interval 0.5 \
-	2> "$T/export.err" &
+	2> "$T/export.err" 9>&- &
 EXP_PID=$!
 check_totals
 check_quantiles
@@ -328,7 +329,7 @@ cat > "$T/logs.py" <<-'PY'
 	open(sys.argv[1], "w").write(str(s.server_port))
 	s.serve_forever()
 PY
-python3 "$T/logs.py" "$T/logs.port" "$T/logs.seen" &
+python3 "$T/logs.py" "$T/logs.port" "$T/logs.seen" 9>&- &
 LOGS_PID=$!
 for i in $(seq 50); do [ -s "$T/logs.port" ] && break; sleep 0.1; done
 [ -s "$T/logs.port" ] || fail "the logs collector did not start"
@@ -354,7 +355,7 @@ pass
 
 step "export --otlp: a refusing collector (400) drops, a busy one (503) is retried; a full queue drops the oldest"
 rm -f "$T/logs.port" "$T/logs.seen"
-python3 "$T/logs.py" "$T/logs.port" "$T/logs.seen" 400 "bad request, said the collector" &
+python3 "$T/logs.py" "$T/logs.port" "$T/logs.seen" 400 "bad request, said the collector" 9>&- &
 LOGS_PID=$!
 for i in $(seq 50); do [ -s "$T/logs.port" ] && break; sleep 0.1; done
 u=http://127.0.0.1:$(cat "$T/logs.port")/v1/metrics
@@ -368,12 +369,12 @@ grep -q ': 0 requests sent, 1 failed, 1 dropped$' "$T/400.err" || fail "400: the
 kill "$LOGS_PID"
 wait "$LOGS_PID" 2> /dev/null
 rm -f "$T/logs.port" "$T/logs.seen"
-python3 "$T/logs.py" "$T/logs.port" "$T/logs.seen" 503 &
+python3 "$T/logs.py" "$T/logs.port" "$T/logs.seen" 503 9>&- &
 LOGS_PID=$!
 for i in $(seq 50); do [ -s "$T/logs.port" ] && break; sleep 0.1; done
 u=http://127.0.0.1:$(cat "$T/logs.port")/v1/metrics
 # every 50 ms a request, retried after 1 s, 2 s: the queue of 16 overflows
-"$TCPRT" export --dir "$D" --otlp "$u" --textfile "$PROM" --interval 0.05 2> "$T/503.err" &
+"$TCPRT" export --dir "$D" --otlp "$u" --textfile "$PROM" --interval 0.05 2> "$T/503.err" 9>&- &
 EXP_PID=$!
 sleep 2.5
 dropped=$(awk '/^tcprt_otlp_requests_dropped_total/ { print $2 }' "$PROM")

@@ -27,7 +27,7 @@ TCPRT=$PWD/tcprt
 TOP=$(cd ../.. && pwd)
 VM=${TCPRT_VICTORIA_METRICS:-$("$TOP/scripts/cache-dir")/otel/root/usr/bin/victoria-metrics}
 T=$(mktemp -d "${TMPDIR:-/tmp}/tcprt-otlp.XXXXXX")
-VM_PID= EXP_PID= LOGS_PID=
+VM_PID='' EXP_PID='' LOGS_PID=''
 
 cleanup() {
 	[ -n "$EXP_PID" ] && kill "$EXP_PID" 2> /dev/null && wait "$EXP_PID" 2> /dev/null
@@ -80,13 +80,13 @@ fail() {
 
 PORT=
 start_vm() {	# [port]: on that port again, else a free one
-	local p i
+	local p
 	for p in ${1:-$((20000 + RANDOM % 20000)) $((20000 + RANDOM % 20000)) $((20000 + RANDOM % 20000))}; do
-		"$VM" -storageDataPath="$T/vm" -httpListenAddr=127.0.0.1:$p \
+		"$VM" -storageDataPath="$T/vm" -httpListenAddr="127.0.0.1:$p" \
 			-search.latencyOffset=0s -opentelemetry.usePrometheusNaming \
 			-loggerLevel=ERROR >> "$T/vm.log" 2>&1 9>&- &
 		VM_PID=$!
-		for i in $(seq 100); do
+		for _ in $(seq 100); do
 			if curl -sf "http://127.0.0.1:$p/health" > /dev/null; then
 				PORT=$p
 				return 0
@@ -120,8 +120,8 @@ print(r[0]["value"][1] if r else 0)'
 
 # Wait until query $1 answers $2 (at most $3 s).
 wait_for() {
-	local i v=
-	for i in $(seq $(($3 * 5))); do
+	local v=''
+	for _ in $(seq $(($3 * 5))); do
 		v=$(q "$1") || v=
 		[ "$v" = "$2" ] && return 0
 		sleep 0.2
@@ -248,7 +248,7 @@ step "export --otlp: the collector away: failed requests said and counted"
 stop_vm
 gen "$D/rt-network-log0" 2500 700
 gen "$D/rt-network-log1" 3200 300
-for i in $(seq 100); do
+for _ in $(seq 100); do
 	grep -q 'collector away' "$T/export.err" &&
 		awk '/^tcprt_otlp_requests_failed_total/ { exit !($2 >= 2) }' "$PROM" && break
 	sleep 0.1
@@ -331,7 +331,7 @@ cat > "$T/logs.py" <<-'PY'
 PY
 python3 "$T/logs.py" "$T/logs.port" "$T/logs.seen" 9>&- &
 LOGS_PID=$!
-for i in $(seq 50); do [ -s "$T/logs.port" ] && break; sleep 0.1; done
+for _ in $(seq 50); do [ -s "$T/logs.port" ] && break; sleep 0.1; done
 [ -s "$T/logs.port" ] || fail "the logs collector did not start"
 echo "Authorization: Bearer not-on-the-command-line" > "$T/auth"
 chmod 600 "$T/auth"
@@ -357,7 +357,7 @@ step "export --otlp: a refusing collector (400) drops, a busy one (503) is retri
 rm -f "$T/logs.port" "$T/logs.seen"
 python3 "$T/logs.py" "$T/logs.port" "$T/logs.seen" 400 "bad request, said the collector" 9>&- &
 LOGS_PID=$!
-for i in $(seq 50); do [ -s "$T/logs.port" ] && break; sleep 0.1; done
+for _ in $(seq 50); do [ -s "$T/logs.port" ] && break; sleep 0.1; done
 u=http://127.0.0.1:$(cat "$T/logs.port")/v1/metrics
 st=0
 "$TCPRT" export --once --dir "$D" --otlp "$u" 2> "$T/400.err" || st=$?
@@ -371,7 +371,7 @@ wait "$LOGS_PID" 2> /dev/null
 rm -f "$T/logs.port" "$T/logs.seen"
 python3 "$T/logs.py" "$T/logs.port" "$T/logs.seen" 503 9>&- &
 LOGS_PID=$!
-for i in $(seq 50); do [ -s "$T/logs.port" ] && break; sleep 0.1; done
+for _ in $(seq 50); do [ -s "$T/logs.port" ] && break; sleep 0.1; done
 u=http://127.0.0.1:$(cat "$T/logs.port")/v1/metrics
 # every 50 ms a request, retried after 1 s, 2 s: the queue of 16 overflows
 "$TCPRT" export --dir "$D" --otlp "$u" --textfile "$PROM" --interval 0.05 2> "$T/503.err" 9>&- &

@@ -7,6 +7,12 @@
  * to a temporary file in the same directory (a name node_exporter ignores:
  * it does not end in .prom), synced, then renamed over PATH, so a scrape
  * sees the old file or the new one, never half of one.
+ *
+ * With --otlp URL the same counts go to an OpenTelemetry collector every
+ * interval as well (or instead): an OTLP/HTTP protobuf request of every
+ * series, cumulative since start, and with --otlp-logs each task as a log
+ * record (otlp.c builds the messages, otlp_send.c queues and sends them;
+ * docs/otlp.md).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,16 +24,23 @@
 
 #include "cmd.h"
 #include "container.h"
+#include "export.h"
 #include "input.h"
+#ifdef TCPRT_OTLP
+#include "otlp.h"
+#endif
+#include "otlp_send.h"
 #include "prom.h"
 #include "series.h"
 #include "util.h"
 
 static const char help[] =
-"usage: tcprt export --textfile PATH [--interval SECONDS] [--once]\n"
-"                    [--buckets r5|r10|r20] [--port P] [--max-ports N]\n"
+"usage: tcprt export [--textfile PATH] [--otlp URL] [--interval SECONDS]\n"
+"                    [--once] [--buckets r5|r10|r20] [--port P] [--max-ports N]\n"
 "                    [--netns N] [--container ID] [--max-containers N]\n"
-"                    [--archive FILE] [--dir DIR]\n"
+"                    [--archive FILE] [--dir DIR] [--otlp-exponential]\n"
+"                    [--otlp-logs RATE [--otlp-logs-url URL]]\n"
+"                    [--otlp-header-file FILE]\n"
 "\n"
 "Drain the tcp_rt logs every SECONDS (default 15) and write Prometheus\n"
 "metrics to PATH for node_exporter's textfile collector (point its\n"
@@ -37,7 +50,9 @@ static const char help[] =
 "(server/client), type (R W N P); no addresses.  Records with netns or\n"
 "cgroup (tcp_rt's log_ext) also get container (as tcprt read names it: the\n"
 "container's id, the systemd service, the cgroup path, or the number when\n"
-"nothing matches) and, for a Kubernetes pod's, pod (its UID).\n"
+"nothing matches) and, for a Kubernetes pod's, pod (its UID).  With\n"
+"--otlp, the same counts also (or only) go to an OpenTelemetry collector\n"
+"(docs/otlp.md); at least one of --textfile and --otlp is needed.\n"
 "\n"
 "  -t, --textfile PATH  the .prom file to write\n"
 "  -i, --interval S     seconds between updates (default 15)\n"
@@ -59,6 +74,18 @@ static const char help[] =
 "  -a, --archive FILE   also append every valid record line read to FILE\n"
 "                       (reading consumes the logs: this keeps a copy)\n"
 "  -d, --dir DIR        read recorded rt-network-log* files of DIR instead\n"
+"      --otlp URL       also (or instead of --textfile) POST the same counts,\n"
+"                       cumulative, as OTLP/HTTP protobuf to URL every\n"
+"                       interval, e.g. http://127.0.0.1:8428/opentelemetry/\n"
+"                       v1/metrics (VictoriaMetrics); names in tcprt(8)\n"
+"      --otlp-exponential  exponential histograms (scale 3) instead of\n"
+"                       --buckets' bounds\n"
+"      --otlp-logs RATE also each task as an OTLP log record, at most RATE\n"
+"                       a second (the rest counted as dropped), to URL's\n"
+"                       .../v1/logs or --otlp-logs-url URL\n"
+"      --otlp-header-file FILE  one more HTTP header, \"Name: value\", read\n"
+"                       from FILE (mode 0600: a token stays off the command\n"
+"                       line)\n"
 "  -h, --help           this text\n"
 "\n"
 "Metrics (all with labels port, role, type unless said otherwise):\n"
@@ -86,19 +113,6 @@ static const char help[] =
 "                                    (no labels)\n"
 "  tcprt_module_status{key}          every numeric line of tcp_rt's status\n";
 
-/*
- * The histograms: of a metric (rec_metric), one series per series of the
- * types that have it; of a breakdown field (from H_RQ_WAIT on, in enum
- * rec_ext order), one per series that saw the field, so that a module
- * without log_ext's breakdown adds none.
- */
-enum {
-	H_DURATION, H_PROCESS, H_UPLOAD, H_DOWNLOAD,
-	H_RQ_WAIT, H_APP, H_SQ_WAIT, H_RWND_LIMITED, H_SNDBUF_LIMITED,
-	H_APP_LIMITED, NHIST
-};
-#define NMETRIC_HIST	H_RQ_WAIT
-
 static const enum metric hist_metric[NMETRIC_HIST] = {
 	M_DURATION, M_PROCESS, M_UPLOAD, M_DOWNLOAD,
 };
@@ -108,15 +122,6 @@ static enum rec_ext hist_ext(unsigned int h)
 {
 	return (enum rec_ext)(EXT_BREAKDOWN + h - NMETRIC_HIST);
 }
-
-struct exp_val {
-	uint64_t records;	/* tasks, or connections for E */
-	uint64_t sent, recv, retrans;
-	struct prom_hist h[NHIST];
-	char pod[CT_POD_MAX + 1];	/* the container's pod's UID, or "" */
-};
-
-#define T(x) (1u << REC_##x)
 
 enum value { V_RECORDS, V_SENT, V_RECV, V_RETRANS };
 
@@ -133,50 +138,43 @@ static const struct counter {
 	{ "tcprt_connections_total", "Tracked connections closed (E records).",
 	  T(E), V_RECORDS },
 	{ "tcprt_sent_bytes_total", "Bytes sent by the tasks.",
-	  T(R) | T(W) | T(P), V_SENT },
+	  EXP_SENT_TYPES, V_SENT },
 	{ "tcprt_received_bytes_total", "Bytes received by the tasks.",
-	  T(R) | T(N) | T(P), V_RECV },
+	  EXP_RECV_TYPES, V_RECV },
 	{ "tcprt_retransmissions_total", "Segments retransmitted during the tasks.",
-	  T(R) | T(W) | T(P), V_RETRANS },
+	  EXP_RETRANS_TYPES, V_RETRANS },
 };
 
 static const struct histogram {
 	const char *name, *help;
-	unsigned int types;
 } histograms[NHIST] = {
 	[H_DURATION] = { "tcprt_duration_seconds",
-		"Task duration: first request byte to last response byte acknowledged (P: received).",
-		T(R) | T(W) | T(N) | T(P) },
+		"Task duration: first request byte to last response byte acknowledged (P: received)." },
 	[H_PROCESS] = { "tcprt_process_seconds",
-		"Process time: last request byte to first response byte (P: service time).",
-		T(R) | T(W) | T(P) },
+		"Process time: last request byte to first response byte (P: service time)." },
 	[H_UPLOAD] = { "tcprt_upload_seconds",
-		"Upload time: first to last request byte.",
-		T(R) | T(W) | T(P) },
+		"Upload time: first to last request byte." },
 	[H_DOWNLOAD] = { "tcprt_download_seconds",
-		"Download time: duration - upload - process (P: response time).",
-		T(R) | T(W) | T(P) },
+		"Download time: duration - upload - process (P: response time)." },
 	[H_RQ_WAIT] = { "tcprt_rq_wait_seconds",
-		"Process time spent in the receive queue: last request byte to the application's read of it (P: the response, last byte to its read).",
-		T(R) | T(W) | T(P) },
+		"Process time spent in the receive queue: last request byte to the application's read of it (P: the response, last byte to its read)." },
 	[H_APP] = { "tcprt_app_seconds",
-		"Process time spent in the application: its read of the request to its first write of the response.",
-		T(R) | T(W) },
+		"Process time spent in the application: its read of the request to its first write of the response." },
 	[H_SQ_WAIT] = { "tcprt_sq_wait_seconds",
-		"Process time spent in the send queue: the first write of the response to its first transmission (P: of the request).",
-		T(R) | T(W) | T(P) },
+		"Process time spent in the send queue: the first write of the response to its first transmission (P: of the request)." },
 	[H_RWND_LIMITED] = { "tcprt_rwnd_limited_seconds",
-		"Download (P: upload) time during which the peer's receive window stopped the sender.",
-		T(R) | T(W) | T(P) },
+		"Download (P: upload) time during which the peer's receive window stopped the sender." },
 	[H_SNDBUF_LIMITED] = { "tcprt_sndbuf_limited_seconds",
-		"Download (P: upload) time during which the application was blocked on a full send buffer.",
-		T(R) | T(W) | T(P) },
+		"Download (P: upload) time during which the application was blocked on a full send buffer." },
 	[H_APP_LIMITED] = { "tcprt_app_limited_seconds",
-		"Download (P: upload) time during which everything written was sent and the application wrote more later.",
-		T(R) | T(W) | T(P) },
+		"Download (P: upload) time during which everything written was sent and the application wrote more later." },
 };
 
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
+
+#ifndef TCPRT_OTLP
+struct otlp_log { int unused; };
+#endif
 #define MAX_STATUS 64
 #define DEFAULT_MAX_CONTAINERS	64
 #define LABELS_MAX	8192	/* a series' labels, escaped */
@@ -188,12 +186,68 @@ struct exporter {
 	bool containers;	/* the container label: --max-containers > 0 */
 	struct series_table t;
 	struct input in;
-	struct {
-		char key[64];
-		uint64_t value;
-	} status[MAX_STATUS];
+	struct exp_status status[MAX_STATUS];
 	unsigned int nstatus;
+	struct otlp_queue *oq, *lq;	/* --otlp's metrics, --otlp-logs' */
+	bool exponential;		/* --otlp-exponential */
+	uint64_t log_rate;		/* --otlp-logs RATE; 0: none */
+	double log_tokens, log_burst;	/* the rate's token bucket */
+	uint64_t log_refill_us;
+	uint64_t log_capped;		/* records past the rate */
+	struct otlp_log *logs;		/* read, not yet packed */
+	size_t nlogs, logs_cap;
+	char host[256];
+	uint64_t start_ns;
 };
+
+/*
+ * --otlp-logs: keep a copy of task @r for the next logs request, if the
+ * rate allows - a token bucket of RATE a second, bursts of RATE x interval
+ * (the logs are drained in bursts) - and fewer than LOG_PENDING_MAX wait
+ * (as many as the logs queue holds); else count it as capped.
+ */
+#define LOG_BATCH		1024	/* records in a logs request */
+#define LOG_PENDING_MAX		(OTLP_QUEUE_MAX * LOG_BATCH)
+
+static void keep_log(struct exporter *x, const struct record *r,
+		     const struct series *se)
+{
+#ifdef TCPRT_OTLP
+	const struct exp_val *v = se->val;
+	uint64_t now = mono_us();
+	struct otlp_log *l;
+
+	x->log_tokens += (double)(now - x->log_refill_us) / 1e6 * (double)x->log_rate;
+	if (x->log_tokens > x->log_burst)
+		x->log_tokens = x->log_burst;
+	x->log_refill_us = now;
+	if (x->log_tokens < 1) {
+		x->log_capped++;
+		return;
+	}
+	if (x->nlogs == LOG_PENDING_MAX) {	/* memory: a long interval, a high rate */
+		x->log_capped++;
+		return;
+	}
+	x->log_tokens -= 1;
+	if (x->nlogs == x->logs_cap) {
+		x->logs_cap = x->logs_cap ? 2 * x->logs_cap : 256;
+		x->logs = xrealloc(x->logs, x->logs_cap, sizeof(*x->logs));
+	}
+	l = &x->logs[x->nlogs++];
+	memset(l, 0, sizeof(*l));
+	l->r = *r;
+	l->observed_ns = now_us() * 1000;
+	if (se->other_key)
+		snprintf(l->container, sizeof(l->container), "other");
+	else if (se->key)
+		snprintf(l->container, sizeof(l->container), "%s", se->key);
+	snprintf(l->pod, sizeof(l->pod), "%s", v->pod);
+	l->ct_id = v->ct_id;
+#else
+	(void)x; (void)r; (void)se;
+#endif
+}
 
 static void add(const struct record *r, void *arg)
 {
@@ -214,20 +268,31 @@ static void add(const struct record *r, void *arg)
 		ci = ct_of_record(r);
 	v = series_get_key(&x->t, r->port, ci && ci->any ? ci->key : NULL,
 			   r->role, r->type, &se);
-	if (ci && !se->other_key && !v->pod[0])
+	if (ci && !se->other_key && !v->pod[0]) {
 		snprintf(v->pod, sizeof(v->pod), "%s", ci->name.pod);
+		v->ct_id = ct_is_container(ci->name.runtime) && ci->name.id[0];
+	}
+	if (x->log_rate && rec_is_task(r->type))
+		keep_log(x, r, se);
 	v->records++;
 	v->sent += rec_sent_bytes(r);
 	v->recv += rec_recv_bytes(r);
 	v->retrans += rec_retrans(r);
 	if (r->type == REC_E)
 		return;
-	for (i = 0; i < NMETRIC_HIST; i++)
-		if (rec_metric(r, hist_metric[i], &val))
-			prom_hist_add(&v->h[i], x->b, val);
-	for (; i < NHIST; i++)
-		if (rec_has_ext(r, hist_ext(i)))
-			prom_hist_add(&v->h[i], x->b, r->ext[hist_ext(i)]);
+	for (i = 0; i < NHIST; i++) {
+		if (i < NMETRIC_HIST) {
+			if (!rec_metric(r, hist_metric[i], &val))
+				continue;
+		} else {
+			if (!rec_has_ext(r, hist_ext(i)))
+				continue;
+			val = r->ext[hist_ext(i)];
+		}
+		prom_hist_add(&v->h[i], x->b, val);
+		if (x->exponential)
+			expo_hist_add(&v->e[i], val);
+	}
 }
 
 static void free_val(void *arg)
@@ -235,8 +300,10 @@ static void free_val(void *arg)
 	struct exp_val *v = arg;
 	unsigned int i;
 
-	for (i = 0; i < NHIST; i++)
+	for (i = 0; i < NHIST; i++) {
 		prom_hist_free(&v->h[i]);
+		expo_hist_free(&v->e[i]);
+	}
 }
 
 static void status_line(const char *key, uint64_t value, void *arg)
@@ -304,24 +371,41 @@ static bool any_series(const struct exporter *x, unsigned int types)
 	return false;
 }
 
-/* Histogram @h of series @s is written: of its types, and seen if a field's. */
-static bool hist_written(const struct series *s, unsigned int h)
-{
-	const struct exp_val *v = s->val;
-
-	if (!(histograms[h].types & (1u << s->type)))
-		return false;
-	return h < NMETRIC_HIST || v->h[h].count > 0;
-}
-
 static bool any_hist(const struct exporter *x, unsigned int h)
 {
 	size_t i;
 
 	for (i = 0; i < x->t.n; i++)
-		if (hist_written(&x->t.s[i], h))
+		if (exp_hist_written(&x->t.s[i], h))
 			return true;
 	return false;
+}
+
+static void counter_line(FILE *out, const char *name, const char *what,
+			 uint64_t v)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, what,
+		name, name, (unsigned long long)v);
+}
+
+/* --otlp beside --textfile: its losses where the user already looks. */
+static void write_otlp_counters(FILE *out, const struct exporter *x)
+{
+	counter_line(out, "tcprt_otlp_requests_sent_total",
+		     "OTLP metrics requests the collector accepted.", x->oq->sent);
+	counter_line(out, "tcprt_otlp_requests_failed_total",
+		     "OTLP metrics requests that failed (each attempt); the next one carries the totals.",
+		     x->oq->failed);
+	counter_line(out, "tcprt_otlp_requests_dropped_total",
+		     "OTLP metrics requests given up (queue full, refused, or at exit).",
+		     x->oq->dropped);
+	if (!x->lq)
+		return;
+	counter_line(out, "tcprt_otlp_log_records_sent_total",
+		     "Task log records the collector accepted.", x->lq->records_sent);
+	counter_line(out, "tcprt_otlp_log_records_dropped_total",
+		     "Task log records not delivered: past --otlp-logs' rate, or their request given up.",
+		     x->lq->records_dropped + x->log_capped);
 }
 
 static void write_metrics(FILE *out, const struct exporter *x)
@@ -360,7 +444,7 @@ static void write_metrics(FILE *out, const struct exporter *x)
 			const struct series *s = &x->t.s[i];
 			const struct exp_val *v = s->val;
 
-			if (!hist_written(s, h))
+			if (!exp_hist_written(s, h))
 				continue;
 			labels(lab, sizeof(lab), s);
 			prom_hist_write(out, k->name, lab, &v->h[h], x->b);
@@ -378,6 +462,8 @@ static void write_metrics(FILE *out, const struct exporter *x)
 		"# TYPE tcprt_malformed_lines_total counter\n"
 		"tcprt_malformed_lines_total %llu\n",
 		(unsigned long long)x->in.bad);
+	if (x->oq)
+		write_otlp_counters(out, x);
 	if (x->nstatus) {
 		fprintf(out, "# HELP tcprt_module_status The numeric lines of /sys/kernel/debug/tcp-rt/status.\n"
 			"# TYPE tcprt_module_status gauge\n");
@@ -432,6 +518,217 @@ static void update(struct exporter *x)
 	input_status(&x->in, status_line, x);
 }
 
+#ifdef TCPRT_OTLP
+/* The logs requests of the records kept, LOG_BATCH records each. */
+static void queue_logs(struct exporter *x)
+{
+	size_t i, n, len;
+	uint8_t *buf;
+
+	for (i = 0; i < x->nlogs; i += n) {
+		n = x->nlogs - i < LOG_BATCH ? x->nlogs - i : LOG_BATCH;
+		buf = otlp_pack_logs(x->logs + i, n, x->host, &len);
+		otlp_queue_push(x->lq, buf, len, n);
+	}
+	x->nlogs = 0;
+}
+
+/* This interval's metrics request, queued; then send what is queued. */
+static void publish(struct exporter *x, bool force)
+{
+	struct otlp_metrics m = {
+		.t = &x->t, .b = x->b, .exponential = x->exponential,
+		.host = x->host, .start_ns = x->start_ns,
+		.time_ns = now_us() * 1000,
+		.status = x->status, .nstatus = x->nstatus,
+	};
+	uint8_t *buf;
+	size_t len;
+
+	m.self = (struct otlp_self){
+		.records_read = x->in.records, .malformed_lines = x->in.bad,
+		.container_overflow = x->t.key_overflow,
+		.requests_sent = x->oq->sent, .requests_failed = x->oq->failed,
+		.requests_dropped = x->oq->dropped,
+		.logs = x->lq != NULL,
+	};
+	if (x->lq) {
+		m.self.log_records_sent = x->lq->records_sent;
+		m.self.log_records_dropped = x->lq->records_dropped + x->log_capped;
+	}
+	buf = otlp_pack_metrics(&m, &len);
+	otlp_queue_push(x->oq, buf, len, 0);
+	otlp_queue_flush(x->oq, force);
+	if (x->lq) {
+		queue_logs(x);
+		otlp_queue_flush(x->lq, force);
+	}
+}
+#else
+static void publish(struct exporter *x, bool force)
+{
+	(void)x; (void)force;
+}
+#endif
+
+/* Between intervals: retry what waits, when its backoff is over. */
+static void retry(struct exporter *x)
+{
+	if (x->oq)
+		otlp_queue_flush(x->oq, false);
+	if (x->lq)
+		otlp_queue_flush(x->lq, false);
+}
+
+/* Write the textfile and send the request of this interval. */
+static int output(struct exporter *x, const char *path, bool last)
+{
+	int st = 0;
+
+	if (path && write_textfile(path, x) < 0)
+		st = -1;
+	if (x->oq)
+		publish(x, last);
+	return st;
+}
+
+/* "http://..." or "https://..." with something after it. */
+static bool url_ok(const char *u)
+{
+	return (!strncmp(u, "http://", 7) && u[7]) ||
+	       (!strncmp(u, "https://", 8) && u[8]);
+}
+
+/* URL's .../v1/metrics as .../v1/logs: the collector's logs endpoint. */
+static char *logs_url_of(const char *url)
+{
+	static const char tail[] = "/v1/metrics";
+	size_t n = strlen(url), t = sizeof(tail) - 1;
+	char *u;
+
+	if (n < t || strcmp(url + n - t, tail))
+		return NULL;
+	u = xcalloc(n, 1);
+	snprintf(u, n, "%.*s/v1/logs", (int)(n - t), url);
+	return u;
+}
+
+/* --otlp-header-file: one "Name: value" line, mode 0600. */
+static char *read_header(const char *path)
+{
+	char err[512], *h = read_secret(path, "--otlp-header-file", err, sizeof(err));
+	const char *colon;
+
+	if (!h)
+		usage_error("export", "%s", err);
+	colon = strchr(h, ':');
+	if (!colon || colon == h || strcspn(h, " \t") < (size_t)(colon - h))
+		usage_error("export", "--otlp-header-file %s: not one \"Name: value\" line",
+			    path);
+	return h;
+}
+
+enum {
+	O_OTLP = 256, O_OTLP_EXPONENTIAL, O_OTLP_LOGS, O_OTLP_LOGS_URL,
+	O_OTLP_HEADER_FILE,
+};
+
+/* What --otlp* set, checked once all options are read. */
+struct otlp_opts {
+	const char *url, *logs_url, *header_file;
+	bool exponential, any;
+	uint64_t log_rate;
+};
+
+static void otlp_check(const struct otlp_opts *o, const char *path)
+{
+	if (!path && !o->url)
+		usage_error("export", "--textfile PATH or --otlp URL is required");
+	if (!o->any)
+		return;
+#ifndef TCPRT_OTLP
+	die(EXIT_USAGE, "export: --otlp: this tcprt was built without OTLP: %s",
+	    TCPRT_NO_OTLP);
+#endif
+	if (!o->url)
+		usage_error("export", "--otlp-exponential, --otlp-logs, --otlp-logs-url and --otlp-header-file need --otlp URL");
+	if (o->logs_url && !o->log_rate)
+		usage_error("export", "--otlp-logs-url needs --otlp-logs RATE");
+}
+
+static int otlp_start(struct exporter *x, const struct otlp_opts *o,
+		      uint64_t interval)
+{
+	char err[256], *header = NULL;
+	char *logs_url = NULL;
+	int st = EXIT_OK;
+
+	if (o->header_file)
+		header = read_header(o->header_file);
+	if (o->log_rate) {
+		logs_url = o->logs_url ? strdup(o->logs_url) : logs_url_of(o->url);
+		if (!logs_url)
+			usage_error("export", "--otlp-logs: '%s' does not end in /v1/metrics: give the logs endpoint with --otlp-logs-url",
+				    o->url);
+	}
+	if (gethostname(x->host, sizeof(x->host) - 1))
+		snprintf(x->host, sizeof(x->host), "unknown");
+	x->start_ns = now_us() * 1000;
+	x->exponential = o->exponential;
+	x->oq = xcalloc(1, sizeof(*x->oq));
+	if (otlp_queue_init(x->oq, o->url, "metrics", header, interval, err,
+			    sizeof(err)) < 0) {
+		warnx_("export: --otlp: %s", err);
+		st = EXIT_RUNTIME;
+	}
+	x->oq->cumulative = true;
+	if (st == EXIT_OK && logs_url) {
+		x->lq = xcalloc(1, sizeof(*x->lq));
+		x->log_rate = o->log_rate;
+		/* the logs are drained once an interval: allow that burst */
+		x->log_burst = (double)o->log_rate *
+			       (interval > USEC_PER_SEC ? (double)interval / 1e6 : 1.0);
+		x->log_tokens = x->log_burst;
+		x->log_refill_us = mono_us();
+		if (otlp_queue_init(x->lq, logs_url, "logs", header, interval,
+				    err, sizeof(err)) < 0) {
+			warnx_("export: --otlp-logs: %s", err);
+			st = EXIT_RUNTIME;
+		}
+	}
+	if (header) {
+		explicit_bzero(header, strlen(header));
+		free(header);
+	}
+	return st;
+}
+
+/* Say and count what never left; true when everything was delivered. */
+static bool otlp_stop(struct exporter *x)
+{
+	bool all = true;
+
+	if (x->lq) {
+		if (x->log_capped)
+			warnx_("export: OTLP logs: %llu task records past --otlp-logs' rate of %llu a second not sent",
+			       (unsigned long long)x->log_capped,
+			       (unsigned long long)x->log_rate);
+		all = !x->lq->n && !x->lq->dropped;
+		/* the summary's dropped records: the cap's too */
+		x->lq->records_dropped += x->log_capped;
+		otlp_queue_close(x->lq);
+		free((char *)x->lq->url);
+		free(x->lq);
+	}
+	if (x->oq) {
+		all = all && !x->oq->n && !x->oq->dropped;
+		otlp_queue_close(x->oq);
+		free(x->oq);
+	}
+	free(x->logs);
+	return all;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -446,6 +743,11 @@ int cmd_export(int argc, char **argv)
 		{ "max-containers", required_argument, NULL, 'M' },
 		{ "archive", required_argument, NULL, 'a' },
 		{ "dir", required_argument, NULL, 'd' },
+		{ "otlp", required_argument, NULL, O_OTLP },
+		{ "otlp-exponential", no_argument, NULL, O_OTLP_EXPONENTIAL },
+		{ "otlp-logs", required_argument, NULL, O_OTLP_LOGS },
+		{ "otlp-logs-url", required_argument, NULL, O_OTLP_LOGS_URL },
+		{ "otlp-header-file", required_argument, NULL, O_OTLP_HEADER_FILE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -453,6 +755,7 @@ int cmd_export(int argc, char **argv)
 	uint64_t interval = 15 * USEC_PER_SEC, next, max_ports = DEFAULT_MAX_PORTS;
 	uint64_t max_containers = DEFAULT_MAX_CONTAINERS;
 	const char *path = NULL, *dir = NULL, *archive = NULL;
+	struct otlp_opts oo = { 0 };
 	bool once = false;
 	unsigned int tick = 0;
 	int o, st = EXIT_OK;
@@ -493,24 +796,51 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'a': archive = optarg; break;
 		case 'd': dir = optarg; break;
+		case O_OTLP:
+			if (!url_ok(optarg))
+				usage_error("export", "--otlp: '%s' is not an http:// or https:// URL",
+					    optarg);
+			oo.url = optarg;
+			oo.any = true;
+			break;
+		case O_OTLP_EXPONENTIAL: oo.exponential = oo.any = true; break;
+		case O_OTLP_LOGS:
+			if (!parse_u64(optarg, strlen(optarg), &oo.log_rate) ||
+			    oo.log_rate < 1 || oo.log_rate > 1000000)
+				usage_error("export", "--otlp-logs: '%s' is not a rate of 1..1000000 records a second",
+					    optarg);
+			oo.any = true;
+			break;
+		case O_OTLP_LOGS_URL:
+			if (!url_ok(optarg))
+				usage_error("export", "--otlp-logs-url: '%s' is not an http:// or https:// URL",
+					    optarg);
+			oo.logs_url = optarg;
+			oo.any = true;
+			break;
+		case O_OTLP_HEADER_FILE: oo.header_file = optarg; oo.any = true; break;
 		case 'h': fputs(help, stdout); free(x); return EXIT_OK;
 		default: bad_option("export", o, argv);
 		}
 	}
 	if (optind < argc)
 		usage_error("export", "unexpected argument '%s'", argv[optind]);
-	if (!path)
-		usage_error("export", "--textfile PATH is required");
-	plen = strlen(path);
-	if (plen < 6 || strcmp(path + plen - 5, ".prom"))
-		usage_error("export", "--textfile: '%s' does not end in .prom (node_exporter reads only *.prom)",
-			    path);
+	otlp_check(&oo, path);
+	if (path) {
+		plen = strlen(path);
+		if (plen < 6 || strcmp(path + plen - 5, ".prom"))
+			usage_error("export", "--textfile: '%s' does not end in .prom (node_exporter reads only *.prom)",
+				    path);
+	}
 
 	signals_init();
 	series_init(&x->t, sizeof(struct exp_val), (unsigned int)max_ports,
 		    (unsigned int)max_containers);
 	x->containers = max_containers > 0;
-	st = input_open(&x->in, dir, false, add, x);
+	if (oo.url)
+		st = otlp_start(x, &oo, interval);
+	if (st == EXIT_OK)
+		st = input_open(&x->in, dir, false, add, x);
 	if (st == EXIT_OK && archive) {
 		x->in.archive = fopen(archive, "a");
 		if (!x->in.archive) {
@@ -524,7 +854,7 @@ int cmd_export(int argc, char **argv)
 	update(x);
 	if (once)
 		input_finish(&x->in);
-	if (write_textfile(path, x) < 0) {
+	if (output(x, path, once) < 0) {
 		st = EXIT_RUNTIME;
 		goto out;
 	}
@@ -533,7 +863,10 @@ int cmd_export(int argc, char **argv)
 		uint64_t now = now_us();
 
 		if (now < next) {
-			sleep_us(next - now < DEFAULT_POLL_US ? next - now : DEFAULT_POLL_US);
+			retry(x);
+			now = now_us();
+			if (now < next)
+				sleep_us(next - now < DEFAULT_POLL_US ? next - now : DEFAULT_POLL_US);
 			continue;
 		}
 		next += interval;
@@ -542,15 +875,17 @@ int cmd_export(int argc, char **argv)
 		if (++tick % 4 == 0 || x->in.gone)
 			input_rescan(&x->in);
 		update(x);
-		write_textfile(path, x);	/* a failure is retried next time */
+		output(x, path, false);	/* a failure is retried next time */
 	}
 	if (!once) {
 		update(x);
 		input_finish(&x->in);
-		write_textfile(path, x);
+		output(x, path, true);
 	}
 	input_report(&x->in);
 out:
+	if ((x->oq || x->lq) && !otlp_stop(x) && once && st == EXIT_OK)
+		st = EXIT_RUNTIME;	/* --once: what was read did not all go */
 	if (x->in.archive)
 		fclose(x->in.archive);
 	input_close(&x->in);

@@ -721,6 +721,38 @@ case_export_atomic() {
 	expect_eq "$(ls -A "$T/prom2")" tcprt.prom "no temporary file left"
 }
 
+# --otlp's options: each bad value or combination a usage error naming
+# the option (or, in a tcprt built without OTLP, the one line saying so).
+# The collector itself: tests/otlp.sh.
+case_otlp_usage() {
+	local args opt u=http://127.0.0.1:1/opentelemetry/v1/metrics
+	echo "Authorization: Bearer x" > "$T/hdr"
+	chmod 644 "$T/hdr"
+	printf 'no colon here\n' > "$T/hdr2"
+	chmod 600 "$T/hdr2"
+	while IFS='|' read -r opt args; do
+		# shellcheck disable=SC2086
+		expect_eq "$(status_of "$TCPRT" $args)" 2 "tcprt $args"
+		grep -q -e "$opt" -e 'built without OTLP' "$T/err" || fail "tcprt $args: $(cat "$T/err")"
+		[ "$(wc -l < "$T/err")" -le 2 ] || fail "tcprt $args: more than a message: $(cat "$T/err")"
+	done <<-LIST
+		--otlp|export --otlp ftp://x/v1/metrics
+		--otlp|export --otlp http://
+		--otlp-logs|export --otlp $u --otlp-logs 0
+		--otlp-logs|export --otlp $u --otlp-logs 1000001
+		--otlp-logs|export --otlp $u --otlp-logs x
+		--otlp-logs-url|export --otlp $u --otlp-logs 5 --otlp-logs-url mailto:x
+		--otlp-logs-url|export --otlp $u --otlp-logs-url http://x/v1/logs
+		need --otlp URL|export --textfile $T/x.prom --otlp-exponential
+		need --otlp URL|export --textfile $T/x.prom --otlp-logs 5
+		--otlp-logs-url|export --otlp http://x/metrics --otlp-logs 5
+		chmod 600|export --otlp $u --otlp-header-file $T/hdr
+		Name: value|export --otlp $u --otlp-header-file $T/hdr2
+		--otlp-header-file|export --otlp $u --otlp-header-file $T/none
+		--textfile PATH or --otlp URL|export --interval 5
+	LIST
+}
+
 # ---- containers: extension fields, names, filters, --by, the export bound ------------
 
 # Container ids and a pod UID, made up here; the cgroup ids are the inode
@@ -1556,6 +1588,7 @@ run_case "summary: full windows only, rate = count / window, percentiles within 
 run_case "summary: less than one window observed: nothing reported" case_summary_short
 run_case "export --once: counters, histograms, labels, exposition format" case_export
 run_case "export: a reader never sees half a file" case_export_atomic
+run_case "export --otlp: bad values and combinations are usage errors" case_otlp_usage
 run_case "mixed folder, tcp_rt and vendor files: read counts every valid line once, by source" case_mixed_read
 run_case "mixed folder: summary counts every task once" case_mixed_summary
 run_case "mixed folder: export counts every record once" case_mixed_export

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * OTLP/HTTP requests to a collector, through libcurl: a bounded queue,
+ * retries with exponential backoff, and short timeouts, so that tcprt
+ * export never stops draining tcp_rt's logs for long (docs/otlp.md).
+ *
+ * A request is POSTed as application/x-protobuf; 2xx is delivered.  A
+ * failure to connect, a timeout, HTTP 429, 502, 503 or 504 (OTLP's
+ * retryable answers) leave it at the head of the queue and wait: 1 s
+ * after the first failure, doubling, at most OTLP_BACKOFF_MAX_US or four
+ * intervals, whichever is less.  Any other answer drops it (the collector
+ * will not take it).  When a request arrives while OTLP_QUEUE_MAX wait,
+ * the oldest is dropped.  Every attempt that failed counts in failed,
+ * every request given up in dropped, and a logs request's records in
+ * records_dropped; the state changes (collector away, back, refusing)
+ * are said on stderr once each.
+ */
+#ifndef TCPRT_OTLP_SEND_H
+#define TCPRT_OTLP_SEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define OTLP_QUEUE_MAX		16
+#define OTLP_BACKOFF_MIN_US	(1 * 1000000ULL)
+#define OTLP_BACKOFF_MAX_US	(30 * 1000000ULL)
+#define OTLP_CONNECT_TIMEOUT_MS	2000L
+#define OTLP_TIMEOUT_MS		5000L
+/* a flush sends queued requests for at most this long */
+#define OTLP_FLUSH_BUDGET_US	(5 * 1000000ULL)
+
+struct otlp_req {
+	uint8_t *buf;
+	size_t len;
+	uint64_t records;	/* log records it carries (0: metrics) */
+};
+
+enum otlp_state { OTLP_OK, OTLP_AWAY, OTLP_REFUSING };
+
+struct otlp_queue {
+	const char *url, *what;		/* "metrics", "logs" */
+	bool cumulative;	/* a request's counts are in the next one too */
+	void *curl;
+	void *hdr;			/* struct curl_slist */
+	struct otlp_req q[OTLP_QUEUE_MAX];
+	unsigned int head, n;
+	uint64_t sent, failed, dropped;		/* requests */
+	uint64_t records_sent, records_dropped;	/* log records */
+	uint64_t backoff_us, backoff_max_us, next_try_us;	/* mono_us() */
+	enum otlp_state state;
+	uint64_t failed_then, dropped_then;	/* at the last state change */
+	char err[256];
+};
+
+/*
+ * Set up @q for @url (@what names it in messages).  @header: one more
+ * HTTP header ("Name: value", e.g. a token read from a file), or NULL.
+ * @interval_us bounds the backoff.  -1 with @err set when libcurl fails.
+ */
+int otlp_queue_init(struct otlp_queue *q, const char *url, const char *what,
+		    const char *header, uint64_t interval_us, char *err,
+		    size_t len);
+
+/* Queue a request (@buf is taken): the oldest is dropped when full. */
+void otlp_queue_push(struct otlp_queue *q, uint8_t *buf, size_t len,
+		     uint64_t records);
+
+/*
+ * Send what is queued, oldest first, unless backing off: until the queue
+ * is empty, a request fails, or OTLP_FLUSH_BUDGET_US went by.  @force
+ * tries now even while backing off (the last flush, at exit).
+ */
+void otlp_queue_flush(struct otlp_queue *q, bool force);
+
+/* Drop (and count) what is still queued, say the totals, free @q. */
+void otlp_queue_close(struct otlp_queue *q);
+
+#endif

@@ -40,7 +40,8 @@ static const char help[] =
 "                    [--netns N] [--container ID] [--max-containers N]\n"
 "                    [--archive FILE] [--dir DIR] [--otlp-exponential]\n"
 "                    [--otlp-logs RATE [--otlp-logs-url URL]]\n"
-"                    [--otlp-header-file FILE]\n"
+"                    [--otlp-header-file FILE] [--otlp-ca FILE]\n"
+"                    [--otlp-cert FILE --otlp-key FILE] [--otlp-insecure]\n"
 "\n"
 "Drain the tcp_rt logs every SECONDS (default 15) and write Prometheus\n"
 "metrics to PATH for node_exporter's textfile collector (point its\n"
@@ -86,6 +87,13 @@ static const char help[] =
 "      --otlp-header-file FILE  one more HTTP header, \"Name: value\", read\n"
 "                       from FILE (mode 0600: a token stays off the command\n"
 "                       line)\n"
+"      --otlp-ca FILE   verify the collector's certificate against FILE's\n"
+"                       CAs (default: the system's)\n"
+"      --otlp-cert FILE, --otlp-key FILE  tcprt's certificate and key, for a\n"
+"                       collector that asks for one (the key mode 0600)\n"
+"      --otlp-insecure  allow a collector on another machine over http://,\n"
+"                       or over https:// without a certificate or header file\n"
+"                       saying who tcprt is: by default refused\n"
 "  -h, --help           this text\n"
 "\n"
 "Metrics (all with labels port, role, type unless said otherwise):\n"
@@ -189,6 +197,7 @@ struct exporter {
 	struct exp_status status[MAX_STATUS];
 	unsigned int nstatus;
 	struct otlp_queue *oq, *lq;	/* --otlp's metrics, --otlp-logs' */
+	struct otlp_tls tls;	/* their https: --otlp-ca, --otlp-cert, --otlp-key */
 	bool exponential;		/* --otlp-exponential */
 	uint64_t log_rate;		/* --otlp-logs RATE; 0: none */
 	double log_tokens, log_burst;	/* the rate's token bucket */
@@ -630,15 +639,46 @@ static char *read_header(const char *path)
 
 enum {
 	O_OTLP = 256, O_OTLP_EXPONENTIAL, O_OTLP_LOGS, O_OTLP_LOGS_URL,
-	O_OTLP_HEADER_FILE,
+	O_OTLP_HEADER_FILE, O_OTLP_CA, O_OTLP_CERT, O_OTLP_KEY, O_OTLP_INSECURE,
 };
 
 /* What --otlp* set, checked once all options are read. */
 struct otlp_opts {
 	const char *url, *logs_url, *header_file;
-	bool exponential, any;
+	struct otlp_tls tls;
+	bool exponential, any, insecure;
 	uint64_t log_rate;
 };
+
+/* The URL's host is this machine: localhost, 127.0.0.0/8 or [::1]. */
+static bool url_loopback(const char *url)
+{
+	const char *h = strstr(url, "://") + 3;
+	size_t n = strcspn(h, ":/?#");
+
+	if (*h == '[')
+		return !strncmp(h, "[::1]", 5);
+	return (n == 9 && !strncmp(h, "localhost", 9)) || !strncmp(h, "127.", 4);
+}
+
+/*
+ * Secure by default: what goes to another machine is encrypted (https)
+ * and tcprt shows who it is (a client certificate, or the header file's
+ * token); --otlp-insecure says otherwise.  A collector on this machine
+ * (the usual agent) needs neither.
+ */
+static void otlp_check_secure(const struct otlp_opts *o, const char *opt,
+			      const char *url)
+{
+	if (!url || o->insecure || url_loopback(url))
+		return;
+	if (strncmp(url, "https://", 8))
+		usage_error("export", "%s %s: not encrypted (http://) to another machine: use https://, or --otlp-insecure to send in clear",
+			    opt, url);
+	if (!o->tls.cert && !o->header_file)
+		usage_error("export", "%s %s: tcprt would not say who it is: give --otlp-cert and --otlp-key, or --otlp-header-file with a token, or --otlp-insecure",
+			    opt, url);
+}
 
 static void otlp_check(const struct otlp_opts *o, const char *path)
 {
@@ -654,6 +694,18 @@ static void otlp_check(const struct otlp_opts *o, const char *path)
 		usage_error("export", "--otlp-exponential, --otlp-logs, --otlp-logs-url and --otlp-header-file need --otlp URL");
 	if (o->logs_url && !o->log_rate)
 		usage_error("export", "--otlp-logs-url needs --otlp-logs RATE");
+	if (!o->tls.cert != !o->tls.key)
+		usage_error("export", "--otlp-cert and --otlp-key go together");
+	if (o->tls.key) {
+		char err[512];
+		int fd = open_private(o->tls.key, "--otlp-key", err, sizeof(err));
+
+		if (fd < 0)
+			usage_error("export", "%s", err);
+		close(fd);
+	}
+	otlp_check_secure(o, "--otlp", o->url);
+	otlp_check_secure(o, "--otlp-logs-url", o->logs_url);
 }
 
 static int otlp_start(struct exporter *x, const struct otlp_opts *o,
@@ -676,8 +728,9 @@ static int otlp_start(struct exporter *x, const struct otlp_opts *o,
 	x->start_ns = now_us() * 1000;
 	x->exponential = o->exponential;
 	x->oq = xcalloc(1, sizeof(*x->oq));
-	if (otlp_queue_init(x->oq, o->url, "metrics", header, interval, err,
-			    sizeof(err)) < 0) {
+	x->tls = o->tls;
+	if (otlp_queue_init(x->oq, o->url, "metrics", header, &x->tls, interval,
+			    err, sizeof(err)) < 0) {
 		warnx_("export: --otlp: %s", err);
 		st = EXIT_RUNTIME;
 	}
@@ -690,8 +743,8 @@ static int otlp_start(struct exporter *x, const struct otlp_opts *o,
 			       (interval > USEC_PER_SEC ? (double)interval / 1e6 : 1.0);
 		x->log_tokens = x->log_burst;
 		x->log_refill_us = mono_us();
-		if (otlp_queue_init(x->lq, logs_url, "logs", header, interval,
-				    err, sizeof(err)) < 0) {
+		if (otlp_queue_init(x->lq, logs_url, "logs", header, &x->tls,
+				    interval, err, sizeof(err)) < 0) {
 			warnx_("export: --otlp-logs: %s", err);
 			st = EXIT_RUNTIME;
 		}
@@ -748,6 +801,10 @@ int cmd_export(int argc, char **argv)
 		{ "otlp-logs", required_argument, NULL, O_OTLP_LOGS },
 		{ "otlp-logs-url", required_argument, NULL, O_OTLP_LOGS_URL },
 		{ "otlp-header-file", required_argument, NULL, O_OTLP_HEADER_FILE },
+		{ "otlp-ca", required_argument, NULL, O_OTLP_CA },
+		{ "otlp-cert", required_argument, NULL, O_OTLP_CERT },
+		{ "otlp-key", required_argument, NULL, O_OTLP_KEY },
+		{ "otlp-insecure", no_argument, NULL, O_OTLP_INSECURE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -819,6 +876,10 @@ int cmd_export(int argc, char **argv)
 			oo.any = true;
 			break;
 		case O_OTLP_HEADER_FILE: oo.header_file = optarg; oo.any = true; break;
+		case O_OTLP_CA: oo.tls.ca = optarg; oo.any = true; break;
+		case O_OTLP_CERT: oo.tls.cert = optarg; oo.any = true; break;
+		case O_OTLP_KEY: oo.tls.key = optarg; oo.any = true; break;
+		case O_OTLP_INSECURE: oo.insecure = oo.any = true; break;
 		case 'h': fputs(help, stdout); free(x); return EXIT_OK;
 		default: bad_option("export", o, argv);
 		}

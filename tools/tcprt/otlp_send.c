@@ -29,14 +29,15 @@ static size_t on_answer(char *p, size_t size, size_t nmemb, void *arg)
 }
 
 int otlp_queue_init(struct otlp_queue *q, const char *url, const char *what,
-		    const char *header, uint64_t interval_us, char *err,
-		    size_t len)
+		    const char *header, const struct otlp_tls *tls,
+		    uint64_t interval_us, char *err, size_t len)
 {
 	struct curl_slist *h = NULL;
 
 	memset(q, 0, sizeof(*q));
 	q->url = url;
 	q->what = what;
+	q->tls = tls;
 	/* no point waiting longer than a few intervals: the totals move on */
 	q->backoff_max_us = 4 * interval_us;
 	if (q->backoff_max_us > OTLP_BACKOFF_MAX_US)
@@ -115,6 +116,13 @@ static enum outcome post(struct otlp_queue *q, const struct otlp_req *r)
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	/* libcurl verifies the peer and its name by default; these add to it */
+	if (q->tls && q->tls->ca)
+		curl_easy_setopt(c, CURLOPT_CAINFO, q->tls->ca);
+	if (q->tls && q->tls->cert) {
+		curl_easy_setopt(c, CURLOPT_SSLCERT, q->tls->cert);
+		curl_easy_setopt(c, CURLOPT_SSLKEY, q->tls->key);
+	}
 	rc = curl_easy_perform(c);
 	if (rc != CURLE_OK) {
 		snprintf(q->err, sizeof(q->err), "%s", curl_easy_strerror(rc));

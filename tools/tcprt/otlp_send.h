@@ -38,8 +38,18 @@ struct otlp_req {
 
 enum otlp_state { OTLP_OK, OTLP_AWAY, OTLP_REFUSING };
 
+/*
+ * TLS for https:// URLs, each NULL for the default: the CA bundle the
+ * collector's certificate is verified against (default: the system's),
+ * and tcprt's own certificate and key when the collector asks for one.
+ */
+struct otlp_tls {
+	const char *ca, *cert, *key;
+};
+
 struct otlp_queue {
 	const char *url, *what;		/* "metrics", "logs" */
+	const struct otlp_tls *tls;
 	bool cumulative;	/* a request's counts are in the next one too */
 	void *curl;
 	void *hdr;			/* struct curl_slist */
@@ -56,11 +66,12 @@ struct otlp_queue {
 /*
  * Set up @q for @url (@what names it in messages).  @header: one more
  * HTTP header ("Name: value", e.g. a token read from a file), or NULL.
- * @interval_us bounds the backoff.  -1 with @err set when libcurl fails.
+ * @tls (kept, not copied) for https.  @interval_us bounds the backoff.  -1
+ * with @err set when libcurl fails.
  */
 int otlp_queue_init(struct otlp_queue *q, const char *url, const char *what,
-		    const char *header, uint64_t interval_us, char *err,
-		    size_t len);
+		    const char *header, const struct otlp_tls *tls,
+		    uint64_t interval_us, char *err, size_t len);
 
 /* Queue a request (@buf is taken): the oldest is dropped when full. */
 void otlp_queue_push(struct otlp_queue *q, uint8_t *buf, size_t len,

@@ -216,6 +216,30 @@ void signals_init(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+int open_private(const char *path, const char *what, char *err, size_t len)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		snprintf(err, len, "%s %s: %s", what, path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, len, "%s %s: not a regular file", what, path);
+		close(fd);
+		return -1;
+	}
+	if (st.st_mode & 077) {
+		snprintf(err, len, "%s %s: group or other users have access to it (mode %04o): chmod 600 it",
+			 what, path, (unsigned int)(st.st_mode & 07777));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /*
  * A secret alone in a file: one line (a final newline is not part of
  * it), in a regular file no other user may read or change.
@@ -223,27 +247,13 @@ void signals_init(void)
 char *read_secret(const char *path, const char *what, char *err, size_t len)
 {
 	char buf[SECRET_MAX + 2];
-	struct stat st;
 	ssize_t n;
 	char *s;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		snprintf(err, len, "%s %s: %s", what, path, strerror(errno));
+	fd = open_private(path, what, err, len);
+	if (fd < 0)
 		return NULL;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		snprintf(err, len, "%s %s: not a regular file", what, path);
-		close(fd);
-		return NULL;
-	}
-	if (st.st_mode & 077) {
-		snprintf(err, len, "%s %s: group or other users have access to it (mode %04o): chmod 600 it",
-			 what, path, (unsigned int)(st.st_mode & 07777));
-		close(fd);
-		return NULL;
-	}
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n < 0) {

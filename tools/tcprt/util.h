@@ -48,6 +48,13 @@ void fmt_time(char *buf, size_t len, uint64_t t_us, bool frac);
  * that no group or other user may access.  NULL with @err (naming @what
  * and @path) when it is not; the caller frees (and wipes) it.
  */
+/*
+ * Open @path for reading when it is a regular file no other user may
+ * read or change (a key, a token): the descriptor, or -1 with the reason,
+ * naming @what (an option), in @err.
+ */
+int open_private(const char *path, const char *what, char *err, size_t len);
+
 #define SECRET_MAX	4096
 char *read_secret(const char *path, const char *what, char *err, size_t len);
 

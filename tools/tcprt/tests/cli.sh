@@ -722,7 +722,9 @@ case_export_atomic() {
 }
 
 # --otlp's options: each bad value or combination a usage error naming
-# the option (or, in a tcprt built without OTLP, the one line saying so).
+# the option (or, in a tcprt built without OTLP, the one line saying so);
+# to another machine, http:// or no identity is refused but with
+# --otlp-insecure (a later error, the text file's, shows one accepted).
 # The collector itself: tests/otlp.sh.
 case_otlp_usage() {
 	local args opt u=http://127.0.0.1:1/opentelemetry/v1/metrics
@@ -745,7 +747,17 @@ case_otlp_usage() {
 		--otlp-logs-url|export --otlp $u --otlp-logs-url http://x/v1/logs
 		need --otlp URL|export --textfile $T/x.prom --otlp-exponential
 		need --otlp URL|export --textfile $T/x.prom --otlp-logs 5
-		--otlp-logs-url|export --otlp http://x/metrics --otlp-logs 5
+		--otlp-logs-url|export --otlp http://127.0.0.1:1/metrics --otlp-logs 5
+		--otlp http://192.0.2.1:4318/v1/metrics: not encrypted|export --otlp http://192.0.2.1:4318/v1/metrics
+		would not say who it is|export --otlp https://192.0.2.1:4318/v1/metrics
+		--otlp-logs-url http://192.0.2.1/v1/logs: not encrypted|export --otlp $u --otlp-logs 5 --otlp-logs-url http://192.0.2.1/v1/logs
+		go together|export --otlp $u --otlp-cert $T/hdr2
+		--otlp-key $T/hdr: group or other users|export --otlp $u --otlp-cert $T/hdr2 --otlp-key $T/hdr
+		does not end in .prom|export --otlp http://192.0.2.1:4318/v1/metrics --otlp-insecure --textfile $T/x.txt
+		does not end in .prom|export --otlp https://otel.example/v1/metrics --otlp-header-file $T/hdr2 --textfile $T/x.txt
+		does not end in .prom|export --otlp https://otel.example/v1/metrics --otlp-cert $T/hdr2 --otlp-key $T/hdr2 --textfile $T/x.txt
+		does not end in .prom|export --otlp http://[::1]:4318/v1/metrics --textfile $T/x.txt
+		does not end in .prom|export --otlp http://localhost:4318/v1/metrics --textfile $T/x.txt
 		chmod 600|export --otlp $u --otlp-header-file $T/hdr
 		Name: value|export --otlp $u --otlp-header-file $T/hdr2
 		--otlp-header-file|export --otlp $u --otlp-header-file $T/none

@@ -17,10 +17,12 @@
 #   - --otlp-logs RATE against a collector of ours: RATE records sent, the
 #     rest counted exactly; --otlp-header-file's header sent;
 #   - a collector answering 400 (dropped, said), 503 (retried with backoff
-#     while the queue of 16 overflows: the oldest dropped, counted).
+#     while the queue of 16 overflows: the oldest dropped, counted);
+#   - over TLS to a collector of ours that asks for a client certificate:
+#     delivered with --otlp-ca and --otlp-cert/--otlp-key, refused without
+#     the certificate or with another CA.
 # Skipped (TAP skip) when tcprt was built without OTLP or VictoriaMetrics
-# is not there.  Holds /tmp/tcprt-run.lock while its daemons run (the
-# project's timing-sensitive runs take it too).  Prints TAP.
+# is not there.  Prints TAP.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 TCPRT=$PWD/tcprt
@@ -52,9 +54,6 @@ fi
 command -v python3 > /dev/null || skip "python3 missing"
 command -v curl > /dev/null || skip "curl missing"
 
-# the daemons below are started with 9>&-: none of them holds the lock
-exec 9> /tmp/tcprt-run.lock
-flock -w 900 9 || skip "/tmp/tcprt-run.lock held for 15 minutes"
 
 # The steps run in this shell, one after the other (each needs the
 # daemons the last one left); the first failure ends the test.
@@ -84,7 +83,7 @@ start_vm() {	# [port]: on that port again, else a free one
 	for p in ${1:-$((20000 + RANDOM % 20000)) $((20000 + RANDOM % 20000)) $((20000 + RANDOM % 20000))}; do
 		"$VM" -storageDataPath="$T/vm" -httpListenAddr="127.0.0.1:$p" \
 			-search.latencyOffset=0s -opentelemetry.usePrometheusNaming \
-			-loggerLevel=ERROR >> "$T/vm.log" 2>&1 9>&- &
+			-loggerLevel=ERROR >> "$T/vm.log" 2>&1 &
 		VM_PID=$!
 		for _ in $(seq 100); do
 			if curl -sf "http://127.0.0.1:$p/health" > /dev/null; then
@@ -238,7 +237,7 @@ mkdir -p "$D" "$T/prom"
 gen "$D/rt-network-log0" 0 1500
 gen "$D/rt-network-log1" 1500 1000
 "$TCPRT" export --dir "$D" --otlp "$URL" --textfile "$PROM" --interval 0.5 \
-	2> "$T/export.err" 9>&- &
+	2> "$T/export.err" &
 EXP_PID=$!
 check_totals
 check_quantiles
@@ -329,7 +328,7 @@ cat > "$T/logs.py" <<-'PY'
 	open(sys.argv[1], "w").write(str(s.server_port))
 	s.serve_forever()
 PY
-python3 "$T/logs.py" "$T/logs.port" "$T/logs.seen" 9>&- &
+python3 "$T/logs.py" "$T/logs.port" "$T/logs.seen" &
 LOGS_PID=$!
 for _ in $(seq 50); do [ -s "$T/logs.port" ] && break; sleep 0.1; done
 [ -s "$T/logs.port" ] || fail "the logs collector did not start"
@@ -355,7 +354,7 @@ pass
 
 step "export --otlp: a refusing collector (400) drops, a busy one (503) is retried; a full queue drops the oldest"
 rm -f "$T/logs.port" "$T/logs.seen"
-python3 "$T/logs.py" "$T/logs.port" "$T/logs.seen" 400 "bad request, said the collector" 9>&- &
+python3 "$T/logs.py" "$T/logs.port" "$T/logs.seen" 400 "bad request, said the collector" &
 LOGS_PID=$!
 for _ in $(seq 50); do [ -s "$T/logs.port" ] && break; sleep 0.1; done
 u=http://127.0.0.1:$(cat "$T/logs.port")/v1/metrics
@@ -369,12 +368,12 @@ grep -q ': 0 requests sent, 1 failed, 1 dropped$' "$T/400.err" || fail "400: the
 kill "$LOGS_PID"
 wait "$LOGS_PID" 2> /dev/null
 rm -f "$T/logs.port" "$T/logs.seen"
-python3 "$T/logs.py" "$T/logs.port" "$T/logs.seen" 503 9>&- &
+python3 "$T/logs.py" "$T/logs.port" "$T/logs.seen" 503 &
 LOGS_PID=$!
 for _ in $(seq 50); do [ -s "$T/logs.port" ] && break; sleep 0.1; done
 u=http://127.0.0.1:$(cat "$T/logs.port")/v1/metrics
 # every 50 ms a request, retried after 1 s, 2 s: the queue of 16 overflows
-"$TCPRT" export --dir "$D" --otlp "$u" --textfile "$PROM" --interval 0.05 2> "$T/503.err" 9>&- &
+"$TCPRT" export --dir "$D" --otlp "$u" --textfile "$PROM" --interval 0.05 2> "$T/503.err" &
 EXP_PID=$!
 sleep 2.5
 dropped=$(awk '/^tcprt_otlp_requests_dropped_total/ { print $2 }' "$PROM")
@@ -396,5 +395,59 @@ python3 - "$T/503.err" "$(wc -l < "$T/logs.seen")" <<-'PY' || fail "503: the sum
 	print(f"# sent {sent}, failed {failed} (the collector saw {sys.argv[2]}), dropped {dropped}")
 	sys.exit(0 if sent == 0 and failed == int(sys.argv[2]) and 2 <= failed <= 5 and dropped >= 20 else 1)
 PY
+pass
+
+step "export --otlp over TLS: the collector's certificate verified against --otlp-ca, tcprt's own shown with --otlp-cert; a wrong CA or no certificate fails"
+sh fleet/make-certs.sh ca "$T/ca" > /dev/null
+sh fleet/make-certs.sh ca "$T/other-ca" > /dev/null
+TCPRT=$TCPRT sh fleet/make-certs.sh host "$T/ca" localhost "$T/srv" > /dev/null
+TCPRT=$TCPRT sh fleet/make-certs.sh host "$T/ca" tcprt-host-1 "$T/cli" > /dev/null
+# a collector that takes only clients with a certificate of the CA
+cat > "$T/tls.py" <<-'PY'
+	import http.server, ssl, sys
+	class H(http.server.BaseHTTPRequestHandler):
+	    def do_POST(self):
+	        self.rfile.read(int(self.headers["Content-Length"]))
+	        cn = dict(x[0] for x in self.connection.getpeercert()["subject"])["commonName"]
+	        with open(sys.argv[2], "a") as f:
+	            f.write(f"{self.path} {cn}\n")
+	        self.send_response(200)
+	        self.send_header("Content-Length", "0")
+	        self.end_headers()
+	    def log_message(self, *a):
+	        pass
+	s = http.server.HTTPServer(("127.0.0.1", 0), H)
+	ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+	ctx.load_cert_chain(sys.argv[3] + "/cert.pem", sys.argv[3] + "/key.pem")
+	ctx.load_verify_locations(sys.argv[3] + "/ca.pem")
+	ctx.verify_mode = ssl.CERT_REQUIRED
+	s.socket = ctx.wrap_socket(s.socket, server_side=True)
+	open(sys.argv[1], "w").write(str(s.server_port))
+	s.serve_forever()
+PY
+rm -f "$T/tls.port" "$T/tls.seen"
+python3 "$T/tls.py" "$T/tls.port" "$T/tls.seen" "$T/srv" 2> "$T/tls.log" &
+LOGS_PID=$!
+for _ in $(seq 50); do [ -s "$T/tls.port" ] && break; sleep 0.1; done
+[ -s "$T/tls.port" ] || fail "the TLS collector did not start: $(cat "$T/tls.log")"
+u=https://localhost:$(cat "$T/tls.port")/v1/metrics
+"$TCPRT" export --once --dir "$D" --otlp "$u" --otlp-ca "$T/cli/ca.pem" \
+	--otlp-cert "$T/cli/cert.pem" --otlp-key "$T/cli/key.pem" 2> "$T/tls.err" ||
+	fail "with the CA and a certificate: $(cat "$T/tls.err")"
+grep -qx '/v1/metrics tcprt-host-1' "$T/tls.seen" || fail "the collector did not see tcprt-host-1: $(cat "$T/tls.seen")"
+echo "# the collector saw: $(cat "$T/tls.seen")"
+"$TCPRT" export --once --dir "$D" --otlp "$u" --otlp-ca "$T/cli/ca.pem" 2> "$T/tls.err" &&
+	fail "no client certificate, yet delivered"
+sed 's/^/# no certificate: /' "$T/tls.err" | head -2
+grep -q 'collector away' "$T/tls.err" || fail "no certificate: $(cat "$T/tls.err")"
+"$TCPRT" export --once --dir "$D" --otlp "$u" --otlp-ca "$T/other-ca/ca.pem" \
+	--otlp-cert "$T/cli/cert.pem" --otlp-key "$T/cli/key.pem" 2> "$T/tls.err" &&
+	fail "the collector's certificate of another CA, yet delivered"
+sed 's/^/# another CA: /' "$T/tls.err" | head -2
+grep -qi 'certificate' "$T/tls.err" || fail "another CA: $(cat "$T/tls.err")"
+[ "$(wc -l < "$T/tls.seen")" = 1 ] || fail "the collector took more than the one request"
+kill "$LOGS_PID"
+wait "$LOGS_PID" 2> /dev/null
+LOGS_PID=
 pass
 echo "1..$n"

@@ -40,8 +40,8 @@ int main(int argc, char **argv)
 	long i, n;
 	int fd;
 
-	if (argc != 4 || strlen(argv[1]) >= sizeof(a.sun_path) ||
-	    (n = atol(argv[2])) <= 0) {
+	n = argc == 4 ? atol(argv[2]) : 0;
+	if (n <= 0 || strlen(argv[1]) >= sizeof(a.sun_path)) {
 		fprintf(stderr, "usage: live_query SOCKET N 'QUESTION'\n");
 		return 2;
 	}

@@ -304,17 +304,6 @@ static void add(const struct record *r, void *arg)
 	}
 }
 
-static void free_val(void *arg)
-{
-	struct exp_val *v = arg;
-	unsigned int i;
-
-	for (i = 0; i < NHIST; i++) {
-		prom_hist_free(&v->h[i]);
-		expo_hist_free(&v->e[i]);
-	}
-}
-
 static void status_line(const char *key, uint64_t value, void *arg)
 {
 	struct exporter *x = arg;
@@ -601,11 +590,13 @@ static int output(struct exporter *x, const char *path, bool last)
 	return st;
 }
 
-/* "http://..." or "https://..." with something after it. */
-static bool url_ok(const char *u)
+/* @opt's value: "http://..." or "https://..." with something after it. */
+static const char *opt_url(const char *opt, const char *u)
 {
-	return (!strncmp(u, "http://", 7) && u[7]) ||
-	       (!strncmp(u, "https://", 8) && u[8]);
+	if ((!strncmp(u, "http://", 7) && u[7]) ||
+	    (!strncmp(u, "https://", 8) && u[8]))
+		return u;
+	usage_error("export", "%s: '%s' is not an http:// or https:// URL", opt, u);
 }
 
 /* URL's .../v1/metrics as .../v1/logs: the collector's logs endpoint. */
@@ -853,13 +844,7 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'a': archive = optarg; break;
 		case 'd': dir = optarg; break;
-		case O_OTLP:
-			if (!url_ok(optarg))
-				usage_error("export", "--otlp: '%s' is not an http:// or https:// URL",
-					    optarg);
-			oo.url = optarg;
-			oo.any = true;
-			break;
+		case O_OTLP: oo.url = opt_url("--otlp", optarg); oo.any = true; break;
 		case O_OTLP_EXPONENTIAL: oo.exponential = oo.any = true; break;
 		case O_OTLP_LOGS:
 			if (!parse_u64(optarg, strlen(optarg), &oo.log_rate) ||
@@ -869,10 +854,7 @@ int cmd_export(int argc, char **argv)
 			oo.any = true;
 			break;
 		case O_OTLP_LOGS_URL:
-			if (!url_ok(optarg))
-				usage_error("export", "--otlp-logs-url: '%s' is not an http:// or https:// URL",
-					    optarg);
-			oo.logs_url = optarg;
+			oo.logs_url = opt_url("--otlp-logs-url", optarg);
 			oo.any = true;
 			break;
 		case O_OTLP_HEADER_FILE: oo.header_file = optarg; oo.any = true; break;
@@ -950,7 +932,7 @@ out:
 	if (x->in.archive)
 		fclose(x->in.archive);
 	input_close(&x->in);
-	series_free(&x->t, free_val);
+	series_free(&x->t, exp_val_free);
 	ct_free();
 	free(x);
 	return st;

@@ -301,14 +301,8 @@ static void answer(const char *line, struct buf *b, void *ctx)
 
 static int cmp_keys(const void *a, const void *b)
 {
-	const struct wkey *x = *(const struct wkey *const *)a;
-	const struct wkey *y = *(const struct wkey *const *)b;
-
-	if (x->port != y->port)
-		return x->port < y->port ? -1 : 1;
-	if (x->role != y->role)
-		return x->role < y->role ? -1 : 1;
-	return strcmp(x->name, y->name);
+	return win_key_cmp(*(const struct wkey *const *)a,
+			   *(const struct wkey *const *)b);
 }
 
 /* Every key's windows, a JSON line each, by port, role and key. */

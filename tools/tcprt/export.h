@@ -41,6 +41,18 @@ struct exp_val {
 	bool ct_id;		/* the series' container is a container's id */
 };
 
+/* Free what a series' value holds (series_free's @fn). */
+static inline void exp_val_free(void *arg)
+{
+	struct exp_val *v = arg;
+	unsigned int i;
+
+	for (i = 0; i < NHIST; i++) {
+		prom_hist_free(&v->h[i]);
+		expo_hist_free(&v->e[i]);
+	}
+}
+
 /* A numeric line of tcp_rt's status file. */
 struct exp_status {
 	char key[64];

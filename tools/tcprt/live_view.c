@@ -116,11 +116,7 @@ static int cmp_rows(const void *a, const void *b)
 	}
 	if (dx != dy)
 		return dx < dy ? 1 : -1;
-	if (x->k->port != y->k->port)
-		return x->k->port < y->k->port ? -1 : 1;
-	if (x->k->role != y->k->role)
-		return x->k->role < y->k->role ? -1 : 1;
-	return strcmp(x->k->name, y->k->name);
+	return win_key_cmp(x->k, y->k);
 }
 
 /* Append @s to @b cut at @width columns (all of it ASCII), then '\n'. */

@@ -483,6 +483,17 @@ static size_t self_metrics(struct arena *a, const struct otlp_metrics *x,
 	return n;
 }
 
+/* A request in its wire form, in a buffer of its own (*@len bytes). */
+static uint8_t *pack(const ProtobufCMessage *req, size_t *len)
+{
+	uint8_t *buf;
+
+	*len = protobuf_c_message_get_packed_size(req);
+	buf = xcalloc(*len ? *len : 1, 1);
+	protobuf_c_message_pack(req, buf);
+	return buf;
+}
+
 uint8_t *otlp_pack_metrics(const struct otlp_metrics *x, size_t *len)
 {
 	struct arena a = { 0 };
@@ -519,9 +530,7 @@ uint8_t *otlp_pack_metrics(const struct otlp_metrics *x, size_t *len)
 	req.n_resource_metrics = 1;
 	req.resource_metrics = &rm;
 
-	*len = opentelemetry__proto__collector__metrics__v1__export_metrics_service_request__get_packed_size(&req);
-	buf = xcalloc(*len ? *len : 1, 1);
-	opentelemetry__proto__collector__metrics__v1__export_metrics_service_request__pack(&req, buf);
+	buf = pack(&req.base, len);
 	afree(&a);
 	return buf;
 }
@@ -594,9 +603,7 @@ uint8_t *otlp_pack_logs(const struct otlp_log *l, size_t n, const char *host,
 	req.n_resource_logs = 1;
 	req.resource_logs = &rl;
 
-	*len = opentelemetry__proto__collector__logs__v1__export_logs_service_request__get_packed_size(&req);
-	buf = xcalloc(*len ? *len : 1, 1);
-	opentelemetry__proto__collector__logs__v1__export_logs_service_request__pack(&req, buf);
+	buf = pack(&req.base, len);
 	afree(&a);
 	return buf;
 }

@@ -88,7 +88,8 @@ enum {
 	F_PROCESS = 5, F_UPLOAD = 6,		/* R W */
 	F_SERVICE = 5, F_RESPONSE = 6,		/* P */
 	F_RECV = 7,				/* R P */
-	N_DURATION = 1, N_RECV = 2,
+	F_MSS = 9,				/* R W P */
+	N_DURATION = 1, N_RECV = 2, N_MSS = 4,
 	E_SENT = 1, E_RECV = 3, E_RETRANS = 4, E_MIN_RTT = 5,
 };
 
@@ -200,6 +201,15 @@ uint64_t rec_retrans(const struct record *r)
 	switch (r->type) {
 	case REC_R: case REC_W: case REC_P: return get0(r, F_RETRANS);
 	case REC_E: return get0(r, E_RETRANS);
+	default: return 0;
+	}
+}
+
+uint64_t rec_mss(const struct record *r)
+{
+	switch (r->type) {
+	case REC_R: case REC_W: case REC_P: return get0(r, F_MSS);
+	case REC_N: return get0(r, N_MSS);
 	default: return 0;
 	}
 }

@@ -187,9 +187,10 @@ enum split_state rec_process_parts(const struct record *r, uint64_t *total,
 enum split_state rec_transfer_parts(const struct record *r, uint64_t *total,
 				    uint64_t part[NTRANSFER_PARTS]);
 
-/* Bytes and retransmissions of a record (0 where its line has none). */
+/* Bytes, retransmissions and MSS of a record (0 where its line has none). */
 uint64_t rec_sent_bytes(const struct record *r);
 uint64_t rec_recv_bytes(const struct record *r);
 uint64_t rec_retrans(const struct record *r);
+uint64_t rec_mss(const struct record *r);
 
 #endif

@@ -89,27 +89,11 @@ static void count_sub(struct wcount *d, const struct wcount *s)
 	d->rtt_sumsq -= s->rtt_sumsq;
 }
 
-/* The field @name of @r's type, when the line had it. */
-static bool field(const struct record *r, const char *name, uint64_t *v)
-{
-	const struct rec_desc *d = &rec_desc[r->type];
-	unsigned int i;
-
-	for (i = 0; i < d->nfields; i++)
-		if (!strcmp(d->fields[i], name)) {
-			if (!rec_has(r, i))
-				return false;
-			*v = r->f[i];
-			return true;
-		}
-	return false;
-}
-
 /* What one task adds to the counters, and its measures (bit m of *@have). */
 static void task_values(const struct record *r, struct wcount *c,
 			uint64_t v[WM_N], unsigned int *have)
 {
-	uint64_t mss, total, part[NTRANSFER_PARTS];
+	uint64_t mss = rec_mss(r), total, part[NTRANSFER_PARTS];
 	unsigned int m;
 
 	*c = (struct wcount){ .tasks = 1 };
@@ -117,7 +101,7 @@ static void task_values(const struct record *r, struct wcount *c,
 	c->bytes_in = rec_recv_bytes(r);
 	c->bytes_out = rec_sent_bytes(r);
 	c->retrans = rec_retrans(r);
-	if (c->bytes_out && field(r, "mss", &mss) && mss)
+	if (c->bytes_out && mss)
 		c->segs_out = (c->bytes_out + mss - 1) / mss;
 	*have = 0;
 	for (m = 0; m < M_NMETRICS; m++)
@@ -248,6 +232,15 @@ static struct wkey *key_get(struct win_table *t, uint16_t port, enum role role,
 		k->ring[s].sec = -1;
 	k->agg = xcalloc(t->nwin, sizeof(*k->agg));
 	return k;
+}
+
+int win_key_cmp(const struct wkey *a, const struct wkey *b)
+{
+	if (a->port != b->port)
+		return a->port < b->port ? -1 : 1;
+	if (a->role != b->role)
+		return a->role < b->role ? -1 : 1;
+	return strcmp(a->name, b->name);
 }
 
 const struct wkey *win_find(const struct win_table *t, uint16_t port,

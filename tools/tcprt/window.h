@@ -137,6 +137,9 @@ void win_advance(struct win_table *t, uint64_t now_us);
  */
 void win_add(struct win_table *t, const struct record *r, const char *name);
 
+/* Keys in order: by port, then role, then name. */
+int win_key_cmp(const struct wkey *a, const struct wkey *b);
+
 /* The key of (@port, @role, @name), or NULL. */
 const struct wkey *win_find(const struct win_table *t, uint16_t port,
 			    enum role role, const char *name);

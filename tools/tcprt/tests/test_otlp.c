@@ -202,17 +202,6 @@ static void fill(struct series_table *t, const struct prom_buckets *b)
 	v->records = 4;
 }
 
-static void free_val(void *arg)
-{
-	struct exp_val *v = arg;
-	unsigned int i;
-
-	for (i = 0; i < NHIST; i++) {
-		prom_hist_free(&v->h[i]);
-		expo_hist_free(&v->e[i]);
-	}
-}
-
 static pb_req *pack_unpack(const struct series_table *t,
 			   const struct prom_buckets *b, bool exponential)
 {
@@ -470,7 +459,7 @@ static void test_otlp(void)
 	r = pack_unpack(&t, b, true);
 	test_expo_points(r);
 	opentelemetry__proto__collector__metrics__v1__export_metrics_service_request__free_unpacked(r, NULL);
-	series_free(&t, free_val);
+	series_free(&t, exp_val_free);
 	test_logs();
 }
 #endif

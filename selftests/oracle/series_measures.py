@@ -19,11 +19,13 @@ capture's data could have been counted in.
 Checks (each may be given with any other):
   --ce PORT      CE-marked data from PORT: ce_bytes, ce_segs
   --ece PORT     segments to PORT with ECE (not SYN): ece
-  --dup PORT     data from PORT received before (its sequence below the
-                 highest seen): dup_bytes, dup_segs; with --holes N > 0
-                 (retransmissions and drops happened) the run's are at
-                 most the capture's: a copy of data TCP held out of order
-                 behind a segment it dropped is new to TCP
+  --dup PORT     data from PORT received before (bytes the capture saw
+                 once already, in whatever order: a segment seen after
+                 its successor is no copy): dup_bytes, dup_segs; with
+                 --holes N > 0 (retransmissions and drops happened) the
+                 run's are at most the capture's: a copy of data TCP
+                 held out of order behind a segment it dropped is new to
+                 TCP
   --flows PORT   sockets with data to or from PORT (may be repeated):
                  flows (--sockets 2: both ends on this host count)
   --host         every connection of the capture, both directions, no
@@ -60,6 +62,58 @@ def stab(intervals):
         if last is None or lo > last:
             n, last = n + 1, hi
     return n
+
+
+class Seen:
+    """The bytes of one direction of a connection seen so far, as
+    disjoint [lo, hi) intervals of unwrapped sequence numbers."""
+
+    def __init__(self):
+        self.spans = []                 # sorted, disjoint, not touching
+        self.ref = None                 # where 32-bit numbers unwrap near
+
+    def add(self, seq32, length):
+        """Count a segment in: how many of its bytes were seen before."""
+        if self.ref is None:
+            self.ref = seq32
+        lo = tcp_rt_oracle.unwrap(seq32, self.ref)
+        hi = lo + length
+        self.ref = max(self.ref, hi)
+        seen, keep = 0, []
+        for a, b in self.spans:
+            if b < lo or a > hi:        # apart (touching ones merge)
+                keep.append((a, b))
+                continue
+            seen += max(0, min(b, hi) - max(a, lo))
+            lo, hi = min(a, lo), max(b, hi)
+        keep.append((lo, hi))
+        self.spans = sorted(keep)
+        return seen
+
+
+def received(segs, width, port=None):
+    """Per bucket of width microseconds, the data segments' bytes seen
+    before (a copy) and the new ones, and their segments: a segment with
+    any byte seen before is a duplicate (the module's dup_segs counts it
+    so), one with none a new one.  Capture order does not matter: a segment seen after its
+    successor (a tap and TCP on different CPUs) is new, as it is to TCP.
+    port: duplicates from that port only.  Returns (dup_bytes, dup_segs,
+    new_bytes, new_segs), each a dict bucket -> count."""
+    seen = {}
+    dup_b, dup_s, new_b, new_s = {}, {}, {}, {}
+    for s in segs:
+        if not s.length:
+            continue
+        old = seen.setdefault((s.src, s.dst), Seen()).add(s.seq, s.length)
+        b = s.t // width
+        if old and (port is None or s.sport == port):
+            add(dup_b, b, old)
+            add(dup_s, b)
+        if s.length > old:
+            add(new_b, b, s.length - old)
+        if not old:
+            add(new_s, b)
+    return dup_b, dup_s, new_b, new_s
 
 
 def main():
@@ -113,26 +167,7 @@ def main():
             if msg:
                 bad.append(f"{col}: {msg}")
 
-    # what each direction of each connection received before
-    high = {}
-    dup_b, dup_s, new_b, new_s = {}, {}, {}, {}
-    for s in segs:
-        if not s.length:
-            continue
-        d = (s.src, s.dst)
-        end = s.seq + s.length
-        h = high.get(d)
-        b = s.t // width
-        if h is not None and tcp_rt_oracle.unwrap(s.seq, h) < h:
-            seq = tcp_rt_oracle.unwrap(s.seq, h)
-            if a.dup is None or s.sport == a.dup:
-                add(dup_b, b, min(seq + s.length, h) - seq)
-                add(dup_s, b)
-            high[d] = max(h, seq + s.length)
-        else:
-            high[d] = end if h is None else tcp_rt_oracle.unwrap(end, h)
-            add(new_b, b, s.length)
-            add(new_s, b)
+    dup_b, dup_s, new_b, new_s = received(segs, width, a.dup)
 
     if a.ce is not None:
         ce_b, ce_s = {}, {}

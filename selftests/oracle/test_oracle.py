@@ -624,5 +624,67 @@ class OracleTest(unittest.TestCase):
             self.assertIn(f"{n_bad} mismatches", out.stdout, (text, out_n))
 
 
+class SeriesDuplicatesTest(unittest.TestCase):
+    """series_measures.received(): a byte's copies after its first are
+    duplicates, whatever order the capture saw the segments in.  The
+    server's data from 5001; buckets of 1 ms; values by hand."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="tcp_rt_oracle.")
+        sys.path.insert(0, HERE)
+        import series_measures
+        self.received = series_measures.received
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def run_segments(self, segs, s_isn=S_ISN):
+        """segs: (t, seq, length) of the server's data; returns the four
+        dicts with bucket numbers relative to BASE."""
+        cap = Capture(s_isn=s_isn)
+        cap.handshake()
+        for t, seq, length in segs:
+            cap.add(t, S, "A", seq, C_ISN + 1, length)
+        path = cap.write(os.path.join(self.tmp, "c.pcap"))
+        got = self.received(list(oracle.read_segments(path)), 1000, PORT)
+        base = BASE * 1000
+        return [{b - base: n for b, n in d.items()} for d in got]
+
+    def test_copy_after_the_original(self):
+        dup_b, dup_s, new_b, new_s = self.run_segments(
+            [(1000, 5001, 1000), (2000, 6001, 1000), (3000, 5001, 1000)])
+        self.assertEqual((dup_b, dup_s), ({3: 1000}, {3: 1}))
+        self.assertEqual((new_b, new_s), ({1: 1000, 2: 1000}, {1: 1, 2: 1}))
+
+    def test_pair_seen_swapped_is_no_copy(self):
+        # the old rule (below the highest seen) called 5001 a duplicate
+        dup_b, dup_s, new_b, _ = self.run_segments(
+            [(1000, 6001, 1000), (2000, 5001, 1000)])
+        self.assertEqual((dup_b, dup_s), ({}, {}))
+        self.assertEqual(new_b, {1: 1000, 2: 1000})
+
+    def test_copy_before_the_gap_fills(self):
+        dup_b, dup_s, new_b, _ = self.run_segments(
+            [(1000, 5001, 1000), (2000, 7001, 1000), (3000, 7001, 1000),
+             (4000, 6001, 1000)])
+        self.assertEqual((dup_b, dup_s), ({3: 1000}, {3: 1}))
+        self.assertEqual(new_b, {1: 1000, 2: 1000, 4: 1000})
+
+    def test_partly_old(self):
+        # 5501..6000 seen before, 6001..6500 new: one duplicate segment
+        dup_b, dup_s, new_b, new_s = self.run_segments(
+            [(1000, 5001, 1000), (2000, 5501, 1000)])
+        self.assertEqual((dup_b, dup_s), ({2: 500}, {2: 1}))
+        self.assertEqual((new_b, new_s), ({1: 1000, 2: 500}, {1: 1}))
+
+    def test_sequence_wrap(self):
+        # data from 2^32 - 599 across the wrap to 400; a copy of 0..499
+        isn = 2**32 - 600
+        dup_b, dup_s, new_b, _ = self.run_segments(
+            [(1000, isn + 1, 1000), (2000, 0, 500)], s_isn=isn)
+        self.assertEqual((dup_b, dup_s), ({2: 401}, {2: 1}))
+        self.assertEqual(new_b, {1: 1000, 2: 99})
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

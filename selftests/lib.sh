@@ -129,7 +129,9 @@ done_testing() {
 	exit $((_tap_failed > 0))
 }
 
-# Undo what a case may have left: processes, namespaces, the module.
+# Undo what a case may have left: processes, namespaces, the module, and
+# what the script's case_cleanup puts back (tools/tcprt/tests/case-lib.sh's
+# hook of the same name).
 cleanup_case() {
 	local pids
 	pids=$(jobs -p 2>/dev/null)
@@ -151,6 +153,11 @@ cleanup_case() {
 		echo 1 > "$PARAMS/deactivate"
 		wait_until "connections closed" mod_unused || true
 		rmmod tcp_rt 2>/dev/null
+	fi
+	# a script's own: what a failed case may have left down (daemons
+	# it stopped as its fault) is up again for the next case
+	if declare -F case_cleanup > /dev/null; then
+		case_cleanup || echo "# case_cleanup failed"
 	fi
 	return 0
 }

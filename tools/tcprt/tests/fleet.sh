@@ -194,20 +194,26 @@ case_cap() {
 }
 
 # A fault in the middle of a live load: fleet_gen.py appends N records
-# over about 8 s to the logs of a folder, which tcprt ship follows; FAULT
-# strikes once part of them is through.  Once the generator is done and
+# over about 8 s to the logs of a folder, which tcprt ship follows; it
+# stands still at half of them (--hold) until FAULT, once part of them is
+# through, has put its fault in place and called go_on: the other half
+# comes after the fault at any speed.  Once the generator is done and
 # the last record reached the store, ship is stopped (its final control
 # message closes the account) and the store must hold every record once.
 fault_run() {	# host-id fault-fn [n]
 	local id=$1 fault=$2 n=${3:-80000} gen pid total
 	mkdir -p $F/$id
-	python3 "$GEN" $F/$id "$n" --files 2 --rate $((n / 8)) > $F/$id.gen &
+	rm -f $F/$id.go $F/$id.go.held
+	python3 "$GEN" $F/$id "$n" --files 2 --rate $((n / 8)) \
+		--hold $((n / 2)):$F/$id.go > $F/$id.gen &
 	gen=$!
 	wait_until "the generator's files" test -e $F/$id/rt-network-log1
 	ip netns exec fleeta "$TCPRT" ship --key-file "$(key_for "$id")" --socket $F/a/ship.sock \
 		--dir $F/$id --rate 0 --interval 1 2> $F/$id.err &
 	pid=$!
+	WAIT_S=$SETTLE_S wait_until "the generator at its hold" test -e $F/$id.go.held
 	"$fault" "$id"
+	go_on "$id"
 	wait $gen || fail "generator"
 	total=$(awk '{ s += $1 } END { print s }' $F/$id.gen)
 	WAIT_S=$SETTLE_S wait_until "the last record of $id in the store" \
@@ -219,6 +225,10 @@ fault_run() {	# host-id fault-fn [n]
 	expect_once "$id" "$total"
 }
 
+go_on() {	# host-id: fault_run's generator goes on
+	touch $F/$1.go
+}
+
 spool_count() {	# host: its data messages in the spool (signed or not)
 	# none is a count (grep -c's status 1 would end a case: set -e)
 	cat $F/spool/*.frames 2> /dev/null | grep -c -E "^(S1 [0-9a-f]{32} )?D[12] $1 " || true
@@ -228,6 +238,7 @@ kill_central() {	# host
 	WAIT_S=$SETTLE_S wait_until "part of $1 in the spool" spool_has "$1" 100 || fail "spool"
 	stop_central KILL
 	diag "central killed with $(spool_count "$1") messages of $1 in the spool"
+	go_on "$1"
 	start_central
 }
 
@@ -240,6 +251,7 @@ restart_clickhouse() {	# host
 	WAIT_S=$SETTLE_S wait_until "part of $1 loaded" store_has "$1" 1000 || fail "store"
 	stop_clickhouse KILL
 	! ch_up || fail "ClickHouse still answers"
+	go_on "$1"
 	# down until ingest has met it down, with rows to load
 	WAIT_S=$SETTLE_S wait_until "ingest to find the store down" \
 		grep -q "is unreachable.*holding" $F/ingest.log || fail "ingest: $(cat $F/ingest.log)"
@@ -256,6 +268,7 @@ case_clickhouse_restarted() {
 cut_link() {	# host
 	WAIT_S=$SETTLE_S wait_until "part of $1 in the spool" spool_has "$1" 50 || fail "spool"
 	ip -n fleeta link set fa0 down
+	go_on "$1"
 	# the fault itself lasts 10 s (the issue's outage), not an event
 	sleep 10
 	ip -n fleeta link set fa0 up
@@ -272,6 +285,7 @@ case_link_cut() {
 # record once, none acknowledged and lost, no torn line.
 fill_spool() {	# host
 	local st=$F/small/.tcprt-spool.status
+	go_on "$1"	# the small file system is the fault, there from the start
 	WAIT_S=$SETTLE_S wait_until "the spool full, its writer refusing" \
 		grep -q "^refusing 1$" $st || fail "never refused: $(cat $st)"
 	diag "spool full: $(tr '\n' ' ' < $st)"
@@ -338,6 +352,7 @@ case_spool_full() {
 kill_ingest() {	# host
 	WAIT_S=$SETTLE_S wait_until "part of $1 loaded" store_has "$1" 5000 || fail "store"
 	stop_ingest KILL
+	go_on "$1"
 	start_ingest --batch 5000
 }
 
@@ -376,15 +391,18 @@ case_ingest_killed() {
 case_negative_control() {
 	local id=memq-a gen pid sent got spooled
 	mkdir -p $F/$id
-	python3 "$GEN" $F/$id 40000 --files 2 --rate 5000 > $F/$id.gen &
+	rm -f $F/$id.go $F/$id.go.held
+	python3 "$GEN" $F/$id 40000 --files 2 --rate 5000 --hold 20000:$F/$id.go > $F/$id.gen &
 	gen=$!
 	wait_until "the generator's files" test -e $F/$id/rt-network-log1
 	ip netns exec fleeta "$TCPRT" ship --key-file "$(key_for $id)" --socket $F/a/ship.sock \
 		--dir $F/$id --rate 0 --interval 1 2> $F/$id.err &
 	pid=$!
+	WAIT_S=$SETTLE_S wait_until "the generator at its hold" test -e $F/$id.go.held
 	WAIT_S=$SETTLE_S wait_until "part of $id in the spool" spool_has $id 20 || fail "spool"
 	stop_central
 	start_central memq
+	go_on $id	# the second half through the in-memory central
 	wait $gen || fail "generator"
 	WAIT_S=$SETTLE_S wait_until "host a's queue empty" sender_queue_empty a ||
 		fail "sender queue"

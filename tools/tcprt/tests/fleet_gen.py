@@ -13,7 +13,11 @@ K writes every K-th record in the vendor TCP-RT's form (trailing space,
 unpadded usec).  --step-back SEC: from the middle of each file on, the
 times are SEC earlier (a host whose clock was stepped back).  --rate R:
 append the lines over time, R records a second in all (a live load for
-tcprt ship to follow), instead of at once.
+tcprt ship to follow), instead of at once.  --hold K:FILE (with --rate,
+may be repeated): once K records are out, create FILE.held and write
+nothing more until FILE exists (the time waited does not count against
+the rate): a test puts its fault in place while the load stands still,
+then lets it go on, so that the fault falls mid-load at any speed.
 
 Prints the number of lines written per file, one per line.
 """
@@ -34,7 +38,16 @@ def main():
     ap.add_argument("--vendor", type=int, default=0)
     ap.add_argument("--step-back", type=int, default=0)
     ap.add_argument("--rate", type=float, default=0)
+    ap.add_argument("--hold", action="append", default=[],
+                    help="K:FILE: at K records, FILE.held, then wait for FILE")
     a = ap.parse_args()
+    holds = []
+    for h in a.hold:
+        k, _, path = h.partition(":")
+        if not path or not k.isdigit() or not 0 < int(k) < a.n or not a.rate:
+            ap.error(f"--hold {h}: K:FILE, 0 < K < N, with --rate")
+        holds.append((int(k) / a.n, path))
+    holds.sort()
     rnd = random.Random(a.seed)
     os.makedirs(a.dir, exist_ok=True)
     per = [a.n // a.files + (1 if i < a.n % a.files else 0) for i in range(a.files)]
@@ -72,12 +85,23 @@ def main():
         length = a.n / a.rate
         while any(d < len(l) for d, l in zip(done, out)):
             frac = min(1.0, (time.monotonic() - t0) / length)
+            hold = holds and frac >= holds[0][0]
+            if hold:
+                frac = holds[0][0]
             for i, (f, lines) in enumerate(zip(files, out)):
                 upto = len(lines) if frac >= 1.0 else int(len(lines) * frac)
                 if upto > done[i]:
                     f.write("".join(lines[done[i]:upto]))
                     f.flush()
                     done[i] = upto
+            if hold:
+                path = holds.pop(0)[1]
+                open(path + ".held", "w").close()
+                waited = time.monotonic()
+                while not os.path.exists(path):
+                    time.sleep(0.05)
+                t0 += time.monotonic() - waited
+                continue
             time.sleep(0.05)
     for f, lines in zip(files, out):
         f.close()

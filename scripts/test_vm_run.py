@@ -183,7 +183,7 @@ class LogCheckTest(unittest.TestCase):
 class QemuArgvTest(unittest.TestCase):
 
     ENV = ("VM_CPU", "VM_PLUGIN", "VM_ICOUNT", "VM_ACCEL", "VM_MODULES_DIR", "VM_APPEND",
-           "VM_SHARE")
+           "VM_SHARE", "VM_CPU_QUOTA")
 
     def setUp(self):
         saved = {k: os.environ.get(k) for k in self.ENV}
@@ -228,6 +228,42 @@ class QemuArgvTest(unittest.TestCase):
         self.assertTrue(base.startswith("console=ttyS0 "))
         os.environ["VM_APPEND"] = "possible_cpus=80"
         self.assertEqual(self.option(self.argv(), "-append"), base + " possible_cpus=80")
+
+    def test_cpu_quota_value(self):
+        self.assertIsNone(vm_run.cpu_quota_pct())
+        os.environ["VM_CPU_QUOTA"] = "50"
+        self.assertEqual(vm_run.cpu_quota_pct(), 50)
+        for bad in ("0", "half", "-5", "10001"):
+            os.environ["VM_CPU_QUOTA"] = bad
+            with self.assertRaises(vm_run.Fail):
+                vm_run.cpu_quota_pct()
+
+    def test_cpu_cgroup_v1_and_v2(self):
+        with tempfile.TemporaryDirectory() as d:
+            v1, v2, none = (os.path.join(d, n) for n in ("v1", "v2", "none"))
+            for n in (v1, v2, none):
+                os.mkdir(n)
+            open(os.path.join(v1, "cpu.cfs_quota_us"), "w").close()
+            with open(os.path.join(v2, "cgroup.controllers"), "w") as f:
+                f.write("cpuset cpu io memory\n")
+            open(os.path.join(v2, "cgroup.subtree_control"), "w").close()
+            # v2 first where it has the cpu controller: 50 % of one CPU
+            path, procs = vm_run.cpu_cgroup(50, (v2, v1))
+            self.assertEqual(os.path.dirname(path), v2)
+            self.assertEqual(procs, os.path.join(path, "cgroup.procs"))
+            with open(os.path.join(path, "cpu.max")) as f:
+                self.assertEqual(f.read(), "50000 100000")
+            with open(os.path.join(v2, "cgroup.subtree_control")) as f:
+                self.assertEqual(f.read(), "+cpu")
+            # v1: the period and the quota; 150 %: a CPU and a half
+            path, _ = vm_run.cpu_cgroup(150, (none, v1))
+            self.assertEqual(os.path.dirname(path), v1)
+            with open(os.path.join(path, "cpu.cfs_quota_us")) as f:
+                self.assertEqual(f.read(), "150000")
+            with open(os.path.join(path, "cpu.cfs_period_us")) as f:
+                self.assertEqual(f.read(), "100000")
+            with self.assertRaises(vm_run.Fail):
+                vm_run.cpu_cgroup(50, (none,))
 
     def test_amd64_argv_as_before(self):
         # the x86-64 guest's command line as it was before arm64 guests

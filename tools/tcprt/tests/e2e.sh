@@ -243,10 +243,12 @@ case_series_every() {
 # its think time, 35 ms then 10: 38 to 51 ms before, seen in the VM): the
 # stats' next 1 s interval shows it and a run starts
 # then, not at the hour's boundary the schedule waits for; the run holds
-# the slow tasks' milliseconds.  The truths: the instant this test made
-# the port slow, and before it, a steady port that starts nothing.
+# the slow tasks' milliseconds.  The truths: the slow server's own stamps
+# of its responses (rt_peer --stamps), and before it, a steady port that
+# starts nothing.  Not the instant this test started the slow server: a
+# slow guest may take a second to start its client.
 case_series_trigger() {
-	local every client srv t_slow f start
+	local every client srv t_slow t_last f start
 	fresh
 	mod_load lports=7305 stats_interval=1
 	"$TCPRT" series --every 3600 --us 10000 --buckets 100 --store $W/trig \
@@ -261,8 +263,8 @@ case_series_trigger() {
 	grep -q anomaly $W/every.err && fail "an anomaly on a steady port: $(cat $W/every.err)"
 	# (a server serves its connections, then ends)
 	wait_until "the steady server's end" gone "$srv" || fail "the steady server is still there"
-	srv=$(server_pid 400 --conns 8)
-	t_slow=$(date +%s)
+	rm -f $W/stamps
+	srv=$(server_pid 400 --conns 8 --stamps $W/stamps)
 	# about 3.3 s, 8 connections: some 19 tasks a second
 	"$PEER" client --port 7305 --req-bytes 100 --resp-bytes 1000 \
 		--requests 8 --think-ms 10 --conns 8 > /dev/null &
@@ -279,12 +281,19 @@ case_series_trigger() {
 	f=$(ls $W/trig/series-*.gz) || fail "no run in the store"
 	start=${f##*/series-}
 	start=${start%%-*}
-	# the first slow interval ends within 1 s of the change, its line is
-	# read within 0.2 s: a run within 2 s, whole seconds rounded down
-	expect_range "$start" "$t_slow" $((t_slow + 2)) "the triggered run's start"
+	# No interval can hold ANOMALY_MIN_TASKS (10) slow tasks before the
+	# 10th slow response left; the one that does ends at most 1 s after
+	# the last slow task and its line is read within 0.2 s: the run
+	# starts between the 10th response and 2 s after the last, whole
+	# seconds rounded down (WS: a stamp's 6th field, microseconds).
+	wait_until "the slow server's end" gone "$srv" || fail "the slow server is still there"
+	expect_eq "$(grep -c '^stamp ' $W/stamps)" 64 "the slow server's responses (8 x 8)"
+	t_slow=$(awk '$1 == "stamp" { print $6 }' $W/stamps | sort -n | sed -n 10p)
+	t_last=$(awk '$1 == "stamp" { print $6 }' $W/stamps | sort -n | tail -1)
+	diag "the slow server's 10th response at $t_slow us, its last at $t_last us"
+	expect_range "$start" $((t_slow / 1000000)) $((t_last / 1000000 + 2)) "the triggered run's start"
 	zcat "$f" | awk '$3 == 7305 && $10 > 0 { n++ } END { exit !n }' ||
 		fail "no task done on the port during the run"
-	wait_until "the slow server's end" gone "$srv" || fail "the slow server is still there"
 }
 
 gone() {	# pid

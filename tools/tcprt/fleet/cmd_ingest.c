@@ -16,9 +16,9 @@
  * never skipped.  A batch ClickHouse refuses for a reason of its rows is
  * split until the refused rows are alone (load.h): they go to
  * bad_messages with ClickHouse's error, the rest is loaded.  A file read
- * to its end, no longer the newest, untouched for --retire seconds and
- * loaded to its end that long ago (this run's clock: a restart keeps it
- * --retire longer) is removed.
+ * to its end, untouched for --retire seconds and loaded to its end that
+ * long ago (this run's clock: a restart keeps it --retire longer) is
+ * removed unless the spool's writer holds it (its lock, cmd_spool.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -63,10 +63,11 @@ CH_CONN_HELP
 "                       (default 1)\n"
 "  -S, --state FILE     where the loaded offsets are kept (default\n"
 "                       DIR/.tcprt-ingest.state)\n"
-"  -r, --retire S       remove a file read to its end once a newer one\n"
-"                       exists, it was not written for S seconds and its\n"
-"                       load ended S seconds ago (default 600: what\n"
-"                       ClickHouse acknowledged is on its disk by then)\n"
+"  -r, --retire S       remove a file read to its end once the spool's\n"
+"                       writer no longer holds it, it was not written\n"
+"                       for S seconds and its load ended S seconds ago\n"
+"                       (default 600: what ClickHouse acknowledged is on\n"
+"                       its disk by then)\n"
 "  -k, --keep           never remove a file\n"
 "  -1, --once           load what the files hold now, then stop\n"
 "  -m, --frame-master F the master key every host's frame key derives\n"
@@ -859,6 +860,13 @@ static bool read_file(struct ingest *g, struct spool_file *f)
 		close(fd);
 		return false;
 	}
+	/* shorter than what was loaded of it: a new file of that name (the
+	 * writer made it again after its retirement, or an operator) */
+	if ((uint64_t)st.st_size < f->read && f->read == f->done) {
+		warnx_("ingest: %s: %llu bytes, %llu loaded before: a new file of that name, loaded from its start",
+		       path, (unsigned long long)st.st_size, (unsigned long long)f->done);
+		f->read = f->done = 0;
+	}
 	for (;;) {
 		ssize_t n = pread(fd, chunk + have, sizeof(chunk) - have,
 				  (off_t)(f->read + have));
@@ -899,23 +907,55 @@ static bool read_file(struct ingest *g, struct spool_file *f)
 	return false;
 }
 
-/* Remove the files loaded to their end, older than the newest, idle. */
+/*
+ * The file at @path, opened and locked for its removal: tcprt spool holds
+ * a shared lock on the file it writes (cmd_spool.c), so an exclusive one
+ * taken here means no writer has it - whatever its name says, the newest
+ * or not.  -1: the writer has it, or it is not the file that was loaded
+ * (@size bytes; replaced since).
+ */
+static int lock_for_removal(const char *path, uint64_t size)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) || fstat(fd, &st) ||
+	    (uint64_t)st.st_size != size) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Remove the files loaded to their end, idle, that no writer holds.  The
+ * state file is written without them first, then they are removed: a
+ * crash in between loads nothing twice and misses nothing, for a file of
+ * the same name that the writer makes again later starts from its start.
+ */
 static void retire(struct ingest *g)
 {
 	uint64_t now = now_us();
-	bool changed = false;
-	size_t i, w = 0;
+	size_t i, w = 0, ngone = 0;
+	struct {
+		char *name;
+		int fd;
+	} *gone = NULL;
 
 	for (i = 0; i < g->nfiles; i++) {
 		struct spool_file *f = &g->files[i];
 		char path[4352];
 		struct stat st;
-		bool drop = false;
+		int fd;
 
 		snprintf(path, sizeof(path), "%s/%s", g->spool, f->name);
 		if (!f->seen) {
-			drop = true;	/* gone: someone else removed it */
-		} else if (!stat(path, &st) && f->done == (uint64_t)st.st_size) {
+			free(f->name);	/* gone: someone else removed it */
+			continue;
+		}
+		if (!stat(path, &st) && f->done == (uint64_t)st.st_size) {
 			if (!f->ended_us)
 				f->ended_us = now;
 		} else {
@@ -927,24 +967,30 @@ static void retire(struct ingest *g)
 		 * "What a node's loss can cost"), and a file is never removed
 		 * the moment its load ends, however old
 		 */
-		if (!drop && !g->keep && i + 1 < g->nfiles && f->ended_us &&
-		    f->ended_us + g->retire_us < now &&
-		    (uint64_t)st.st_mtime * USEC_PER_SEC + g->retire_us < now) {
-			if (unlink(path) == 0) {
-				drop = true;
-				g->retired++;
-			}
-		}
-		if (drop) {
-			free(f->name);
-			changed = true;
+		if (!g->keep && f->ended_us && f->ended_us + g->retire_us < now &&
+		    (uint64_t)st.st_mtime * USEC_PER_SEC + g->retire_us < now &&
+		    (fd = lock_for_removal(path, f->done)) >= 0) {
+			gone = xrealloc(gone, ngone + 1, sizeof(*gone));
+			gone[ngone].name = f->name;
+			gone[ngone++].fd = fd;
 			continue;
 		}
 		g->files[w++] = *f;
 	}
+	if (w == g->nfiles)
+		return;
 	g->nfiles = w;
-	if (changed)
-		save_state(g);
+	save_state(g);
+	for (i = 0; i < ngone; i++) {
+		char path[4352];
+
+		snprintf(path, sizeof(path), "%s/%s", g->spool, gone[i].name);
+		if (unlink(path) == 0)
+			g->retired++;
+		close(gone[i].fd);
+		free(gone[i].name);
+	}
+	free(gone);
 }
 
 /* One pass over the spool; true when it read something. */

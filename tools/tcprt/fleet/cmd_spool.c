@@ -259,6 +259,44 @@ static void repair_all(struct spool *s)
 	closedir(d);
 }
 
+/* Let go of the hour's file: ingest may remove it once it is loaded. */
+static void close_hour_file(struct spool *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	s->hour[0] = '\0';
+}
+
+/*
+ * Open @path for appending with a shared lock held as long as it is open:
+ * ingest removes only a file it can lock exclusively (cmd_ingest.c), so it
+ * never removes the file written here, newest or not (a clock stepped
+ * back writes an older name).  A file removed between the open and the
+ * lock is opened again, anew.
+ */
+static int open_locked(const char *path)
+{
+	int tries;
+
+	for (tries = 0; tries < 10; tries++) {
+		int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0640);
+		struct stat st;
+
+		if (fd < 0)
+			return -1;
+		if (flock(fd, LOCK_SH) || fstat(fd, &st)) {
+			close(fd);
+			return -1;
+		}
+		if (st.st_nlink)
+			return fd;
+		close(fd);
+	}
+	errno = ESTALE;
+	return -1;
+}
+
 /* The file of this hour, open for appending; false (why set) if not. */
 static bool hour_file(struct spool *s)
 {
@@ -270,10 +308,9 @@ static bool hour_file(struct spool *s)
 	strftime(hour, sizeof(hour), "%Y%m%d%H", &tm);
 	if (s->fd >= 0 && !strcmp(hour, s->hour))
 		return true;
-	if (s->fd >= 0)
-		close(s->fd);
+	close_hour_file(s);
 	snprintf(path, sizeof(path), "%s/%s" SUFFIX, s->dir, hour);
-	s->fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0640);
+	s->fd = open_locked(path);
 	if (s->fd < 0) {
 		snprintf(s->why, sizeof(s->why), "%.200s: %s", path, strerror(errno));
 		return false;
@@ -302,17 +339,36 @@ static bool over_bound(struct spool *s, size_t len)
 	return false;
 }
 
-/* Write @line (@len bytes, with its newline) whole, or not at all. */
+/*
+ * Write @line (@len bytes, with its newline) whole, or not at all.  At
+ * the bound the hour's file is let go: ingest can then remove it once it
+ * is loaded, even the newest, and free what the bound needs (else a file
+ * that alone reached the bound would be kept, and refused, for good).
+ */
 static bool put(struct spool *s, const char *line, size_t len)
 {
 	struct stat st;
 	size_t done = 0;
 
-	if (over_bound(s, len) || !hour_file(s))
+	if (over_bound(s, len)) {
+		close_hour_file(s);
+		return false;
+	}
+	if (!hour_file(s))
 		return false;
 	if (fstat(s->fd, &st)) {
 		snprintf(s->why, sizeof(s->why), "fstat: %s", strerror(errno));
 		return false;
+	}
+	/* removed under it all the same (by hand): never written into a
+	 * file nobody can read */
+	if (!st.st_nlink) {
+		close_hour_file(s);
+		if (!hour_file(s) || fstat(s->fd, &st)) {
+			snprintf(s->why + strlen(s->why), sizeof(s->why) - strlen(s->why),
+				 " (the hour's file was removed)");
+			return false;
+		}
 	}
 	while (done < len) {
 		ssize_t n = write(s->fd, line + done, len - done);
@@ -475,8 +531,7 @@ int cmd_spool(int argc, char **argv)
 		memmove(in, in + pos, have - pos);
 		have -= pos;
 	}
-	if (s.fd >= 0)
-		close(s.fd);
+	close_hour_file(&s);
 	write_status(&s);
 	return EXIT_OK;
 }

@@ -255,11 +255,13 @@ stop_sender() {	# a|b
 	rm -f $F/$1/pid $F/$1/ship.sock
 }
 
-# INGEST_SPOOL: another spool; INGEST_LOG, INGEST_URL: another log, store
+# INGEST_SPOOL: another spool; INGEST_LOG, INGEST_URL: another log, store;
+# INGEST_KEEP= (empty): files retired as ingest's options say, not kept
 start_ingest() {	# [options]
 	local spool=${INGEST_SPOOL:-$F/spool}
+	# shellcheck disable=SC2086
 	detach "${INGEST_LOG:-$F/ingest.log}" ip netns exec fleetc "$TCPRT" ingest --spool "$spool" \
-		--frame-master $MASTER --url "${INGEST_URL:-$CH}" --interval 0.2 --keep "$@"
+		--frame-master $MASTER --url "${INGEST_URL:-$CH}" --interval 0.2 ${INGEST_KEEP---keep} "$@"
 	wait_until "ingest running" pgrep -f "$TCPRT ingest --spool $spool " > /dev/null
 }
 

@@ -380,6 +380,60 @@ case_ingest_killed() {
 		"every account after loading the spool twice"
 }
 
+# The spool at its bound (--max-bytes) mid-load, on a spool of its own
+# whose loader retires files a second after their load: the writer
+# refuses and lets go of the hour's file, which ingest can then retire
+# once loaded, the newest though it is; the writer takes messages again
+# in the same hour, in a new file of that name, and so on until the load
+# is through - every record once.  (Before, the newest file alone at the
+# bound was never retired, and the central refused every host for good,
+# past the hour too.)  Then a file named after a later hour appears
+# beside the one the writer holds (a clock stepped back, an operator's
+# copy): the held one is not retired - its frames would go into a file
+# nobody reads - and the other one is.
+spool_at_bound() {	# host
+	local st=$F/bound/.tcprt-spool.status
+	go_on "$1"	# the bound is the fault, there from the start
+	WAIT_S=$SETTLE_S wait_until "the spool at its bound, its writer refusing" \
+		grep -q "^refusing 1$" $st || fail "never refused: $(cat $st)"
+	diag "spool at its bound: $(tr '\n' ' ' < $st)"
+}
+
+case_spool_bound() {
+	local rc=0 st=$F/bound/.tcprt-spool.status held
+	stop_ingest
+	stop_central
+	rm -rf $F/bound
+	mkdir -p $F/bound
+	SPOOL_DIR=$F/bound SPOOL_OPTS="--max-bytes 300k --min-free 0" start_central
+	INGEST_SPOOL=$F/bound INGEST_KEEP= start_ingest --state $F/bound.state --retire 1
+	(
+		fault_run bound-a spool_at_bound 20000
+		WAIT_S=$SETTLE_S wait_until "the writer taking messages" grep -q "^refusing 0$" $st ||
+			fail "$(cat $st)"
+		expect_ge "$(awk '$1 == "refusals" { print $2 }' $st)" 1 "the writer's refusals"
+		grep -q "spool: takes messages again" $F/central/spool.log ||
+			fail "the writer's log: $(cat $F/central/spool.log)"
+		diag "the spool's files now: $(ls $F/bound | tr '\n' ' ')"
+		# a later hour's file beside the held one
+		held=$(ls $F/bound/*.frames | tail -1)
+		touch -d '1 hour ago' $F/bound/2099123123.frames
+		WAIT_S=$SETTLE_S wait_until "the later hour's file retired" \
+			eval "[ ! -e $F/bound/2099123123.frames ]" || fail "kept: $(ls $F/bound)"
+		[ -e "$held" ] || fail "the file the writer holds was retired: $(ls $F/bound)"
+		fault_run bound-b go_on 2000
+		stop_ingest
+		# ingest's count at its exit
+		expect_ge "$(grep -o '[0-9]* files retired' $F/ingest.log | tail -1 | cut -d' ' -f1)" 2 \
+			"files ingest retired (the full ones and the later hour's)"
+	) || rc=$?
+	stop_ingest
+	stop_central
+	start_central
+	start_ingest
+	return $rc
+}
+
 # The negative control: a central whose queue is in memory loses what it
 # acknowledged when killed; the loss shows, exactly, as transport loss.
 # Half of a live load goes through the shipped central, which is then
@@ -1317,6 +1371,10 @@ case_retire() {
 	signed > $F/rt/2099010101.frames <<-EOF
 		D1 rt-r 1 2 0 1 ${r}|
 	EOF
+	# the newest held as the spool's writer holds the file it writes
+	flock -s $F/rt/2099010101.frames sleep 3600 &
+	local holder=$!
+	wait_until "the writer's lock" eval "grep -q ':$(stat -c %i $F/rt/2099010101.frames) ' /proc/locks"
 	# not start_ingest: it keeps every file
 	detach $F/rt.log ip netns exec fleetc "$TCPRT" ingest --spool $F/rt \
 		--frame-master $MASTER --url $CH --interval 0.2 --retire 10
@@ -1324,7 +1382,11 @@ case_retire() {
 	[ -e $F/rt/2099010100.frames ] || fail "the old file removed as soon as it was loaded"
 	WAIT_S=$SETTLE_S wait_until "the old file retired" eval "[ ! -e $F/rt/2099010100.frames ]" ||
 		fail "the old file kept: $(ls $F/rt)"
-	[ -e $F/rt/2099010101.frames ] || fail "the newest file removed"
+	[ -e $F/rt/2099010101.frames ] || fail "the file the writer holds removed"
+	# let go of, it is retired too, the newest though it is
+	kill $holder
+	WAIT_S=$SETTLE_S wait_until "the newest file retired once no writer holds it" \
+		eval "[ ! -e $F/rt/2099010101.frames ]" || fail "kept: $(ls $F/rt)"
 	pkill -f "$TCPRT ingest --spool $F/rt " || true
 }
 
@@ -1604,6 +1666,7 @@ run_case "fleet: ClickHouse killed and restarted mid-run: nothing lost, nothing 
 run_case "fleet: a host's link to the central cut for 10 s: nothing lost" case_link_cut
 run_case "fleet: the central's spool fills mid-run: its writer refuses, nothing acknowledged is lost, no torn line; all arrives once space is freed" case_spool_full
 run_case "fleet: the loader killed mid-batch, then the spool loaded twice: nothing lost, nothing twice" case_ingest_killed
+run_case "fleet: the spool at its bound mid-run: refused, the full file retired once loaded, then taken again in the same hour - every record once; a later hour's file beside the held one: the held one kept, every record once" case_spool_bound
 run_case "fleet: negative control: a memory-queued central killed loses records, told exactly as transport loss" case_negative_control
 run_case "fleet: malformed and vendor lines, an unknown host, controls out of order, a clock step, a bad spool line" case_bad_input
 run_case "fleet: gaps over a window: from what each epoch had not handed over at its start, by epoch and by module seq, as a model says; windows switched back and forth" case_gaps_window
@@ -1618,7 +1681,7 @@ run_case "fleet: records numbered by the module: D2 and L1 loaded, each number's
 run_case "fleet: ship SIGKILLed again and again under load, the module numbering its records: made = stored + the losses gaps names by module seq, cause by cause" case_ship_killed_live
 run_case "fleet: a host's power lost in an outage, its writeback held off: what its queue had synced arrives, the rest told as transport, within the bound (memory part and checkpoint interval); without checkpoints or sync the disk part is lost too" case_host_power_lost
 run_case "fleet: the store's power lost, its writeback held off: the rows it had acknowledged and not synced are gone, the spool kept loads them again: every record once" case_store_power_lost
-run_case "fleet: ingest keeps a spool file --retire seconds after its load ended, however old the file" case_retire
+run_case "fleet: ingest keeps a spool file --retire seconds after its load ended, however old the file, and while the spool's writer holds it" case_retire
 run_case "fleet: retention: a new store's defaults, --keep per table, expire --dry-run changes nothing, expire drops the days past the limit and keeps the rest row for row, a table without partitions by ALTER DELETE, forever keeps all" case_retention
 run_case "fleet: a store of schema 1: gaps and top read it, ingest and summary say to upgrade; fleet init upgrades it in place, keeps its rows, completes an upgrade stopped halfway" case_upgrade
 

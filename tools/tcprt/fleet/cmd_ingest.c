@@ -993,6 +993,32 @@ static void retire(struct ingest *g)
 	free(gone);
 }
 
+/*
+ * The spool folder, stat()ed into @st.  Not there yet, a loader started
+ * before the central's first frame (tcprt spool makes the folder then;
+ * the package's tmpfiles.d at install) waits for it, said once; with
+ * --once it is an error.  False: stopped while waiting.
+ */
+static bool spool_there(const char *spool, bool once, struct stat *st)
+{
+	bool said = false;
+
+	while (stat(spool, st)) {
+		if (errno != ENOENT || once)
+			die(EXIT_RUNTIME, "ingest: --spool %s: %s", spool, strerror(errno));
+		if (!said)
+			warnx_("ingest: --spool %s does not exist yet: waiting for it (tcprt spool makes it at the central's first frame)",
+			       spool);
+		said = true;
+		if (stop_requested)
+			return false;
+		sleep_us(DEFAULT_POLL_US);
+	}
+	if (said)
+		warnx_("ingest: --spool %s is there", spool);
+	return true;
+}
+
 /* One pass over the spool; true when it read something. */
 static bool pass(struct ingest *g)
 {
@@ -1095,8 +1121,9 @@ int cmd_ingest(int argc, char **argv)
 		usage_error("ingest", "--spool DIR is required (the central rsyslog's spool folder)");
 	if (master && g.unsigned_ok)
 		usage_error("ingest", "--frame-master and --unsigned: one or the other");
-	if (stat(g.spool, &st))
-		die(EXIT_RUNTIME, "ingest: --spool %s: %s", g.spool, strerror(errno));
+	signals_init();
+	if (!spool_there(g.spool, once, &st))
+		return EXIT_OK;
 	if (!S_ISDIR(st.st_mode))
 		die(EXIT_RUNTIME, "ingest: --spool %s: not a folder", g.spool);
 	if (!g.unsigned_ok)
@@ -1108,7 +1135,6 @@ int cmd_ingest(int argc, char **argv)
 		sprintf(g.state, "%s/%s", g.spool, STATE_NAME);
 	}
 
-	signals_init();
 	if (!ch_open(&g.ch, &store, 120, &usage)) {
 		if (usage)
 			usage_error("ingest", "%s", g.ch.err);

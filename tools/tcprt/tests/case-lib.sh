@@ -33,6 +33,17 @@ run_case() {	# description function
 	fi
 }
 
+# Poll a command until it succeeds; fail the case, naming WHAT, after 30 s.
+wait_for() {	# what cmd...
+	local what=$1 i
+	shift
+	for ((i = 0; i < 600; i++)); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	fail "timeout waiting for $what"
+}
+
 # The plan, and the script's exit status.
 tap_end() {
 	echo "1..$n"

@@ -1250,8 +1250,19 @@ case_fleet_usage() {
 		expect_eq "$(status_of "$TCPRT" $c)" 2 "tcprt $c"
 		grep -q "^tcprt: " "$T/err" || fail "tcprt $c: no message"
 	done
-	expect_eq "$(status_of "$TCPRT" ingest --spool "$T/none")" 1 "ingest --spool of nothing"
+	expect_eq "$(status_of "$TCPRT" ingest --spool "$T/none" --once)" 1 "ingest --once --spool of nothing"
 	grep -q "ingest: --spool $T/none: No such file or directory" "$T/err" || fail "$(cat "$T/err")"
+	# without --once, a spool folder not made yet is waited for; then
+	# (here) the store is found unreachable
+	"$TCPRT" ingest --spool "$T/later" --unsigned --url http://127.0.0.1:1/ 2> "$T/wait.err" &
+	local pid=$!
+	wait_for "ingest waiting for its spool" grep -q "ingest: --spool $T/later does not exist yet: waiting for it" "$T/wait.err"
+	kill -0 $pid || fail "ingest did not wait: $(cat "$T/wait.err")"
+	mkdir "$T/later"
+	wait $pid && fail "ingest with the store unreachable: exit 0"
+	grep -q "ingest: --spool $T/later is there" "$T/wait.err" || fail "$(cat "$T/wait.err")"
+	grep -q "is unreachable" "$T/wait.err" || fail "$(cat "$T/wait.err")"
+	rmdir "$T/later"
 	expect_eq "$(status_of "$TCPRT" fleet gaps --url http://127.0.0.1:1/)" 1 "store unreachable"
 	# --until alone: the default window is the day (hour) before it
 	expect_eq "$(status_of "$TCPRT" fleet gaps --until 2h --url http://127.0.0.1:1/)" 1 "gaps --until 2h: a window, then the store unreachable"

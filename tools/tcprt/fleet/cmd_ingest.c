@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clickhouse.h"
@@ -425,12 +426,38 @@ static size_t next_start(struct ingest *g, const char *raw, size_t len,
 }
 
 /*
- * The time of the first record of message @c at or after item @from, or
- * 0: a malformed line's row takes the time of the record before it in its
- * message, or after it, so that it lives as long as they do (retention
- * drops whole days) and every copy of the message gives it the same.
+ * The hour a spool file's name says (YYYYMMDDHH.frames: the central's UTC
+ * hour when it wrote the file), as Unix seconds; the clock's now for
+ * another name.  The time of a message that carries none of its own.
  */
-static uint64_t next_record_sec(const struct check *c, unsigned int from)
+static uint64_t file_hour_sec(const char *file)
+{
+	struct tm tm = { 0 };
+	unsigned int y, mo, d, h;
+	char rest[16];
+
+	if (sscanf(file, "%4u%2u%2u%2u%15s", &y, &mo, &d, &h, rest) != 5 ||
+	    strcmp(rest, SPOOL_SUFFIX) || y < 1970 || mo < 1 || mo > 12 ||
+	    d < 1 || d > 31 || h > 23)
+		return now_us() / USEC_PER_SEC;
+	tm.tm_year = (int)y - 1900;
+	tm.tm_mon = (int)mo - 1;
+	tm.tm_mday = (int)d;
+	tm.tm_hour = (int)h;
+	return (uint64_t)timegm(&tm);
+}
+
+/*
+ * The time of the first record of message @c at or after item @from, or
+ * @none: a malformed line's row takes the time of the record before it in
+ * its message, or after it, so that it lives as long as they do
+ * (retention drops whole days) and every copy of the message gives it the
+ * same.  A message with no record at all takes its spool file's hour
+ * (@none): not time 0, which the window of every account misses and the
+ * first expire drops.
+ */
+static uint64_t next_record_sec(const struct check *c, unsigned int from,
+				uint64_t none)
 {
 	char line[PARSE_LINE_MAX], why[PARSE_WHY_MAX];
 	struct record r;
@@ -444,12 +471,13 @@ static uint64_t next_record_sec(const struct check *c, unsigned int from)
 		    parse_log_line(line, n, &r, why))
 			return r.sec;
 	}
-	return 0;
+	return none;
 }
 
 /*
  * A D3's series lines.  A malformed one takes the time of the series line
- * before it in its message, or of the first one (retention, as above).
+ * before it in its message, or of the first one, or, with none, its spool
+ * file's hour (retention, as above).
  */
 static void series_rows(struct ingest *g, const char *file, uint64_t off,
 			const struct check *c)
@@ -470,6 +498,8 @@ static void series_rows(struct ingest *g, const char *file, uint64_t off,
 				sec = r.t_us / USEC_PER_SEC;
 		}
 	}
+	if (!sec)
+		sec = file_hour_sec(file);
 	for (i = 0; i < c->h.n; i++) {
 		size_t n;
 		int role, kind;
@@ -498,14 +528,14 @@ static void data_rows(struct ingest *g, const char *file, uint64_t off,
 
 		kind = frame_item_line(items[i], lens[i], line, &n, &role);
 		if (sec == UINT64_MAX && kind != 1)
-			sec = next_record_sec(c, i + 1);
+			sec = next_record_sec(c, i + 1, file_hour_sec(file));
 		/* the item's own place: a row refused alone is found by it */
 		record_row(g, file, off + (uint64_t)(items[i] - c->body), &c->h,
 			   c->h.seq + i, line, n, kind, role, &sec);
 		if (sec == UINT64_MAX) {
 			/* a record line that did not parse, before any record
 			 * of its message: its row again, with their time */
-			sec = next_record_sec(c, i + 1);
+			sec = next_record_sec(c, i + 1, file_hour_sec(file));
 			g->rec.b.len = at;
 			store_record_row(&g->rec.b, &c->h, c->h.seq + i, line, n,
 					 kind, role, &sec);

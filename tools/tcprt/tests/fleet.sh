@@ -519,6 +519,23 @@ case_bad_input() {
 	expect_eq "$(sql "SELECT max(sec) - min(sec) >= 3600 FROM tcprt.records FINAL WHERE host = 'bad-b' AND valid = 1")" 1 \
 		"records on both sides of the step"
 
+	# a message of malformed lines alone: told as malformed, its rows at
+	# the hour of the spool file it came in (the central's), not at time
+	# 0, which every window but --since 0 misses and expire drops
+	local t0
+	mkdir -p $F/junk
+	printf 'junk one\njunk two\njunk three\n' > $F/junk/rt-network-log0
+	t0=$(date +%s)
+	ship b junk-b --dir $F/junk --once --rate 0 2> $F/ship.err || fail "ship: $(cat $F/ship.err)"
+	wait_settled junk-b
+	expect_account junk-b "final 3 3 0 0 0 0 3 0"
+	expect_range "$(sql "SELECT min(sec) FROM tcprt.records FINAL WHERE host = 'junk-b'")" \
+		$((t0 / 3600 * 3600)) "$(date +%s)" "the malformed rows' time: the spool file's hour"
+	inc "$TCPRT" fleet gaps --since 1h --url $CH --host junk-b --format csv > $F/junk.csv 2>&1 ||
+		fail "gaps: $(cat $F/junk.csv)"
+	expect_eq "$(awk -F, 'NR > 1 { print $3, $5, $6, $12 }' $F/junk.csv)" "final 3 3 3" \
+		"gaps over the last hour: the message's three malformed lines"
+
 	# control messages out of order, and a sender never seen: written to
 	# the spool as the central would have written them, signed
 	signed >> $F/spool/2099010100.frames <<-EOF

@@ -89,7 +89,7 @@ run_vm() {	# description [vm-run options] -- tests...
 	grep -v '^$' "$err" | sed 's/^/# /'
 	# a kernel report during the boot, before any test: vm-run booted again
 	reboots=$(grep -c '^vm-run note: booting again' "$err")
-	[ "$reboots" = 0 ] || echo "# $what: booted again after a kernel report during the boot ($reboots)"
+	[ "$reboots" = 0 ] || echo "# $what: booted again after a kernel report or a hang during the boot ($reboots)"
 	echo "# $what: VM ran $(($(date +%s) - t)) s"
 	if grep -q '^vm-run:' "$err"; then
 		tap 1 "$what: guest kernel log clean, VM ended normally"

@@ -180,6 +180,22 @@ class LogCheckTest(unittest.TestCase):
         self.assertEqual(vm_run.init_error(path), "vm-init: cannot mount the project")
 
 
+class BootWatchTest(unittest.TestCase):
+
+    def test_a_silent_boot_is_told_after_boot_stall(self):
+        w = vm_run.BootWatch(0)
+        stall = vm_run.BOOT_STALL
+        self.assertIsNone(w.stalled("", 1))
+        self.assertIsNone(w.stalled("[ 0.1] a\n", 2))
+        self.assertIsNone(w.stalled("[ 0.1] a\n", 2 + stall))
+        said = w.stalled("[ 0.1] a\n[ 2.2] Loading X\n", 3)
+        self.assertIsNone(said)                 # it grew: progress
+        self.assertIsNone(w.stalled("[ 0.1] a\n[ 2.2] Loading X\n", 3 + stall))
+        said = w.stalled("[ 0.1] a\n[ 2.2] Loading X\n", 3 + stall + 0.5)
+        self.assertIn(f"no progress for {stall} s", said)
+        self.assertIn('silent after "[ 2.2] Loading X"', said)
+
+
 class QemuArgvTest(unittest.TestCase):
 
     ENV = ("VM_CPU", "VM_PLUGIN", "VM_ICOUNT", "VM_ACCEL", "VM_MODULES_DIR", "VM_APPEND",

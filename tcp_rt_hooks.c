@@ -442,10 +442,10 @@ void tcp_rt_hooks_status(struct seq_file *m)
  * An ops unregistered keeps its filter, and is registered again with it
  * (the breakdown's write hook, each time log_ext lists a field again): the
  * filter is set once, at the first attach, and freed once, at unload.
- * Freeing it between the two is what crashed 6.1 (issue 45): there,
- * ftrace_free_filter() frees the hashes but leaves the ops pointing at
- * them, and the next ftrace_set_filter() frees them again, from an RCU
- * callback (later kernels point the ops at the empty hash).
+ * Freeing it between the two is what crashed 6.1 (issue 45), and would
+ * crash 6.12 alike: up to 6.12 at least, ftrace_free_filter() frees the
+ * hashes but leaves the ops pointing at them, and the next
+ * ftrace_set_filter() frees them again, from an RCU callback.
  */
 static int tcp_rt_hook_attach(struct tcp_rt_hook *hook)
 {

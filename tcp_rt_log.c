@@ -40,6 +40,7 @@
 #include "include/tcp_rt.h"
 #include "include/tcp_rt_relay.h"
 #include "include/tcp_rt_compat.h"
+#include "include/tcp_rt_fmt.h"
 
 #define TCP_RT_LOG_SUBBUF_SIZE	(256 * 1024)
 
@@ -253,6 +254,28 @@ static u8 tcp_rt_ext_prefix_len[TCP_RT_EXT_MAX] __read_mostly;
 #define TCP_RT_REC_LEN	(TCP_RT_REC_LEN_BASE + TCP_RT_EXT_TASK_LEN +	\
 			 TCP_RT_EXT_PREFIX)
 #define TCP_RT_REC_LEN_SEQ	(TCP_RT_EXT_PREFIX + TCP_RT_U64_LEN)
+
+/*
+ * The binary records' layout and their formatter (tcp_rt_fmt.h) are not
+ * used yet: the text they make must be this file's, so their constants
+ * are held to the module's here.
+ */
+static_assert(TCP_RT_REC_MAX == (int)TCP_RT_BIN_TYPES &&
+	      TCP_RT_REC_R == (int)TCP_RT_BIN_R &&
+	      TCP_RT_REC_W == (int)TCP_RT_BIN_W &&
+	      TCP_RT_REC_N == (int)TCP_RT_BIN_N &&
+	      TCP_RT_REC_P == (int)TCP_RT_BIN_P &&
+	      TCP_RT_REC_E == (int)TCP_RT_BIN_E);
+static_assert(TCP_RT_REC_FIELDS_MAX == TCP_RT_BIN_FIELDS_MAX);
+static_assert(TCP_RT_EXT_TASK_N == TCP_RT_BIN_BD_N);
+static_assert(TCP_RT_EXT_NETNS == (int)TCP_RT_FMT_EXT_NETNS &&
+	      TCP_RT_EXT_CGROUP == (int)TCP_RT_FMT_EXT_CGROUP &&
+	      TCP_RT_EXT_TASK_FIRST == (int)TCP_RT_FMT_EXT_BD &&
+	      TCP_RT_EXT_SEQ == (int)TCP_RT_FMT_EXT_SEQ &&
+	      TCP_RT_EXT_MAX == (int)TCP_RT_FMT_EXTS);
+static_assert(TCP_RT_EP_LEN == TCP_RT_FMT_EP_LEN);
+/* a formatted record fits the room a record of the most reserves */
+static_assert(TCP_RT_REC_LEN + TCP_RT_REC_LEN_SEQ >= TCP_RT_FMT_MAX);
 
 static int tcp_rt_ext_prefixes(void)
 {

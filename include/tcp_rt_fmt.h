@@ -33,7 +33,9 @@
  * ends in IPv4 form (%pI6c does that for v4-mapped and ISATAP addresses),
  * every field at 20 digits, and every extension field at its widest.
  * docs/records.md gives it to readers: 351 bytes without log_ext's
- * fields, 547 with all of them.
+ * fields, 547 with all of them.  A bound, as tcp_rt_log.c's: a dotted
+ * tail follows at most "...:200:5efe:", a group short of six full ones,
+ * so a line reaches 2 bytes less (tools/tcprt/tests/test_fmt.c).
  */
 #define TCP_RT_FMT_EP_LONGEST	"[ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255]:65535"
 #define TCP_RT_FMT_EP_LEN	(sizeof(TCP_RT_FMT_EP_LONGEST) - 1)

@@ -34,8 +34,9 @@
  * every field at 20 digits, and every extension field at its widest.
  * docs/records.md gives it to readers: 351 bytes without log_ext's
  * fields, 547 with all of them.  A bound, as tcp_rt_log.c's: a dotted
- * tail follows at most "...:200:5efe:", a group short of six full ones,
- * so a line reaches 2 bytes less (tools/tcprt/tests/test_fmt.c).
+ * tail follows at most "ffff:ffff:ffff:ffff:200:5efe:", a digit short of
+ * six full groups, so a line reaches 2 bytes less (tests/test_fmt.c of
+ * tools/tcprt).
  */
 #define TCP_RT_FMT_EP_LONGEST	"[ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255]:65535"
 #define TCP_RT_FMT_EP_LEN	(sizeof(TCP_RT_FMT_EP_LONGEST) - 1)

@@ -104,6 +104,12 @@ struct spool_file {
 
 struct ingest {
 	char *spool, *state;
+	/*
+	 * What bad_messages' file column starts with: "<host>:<spool>/",
+	 * this central's name and its spool's absolute path, so that two
+	 * centrals' files of the same name (hour) keep their own rows.
+	 */
+	char *where;
 	struct ch ch;
 	uint64_t batch_rows, interval_us, retire_us;
 	bool keep;
@@ -272,6 +278,7 @@ static void bad_row(struct ingest *g, const char *file, uint64_t off,
 	if (!of)
 		of = &none;
 	rows_begin(&g->bad, batch_file(g, file), off);
+	buf_tsv(b, g->where, strlen(g->where));
 	buf_tsv(b, file, strlen(file));
 	tsv_u(b, off);
 	buf_add(b, "\t", 1);
@@ -1049,6 +1056,19 @@ static bool spool_there(const char *spool, bool once, struct stat *st)
 	return true;
 }
 
+/* "<host>:<spool's absolute path>/" (struct ingest's where). */
+static char *spool_where(const char *spool)
+{
+	char host[256] = "", *abs = realpath(spool, NULL), *w;
+
+	if (gethostname(host, sizeof(host) - 1))
+		strcpy(host, "?");
+	w = xcalloc(strlen(host) + strlen(abs ? abs : spool) + 3, 1);
+	sprintf(w, "%s:%s/", host, abs ? abs : spool);
+	free(abs);
+	return w;
+}
+
 /* One pass over the spool; true when it read something. */
 static bool pass(struct ingest *g)
 {
@@ -1158,6 +1178,7 @@ int cmd_ingest(int argc, char **argv)
 		die(EXIT_RUNTIME, "ingest: --spool %s: not a folder", g.spool);
 	if (!g.unsigned_ok)
 		take_master(&g, master);
+	g.where = spool_where(g.spool);
 	if (state) {
 		g.state = strdup(state);
 	} else {

@@ -172,6 +172,10 @@ ORDER BY (host, epoch, load_id, cpu, ctl_seq);
 -- starts in the file, message the row as it was sent, host, epoch and seq
 -- the record's, records 1, so that 'tcprt fleet gaps' counts it as its
 -- epoch's STORE loss.  Rows of schema 2 have host '' and records 0.
+-- file is '<central>:<spool folder>/<file>' (the loader's host name and
+-- its spool's path): the spool's files are named by the hour on every
+-- central, and rows of two centrals must not replace each other (rows
+-- of tcprt 0.6 and before have the file's name alone).
 CREATE TABLE IF NOT EXISTS tcprt.bad_messages (
     received DateTime DEFAULT now(),
     file String,

@@ -387,6 +387,20 @@ static bool send_slots(struct ship *s, struct ship_epoch *e, uint64_t ctl_seq,
 	return ok;
 }
 
+/*
+ * The latest a dead epoch @d can have lived: before this ship started,
+ * for it took the state file only once the dead one's lock was gone.  Its
+ * closing account says that, not this ship's clock: else the two epochs'
+ * spans would overlap, and fleet gaps would tell them as two ships at
+ * once, or cloned machines.
+ */
+static uint64_t dead_end_us(const struct ship *s, const struct ship_epoch *d)
+{
+	uint64_t end = s->e->start_us ? s->e->start_us - 1 : now_us();
+
+	return end > d->start_us ? end : d->start_us;
+}
+
 /* @e's C1, and its slots' L1s, with @final (frame.h: 0, 1 or 2). */
 static bool send_account(struct ship *s, struct ship_epoch *e,
 			 unsigned int final)
@@ -399,7 +413,7 @@ static bool send_account(struct ship *s, struct ship_epoch *e,
 	memcpy(c.host, e->host, sizeof(c.host));
 	ok = send_slots(s, e, c.ctl_seq, final);
 	c.v[CTL_START_US] = e->start_us;
-	c.v[CTL_NOW_US] = now_us();
+	c.v[CTL_NOW_US] = final == FINAL_CLOSED ? dead_end_us(s, e) : now_us();
 	c.v[CTL_NEXT_SEQ] = e->next_seq;
 	c.v[CTL_CAP_DROPPED] = e->cap_dropped;
 	c.v[CTL_REFUSED] = e->refused;

@@ -1141,6 +1141,11 @@ case_ship_killed_live() {
 	expect_eq "$(inc "$TCPRT" fleet gaps --since 0 --url $CH --host $host --by epoch --format csv 2> /dev/null |
 		awk -F, 'NR > 1 { n[$3]++ } END { print n["closed"] + 0, n["final"] + 0 }')" "$kills 1" \
 		"epochs: $kills closed by their successors, the last final"
+	# one ship after another: none told as running beside another (a
+	# closing account of the successor's time made the dead epoch's span
+	# reach into its successor's)
+	expect_eq "$(inc "$TCPRT" fleet gaps --since 0 --url $CH --host $host | grep -c 'ran while another epoch')" 0 \
+		"epochs of ships killed and restarted: not concurrent"
 }
 
 # ---- a host's power lost during an outage ----------------------------------------

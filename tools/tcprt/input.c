@@ -452,6 +452,25 @@ int input_check_module(void)
 	return 0;
 }
 
+int input_module_numbered(void)
+{
+	char buf[256], *tok, *save = NULL;
+	int fd = open(MODULE_DIR "/parameters/log_ext", O_RDONLY | O_CLOEXEC);
+	ssize_t len;
+
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len < 0)
+		return -1;
+	buf[len] = '\0';
+	for (tok = strtok_r(buf, ", \n", &save); tok; tok = strtok_r(NULL, ", \n", &save))
+		if (!strcmp(tok, "seq"))
+			return 1;
+	return 0;
+}
+
 int input_open(struct input *in, const char *dir, bool stats, record_fn fn,
 	       void *ctx)
 {

@@ -69,6 +69,11 @@ struct input {
 /* 0 when debugfs is mounted, tcp_rt loaded and its directory readable;
  * otherwise -1, the reason said on stderr. */
 int input_check_module(void);
+/*
+ * Whether the loaded module numbers its records (log_ext lists seq): 1,
+ * 0, or -1 when it cannot tell (not loaded, a tcp_rt before log_ext).
+ */
+int input_module_numbered(void);
 /* Say why opening @path of the module failed with @err. */
 void input_open_failed(const char *path, int err);
 

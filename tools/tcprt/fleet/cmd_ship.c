@@ -97,6 +97,9 @@ static const char help[] =
 "                       where the last run shipped is kept next to --state\n"
 "                       (FILE.series; no --state: every run of DIR)\n"
 "  -1, --once           read the files to their current end, then stop\n"
+"  -N, --unnumbered     ship the module's records though log_ext has no seq\n"
+"                       (refused otherwise: what a killed ship had read\n"
+"                       would be lost uncounted)\n"
 "  -h, --help           this text\n"
 "\n"
 "With tcp_rt's log_ext listing seq, every record carries its number in its\n"
@@ -863,6 +866,7 @@ int cmd_ship(int argc, char **argv)
 		{ "send-wait", required_argument, NULL, 'w' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "once", no_argument, NULL, '1' },
+		{ "unnumbered", no_argument, NULL, 'N' },
 		{ "key-file", required_argument, NULL, 'k' },
 		{ "unsigned", no_argument, NULL, 'U' },
 		{ "state", required_argument, NULL, 's' },
@@ -876,7 +880,7 @@ int cmd_ship(int argc, char **argv)
 	uint64_t rate = DEFAULT_RATE, burst = 0, interval = DEFAULT_INTERVAL_US;
 	uint64_t next_ctl;
 	const char *dir = NULL, *host = NULL, *state = NULL;
-	bool once = false, burst_set = false, ok;
+	bool once = false, burst_set = false, unnumbered = false, ok;
 	uint64_t dropped;
 	unsigned int tick = 0;
 	int o, st;
@@ -886,7 +890,7 @@ int cmd_ship(int argc, char **argv)
 	s.send_wait_us = DEFAULT_SEND_WAIT_US;
 	optind = 1;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":H:S:R:B:i:w:d:1k:Us:m:h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":H:S:R:B:i:w:d:1k:Us:m:Nh", opts, NULL)) != -1) {
 		switch (o) {
 		case 'H':
 			if (!frame_host_ok(optarg))
@@ -921,12 +925,20 @@ int cmd_ship(int argc, char **argv)
 				usage_error("ship", "--series: an empty path");
 			s.series_dir = optarg;
 			break;
+		case 'N': unnumbered = true; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: bad_option("ship", o, argv);
 		}
 	}
 	if (optind < argc)
 		usage_error("ship", "unexpected argument '%s'", argv[optind]);
+	/*
+	 * Unnumbered, what a killed ship had read and not handed over is
+	 * lost without a count: the module's own numbers are the account
+	 * (docs/fleet.md, "By module seq").
+	 */
+	if (!dir && !unnumbered && input_module_numbered() == 0)
+		die(EXIT_USAGE, "ship: tcp_rt's records are not numbered (its log_ext has no seq): what a killed ship had read would be lost uncounted; add seq (echo seq > /sys/module/tcp_rt/parameters/log_ext, with the fields you have, or load it with log_ext=seq), or give --unnumbered");
 	if (!burst_set)
 		burst = rate > MIN_DEFAULT_BURST ? rate : MIN_DEFAULT_BURST;
 	if (rate && burst < FRAME_ITEM_MAX)

@@ -40,6 +40,12 @@ usage() {
 }
 
 command -v openssl > /dev/null || die "openssl is missing (apt install openssl)"
+# a host's frame key comes from tcprt fleet key: checked before anything
+# is made, not half way through a host's folder
+if [ "${1:-}" = host ]; then
+	command -v "${TCPRT:-tcprt}" > /dev/null ||
+		die "${TCPRT:-tcprt} not found: put tcprt on PATH (make install, or the tcprt package), or set TCPRT=/path/to/tcprt"
+fi
 
 # A host id: 1 to 64 of [A-Za-z0-9._-] (tcprt ship --host-id), which is
 # also a valid DNS name here when it has no '_'.

@@ -116,7 +116,7 @@ case_faults() {
 		--dir $F/gen --rate 0 --interval 1 2> $F/gen.err &
 	pid=$!
 	if [ -z "${FLEET_NO_MODULE:-}" ]; then
-		mod_load lports=7601
+		mod_load lports=7601 log_ext=seq
 		# not under ip netns exec: it mounts a sysfs of its own on
 		# /sys, which hides debugfs
 		"$TCPRT" ship --key-file "$(key_for cl-live)" --socket $F/a/ship.sock \
@@ -314,7 +314,7 @@ two_centrals() {	# mode prefix
 	done
 	# LIVE=1: the module's live traffic on host a too, shipped as $p-live
 	if [ -n "${LIVE:-}" ] && [ -z "${FLEET_NO_MODULE:-}" ]; then
-		mod_load lports=7601
+		mod_load lports=7601 log_ext=seq
 		"$TCPRT" ship --key-file "$(key_for $p-live)" --socket $F/a/ship.sock \
 			--interval 1 2> $F/$p-live.err &
 		live_pid=$!

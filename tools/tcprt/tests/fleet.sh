@@ -107,6 +107,14 @@ case_real_traffic() {
 	# module (developing the user-space path)
 	[ -z "${FLEET_NO_MODULE:-}" ] || return 4
 	mod_load lports=7601,7602
+	# records not numbered: ship refuses, one line, exit 2 (a ship
+	# killed would lose what it had read uncounted), unless told
+	local rc=0
+	"$TCPRT" ship --unsigned --socket $F/a/ship.sock 2> $F/err || rc=$?
+	expect_eq "$rc" 2 "ship of unnumbered records: its exit status"
+	grep -q "^tcprt: ship: tcp_rt's records are not numbered (its log_ext has no seq)" $F/err ||
+		fail "refusal: $(cat $F/err)"
+	echo seq > "$PARAMS/log_ext"
 	mkdir -p $F/recb
 	srv=$(start_server fleetb -- --port 7602 --req-bytes 300 --resp-bytes 2000 --conns 4)
 	ip netns exec fleetb "$PEER" client --port 7602 --req-bytes 300 \

@@ -49,6 +49,7 @@
 #include <linux/error-injection.h>
 #include <linux/hash.h>
 #include <linux/jhash.h>
+#include <linux/jiffies.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/rculist.h>
@@ -1461,34 +1462,46 @@ static void tcp_rt_conn_release(struct tcp_rt_conn *c, const struct sock *sk)
 	module_put(THIS_MODULE);
 }
 
+#define TCP_RT_RELEASE_WAITS	500	/* of 1 to 2 ms, for a closing one */
+/* a socket its owner holds: walks again for so long, then left */
+#define TCP_RT_RELEASE_HELD_MS	500
+#define TCP_RT_RELEASE_AGAIN_MS	10
+
 enum tcp_rt_release_step {
-	TCP_RT_RELEASE_EMPTY,	/* the chain is empty */
-	TCP_RT_RELEASE_DONE,	/* its first connection went */
-	TCP_RT_RELEASE_BUSY,	/* it is closing, owned, or went meanwhile */
+	TCP_RT_RELEASE_EMPTY,	/* no connection at that place in the chain */
+	TCP_RT_RELEASE_DONE,	/* it went */
+	TCP_RT_RELEASE_GONE,	/* it is closing, or went meanwhile */
+	TCP_RT_RELEASE_HELD,	/* a process owns its socket */
 };
 
 /*
- * Release the first connection of chain @b.  Its socket is pinned
- * (sockets are freed only after an RCU grace period, and a socket whose
- * count fell to 0 is closing: its close hook removes it), then locked as
- * a softirq locks it: the spinlock, and only while no process owns the
- * socket (else: busy, try again).  Not lock_sock(): a connection still in
- * its listener's accept queue is closed by inet_csk_listen_stop() under
- * the spinlock alone, which would run its close hook on the state being
- * released (and WARN that the child is owned).  The state is looked up
- * again under the lock, as the close may have come first, or the memory
- * be a new socket.  Preemption is off around the engine, as in a hook: on
- * PREEMPT_RT neither the spinlock nor bottom halves disable it.
+ * Release the connection at place @skip of chain @b (those before it are
+ * held by their owners).  Its socket is pinned (sockets are freed only
+ * after an RCU grace period, and a socket whose count fell to 0 is
+ * closing: its close hook removes it), then locked as a softirq locks it:
+ * the spinlock, and only while no process owns the socket (else it is
+ * held: a send() may hold it for as long as a page fault of its buffer
+ * takes).  Not lock_sock(): a connection still in its listener's accept
+ * queue is closed by inet_csk_listen_stop() under the spinlock alone,
+ * which would run its close hook on the state being released (and WARN
+ * that the child is owned).  The state is looked up again under the
+ * lock, as the close may have come first, or the memory be a new socket.
+ * Preemption is off around the engine, as in a hook: on PREEMPT_RT
+ * neither the spinlock nor bottom halves disable it.
  */
-static enum tcp_rt_release_step tcp_rt_release_first(struct hlist_head *b)
+static enum tcp_rt_release_step tcp_rt_release_nth(struct hlist_head *b,
+						   unsigned int skip)
 {
-	enum tcp_rt_release_step step = TCP_RT_RELEASE_BUSY;
+	enum tcp_rt_release_step step = TCP_RT_RELEASE_HELD;
 	struct tcp_rt_conn *c;
 	struct sock *sk = NULL;
+	unsigned int i = 0;
 	bool pinned = false;
 
 	rcu_read_lock();
 	hlist_for_each_entry_rcu(c, b, node) {
+		if (i++ < skip)
+			continue;
 		sk = (struct sock *)c->sk;
 		pinned = refcount_inc_not_zero(&sk->sk_refcnt);
 		break;
@@ -1497,17 +1510,16 @@ static enum tcp_rt_release_step tcp_rt_release_first(struct hlist_head *b)
 	if (!sk)
 		return TCP_RT_RELEASE_EMPTY;
 	if (!pinned)
-		return TCP_RT_RELEASE_BUSY;
+		return TCP_RT_RELEASE_GONE;
 	local_bh_disable();
 	bh_lock_sock(sk);
 	if (!sock_owned_by_user(sk)) {
 		preempt_disable();
 		rcu_read_lock();
 		c = tcp_rt_conn_find(sk);
-		if (c) {
+		if (c)
 			tcp_rt_conn_release(c, sk);
-			step = TCP_RT_RELEASE_DONE;
-		}
+		step = c ? TCP_RT_RELEASE_DONE : TCP_RT_RELEASE_GONE;
 		rcu_read_unlock();
 		preempt_enable();
 	}
@@ -1518,11 +1530,52 @@ static enum tcp_rt_release_step tcp_rt_release_first(struct hlist_head *b)
 }
 
 /*
+ * Release what chain @b holds but connections a process owns; returns
+ * how many of those it stepped over.  A closing one is waited for (a
+ * close takes microseconds), TCP_RT_RELEASE_WAITS tries at most.
+ */
+static unsigned int tcp_rt_release_chain(struct hlist_head *b)
+{
+	enum tcp_rt_release_step step;
+	unsigned int skip = 0, waits = 0;
+
+	while ((step = tcp_rt_release_nth(b, skip))) {
+		switch (step) {
+		case TCP_RT_RELEASE_DONE:
+			waits = 0;
+			cond_resched();
+			break;
+		case TCP_RT_RELEASE_GONE:
+			if (++waits <= TCP_RT_RELEASE_WAITS) {
+				usleep_range(1000, 2000);
+				break;
+			}
+			fallthrough;
+		default:
+			/* held: the rest of the chain is not held up by it */
+			waits = 0;
+			skip++;
+			break;
+		}
+	}
+	return skip;
+}
+
+/* One walk of the whole table; returns the connections left tracked. */
+static unsigned int tcp_rt_release_walk(void)
+{
+	unsigned int i, n = 1U << tcp_rt_table_bits, left = 0;
+
+	for (i = 0; i < n; i++)
+		left += tcp_rt_release_chain(&tcp_rt_table[i]);
+	return left;
+}
+
+/*
  * The table exists from init to exit; a parameter write can come before
  * init (a load-time value) or during exit, hence the flag, set and read
  * under the mutex.
  */
-#define TCP_RT_RELEASE_WAITS	5000	/* of 1 to 2 ms */
 
 static DEFINE_MUTEX(tcp_rt_release_mutex);
 static bool tcp_rt_release_live;
@@ -1534,13 +1587,19 @@ static bool tcp_rt_release_live;
  * off, so a grace period first lets a connection's ESTABLISHED hook that
  * saw tcp_rt_active set finish its insert (the walk would pass its
  * chain), and one after lets a close that unlinked its state finish its
- * count: when this returns, nothing is tracked.  Only a release counts
- * as progress: a chain whose first connection stays busy for
- * TCP_RT_RELEASE_WAITS tries in a row is left, said in the log.
+ * count: when this returns, nothing is tracked but connections whose
+ * sockets a process held for the whole walk.  Those are stepped over, the
+ * rest of their chain released, and the table walked again every
+ * TCP_RT_RELEASE_AGAIN_MS for TCP_RT_RELEASE_HELD_MS at most: the write
+ * runs under the module's parameter lock, which every read and write of
+ * its parameters waits for, so it must not wait on a page fault that
+ * may last (userfaultfd, FUSE, a hung NFS mapping).  What is left is said
+ * in the log, and status's tracked counts it.
  */
 void tcp_rt_task_release_all(void)
 {
-	unsigned int i, n;
+	unsigned long until;
+	unsigned int left;
 	long before;
 
 	mutex_lock(&tcp_rt_release_mutex);
@@ -1548,28 +1607,18 @@ void tcp_rt_task_release_all(void)
 		goto out;
 	synchronize_rcu();
 	before = atomic_long_read(&tcp_rt_released);
-	n = 1U << tcp_rt_table_bits;
-	for (i = 0; i < n; i++) {
-		enum tcp_rt_release_step step;
-		unsigned int busy = 0;
-
-		while ((step = tcp_rt_release_first(&tcp_rt_table[i]))) {
-			if (step == TCP_RT_RELEASE_DONE) {
-				busy = 0;
-				cond_resched();
-				continue;
-			}
-			/* a close takes microseconds: not seconds */
-			if (++busy > TCP_RT_RELEASE_WAITS) {
-				pr_warn("release: a connection neither closes nor goes; left tracked\n");
-				break;
-			}
-			usleep_range(1000, 2000);
-		}
+	until = jiffies + msecs_to_jiffies(TCP_RT_RELEASE_HELD_MS);
+	left = tcp_rt_release_walk();
+	while (left && time_before(jiffies, until)) {
+		msleep(TCP_RT_RELEASE_AGAIN_MS);
+		left = tcp_rt_release_walk();
 	}
 	synchronize_rcu();
 	pr_info("released %ld tracked connection(s)\n",
 		atomic_long_read(&tcp_rt_released) - before);
+	if (left)
+		pr_warn("release: %u connection(s) left tracked: a process holds their socket (a send() waiting on a page fault?); write 2 again once it lets go\n",
+			left);
 out:
 	mutex_unlock(&tcp_rt_release_mutex);
 }

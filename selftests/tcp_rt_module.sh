@@ -190,6 +190,59 @@ case_release_vs_listener_close() {
 	expect_no_kernel_report "$mark"
 }
 
+# A release meeting a socket its owner holds (issue 64, D1): one tracked
+# connection's send() waits in a page fault of its buffer (held_send:
+# userfaultfd) while HELD_CONNS others, established and never accepted
+# (backlog_peer.py), are tracked too.  The release steps over the held
+# one, lets go of every other, tries the held one again for half a
+# second, and returns: a parameter read issued while it runs (it holds
+# the parameter lock) answers within a second - before, the held one's
+# chain was tried 5,000 times 1 to 2 ms apart, the lock held all along,
+# and the rest of its chain left tracked.  tracked 1 after it, said in
+# the kernel log; once the fault is served and the connection closed,
+# nothing is tracked and rmmod succeeds.
+HELD_CONNS=${TCP_RT_HELD_CONNS:-4000}
+
+case_release_held() {
+	local port=7004 ready=/tmp/held.ready held line mark rel t0 t1 ms running
+	mark=$(kmsg_mark)
+	mod_load lports=$port,$((port + 1))
+	coproc BPEER { exec python3 "$SELFTESTS/backlog_peer.py" $port "$HELD_CONNS"; }
+	read -r -t $((WAIT_S * 2)) line <&"${BPEER[0]}" || true
+	expect_eq "$line" ready "backlog peer"
+	rm -f $ready
+	"$SELFTESTS/held_send" --port $((port + 1)) --ready-file $ready &
+	held=$!
+	wait_until "send() held in its page fault" test -s $ready || fail "held_send did not get held"
+	wait_until "$((HELD_CONNS + 1)) tracked" tracked_is $((HELD_CONNS + 1)) ||
+		fail "tracked: $(status tracked)"
+	echo 2 > "$PARAMS/deactivate" &
+	rel=$!
+	wait_until "the release under way" eval '[ "$(status released)" -gt 0 ]' ||
+		fail "no release: $(status released)"
+	running=0
+	kill -0 $rel 2> /dev/null && running=1
+	t0=$(date +%s%N)
+	cat "$PARAMS/log_sample" > /dev/null
+	t1=$(date +%s%N)
+	wait $rel || fail "the release's write"
+	ms=$(((t1 - t0) / 1000000))
+	diag "a parameter read while the release ran: $ms ms; released $(status released)"
+	expect_eq "$running" 1 "the release still running when the read began"
+	expect_le "$ms" $((1000 * TCP_RT_SLOW)) "a parameter read while the release ran (ms)"
+	expect_eq "$(status tracked)" 1 "tracked after the release: the held connection alone"
+	expect_eq "$(status released)" "$HELD_CONNS" "released: every connection but the held one"
+	kmsg_since "$mark" 'left tracked' | grep -q 'release: 1 connection(s) left tracked: a process holds their socket' ||
+		fail "the kernel log: $(kmsg_since "$mark" 'release')"
+	kill -USR1 $held
+	wait $held || fail "held_send after its fault was served"
+	wait_untracked
+	rmmod tcp_rt || fail "rmmod"
+	echo quit >&"${BPEER[1]}"
+	wait "$BPEER_PID" || fail "backlog peer exit"
+	expect_no_kernel_report "$mark"
+}
+
 # The load-time hook check (tcp_rt_hookcheck.c): every load makes one
 # loopback exchange its hooks must see.  With every port tracked, none of
 # that exchange may show: it is the check's, not the engine's.
@@ -237,6 +290,7 @@ run_case "rmmod racing series_run=1 writers leaves no work behind" case_series_r
 run_case "deactivate, module reference per connection, rmmod EBUSY" case_deactivate_refcount
 run_case "deactivate=2 releases open connections: rmmod at once, then a reload" case_release
 run_case "deactivate=2 racing a listener's close of $BACKLOG unaccepted connections, $RELEASE_ROUNDS rounds: no WARN, tracked 0, rmmod" case_release_vs_listener_close
+run_case "deactivate=2 with a socket its owner holds (a send() in a page fault) beside $HELD_CONNS idle connections: the rest released, parameters answer within a second, rmmod once it lets go" case_release_held
 run_case "hook check: the load proves its hooks on a loopback exchange, and tracks none of it" case_hook_check
 run_case "hook check: a build with a hook nothing calls is refused, naming it" case_hook_check_refuses
 done_testing

@@ -100,7 +100,8 @@ static const char help[] =
 "  -t, --task LINE     with --store: the milliseconds around one task, given\n"
 "                      as its record's line (R, W, N or P, as tcp_rt wrote\n"
 "                      it): the rows of its port and the host's from 10 ms\n"
-"                      before it to 10 ms after, those during it marked\n"
+"                      before it to 10 ms after, those during it marked;\n"
+"                      exit 1 when no run kept covers it\n"
 "  -h, --help          this text\n";
 
 /* A task whose milliseconds are shown (--task): [t0, end), in us. */
@@ -837,6 +838,39 @@ static void task_window(const char *line, struct filter *w, struct rows *rows,
 	w->hi = rows->task.end + 10000;
 }
 
+/*
+ * --task: whether the runs kept cover the task.  None: said, false (exit
+ * 1) - rows around it alone, or none, would look like quiet milliseconds.
+ * Part of it: said.
+ */
+static bool task_covered(const struct rows *rows, const char *store)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	size_t i;
+
+	for (i = 0; i < rows->n; i++) {
+		const struct series_row *r = &rows->r[i];
+
+		if (!in_task(rows, r))
+			continue;
+		lo = r->t_us < lo ? r->t_us : lo;
+		hi = r->t_us + r->width_us > hi ? r->t_us + r->width_us : hi;
+	}
+	if (!hi) {
+		warnx_("series: no run kept in %s covers the task (%llu.%06llu, %llu us): its milliseconds were not recorded",
+		       store, (unsigned long long)(rows->task.t0 / USEC_PER_SEC),
+		       (unsigned long long)(rows->task.t0 % USEC_PER_SEC),
+		       (unsigned long long)(rows->task.end - rows->task.t0));
+		return false;
+	}
+	if (lo > rows->task.t0 || hi < rows->task.end)
+		warnx_("series: the runs kept cover part of the task: %llu of its %llu us",
+		       (unsigned long long)((hi < rows->task.end ? hi : rows->task.end) -
+					    (lo > rows->task.t0 ? lo : rows->task.t0)),
+		       (unsigned long long)(rows->task.end - rows->task.t0));
+	return true;
+}
+
 /* --since .. --until of the runs kept (default: the last hour). */
 static void store_window(const struct series_opts *so, struct filter *w)
 {
@@ -900,6 +934,7 @@ int cmd_series(int argc, char **argv)
 	err = read_input(&so, &w, &rows, path, sizeof(path));
 	if (err && !so.every.store)
 		return EXIT_RUNTIME;
+
 	if (!strcmp(format, "text") || !strcmp(format, "csv"))
 		print_rows(&rows, !strcmp(format, "csv"));
 	if (fflush(stdout) == EOF)
@@ -914,6 +949,9 @@ int cmd_series(int argc, char **argv)
 		if (plot_rows(&rows, so.png, title) < 0)
 			return EXIT_RUNTIME;
 	}
+	/* the rows around it shown, whether a run covers it or not */
+	if (so.task && !task_covered(&rows, path))
+		err = -1;
 	free(rows.r);
 	return rows.bad || err ? EXIT_RUNTIME : EXIT_OK;
 }

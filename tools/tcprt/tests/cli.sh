@@ -620,9 +620,19 @@ case_series_store() {
 	expect_eq "$(cat "$T/out")" "time_us,port,bytes_in,bytes_out,segs_in,segs_out,retrans,started,done,W,N,estab,closed,open,flows,in_task
 $((BASE + 300))000000,*,10,20,1,1,0,0,0,0,0,0,0,0,2,1
 $((BASE + 300))001000,8080,5,6,1,1,0,1,0,0,0,0,0,1,0,1" "the task's rows, both in it"
-	expect_eq "$(status_of "$TCPRT" series --store "$st" --task "${task/000500/010500}" --format csv)" 0 \
-		"--task 10 ms later"
+	grep -q "runs kept cover part" "$T/err" && fail "a task covered whole said to be covered in part: $(cat "$T/err")"
+	# 10 ms later: no run covers it - said, exit 1, the row 10 ms before
+	# it shown, not in it
+	expect_eq "$(status_of "$TCPRT" series --store "$st" --task "${task/000500/010500}" --format csv)" 1 \
+		"--task 10 ms later, no run covers it"
+	grep -q "^tcprt: series: no run kept in $st covers the task ($((BASE + 300)).010500, 1500 us): its milliseconds were not recorded$" "$T/err" ||
+		fail "not covered: $(cat "$T/err")"
 	expect_eq "$(tail -n +2 "$T/out" | cut -d, -f2,16 | tr '\n' ' ')" "8080,0 " "the row 10 ms before it, not in it"
+	# half of it in a run: shown, and said
+	expect_eq "$(status_of "$TCPRT" series --store "$st" --task "${task/000500/001250}" --format csv)" 0 \
+		"--task from 1.25 ms, the run's last bucket ending at 2 ms"
+	grep -q "^tcprt: series: the runs kept cover part of the task: 750 of its 1500 us$" "$T/err" ||
+		fail "in part: $(cat "$T/err")"
 	expect_eq "$(status_of "$TCPRT" series --store "$st" --task "V6 E $BASE 000000 10.0.0.2:1 10.0.0.1:8080 1 2 0 3 0 4")" 2 \
 		"--task of an E"
 	expect_eq "$(status_of "$TCPRT" series --store "$st" --task "$task" --port 8080)" 2 "--task with --port"

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,9 @@ static const char help[] =
 "                      raw: the file's lines as the module wrote them (the\n"
 "                      form --dir reads back)\n"
 "  -P, --plot FILE     draw bytes, segments and tasks per bucket into FILE\n"
-"                      (PNG, with gnuplot), summed over the ports shown;\n"
+"                      (PNG, with gnuplot), summed over the ports shown\n"
+"                      (the host's line alone if no port's is), and the\n"
+"                      series_ext measures the run has, a panel a kind;\n"
 "                      the table is then printed only if --format is given\n"
 "  -d, --dir DIR       read DIR/" SERIES_FILE " (a saved raw copy) instead\n"
 "                      of starting a run\n"
@@ -545,63 +548,165 @@ static void print_rows(const struct rows *rows, bool csv)
 	}
 }
 
+/* The column of a named field (series_line.c's), or -1. */
+static int field_of(const char *name)
+{
+	int k;
+
+	for (k = 0; k < SERIES_NFIELDS; k++)
+		if (!strcmp(series_field_name[k], name))
+			return k;
+	return -1;
+}
+
+/* Whether the rows carry any of the named fields. */
+static bool rows_have(const struct rows *rows, const char *const *names)
+{
+	for (; *names; names++) {
+		int k = field_of(*names);
+
+		if (k >= 0 && rows->ext & 1U << k)
+			return true;
+	}
+	return false;
+}
+
+/* Panels of the plot: gnuplot's lines for each, the x label before the last. */
+#define PANELS_MAX	6
+
+struct panels {
+	char text[PANELS_MAX][512];
+	int n;
+};
+
+static void panel(struct panels *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void panel(struct panels *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->text[p->n++], sizeof(p->text[0]), fmt, ap);
+	va_end(ap);
+}
+
 /*
- * Three panels sharing the time axis (ms from the first bucket shown):
- * bytes, segments, tasks.  Rows of one bucket (several ports) are summed.
+ * A panel of the measures of @names the rows have, each by its name
+ * (docs/series.md); none: no panel.  Field k is column k + 2.
+ */
+static void ext_panel(struct panels *p, const struct rows *rows,
+		      const char *ylabel, const char *style,
+		      const char *const *names)
+{
+	char *t = p->text[p->n];
+	size_t len = sizeof(p->text[0]), at;
+	const char *sep = "plot ";
+
+	if (!rows_have(rows, names))
+		return;
+	at = (size_t)snprintf(t, len, "set ylabel '%s'\n", ylabel);
+	for (; *names; names++) {
+		int k = field_of(*names);
+
+		if (k < 0 || !(rows->ext & 1U << k) || at >= len)
+			continue;
+		at += (size_t)snprintf(t + at, len - at, "%s$d using 1:%d with %s title '%s'",
+				       sep, k + 2, style, *names);
+		sep = ", ";
+	}
+	if (at < len)
+		snprintf(t + at, len - at, "\n");
+	p->n++;
+}
+
+/*
+ * Bytes, segments, tasks; then series_ext's measures the rows have: CE,
+ * ECE and duplicates; active flows; far bytes.
+ */
+static void plot_panels(struct panels *p, const struct rows *rows)
+{
+	static const char *const ecn[] = {
+		"ce_bytes", "ce_segs", "ece", "dup_bytes", "dup_segs", NULL
+	};
+	static const char *const flows[] = { "flows", NULL };
+	static const char *const far[] = { "far_bytes_in", "far_bytes_out", NULL };
+
+	panel(p, "set ylabel 'bytes'\n"
+	      "plot $d using 1:2 with impulses lw 2 title 'in', "
+	      "$d using 1:3 with impulses lw 1 title 'out'\n");
+	panel(p, "set ylabel 'segments'\n"
+	      "plot $d using 1:4 with impulses lw 2 title 'in', "
+	      "$d using 1:5 with impulses lw 1 title 'out', "
+	      "$d using 1:($6 > 0 ? $6 : 1/0) with points pt 7 ps 1 title 'retransmitted'\n");
+	panel(p, "set ylabel 'tasks'\n"
+	      "plot $d using 1:7 with impulses lw 2 title 'started', "
+	      "$d using 1:8 with impulses lw 1 title 'done', "
+	      "$d using 1:13 with steps title 'open'\n");
+	ext_panel(p, rows, "ECN, duplicates", "impulses lw 2", ecn);
+	ext_panel(p, rows, "flows", "steps", flows);
+	ext_panel(p, rows, "far bytes", "impulses lw 2", far);
+}
+
+/*
+ * Panels sharing the time axis (ms from the first bucket shown).  Rows of
+ * one bucket (several ports) are summed; the host's line ("*") counts the
+ * ports' traffic too, so it is drawn only when no port's row is there.
  */
 static int plot_rows(const struct rows *rows, const char *png,
 		     const char *title)
 {
-	uint64_t t0 = rows->n ? rows->r[0].t_us : 0;
+	struct panels p = { .n = 0 };
+	uint64_t t0 = UINT64_MAX;
+	bool ports = false;
 	FILE *gp;
 	size_t i;
+	int k;
 
 	if (!rows->n) {
 		warnx_("nothing to plot: no row (nothing happened on the ports shown); no %s",
 		       png);
 		return -1;
 	}
+	for (i = 0; i < rows->n; i++)
+		ports |= strcmp(rows->r[i].port, "*") != 0;
+	for (i = 0; i < rows->n; i++)
+		if (!ports || strcmp(rows->r[i].port, "*"))
+			t0 = rows->r[i].t_us < t0 ? rows->r[i].t_us : t0;
+	plot_panels(&p, rows);
 	gp = gnuplot_open();
 	if (!gp)
 		return -1;
-	fprintf(gp, "set terminal pngcairo noenhanced size 1200,900 font ',10'\n"
+	fprintf(gp, "set terminal pngcairo noenhanced size 1200,%d font ',10'\n"
 		"set output '%s'\n"
-		"$d << EOD\n", png);
+		"$d << EOD\n", 300 * p.n, png);
 	for (i = 0; i < rows->n; i++) {
 		const struct series_row *r = &rows->r[i];
-		long long v[SERIES_NFIELDS];
-		int k;
+		long long v[SERIES_NFIELDS] = { 0 };
+		size_t j;
 
-		memcpy(v, r->v, sizeof(v));
-		while (i + 1 < rows->n && rows->r[i + 1].t_us == r->t_us) {
-			i++;
-			for (k = 0; k < SERIES_NFIELDS; k++)
-				v[k] += rows->r[i].v[k];
-		}
-		fprintf(gp, "%.3f", (double)(r->t_us - t0) / 1000.0);
+		for (j = i; j < rows->n && rows->r[j].t_us == r->t_us; j++)
+			if (!ports || strcmp(rows->r[j].port, "*"))
+				for (k = 0; k < SERIES_NFIELDS; k++)
+					v[k] += rows->r[j].v[k];
+		i = j - 1;
+		fprintf(gp, "%.3f", ((double)r->t_us - (double)t0) / 1000.0);
 		for (k = 0; k < SERIES_NFIELDS; k++)
 			fprintf(gp, " %lld", v[k]);
 		fputc('\n', gp);
 	}
 	fprintf(gp, "EOD\n"
-		"set multiplot layout 3,1 title '%s'\n"
+		"set multiplot layout %d,1 title '%s%s'\n"
 		"set grid\n"
 		"set key top right\n"
-		"set lmargin 12\n"
-		"set ylabel 'bytes'\n"
-		"plot $d using 1:2 with impulses lw 2 title 'in', "
-		"$d using 1:3 with impulses lw 1 title 'out'\n"
-		"set ylabel 'segments'\n"
-		"plot $d using 1:4 with impulses lw 2 title 'in', "
-		"$d using 1:5 with impulses lw 1 title 'out', "
-		"$d using 1:($6 > 0 ? $6 : 1/0) with points pt 7 ps 1 "
-		"title 'retransmitted'\n"
-		"set ylabel 'tasks'\n"
-		"set xlabel 'ms from the first bucket shown'\n"
-		"plot $d using 1:7 with impulses lw 2 title 'started', "
-		"$d using 1:8 with impulses lw 1 title 'done', "
-		"$d using 1:13 with steps title 'open'\n"
-		"unset multiplot\n", title);
+		"set lmargin 12\n", p.n, title,
+		ports ? ", ports summed (not the host line)" : ", the whole host");
+	for (k = 0; k < p.n; k++) {
+		if (k == p.n - 1)
+			fprintf(gp, "set xlabel 'ms from the first bucket shown'\n");
+		fputs(p.text[k], gp);
+	}
+	fprintf(gp, "unset multiplot\n");
 	return gnuplot_close(gp, png);
 }
 

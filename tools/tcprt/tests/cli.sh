@@ -671,6 +671,33 @@ case_series_plot() {
 	expect_eq "$(status_of "$TCPRT" series --dir "$T/ser" --plot "$T/s.png")" 0 "--plot"
 	expect_eq "$(wc -c < "$T/out")" 0 "no table without --format"
 	expect_eq "$(head -c 8 "$T/s.png" | od -An -tx1 | tr -d ' ')" 89504e470d0a1a0a "a PNG"
+	# what gnuplot is given (a gnuplot first on PATH that keeps its
+	# script): three panels, each bucket's ports summed
+	mkdir -p "$T/gpbin"
+	printf '#!/bin/sh\ntee "%s" | exec %s\n' "$T/gp.in" "$(command -v gnuplot)" > "$T/gpbin/gnuplot"
+	chmod +x "$T/gpbin/gnuplot"
+	expect_eq "$(PATH="$T/gpbin:$PATH" status_of "$TCPRT" series --dir "$T/ser" --plot "$T/s.png")" 0 "--plot, kept"
+	grep -q "^set multiplot layout 3,1 " "$T/gp.in" || fail "three panels: $(grep multiplot "$T/gp.in")"
+	expect_eq "$(sed -n '/^\$d << EOD$/,/^EOD$/p' "$T/gp.in" | sed '1d;$d' | cut -d' ' -f1-3 | tr '\n' '|')" \
+		"0.000 300 3000|1.000 50 20|2.000 0 1448|" "the data: ms, bytes in and out a bucket"
+	# the host's line is not added to the ports': drawn alone, or not;
+	# series_ext's measures in panels of their own, by name
+	{
+		echo "$BASE 000000 8080 300 3000 1 1 0 1 0 0 0 1 0 1 flows=1 far_bytes_out=3000 ce_segs=2"
+		echo "$BASE 000000 * 400 3100 2 2 0 0 0 0 0 2 0 0 ce_segs=2 flows=2 far_bytes_out=3100"
+		echo "$BASE 001000 8080 0 1448 0 1 1 0 1 0 0 0 1 0 flows=1"
+	} > "$T/ser/rt-network-series"
+	expect_eq "$(PATH="$T/gpbin:$PATH" status_of "$TCPRT" series --dir "$T/ser" --plot "$T/x.png")" 0 "--plot with the host's line"
+	grep -q "^set multiplot layout 6,1 title 'tcp_rt series, 3 rows, ports summed (not the host line)'$" "$T/gp.in" ||
+		fail "six panels, the ports': $(grep multiplot "$T/gp.in")"
+	expect_eq "$(sed -n '/^\$d << EOD$/,/^EOD$/p' "$T/gp.in" | sed '1d;$d' | cut -d' ' -f1-3 | tr '\n' '|')" \
+		"0.000 300 3000|1.000 0 1448|" "the data: the port's row alone, not the host's added"
+	grep -q "^plot \$d using 1:[0-9]* with steps title 'flows'$" "$T/gp.in" || fail "flows: $(grep flows "$T/gp.in")"
+	grep -q "title 'ce_segs'" "$T/gp.in" || fail "ce_segs: $(grep ECN -A1 "$T/gp.in")"
+	grep -q "title 'far_bytes_out'" "$T/gp.in" || fail "far: $(grep far -A1 "$T/gp.in")"
+	expect_eq "$(PATH="$T/gpbin:$PATH" status_of "$TCPRT" series --dir "$T/ser" --port '*' --plot "$T/h.png")" 0 "--plot of the host"
+	grep -q "the whole host'$" "$T/gp.in" || fail "the host's: $(grep multiplot "$T/gp.in")"
+	expect_eq "$(sed -n '/^\$d << EOD$/,/^EOD$/p' "$T/gp.in" | sed '1d;$d' | cut -d' ' -f1-3)" "0.000 400 3100" "the host's row"
 	: > "$T/ser/rt-network-series"
 	expect_eq "$(status_of "$TCPRT" series --dir "$T/ser" --plot "$T/e.png")" 1 "nothing to plot"
 	[ ! -e "$T/e.png" ] || fail "a picture of nothing"

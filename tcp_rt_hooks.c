@@ -18,7 +18,7 @@
  *     tcp:tcp_rcv_space_adjust (the application read) and an ftrace
  *     callback at the entry of tcp_rate_check_app_limited() (it writes);
  *   - only while a series run counts received segments (series_ext's
- *     measures of them, or the whole host: tcp_rt_series_wants_rcv()):
+ *     measures of them, or the whole host: tcp_rt_series_prepare()):
  *     ftrace callbacks at the entry of tcp_rcv_established() and
  *     tcp_rcv_state_process(), every segment a socket takes in.
  *

@@ -104,19 +104,30 @@ static DECLARE_DELAYED_WORK(tcp_rt_series_end_work, tcp_rt_series_end_fn);
 
 static int tcp_rt_series_run_start(void)
 {
+	struct tcp_rt_series_run *run;
 	unsigned long delay;
+	bool rcv;
 	u32 gen;
 	int err;
 
-	if (!tcp_rt_series_is_running() && tcp_rt_series_wants_rcv()) {
-		err = tcp_rt_hooks_series(true);
-		if (err)
-			return err;
+	if (tcp_rt_series_is_running()) {
+		pr_err("series_run: a run is in progress; write 0 to end it\n");
+		return -EBUSY;
 	}
-	err = tcp_rt_series_begin(&gen);
+	/* the settings read once: the hooks attached are the run's */
+	run = tcp_rt_series_prepare(&rcv);
+	if (IS_ERR(run))
+		return PTR_ERR(run);
+	if (rcv) {
+		err = tcp_rt_hooks_series(true);
+		if (err) {
+			tcp_rt_series_discard(run);
+			return err;
+		}
+	}
+	err = tcp_rt_series_begin(run, &gen);
 	if (err) {
-		if (!tcp_rt_series_is_running())
-			tcp_rt_hooks_series(false);
+		tcp_rt_hooks_series(false);
 		return err;
 	}
 	tcp_rt_task_enroll_all(gen);

@@ -627,35 +627,21 @@ static void tcp_rt_series_align(struct tcp_rt_series_run *run)
 	run->start_us = div_u64(mono + (start - real), NSEC_PER_USEC);
 }
 
-/* The next run needs the receive hooks (tcp_rt_main.c attaches them). */
-bool tcp_rt_series_wants_rcv(void)
-{
-	return READ_ONCE(tcp_rt_series_host) ||
-	       READ_ONCE(tcp_rt_series_ext) & TCP_RT_SER_EXT_RCV;
-}
-
 /*
- * Begin a run: from its return the hooks count into it.  The caller then
- * adds the tasks open now (tcp_rt_series_initial()) and calls
- * tcp_rt_series_begun().
+ * A run as the series_* settings say now, read once (a write racing the
+ * start cannot make the hooks attached and the run disagree), its memory
+ * taken: or an ERR_PTR, said in one line.  *@rcv: it needs the receive
+ * hooks, which the caller attaches before tcp_rt_series_begin().
  */
-int tcp_rt_series_begin(u32 *gen)
+struct tcp_rt_series_run *tcp_rt_series_prepare(bool *rcv)
 {
 	struct tcp_rt_series_run *run;
 	unsigned long bytes;
-	int err = 0;
+	int err;
 
-	mutex_lock(&tcp_rt_series_mutex);
-	if (tcp_rt_series_running) {
-		pr_err("series_run: a run is in progress; write 0 to end it\n");
-		err = -EBUSY;
-		goto out;
-	}
 	run = tcp_rt_series_config();
-	if (!run) {
-		err = -ENOMEM;
-		goto out;
-	}
+	if (!run)
+		return ERR_PTR(-ENOMEM);
 	bytes = tcp_rt_series_mem(run);
 	if (bytes > TCP_RT_SERIES_MEM_MAX) {
 		pr_err("series_run: %u buckets x %u lines x %u counters on %u CPUs need %lu MiB, more than %lu; use fewer series_buckets\n",
@@ -663,14 +649,40 @@ int tcp_rt_series_begin(u32 *gen)
 		       num_possible_cpus(), bytes >> 20,
 		       TCP_RT_SERIES_MEM_MAX >> 20);
 		tcp_rt_series_free(run);
-		err = -EINVAL;
-		goto out;
+		return ERR_PTR(-EINVAL);
 	}
 	err = tcp_rt_series_alloc(run);
 	if (err) {
 		pr_err("series_run: no memory for %u buckets x %u lines\n",
 		       run->nbuckets, run->nslots);
 		tcp_rt_series_free(run);
+		return ERR_PTR(err);
+	}
+	*rcv = run->host >= 0 || run->ext & TCP_RT_SER_EXT_RCV;
+	return run;
+}
+
+/* A run prepared and not begun. */
+void tcp_rt_series_discard(struct tcp_rt_series_run *run)
+{
+	tcp_rt_series_free(run);
+}
+
+/*
+ * Begin @run (tcp_rt_series_prepare()'s, taken over: freed on error):
+ * from its return the hooks count into it.  The caller then adds the
+ * tasks open now (tcp_rt_series_initial()) and calls
+ * tcp_rt_series_begun().
+ */
+int tcp_rt_series_begin(struct tcp_rt_series_run *run, u32 *gen)
+{
+	int err = 0;
+
+	mutex_lock(&tcp_rt_series_mutex);
+	if (tcp_rt_series_running) {
+		pr_err("series_run: a run is in progress; write 0 to end it\n");
+		tcp_rt_series_free(run);
+		err = -EBUSY;
 		goto out;
 	}
 

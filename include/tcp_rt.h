@@ -316,8 +316,10 @@ DECLARE_STATIC_KEY_FALSE(tcp_rt_series_out_on);
 
 void tcp_rt_series_init(struct dentry *dir);
 void tcp_rt_series_exit(void);
-bool tcp_rt_series_wants_rcv(void);
-int tcp_rt_series_begin(u32 *gen);
+struct tcp_rt_series_run;
+struct tcp_rt_series_run *tcp_rt_series_prepare(bool *rcv);
+void tcp_rt_series_discard(struct tcp_rt_series_run *run);
+int tcp_rt_series_begin(struct tcp_rt_series_run *run, u32 *gen);
 unsigned long tcp_rt_series_begun(void);
 unsigned long tcp_rt_series_end(bool now);
 bool tcp_rt_series_is_running(void);

@@ -18,9 +18,10 @@
  * Concurrency and what protects what:
  *   - init and exit are serialised by the module loader; parameter writes
  *     by the kernel's parameter lock, but not against init and exit.
- *   - tcp_rt_ctl_mutex guards tcp_rt_ctl_live and tcp_rt_series_at_load: a
- *     series run is started only between init's series setup and exit's
- *     teardown of it; one asked for at load starts at init.  It
+ *   - tcp_rt_ctl_mutex guards tcp_rt_ctl_live, tcp_rt_series_at_load and
+ *     tcp_rt_series_pending: a series run is started only between init's
+ *     series setup and exit's teardown of it; one asked for at load is
+ *     prepared before the hooks and begins once their check is over.  It
  *     serialises a run's start and end with the series' receive hooks,
  *     and log_ext's writes, and with them the breakdown's hooks,
  *     its static key and its generation (tcp_rt_params.c holds them).
@@ -90,6 +91,8 @@ MODULE_PARM_DESC(deactivate,
 static DEFINE_MUTEX(tcp_rt_ctl_mutex);
 static bool tcp_rt_ctl_live;
 static bool tcp_rt_series_at_load;
+/* the run asked for at load, prepared, its receive hooks attached */
+static struct tcp_rt_series_run *tcp_rt_series_pending;
 
 /*
  * A series run (tcp_rt_series.c) counts what the engine hands it from the
@@ -102,38 +105,58 @@ static bool tcp_rt_series_at_load;
 static void tcp_rt_series_end_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(tcp_rt_series_end_work, tcp_rt_series_end_fn);
 
-static int tcp_rt_series_run_start(void)
+/*
+ * A run as the settings say now, read once (the hooks attached are the
+ * run's), with its receive hooks attached if it counts received segments.
+ */
+static struct tcp_rt_series_run *tcp_rt_series_run_prepare(void)
 {
 	struct tcp_rt_series_run *run;
-	unsigned long delay;
 	bool rcv;
+	int err;
+
+	run = tcp_rt_series_prepare(&rcv);
+	if (IS_ERR(run) || !rcv)
+		return run;
+	err = tcp_rt_hooks_series(true);
+	if (err) {
+		tcp_rt_series_discard(run);
+		return ERR_PTR(err);
+	}
+	return run;
+}
+
+/* Begin a prepared run (taken over) and arm its end. */
+static int tcp_rt_series_run_begin(struct tcp_rt_series_run *run)
+{
+	unsigned long delay;
 	u32 gen;
 	int err;
 
-	if (tcp_rt_series_is_running()) {
-		pr_err("series_run: a run is in progress; write 0 to end it\n");
-		return -EBUSY;
-	}
-	/* the settings read once: the hooks attached are the run's */
-	run = tcp_rt_series_prepare(&rcv);
-	if (IS_ERR(run))
-		return PTR_ERR(run);
-	if (rcv) {
-		err = tcp_rt_hooks_series(true);
-		if (err) {
-			tcp_rt_series_discard(run);
-			return err;
-		}
-	}
 	err = tcp_rt_series_begin(run, &gen);
 	if (err) {
-		tcp_rt_hooks_series(false);
+		if (!tcp_rt_series_is_running())
+			tcp_rt_hooks_series(false);
 		return err;
 	}
 	tcp_rt_task_enroll_all(gen);
 	delay = tcp_rt_series_begun();
 	mod_delayed_work(system_wq, &tcp_rt_series_end_work, delay);
 	return 0;
+}
+
+static int tcp_rt_series_run_start(void)
+{
+	struct tcp_rt_series_run *run;
+
+	if (tcp_rt_series_is_running() || tcp_rt_series_pending) {
+		pr_err("series_run: a run is in progress; write 0 to end it\n");
+		return -EBUSY;
+	}
+	run = tcp_rt_series_run_prepare();
+	if (IS_ERR(run))
+		return PTR_ERR(run);
+	return tcp_rt_series_run_begin(run);
 }
 
 /*
@@ -154,9 +177,13 @@ static void tcp_rt_series_end_fn(struct work_struct *work)
 	mutex_unlock(&tcp_rt_ctl_mutex);
 }
 
-/* End the run now; its table is complete on return. */
+/* End the run now (or drop the one not begun yet); its table is complete on return. */
 static void tcp_rt_series_run_stop(void)
 {
+	if (tcp_rt_series_pending) {
+		tcp_rt_series_discard(tcp_rt_series_pending);
+		tcp_rt_series_pending = NULL;
+	}
 	tcp_rt_series_end(true);
 	tcp_rt_hooks_series(false);
 }
@@ -258,17 +285,46 @@ module_param_cb(log_ext, &tcp_rt_log_ext_ops, NULL, 0644);
 MODULE_PARM_DESC(log_ext,
 		 "extension fields each record line ends with: netns,cgroup,rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited,seq (default empty: none)");
 
-/* Before the hooks: a run asked for at load counts from their start. */
+/*
+ * Before the hooks: a run asked for at load is prepared (what can fail -
+ * its memory, the bound, its receive hooks - fails the load) and begins
+ * once their check is over (tcp_rt_ctl_start()), so that the check's own
+ * exchange counts nowhere: its outgoing and state events never reach the
+ * run, and its incoming ones would have, alone.
+ */
 static int tcp_rt_ctl_init(void)
 {
+	struct tcp_rt_series_run *run;
 	int err = 0;
 
 	mutex_lock(&tcp_rt_ctl_mutex);
 	tcp_rt_ctl_live = true;
-	if (tcp_rt_series_at_load)
-		err = tcp_rt_series_run_start();
+	if (tcp_rt_series_at_load) {
+		run = tcp_rt_series_run_prepare();
+		if (IS_ERR(run))
+			err = PTR_ERR(run);
+		else
+			tcp_rt_series_pending = run;
+	}
 	mutex_unlock(&tcp_rt_ctl_mutex);
 	return err;
+}
+
+/*
+ * After the hooks' check: the run asked for at load begins.  Nothing
+ * after the hooks may fail the load; a run a writer began meanwhile
+ * keeps its place (this one is said to be refused, EBUSY).
+ */
+static void tcp_rt_ctl_start(void)
+{
+	struct tcp_rt_series_run *run;
+
+	mutex_lock(&tcp_rt_ctl_mutex);
+	run = tcp_rt_series_pending;
+	tcp_rt_series_pending = NULL;
+	if (run && tcp_rt_series_run_begin(run))
+		pr_err("series_run: the run asked for at load did not begin\n");
+	mutex_unlock(&tcp_rt_ctl_mutex);
 }
 
 /*
@@ -447,6 +503,7 @@ static int __init tcp_rt_init(void)
 	err = tcp_rt_hooks_start();
 	if (err)
 		goto err_bd;
+	tcp_rt_ctl_start();
 	tcp_rt_task_release_live(true);
 	pr_info("loaded, version %s\n", TCP_RT_VERSION);
 	return 0;

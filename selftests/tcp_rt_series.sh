@@ -203,6 +203,27 @@ case_unload_during_run() {
 	mod_unload
 }
 
+# A run asked for at load (series_run=1 on insmod) of the whole host:
+# it begins once the load's hook check is over, so the check's loopback
+# exchange (a request of 100 bytes, a response of 1000) counts nowhere.
+# Before, the run began first: the check's segments counted as received
+# on the host's line, and none as sent (the other hooks hand the check's
+# events to the check alone).  On a guest whose only TCP is on loopback,
+# every byte the host's line sees come in, it saw go out.
+case_run_at_load() {
+	rm -f $LOG $SER
+	mod_load lports=$PORT series_us=10000 series_buckets=100 series_host=1 \
+		series_ext=flows series_run=1
+	running || fail "no run after the load"
+	wait_until "the run to end" not_running || fail "the run did not end"
+	collect
+	local sums
+	sums=$(awk '$3 == "*" { i += $4; o += $5; si += $6; so += $7 } END { print i + 0, o + 0, si + 0, so + 0 }' $SER)
+	diag "the host's line: bytes in, out, segments in, out: $sums"
+	set -- $sums
+	expect_eq "$1 $3" "$2 $4" "bytes and segments in as out (the check's exchange, 1100 bytes in, not among them)"
+}
+
 measures() {	# width line [series_measures options]
 	local out
 	out=$(/usr/bin/python3 "$MEASURES" --series $SER --width-us "$1" \
@@ -512,6 +533,7 @@ run_case "series: a run ends by itself, its lines complete and inside it" case_e
 run_case "series: 2 MB under loss, retransmissions where the capture saw them" case_loss
 run_case "series: bad values refused with one line each, the bound enforced" case_params
 run_case "series: unload during a run" case_unload_during_run
+run_case "series: a run asked for at load of the whole host: the hook check's exchange counts nowhere" case_run_at_load
 run_case "series: CE marks, ECE and duplicates where the capture saw them" case_ecn_dup
 run_case "series: near and far bytes, split exactly by min RTT" case_rtt_classes
 run_case "series: the whole host against a capture of every connection" case_host

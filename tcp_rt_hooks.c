@@ -99,6 +99,10 @@ static void tcp_rt_set_state_event(const struct sock *sk, int oldstate,
 		return;
 	if (static_branch_unlikely(&tcp_rt_series_host_on))
 		tcp_rt_series_state(oldstate, newstate);
+	/* a run's active flows: its memory may be another socket's next */
+	if (static_branch_unlikely(&tcp_rt_series_out_on) &&
+	    newstate == TCP_CLOSE)
+		__tcp_rt_series_flow_end(sk);
 	if (!tcp_rt_watched(sk))
 		return;
 	if (newstate == TCP_ESTABLISHED && oldstate != TCP_ESTABLISHED)

@@ -334,6 +334,7 @@ void __tcp_rt_series_seg_in(u32 key, const struct sock *sk,
 void __tcp_rt_series_seg_out(u32 key, const struct sock *sk,
 			     const struct sk_buff *skb, u32 len);
 void __tcp_rt_series_conn(bool estab);
+void __tcp_rt_series_flow_end(const struct sock *sk);
 
 /*
  * Outside a run these are a patched-out jump.  A task event is counted at

@@ -490,7 +490,10 @@ case_flows_reused() {
 	setup 10000 10000 lports=$PORT
 	echo flows > "$PARAMS/series_ext"
 	local n=60
-	start_server -- --port $PORT --req-bytes 100 --resp-bytes 1000 --conns $n > /dev/null
+	# the server closes first: its socket is freed at once (the client's
+	# end keeps the TIME_WAIT), for the next accept to take again
+	start_server -- --port $PORT --req-bytes 100 --resp-bytes 1000 --conns $n \
+		--requests 1 --end close > /dev/null
 	capture_start $PORT
 	echo 1 > "$PARAMS/series_run"
 	python3 - $PORT $n <<-'PY' || fail "clients"
@@ -502,6 +505,7 @@ case_flows_reused() {
 		    got = 0
 		    while got < 1000:
 		        got += len(s.recv(1000 - got))
+		    s.recv(1)   # the server's close
 		    s.close()
 	PY
 	wait_untracked

@@ -113,14 +113,14 @@ case_faults() {
 	gen=$!
 	wait_until "the generator's files" test -e $F/gen/rt-network-log1
 	ip netns exec fleetb "$TCPRT" ship --key-file "$(key_for cl-gen)" --socket $F/b/ship.sock \
-		--dir $F/gen --rate 0 --interval 1 2> $F/gen.err &
+		--dir $F/gen --rate 0 --interval 1 --send-wait 30 2> $F/gen.err &
 	pid=$!
 	if [ -z "${FLEET_NO_MODULE:-}" ]; then
 		mod_load lports=7601 log_ext=seq
 		# not under ip netns exec: it mounts a sysfs of its own on
 		# /sys, which hides debugfs
 		"$TCPRT" ship --key-file "$(key_for cl-live)" --socket $F/a/ship.sock \
-			--interval 1 2> $F/live.err &
+			--interval 1 --send-wait 30 2> $F/live.err &
 		shipa=$!
 		start_server fleeta -- --port 7601 --req-bytes 100 --resp-bytes 5000 --conns 3 > /dev/null
 		ip netns exec fleeta "$PEER" client --port 7601 --req-bytes 100 \
@@ -309,14 +309,14 @@ two_centrals() {	# mode prefix
 		gens+=($!)
 		wait_until "the generator's files" test -e $F/$id/rt-network-log1
 		ip netns exec fleet$h "$TCPRT" ship --key-file "$(key_for $id)" --socket $F/$h/ship.sock \
-			--dir $F/$id --rate 0 --interval 1 2> $F/$id.err &
+			--dir $F/$id --rate 0 --interval 1 --send-wait 30 2> $F/$id.err &
 		ships+=($!)
 	done
 	# LIVE=1: the module's live traffic on host a too, shipped as $p-live
 	if [ -n "${LIVE:-}" ] && [ -z "${FLEET_NO_MODULE:-}" ]; then
 		mod_load lports=7601 log_ext=seq
 		"$TCPRT" ship --key-file "$(key_for $p-live)" --socket $F/a/ship.sock \
-			--interval 1 2> $F/$p-live.err &
+			--interval 1 --send-wait 30 2> $F/$p-live.err &
 		live_pid=$!
 		start_server fleeta -- --port 7601 --req-bytes 100 --resp-bytes 5000 --conns 3 > /dev/null
 		ip netns exec fleeta "$PEER" client --port 7601 --req-bytes 100 \

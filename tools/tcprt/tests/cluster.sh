@@ -418,6 +418,9 @@ case_cleanup() {
 	[ -f $F/central/pid ] && kill -0 "$(cat $F/central/pid)" 2> /dev/null || start_central
 }
 
+# what a run cut short left (a test killed at its timeout): its daemons
+# and namespaces
+teardown > /dev/null 2>&1
 rm -rf $F
 mkdir -p $F/spool
 make_tls || { echo "not ok 1 - make-certs.sh failed"; exit 1; }

@@ -1591,6 +1591,9 @@ retention: records forever, controls forever, cpu_accounts forever, bad_messages
 	start_ingest
 }
 
+# what a run cut short left (a test killed at its timeout): its daemons
+# and namespaces
+teardown > /dev/null 2>&1
 rm -rf $F
 mkdir -p $F/spool
 make_tls || { echo "not ok 1 - make-certs.sh failed"; exit 1; }

@@ -127,6 +127,6 @@ deb_install_test() {	# [kernel]
 	fi
 	TCP_RT_DEBS=$PWD/$dir TCP_RT_DEB_NEW=$new TCP_RT_DEB_ROOT=$root VM_SHARE=$root \
 		run_vm "${k:+$k: }Debian packages installed, upgraded, purged" "${kopt[@]}" \
-		--timeout "${TCP_RT_CHECK_TIMEOUT:-3600}" -- selftests/deb_install.sh
+		--timeout "${TCP_RT_CHECK_TIMEOUT:-7200}" -- selftests/deb_install.sh
 	rm -rf "$dir"
 }

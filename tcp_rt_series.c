@@ -38,12 +38,11 @@
  *     on PREEMPT_RT may finish on another CPU; atomics keep every count,
  *     and a CPU only ever writes to its own array's cache lines.
  *   - A run's port slots are claimed with cmpxchg() and never released.
- *   - The active-flow table's entries are claimed with cmpxchg(); a
- *     socket's close marks its entry gone, never free again (a later
- *     socket in its memory takes an entry of its own, and the probes of
- *     others still pass it); an entry's marks and its end are written
- *     only by the hooks of its socket, which run under the socket's lock,
- *     one at a time.
+ *   - The active-flow table's entries are claimed with cmpxchg() and never
+ *     released; an entry's marks are written only by the hooks of its
+ *     socket, which run under the socket's lock, one at a time, and
+ *     cleared by its close: a socket made later in its memory (the entry
+ *     is its too) exists only once that one is gone.
  *   - The series_* settings (tcp_rt_params.c) are copied into a run when
  *     it starts; changing them affects the next run.
  *   - Starting and ending are serialised by their caller
@@ -90,12 +89,9 @@ DEFINE_STATIC_KEY_FALSE(tcp_rt_series_on);
 DEFINE_STATIC_KEY_FALSE(tcp_rt_series_host_on);
 DEFINE_STATIC_KEY_FALSE(tcp_rt_series_out_on);
 
-/* A flow entry whose socket closed: taken, matching no socket. */
-#define TCP_RT_SERIES_FLOW_GONE	1UL
-
 /* A socket that moved data in the run, and the last bucket it did so. */
 struct tcp_rt_series_flow {
-	unsigned long sk;	/* 0: free; TCP_RT_SERIES_FLOW_GONE: closed */
+	unsigned long sk;	/* 0: free */
 	u32 mark[2];		/* that bucket + 1: in its port's line, the host's */
 };
 
@@ -305,9 +301,11 @@ static bool tcp_rt_series_flow(struct tcp_rt_series_run *run,
 }
 
 /*
- * @sk closes: its flow entry, if it has one, is marked gone, so that a
- * socket made later in its memory is a flow of its own (in the same
- * bucket it would otherwise find the mark and not be counted).
+ * @sk closes: its flow entry's marks are cleared, so that a socket made
+ * later in its memory, which finds the entry as its own, is a flow of its
+ * own (in the same bucket it would otherwise find the mark and not be
+ * counted).  The entry stays: the next socket there takes it again, and
+ * sockets one after another in one memory use one entry, not one each.
  */
 void __tcp_rt_series_flow_end(const struct sock *sk)
 {
@@ -325,7 +323,8 @@ void __tcp_rt_series_flow_end(const struct sock *sk)
 		if (!k)
 			break;
 		if (k == key) {
-			WRITE_ONCE(run->flows[i].sk, TCP_RT_SERIES_FLOW_GONE);
+			WRITE_ONCE(run->flows[i].mark[0], 0);
+			WRITE_ONCE(run->flows[i].mark[1], 0);
 			break;
 		}
 	}

@@ -1425,8 +1425,11 @@ case_retire() {
 	signed > $F/rt/2099010101.frames <<-EOF
 		D1 rt-r 1 2 0 1 ${r}|
 	EOF
-	# the newest held as the spool's writer holds the file it writes
-	flock -s $F/rt/2099010101.frames sleep 3600 &
+	# the newest held as the spool's writer holds the file it writes (a
+	# process of its own: flock(1)'s child would keep the lock once
+	# flock(1) is killed)
+	python3 -c 'import fcntl, sys, time; f = open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_SH); time.sleep(3600)' \
+		$F/rt/2099010101.frames &
 	local holder=$!
 	wait_until "the writer's lock" eval "grep -q ':$(stat -c %i $F/rt/2099010101.frames) ' /proc/locks"
 	# not start_ingest: it keeps every file

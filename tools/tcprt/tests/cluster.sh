@@ -100,16 +100,18 @@ holding() {	# how many times ingest has held a batch the store refused as a whol
 # mid-load, node 2 (a replica of shard 1) SIGKILLed, loads going on
 # without it, then brought back; then ZooKeeper killed (every insert
 # refused: the replicated tables are read-only without it) and restarted.
-# "Mid-load" at any speed: the generator stands still at a third and at
-# two thirds of its load (fleet_gen.py --hold) while each fault is put in
-# place, then goes on, so that records come after each fault.
+# "Mid-load" at any speed: the generator stands still at a quarter, a
+# half and three quarters of its load (fleet_gen.py --hold): node 2 is
+# killed once loads go on again after the first, and the next quarter let
+# go at once, so that records come after the kill whatever the speed;
+# ZooKeeper is killed while it stands still at the third, then let go.
 case_faults() {
 	local gen pid shipa cli live=0 total n i
 	expect_ne "$(shard_of cl-gen)" "$(shard_of cl-live)" "the shards of cl-gen and cl-live"
 	mkdir -p $F/gen
-	rm -f $F/gen-go1* $F/gen-go2*
-	python3 "$GEN" $F/gen 60000 --files 2 --rate 4000 \
-		--hold 20000:$F/gen-go1 --hold 40000:$F/gen-go2 > $F/gen.out &
+	rm -f $F/gen-go*
+	python3 "$GEN" $F/gen 60000 --files 2 --rate 4000 --hold 15000:$F/gen-go1 \
+		--hold 30000:$F/gen-go2 --hold 45000:$F/gen-go3 > $F/gen.out &
 	gen=$!
 	wait_until "the generator's files" test -e $F/gen/rt-network-log1
 	ip netns exec fleetb "$TCPRT" ship --key-file "$(key_for cl-gen)" --socket $F/b/ship.sock \
@@ -130,18 +132,22 @@ case_faults() {
 
 	WAIT_S=$SETTLE_S wait_until "the generator at its first hold" test -e $F/gen-go1.held
 	WAIT_S=$SETTLE_S wait_until "part of cl-gen loaded" store_has cl-gen 5000 || fail "store: $(account cl-gen)"
+	n=$(sql "SELECT count() FROM tcprt.records WHERE host = 'cl-gen'")
+	touch $F/gen-go1
+	WAIT_S=$SETTLE_S wait_until "loads going on again" store_has cl-gen $((n + 1000)) ||
+		fail "store: $(account cl-gen)"
 	stop_node 2 KILL
+	touch $F/gen-go2
 	n=$(sql "SELECT count() FROM tcprt.records WHERE host = 'cl-gen'")
 	diag "node 2 killed with $n records of cl-gen loaded"
-	touch $F/gen-go1
 	WAIT_S=$SETTLE_S wait_until "loads going on without node 2" store_has cl-gen $((n + 5000)) ||
 		fail "store without node 2: $(account cl-gen); $(tail -3 $F/ingest.log)"
 	start_node 2
 
-	WAIT_S=$SETTLE_S wait_until "the generator at its second hold" test -e $F/gen-go2.held
+	WAIT_S=$SETTLE_S wait_until "the generator at its third hold" test -e $F/gen-go3.held
 	n=$(holding)
 	stop_zookeeper KILL
-	touch $F/gen-go2
+	touch $F/gen-go3
 	WAIT_S=$SETTLE_S wait_until "ingest to find the store refusing" eval '[ "$(holding)" -gt '"$n"' ]' ||
 		fail "ingest: $(tail -3 $F/ingest.log)"
 	diag "ZooKeeper killed: $(grep "holding" $F/ingest.log | tail -1)"

@@ -55,14 +55,6 @@ static DEFINE_PER_CPU(u64 [TCP_RT_REC_MAX], tcp_rt_log_nr);
  */
 static DEFINE_PER_CPU(u64, tcp_rt_log_seq);
 
-static const char tcp_rt_rec_letter[TCP_RT_REC_MAX] = {
-	[TCP_RT_REC_R] = 'R',
-	[TCP_RT_REC_W] = 'W',
-	[TCP_RT_REC_N] = 'N',
-	[TCP_RT_REC_P] = 'P',
-	[TCP_RT_REC_E] = 'E',
-};
-
 /*
  * Called by relay before it starts writing a sub-buffer.  Returning 1 always
  * is what makes the channel a flight recorder; a full buffer at that point
@@ -94,99 +86,11 @@ static tcp_rt_relay_cb_const struct rchan_callbacks tcp_rt_log_callbacks = {
  * Records are formatted by hand, straight into the relay buffer: they are
  * written on the packet path, where vsnprintf() would cost several times
  * what these few conversions do, and a copy through the stack another
- * pass over the record.  Two digits per division, from a table.  Room for
- * the longest record possible is made before formatting starts, so the
+ * pass over the record.  The conversions are tcp_rt_fmt.h's, which tcprt
+ * shares to make the same text from a binary record.  Room for the
+ * longest record possible is made before formatting starts, so the
  * writers below need no bounds checks.
  */
-#define TCP_RT_U64_LEN		20	/* digits of U64_MAX */
-/*
- * The longest endpoint: %pI6c ends an ISATAP or v4-mapped address with its
- * IPv4 form ("ffff:ffff:ffff:ffff:200:5efe:255.255.255.255", 44
- * characters), longer than eight groups (39); six full groups and an IPv4
- * address bound both.
- */
-#define TCP_RT_EP_LONGEST	"[ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255]:65535"
-#define TCP_RT_EP_LEN		(sizeof(TCP_RT_EP_LONGEST) - 1)
-
-/* "00" to "99", filled at load */
-static char tcp_rt_digit_pairs[200] __ro_after_init;
-
-static const u64 tcp_rt_pow10[TCP_RT_U64_LEN] = {
-	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
-	10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
-	100000000000ULL, 1000000000000ULL, 10000000000000ULL,
-	100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
-	100000000000000000ULL, 1000000000000000000ULL,
-	10000000000000000000ULL,
-};
-
-/*
- * Decimal digits of @v: log10 from log2 (1233 / 4096 ~ log10(2)), one
- * less where @v is below the power of ten found.  @v | 1 has the digits
- * of @v and is never 0.
- */
-static __always_inline unsigned int tcp_rt_dec_len(u64 v)
-{
-	unsigned int t = (fls64(v | 1) * 1233) >> 12;
-
-	return t + ((v | 1) >= tcp_rt_pow10[t]);
-}
-
-/* The two digits of @v < 100 at @p. */
-static __always_inline void tcp_rt_put_pair(char *p, unsigned int v)
-{
-	memcpy(p, &tcp_rt_digit_pairs[v * 2], 2);
-}
-
-static inline char *tcp_rt_put_u64(char *p, u64 v)
-{
-	char *end;
-
-	/* most fields, and an IPv4 address's bytes, are short */
-	if (v < 10) {
-		*p = '0' + v;
-		return p + 1;
-	}
-	if (v < 100) {
-		tcp_rt_put_pair(p, v);
-		return p + 2;
-	}
-	end = p + tcp_rt_dec_len(v);
-	p = end;
-	while (v >= 100) {
-		p -= 2;
-		tcp_rt_put_pair(p, do_div(v, 100));
-	}
-	if (v >= 10)
-		tcp_rt_put_pair(p - 2, v);
-	else
-		p[-1] = '0' + v;
-	return end;
-}
-
-/* @usec < 10^6, as six digits */
-static __always_inline char *tcp_rt_put_usec(char *p, u32 usec)
-{
-	tcp_rt_put_pair(p + 4, usec % 100);
-	usec /= 100;
-	tcp_rt_put_pair(p + 2, usec % 100);
-	tcp_rt_put_pair(p, usec / 100);
-	return p + 6;
-}
-
-static char *tcp_rt_put_ipv4(char *p, __be32 addr)
-{
-	const u8 *b = (const u8 *)&addr;
-	unsigned int i;
-
-	for (i = 0; i < 4; i++) {
-		if (i)
-			*p++ = '.';
-		p = tcp_rt_put_u64(p, b[i]);
-	}
-	return p;
-}
-
 #if IS_ENABLED(CONFIG_IPV6)
 /* Printed as IPv6: not a v4-mapped address (the TCP-RT tools expect IPv4). */
 static bool tcp_rt_is_ipv6(const struct sock *sk)
@@ -195,11 +99,10 @@ static bool tcp_rt_is_ipv6(const struct sock *sk)
 	       !ipv6_addr_v4mapped(&sk->sk_v6_daddr);
 }
 
-/* The compressed form ("::1") is left to %pI6c. */
 static char *tcp_rt_put_ipv6(char *p, const struct sock *sk, bool peer)
 {
-	return p + sprintf(p, "[%pI6c]", peer ? &sk->sk_v6_daddr :
-						&sk->sk_v6_rcv_saddr);
+	return tcp_rt_fmt_ipv6(p, peer ? sk->sk_v6_daddr.s6_addr :
+					 sk->sk_v6_rcv_saddr.s6_addr);
 }
 #else
 static bool tcp_rt_is_ipv6(const struct sock *sk)
@@ -225,40 +128,29 @@ static char *tcp_rt_put_endpoint(char *p, const struct sock *sk, bool peer)
 	if (tcp_rt_is_ipv6(sk))
 		p = tcp_rt_put_ipv6(p, sk, peer);
 	else
-		p = tcp_rt_put_ipv4(p, peer ? inet->inet_daddr :
-					      inet->inet_rcv_saddr);
+		p = tcp_rt_fmt_ipv4(p, (const u8 *)(peer ? &inet->inet_daddr :
+							 &inet->inet_rcv_saddr));
 	*p++ = ':';
-	return tcp_rt_put_u64(p, port);
+	return tcp_rt_fmt_u64(p, port);
 }
-
-/*
- * Each extension field's " name=", made at init from tcp_rt_ext_names and
- * padded: a record copies all TCP_RT_EXT_PREFIX bytes (a few stores, not a
- * strlen() and a memcpy() call a field) and keeps the prefix's length;
- * the digits overwrite the rest, and what lies past the record's end is
- * in room it reserved (TCP_RT_REC_LEN) and never read.
- */
-#define TCP_RT_EXT_PREFIX	24
-static char tcp_rt_ext_prefix[TCP_RT_EXT_MAX][TCP_RT_EXT_PREFIX] __read_mostly;
-static u8 tcp_rt_ext_prefix_len[TCP_RT_EXT_MAX] __read_mostly;
 
 /*
  * The room a record reserves: without, then with the time breakdown; a
  * numbered one (seq) TCP_RT_REC_LEN_SEQ more, for its padded prefix and
  * 20 digits, so that a record without it reserves what it did before.
  */
-#define TCP_RT_REC_LEN_BASE (sizeof("V6 R ") - 1 + TCP_RT_U64_LEN +		\
-			     sizeof(" 000000 ") - 1 + 2 * TCP_RT_EP_LEN + 1 +	\
-			     TCP_RT_REC_FIELDS_MAX * (1 + TCP_RT_U64_LEN) +	\
+#define TCP_RT_REC_LEN_BASE (sizeof("V6 R ") - 1 + TCP_RT_FMT_U64_LEN +	\
+			     sizeof(" 000000 ") - 1 + 2 * TCP_RT_FMT_EP_LEN + 1 + \
+			     TCP_RT_REC_FIELDS_MAX * (1 + TCP_RT_FMT_U64_LEN) + \
 			     TCP_RT_EXT_CONN_LEN + 1)
 #define TCP_RT_REC_LEN	(TCP_RT_REC_LEN_BASE + TCP_RT_EXT_TASK_LEN +	\
-			 TCP_RT_EXT_PREFIX)
-#define TCP_RT_REC_LEN_SEQ	(TCP_RT_EXT_PREFIX + TCP_RT_U64_LEN)
+			 TCP_RT_FMT_EXT_NAME)
+#define TCP_RT_REC_LEN_SEQ	(TCP_RT_FMT_EXT_NAME + TCP_RT_FMT_U64_LEN)
 
 /*
- * The binary records' layout and their formatter (tcp_rt_fmt.h) are not
- * used yet: the text they make must be this file's, so their constants
- * are held to the module's here.
+ * The binary records' layout is not used yet: the text tcp_rt_fmt_bin()
+ * makes of one must be this file's, so its constants are held to the
+ * module's here.
  */
 static_assert(TCP_RT_REC_MAX == (int)TCP_RT_BIN_TYPES &&
 	      TCP_RT_REC_R == (int)TCP_RT_BIN_R &&
@@ -273,31 +165,26 @@ static_assert(TCP_RT_EXT_NETNS == (int)TCP_RT_FMT_EXT_NETNS &&
 	      TCP_RT_EXT_TASK_FIRST == (int)TCP_RT_FMT_EXT_BD &&
 	      TCP_RT_EXT_SEQ == (int)TCP_RT_FMT_EXT_SEQ &&
 	      TCP_RT_EXT_MAX == (int)TCP_RT_FMT_EXTS);
-static_assert(TCP_RT_EP_LEN == TCP_RT_FMT_EP_LEN);
 /* a formatted record fits the room a record of the most reserves */
 static_assert(TCP_RT_REC_LEN + TCP_RT_REC_LEN_SEQ >= TCP_RT_FMT_MAX);
 
-static int tcp_rt_ext_prefixes(void)
+/*
+ * log_ext's names are tcp_rt_params.c's, which the parameter takes, and
+ * tcp_rt_fmt.h's, which records carry: one table for each side of the
+ * interface, held to each other once at load.
+ */
+static int tcp_rt_ext_names_check(void)
 {
-	unsigned int i, n;
+	char got[TCP_RT_FMT_EXT_NAME + 2], want[sizeof(got)];
+	unsigned int i;
 
 	for (i = 0; i < TCP_RT_EXT_MAX; i++) {
-		n = strlen(tcp_rt_ext_names[i]);
-		if (WARN_ON(n + 2 > TCP_RT_EXT_PREFIX))
+		*tcp_rt_fmt_ext(got, i, 0) = '\0';
+		snprintf(want, sizeof(want), " %s=0", tcp_rt_ext_names[i]);
+		if (WARN_ON(strcmp(got, want)))
 			return -EINVAL;
-		tcp_rt_ext_prefix[i][0] = ' ';
-		memcpy(&tcp_rt_ext_prefix[i][1], tcp_rt_ext_names[i], n);
-		tcp_rt_ext_prefix[i][n + 1] = '=';
-		tcp_rt_ext_prefix_len[i] = n + 2;
 	}
 	return 0;
-}
-
-/* " name=value" */
-static char *tcp_rt_put_ext(char *p, enum tcp_rt_ext field, u64 v)
-{
-	memcpy(p, tcp_rt_ext_prefix[field], TCP_RT_EXT_PREFIX);
-	return tcp_rt_put_u64(p + tcp_rt_ext_prefix_len[field], v);
 }
 
 /*
@@ -315,12 +202,13 @@ unsigned int tcp_rt_log_ext_conn(const struct sock *sk, unsigned int mask,
 	BUILD_BUG_ON(sizeof(" netns=4294967295 cgroup=18446744073709551615") - 1 >
 		     TCP_RT_EXT_CONN_LEN);
 	/* and the padded copy of the second prefix */
-	BUILD_BUG_ON(sizeof(" netns=4294967295") - 1 + TCP_RT_EXT_PREFIX >
+	BUILD_BUG_ON(sizeof(" netns=4294967295") - 1 + TCP_RT_FMT_EXT_NAME >
 		     TCP_RT_EXT_CONN_LEN);
 	if (mask & BIT(TCP_RT_EXT_NETNS))
-		p = tcp_rt_put_ext(p, TCP_RT_EXT_NETNS, tcp_rt_sk_netns(sk));
+		p = tcp_rt_fmt_ext(p, TCP_RT_FMT_EXT_NETNS, tcp_rt_sk_netns(sk));
 	if (mask & BIT(TCP_RT_EXT_CGROUP))
-		p = tcp_rt_put_ext(p, TCP_RT_EXT_CGROUP, tcp_rt_sk_cgroup(sk));
+		p = tcp_rt_fmt_ext(p, TCP_RT_FMT_EXT_CGROUP,
+				   tcp_rt_sk_cgroup(sk));
 	return p - text;
 }
 
@@ -334,14 +222,14 @@ static char *tcp_rt_put_ext_task(char *p, const struct tcp_rt_ext_task *xt)
 		     TCP_RT_EXT_TASK_N * 12 > TCP_RT_EXT_TASK_LEN);
 	for (i = 0; i < TCP_RT_EXT_TASK_N; i++)
 		if (xt->mask & BIT(TCP_RT_EXT_TASK_FIRST + i))
-			p = tcp_rt_put_ext(p, TCP_RT_EXT_TASK_FIRST + i,
+			p = tcp_rt_fmt_ext(p, TCP_RT_FMT_EXT_BD + i,
 					   xt->v[i]);
 	return p;
 }
 
 static __always_inline char *
 tcp_rt_format(char *p, const struct sock *sk, enum tcp_rt_rec type,
-	      const struct timespec64 *ts, const u64 *fields, unsigned int n,
+	      s64 real_ns, const u64 *fields, unsigned int n,
 	      const char *ext, unsigned int ext_len,
 	      const struct tcp_rt_ext_task *xt, bool numbered, u64 seq)
 {
@@ -350,23 +238,15 @@ tcp_rt_format(char *p, const struct sock *sk, enum tcp_rt_rec type,
 	/* " seq=" and its digits, or the padded prefix, in the room added */
 	BUILD_BUG_ON(sizeof(" seq=18446744073709551615") - 1 >
 		     TCP_RT_REC_LEN_SEQ);
-	BUILD_BUG_ON(TCP_RT_EXT_PREFIX > TCP_RT_REC_LEN_SEQ);
+	BUILD_BUG_ON(TCP_RT_FMT_EXT_NAME > TCP_RT_REC_LEN_SEQ);
 
-	*p++ = 'V';
-	*p++ = '6';
-	*p++ = ' ';
-	*p++ = tcp_rt_rec_letter[type];
-	*p++ = ' ';
-	p = tcp_rt_put_u64(p, ts->tv_sec);
-	*p++ = ' ';
-	p = tcp_rt_put_usec(p, ts->tv_nsec / NSEC_PER_USEC);
-	*p++ = ' ';
+	p = tcp_rt_fmt_head(p, type, real_ns);
 	p = tcp_rt_put_endpoint(p, sk, true);
 	*p++ = ' ';
 	p = tcp_rt_put_endpoint(p, sk, false);
 	for (i = 0; i < n; i++) {
 		*p++ = ' ';
-		p = tcp_rt_put_u64(p, fields[i]);
+		p = tcp_rt_fmt_u64(p, fields[i]);
 	}
 	/*
 	 * The connection's extension text, copied whole (a fixed size is a
@@ -380,7 +260,7 @@ tcp_rt_format(char *p, const struct sock *sk, enum tcp_rt_rec type,
 		p = tcp_rt_put_ext_task(p, xt);
 	/* last: the table's order, and the one field made as it is written */
 	if (numbered)
-		p = tcp_rt_put_ext(p, TCP_RT_EXT_SEQ, seq);
+		p = tcp_rt_fmt_ext(p, TCP_RT_FMT_EXT_SEQ, seq);
 	*p++ = '\n';
 	return p;
 }
@@ -410,7 +290,7 @@ tcp_rt_log_write(const struct sock *sk, enum tcp_rt_rec type, u64 start_us,
 			   (numbered ? TCP_RT_REC_LEN_SEQ : 0);
 	ktime_t start = ns_to_ktime(start_us * NSEC_PER_USEC);
 	struct rchan *chan = tcp_rt_log_chan;
-	struct timespec64 ts;
+	s64 real_ns;
 	struct rchan_buf *buf;
 	unsigned long flags;
 	u64 seq = 0;
@@ -418,7 +298,7 @@ tcp_rt_log_write(const struct sock *sk, enum tcp_rt_rec type, u64 start_us,
 
 	if (WARN_ON_ONCE(n > TCP_RT_REC_FIELDS_MAX))
 		n = TCP_RT_REC_FIELDS_MAX;
-	ts = ktime_to_timespec64(ktime_mono_to_real(start));
+	real_ns = ktime_to_ns(ktime_mono_to_real(start));
 
 	local_irq_save(flags);
 	buf = *this_cpu_ptr(chan->buf);
@@ -431,7 +311,7 @@ tcp_rt_log_write(const struct sock *sk, enum tcp_rt_rec type, u64 start_us,
 	/* only now: a record that got no room takes no number */
 	if (numbered)
 		seq = (*this_cpu_ptr(&tcp_rt_log_seq))++;
-	tcp_rt_relay_commit(buf, tcp_rt_format(rec, sk, type, &ts, fields, n,
+	tcp_rt_relay_commit(buf, tcp_rt_format(rec, sk, type, real_ns, fields, n,
 					       ext, ext_len, xt, numbered,
 					       seq));
 	local_irq_restore(flags);
@@ -488,16 +368,10 @@ unsigned long tcp_rt_log_overwritten(void)
 
 int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs)
 {
-	unsigned int i;
-
 	BUILD_BUG_ON(TCP_RT_REC_LEN + TCP_RT_REC_LEN_SEQ >
 		     TCP_RT_LOG_SUBBUF_SIZE);
-	if (tcp_rt_ext_prefixes())
+	if (tcp_rt_ext_names_check())
 		return -EINVAL;
-	for (i = 0; i < 100; i++) {
-		tcp_rt_digit_pairs[2 * i] = '0' + i / 10;
-		tcp_rt_digit_pairs[2 * i + 1] = '0' + i % 10;
-	}
 	tcp_rt_log_chan = tcp_rt_relay_open("rt-network-log", dir,
 					    TCP_RT_LOG_SUBBUF_SIZE, n_subbufs,
 					    &tcp_rt_log_callbacks);

@@ -9,6 +9,9 @@
  * The primitives write forward from @p with no bounds check and return
  * the end: the caller has made room for the longest text first
  * (TCP_RT_FMT_MAX for a record), as tcp_rt_log.c reserves its room.
+ * tcp_rt_fmt_ext() writes a fixed TCP_RT_FMT_EXT_NAME bytes for its name
+ * (a few moves, not a copy of a length looked up), which the value's
+ * digits then overwrite in part: within a record's room, never past it.
  */
 #ifndef _TCP_RT_FMT_H
 #define _TCP_RT_FMT_H
@@ -204,12 +207,20 @@ static inline char *tcp_rt_fmt_endpoint(char *p, const struct tcp_rt_bin *rec,
 	return tcp_rt_fmt_u64(p, be16_to_cpu(peer ? rec->dport : rec->sport));
 }
 
-/* " name=value" of log_ext's field @field */
-static inline char *tcp_rt_fmt_ext(char *p, enum tcp_rt_fmt_ext field, u64 v)
+/*
+ * " name=value" of log_ext's field @field.  The name is copied whole, all
+ * TCP_RT_FMT_EXT_NAME bytes of it (two moves), and the digits start at
+ * its length: the bytes past them are the next field's or the record's
+ * room (each field's own room is at least TCP_RT_FMT_EXT_NAME bytes but
+ * " app="'s, which is never the last field of a record).
+ */
+#define TCP_RT_FMT_EXT_NAME	16	/* " sndbuf_limited=", the longest */
+static __always_inline char *tcp_rt_fmt_ext(char *p, enum tcp_rt_fmt_ext field,
+					    u64 v)
 {
 #define TCP_RT_FMT_NAME(s)	{ s, sizeof(s) - 1 }
 	static const struct {
-		char s[sizeof(" sndbuf_limited=")];
+		char s[TCP_RT_FMT_EXT_NAME] __nonstring;
 		u8 len;
 	} name[TCP_RT_FMT_EXTS] = {
 		TCP_RT_FMT_NAME(" netns="),
@@ -224,18 +235,16 @@ static inline char *tcp_rt_fmt_ext(char *p, enum tcp_rt_fmt_ext field, u64 v)
 	};
 #undef TCP_RT_FMT_NAME
 
-	memcpy(p, name[field].s, name[field].len);
+	memcpy(p, name[field].s, TCP_RT_FMT_EXT_NAME);
 	return tcp_rt_fmt_u64(p + name[field].len, v);
 }
 
 /*
- * The text line of @rec, its newline included, at @buf, which has room
- * for TCP_RT_FMT_MAX bytes (nothing is written past the line but, in the
- * module, sprintf()'s NUL inside it); returns its length.  @rec must have
- * passed tcp_rt_bin_check().
+ * "V6 <type> <sec> <usec> " of a record of @type (enum tcp_rt_bin_type)
+ * made at CLOCK_REALTIME @real_ns.
  */
-static inline unsigned int tcp_rt_fmt_bin(char *buf,
-					  const struct tcp_rt_bin *rec)
+static __always_inline char *tcp_rt_fmt_head(char *p, unsigned int type,
+					     s64 real_ns)
 {
 	static const char letter[TCP_RT_BIN_TYPES] = {
 		[TCP_RT_BIN_R] = 'R',
@@ -244,18 +253,32 @@ static inline unsigned int tcp_rt_fmt_bin(char *buf,
 		[TCP_RT_BIN_P] = 'P',
 		[TCP_RT_BIN_E] = 'E',
 	};
+
+	*p++ = 'V';
+	*p++ = '6';
+	*p++ = ' ';
+	*p++ = letter[type];
+	*p++ = ' ';
+	p = tcp_rt_fmt_time(p, real_ns);
+	*p++ = ' ';
+	return p;
+}
+
+/*
+ * The text line of @rec, its newline included, at @buf, which has room
+ * for TCP_RT_FMT_MAX bytes (the bytes past the line within that room are
+ * left undefined: a name's whole copy, sprintf()'s NUL); returns its
+ * length.  @rec must have passed tcp_rt_bin_check().
+ */
+static inline unsigned int tcp_rt_fmt_bin(char *buf,
+					  const struct tcp_rt_bin *rec)
+{
 	const u64 *f = tcp_rt_bin_fields(rec);
 	const u64 *t = f + rec->nfields;
 	char *p = buf;
 	unsigned int i;
 
-	*p++ = 'V';
-	*p++ = '6';
-	*p++ = ' ';
-	*p++ = letter[rec->type];
-	*p++ = ' ';
-	p = tcp_rt_fmt_time(p, rec->real_ns);
-	*p++ = ' ';
+	p = tcp_rt_fmt_head(p, rec->type, rec->real_ns);
 	p = tcp_rt_fmt_endpoint(p, rec, true);
 	*p++ = ' ';
 	p = tcp_rt_fmt_endpoint(p, rec, false);

@@ -240,9 +240,10 @@ static size_t fmt(const struct ev *e)
 		return 0;
 	memset(text, 0x5a, sizeof(text));
 	tlen = tcp_rt_fmt_bin(text, (const struct tcp_rt_bin *)b);
-	/* nothing past the line */
-	if (tlen <= TCP_RT_FMT_MAX && text[tlen] != 0x5a)
-		return 0;
+	/* nothing past the room (a name's whole copy may pass the line) */
+	for (size_t i = TCP_RT_FMT_MAX; i < sizeof(text); i++)
+		if (text[i] != 0x5a)
+			return 0;
 	return tlen;
 }
 

@@ -31,9 +31,13 @@ modules:
 # check must refuse it (selftests/tcp_rt_module.sh); and with the time
 # breakdown's write hook there (TCP_RT_TEST_DEAD_WRITE_HOOK), in
 # selftests/deadhook-write/: log_ext must refuse the breakdown's fields
-# (selftests/tcp_rt_breakdown.sh).
+# (selftests/tcp_rt_breakdown.sh); and with the series' receive hook
+# there instead of tcp_rcv_established (TCP_RT_TEST_DEAD_RCV_HOOK), in
+# selftests/deadhook-rcv/: a run that counts received segments must be
+# refused (selftests/tcp_rt_series.sh).
 DEADHOOK := selftests/deadhook
 DEADHOOK_WRITE := selftests/deadhook-write
+DEADHOOK_RCV := selftests/deadhook-rcv
 define deadhook_build
 	@mkdir -p $(1)/include
 	@for f in Kbuild $(wildcard tcp_rt*.c); do ln -sfn ../../$$f $(1)/$$f; done
@@ -43,6 +47,7 @@ endef
 deadhook:
 	$(call deadhook_build,$(DEADHOOK),TCP_RT_TEST_DEAD_HOOK)
 	$(call deadhook_build,$(DEADHOOK_WRITE),TCP_RT_TEST_DEAD_WRITE_HOOK)
+	$(call deadhook_build,$(DEADHOOK_RCV),TCP_RT_TEST_DEAD_RCV_HOOK)
 
 sparse:
 	$(MAKE) -C $(KDIR) M=$(PWD) W=1 C=2 modules
@@ -112,6 +117,6 @@ bench-insns: modules
 clean:
 	$(KRUN) $(MAKE) -C $(KDIR) M=$(PWD) clean
 	$(MAKE) -C selftests clean
-	rm -rf $(DEADHOOK) $(DEADHOOK_WRITE)
+	rm -rf $(DEADHOOK) $(DEADHOOK_WRITE) $(DEADHOOK_RCV)
 	$(MAKE) -C tools/bench clean
 	$(MAKE) -C tools/tcprt clean

@@ -32,8 +32,14 @@
  * proven the same way each time they are attached, at load or by a write
  * of log_ext (tcp_rt_hookcheck_run_bd()): the same exchange must show a
  * read and a write on each end, or log_ext refuses the fields, naming the
- * hook.  The engine is live then: only the check's own connection goes to
- * the check, every other event to the engine.
+ * hook.  The series' receive hooks too, each time a run that counts
+ * received segments attaches them (tcp_rt_hookcheck_run_rcv()): each must
+ * see a segment arrive on each end - tcp_rcv_state_process() the
+ * handshake's, tcp_rcv_established() the data's - or the run is refused,
+ * naming the hook (a build that inlines tcp_rcv_established() would
+ * otherwise report no CE mark, duplicate or host byte, without a word).
+ * The engine is live then: only the check's own connection goes to the
+ * check, every other event to the engine.
  *
  * The check's connection is known by its four-tuple on 127.0.0.1 in
  * init_net, both ports the kernel's own picks and bound by the check: no
@@ -95,6 +101,8 @@ static struct {
 	atomic_t sent[TCP_RT_HC_SIDES];	/* new data the transmit hook saw */
 	atomic_t reads[TCP_RT_HC_SIDES];	/* the breakdown's hooks */
 	atomic_t writes[TCP_RT_HC_SIDES];
+	/* segments the series' receive hooks saw arrive, by hook */
+	atomic_t segs[TCP_RT_HOOKS_RCV][TCP_RT_HC_SIDES];
 } tcp_rt_hc;
 
 static u64 tcp_rt_hc_us;	/* how long the check took; written by init */
@@ -160,6 +168,22 @@ bool tcp_rt_hookcheck_app(const struct sock *sk, bool write)
 	if (side < 0)
 		return !READ_ONCE(tcp_rt_hc.engine_live);
 	atomic_inc(write ? &tcp_rt_hc.writes[side] : &tcp_rt_hc.reads[side]);
+	return true;
+}
+
+/*
+ * The series' receive hook @i saw a segment arrive on @sk, in any state:
+ * tcp_rcv_state_process() sees only the handshake's on the check's
+ * connection.
+ */
+bool tcp_rt_hookcheck_seg(const struct sock *sk, unsigned int i)
+{
+	int side = tcp_rt_hc_side(sk);
+
+	if (side < 0)
+		return !READ_ONCE(tcp_rt_hc.engine_live);
+	if (!WARN_ON_ONCE(i >= TCP_RT_HOOKS_RCV))
+		atomic_inc(&tcp_rt_hc.segs[i][side]);
 	return true;
 }
 
@@ -258,12 +282,14 @@ static bool tcp_rt_hc_states_ok(atomic_t *count, const char *state,
  * What a check expects of the exchange: the load-time check, of every
  * hook in @hooks and of the state tracepoint; the breakdown's, a read
  * and a write on each end, seen by the tracepoint tcp_rcv_space_adjust
- * and @write_func.
+ * and @write_func; the series', a segment arriving on each end seen by
+ * each of the TCP_RT_HOOKS_RCV functions in @rcv_funcs.
  */
 struct tcp_rt_hc_want {
 	const struct tcp_rt_hook_desc *hooks;
 	unsigned int n;
 	const char *write_func;
+	const char *const *rcv_funcs;
 };
 
 /* Whether the breakdown's hooks saw each end read and write. */
@@ -288,6 +314,22 @@ static bool tcp_rt_hc_app_ok(const char *write_func, char *why, size_t len)
 	return true;
 }
 
+/* Whether each of the series' receive hooks saw a segment on each end. */
+static bool tcp_rt_hc_rcv_ok(const char *const *funcs, char *why, size_t len)
+{
+	unsigned int i;
+	int side;
+
+	for (i = 0; i < TCP_RT_HOOKS_RCV; i++)
+		for (side = 0; side < TCP_RT_HC_SIDES; side++)
+			if (!atomic_read(&tcp_rt_hc.segs[i][side])) {
+				snprintf(why, len, "%s saw no segment arrive on the %s",
+					 funcs[i], tcp_rt_hc_side_name[side]);
+				return false;
+			}
+	return true;
+}
+
 /*
  * The first expectation of the exchange not met, written to @why (empty
  * when all are).  With @closed false, the close is not looked at yet.
@@ -301,6 +343,10 @@ static void tcp_rt_hc_missing(const struct tcp_rt_hc_want *w, bool closed,
 	*why = '\0';
 	if (w->write_func) {
 		tcp_rt_hc_app_ok(w->write_func, why, len);
+		return;
+	}
+	if (w->rcv_funcs) {
+		tcp_rt_hc_rcv_ok(w->rcv_funcs, why, len);
 		return;
 	}
 	if (!tcp_rt_hc_states_ok(tcp_rt_hc.estab, "established", why, len))
@@ -417,6 +463,8 @@ static void tcp_rt_hc_reset(void)
 		atomic_set(&tcp_rt_hc.sent[side], 0);
 		atomic_set(&tcp_rt_hc.reads[side], 0);
 		atomic_set(&tcp_rt_hc.writes[side], 0);
+		for (i = 0; i < TCP_RT_HOOKS_RCV; i++)
+			atomic_set(&tcp_rt_hc.segs[i][side], 0);
 		for (i = 0; i < TCP_RT_HOOKS_MAX; i++)
 			atomic_set(&tcp_rt_hc.calls[i][side], 0);
 	}
@@ -577,6 +625,29 @@ int tcp_rt_hookcheck_run_bd(const char *write_func)
 	tcp_rt_hookcheck_end();
 	if (*why)
 		pr_err("log_ext: hook check: %s; the time breakdown cannot be had on this kernel (hook_check=0 skips the check)\n",
+		       why);
+	return err;
+}
+
+/*
+ * The series' receive hooks, just attached (@funcs: where each sits): 0
+ * when each saw a segment arrive on each end of the exchange, else
+ * series_run's error, said in one line.  A check of its own, as the
+ * breakdown's.
+ */
+int tcp_rt_hookcheck_run_rcv(const char *const *funcs)
+{
+	const struct tcp_rt_hc_want want = { .rcv_funcs = funcs };
+	char why[160];
+	int err;
+
+	if (!tcp_rt_hook_check)
+		return 0;
+	tcp_rt_hookcheck_begin(true);
+	err = tcp_rt_hc_run(&want, why, sizeof(why));
+	tcp_rt_hookcheck_end();
+	if (*why)
+		pr_err("series_run: hook check: %s; received segments cannot be counted on this kernel (series_host, series_ext's ce_bytes, ce_segs, ece, dup_bytes, dup_segs; hook_check=0 skips the check)\n",
 		       why);
 	return err;
 }

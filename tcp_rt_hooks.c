@@ -202,6 +202,7 @@ static void tcp_rt_hook_host_xmit(struct sock *sk, unsigned long arg1)
 
 static struct tcp_rt_hook tcp_rt_hooks[];
 static struct tcp_rt_hook tcp_rt_hook_bd_write;
+static struct tcp_rt_hook tcp_rt_hooks_rcv[TCP_RT_HOOKS_RCV];
 
 /*
  * A hook's event while a hook check runs (tcp_rt_hookcheck.c): true when
@@ -288,6 +289,11 @@ static void notrace tcp_rt_ftrace(unsigned long ip, unsigned long parent_ip,
 #else
 #define TCP_RT_HOOK_BD_WRITE	"tcp_rate_check_app_limited"
 #endif
+#ifdef TCP_RT_TEST_DEAD_RCV_HOOK
+#define TCP_RT_HOOK_RCV_ESTAB	"tcp_v4_mtu_reduced"
+#else
+#define TCP_RT_HOOK_RCV_ESTAB	"tcp_rcv_established"
+#endif
 
 static struct tcp_rt_hook tcp_rt_hooks[] = {
 	TCP_RT_HOOK_OPS(TCP_RT_HOOK_XMIT, tcp_rt_ftrace, tcp_rt_hook_xmit,
@@ -347,9 +353,10 @@ static void tcp_rt_rcv_space_probe(void *data, struct sock *sk)
  *                           those that may carry data count;
  * both with the socket locked and TCP's control block filled in (seq,
  * end_seq, flags, the IP header's ECN field), before TCP handles it.
- * Both are called from tcp_ipv4.c and tcp_ipv6.c, so never inlined.
- * Every socket takes this callback, not only the tracked ones: an
- * untracked one counts only in a run of the whole host.
+ * Both are called from tcp_ipv4.c and tcp_ipv6.c, so not inlined by a
+ * compiler; an LTO build may, and the hook check proves them each time
+ * they are attached.  Every socket takes this callback, not only the
+ * tracked ones: an untracked one counts only in a run of the whole host.
  */
 #define TCP_RT_RCV_STATES	(TCPF_SYN_RECV | TCPF_FIN_WAIT1 |	\
 				 TCPF_FIN_WAIT2 | TCPF_CLOSE_WAIT |	\
@@ -377,14 +384,17 @@ static void notrace tcp_rt_ftrace_rcv(unsigned long ip,
 				      struct tcp_rt_ftrace_regs *fregs)
 {
 	struct tcp_rt_hook *hook = container_of(ops, struct tcp_rt_hook, ops);
+	struct sock *sk = (struct sock *)tcp_rt_ftrace_arg(fregs, 0);
 
-	tcp_rt_hook_call(hook, hook->handler,
-			 (struct sock *)tcp_rt_ftrace_arg(fregs, 0),
-			 tcp_rt_ftrace_arg(fregs, 1), ip, parent_ip);
+	if (static_branch_unlikely(&tcp_rt_hookcheck_on) &&
+	    tcp_rt_hookcheck_seg(sk, hook - tcp_rt_hooks_rcv))
+		return;
+	tcp_rt_hook_call(hook, hook->handler, sk, tcp_rt_ftrace_arg(fregs, 1),
+			 ip, parent_ip);
 }
 
-static struct tcp_rt_hook tcp_rt_hooks_rcv[] = {
-	TCP_RT_HOOK_OPS("tcp_rcv_established", tcp_rt_ftrace_rcv,
+static struct tcp_rt_hook tcp_rt_hooks_rcv[TCP_RT_HOOKS_RCV] = {
+	TCP_RT_HOOK_OPS(TCP_RT_HOOK_RCV_ESTAB, tcp_rt_ftrace_rcv,
 			tcp_rt_hook_seg_in, NULL, RCV),
 	TCP_RT_HOOK_OPS("tcp_rcv_state_process", tcp_rt_ftrace_rcv,
 			tcp_rt_hook_seg_in_other, NULL, RCV),
@@ -568,34 +578,44 @@ int tcp_rt_hooks_bd(bool on)
 	return err;
 }
 
+static void tcp_rt_hooks_series_detach(unsigned int n)
+{
+	while (n--)
+		tcp_rt_hook_detach(&tcp_rt_hooks_rcv[n]);
+	tcp_rt_series_attached = false;
+}
+
 /*
  * Attach (@on) or detach the series' receive hooks; the caller serialises
- * the calls (tcp_rt_main.c).  Detaching returns once neither can run any
- * more.
+ * the calls (tcp_rt_main.c).  Once attached they are proven, as the
+ * breakdown's are (tcp_rt_hookcheck_run_rcv()).  Detaching returns once
+ * neither can run any more.
  */
 int tcp_rt_hooks_series(bool on)
 {
+	const char *funcs[TCP_RT_HOOKS_RCV];
 	unsigned int i;
-	int err = 0;
+	int err;
 
 	if (on == tcp_rt_series_attached)
 		return 0;
 	if (!on) {
-		for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks_rcv); i++)
-			tcp_rt_hook_detach(&tcp_rt_hooks_rcv[i]);
-		tcp_rt_series_attached = false;
+		tcp_rt_hooks_series_detach(TCP_RT_HOOKS_RCV);
 		return 0;
 	}
-	for (i = 0; i < ARRAY_SIZE(tcp_rt_hooks_rcv); i++) {
+	for (i = 0; i < TCP_RT_HOOKS_RCV; i++) {
 		err = tcp_rt_hook_attach(&tcp_rt_hooks_rcv[i]);
 		if (err) {
-			while (i--)
-				tcp_rt_hook_detach(&tcp_rt_hooks_rcv[i]);
+			tcp_rt_hooks_series_detach(i);
 			return err;
 		}
+		funcs[i] = tcp_rt_hooks_rcv[i].func;
 	}
 	tcp_rt_series_attached = true;
-	return 0;
+	err = tcp_rt_hookcheck_run_rcv(funcs);
+	if (err)
+		tcp_rt_hooks_series_detach(TCP_RT_HOOKS_RCV);
+	return err;
 }
 
 /* Returns once no hook can run any more. */

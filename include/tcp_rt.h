@@ -218,6 +218,8 @@ enum tcp_rt_hook_kind {
 };
 
 #define TCP_RT_HOOKS_MAX	8
+/* the series' receive hooks, proven each time they are attached */
+#define TCP_RT_HOOKS_RCV	2
 
 struct tcp_rt_hook_desc {
 	const char *func;
@@ -228,11 +230,13 @@ DECLARE_STATIC_KEY_FALSE(tcp_rt_hookcheck_on);
 void tcp_rt_hookcheck_begin(bool engine_live);
 int tcp_rt_hookcheck_run(const struct tcp_rt_hook_desc *hooks, unsigned int n);
 int tcp_rt_hookcheck_run_bd(const char *write_func);
+int tcp_rt_hookcheck_run_rcv(const char *const *funcs);
 void tcp_rt_hookcheck_end(void);
 bool tcp_rt_hookcheck_hook(const struct sock *sk, unsigned int i,
 			   u32 new_data);
 bool tcp_rt_hookcheck_state(const struct sock *sk, int newstate);
 bool tcp_rt_hookcheck_app(const struct sock *sk, bool write);
+bool tcp_rt_hookcheck_seg(const struct sock *sk, unsigned int i);
 void tcp_rt_hookcheck_status(struct seq_file *m);
 
 /* tcp_rt_relay.c */

@@ -568,6 +568,45 @@ case_ext_params() {
 	expect_no_probe_miss
 }
 
+# A build whose series receive hook sits on a function no exchange calls
+# instead of tcp_rcv_established (make deadhook): a run that counts
+# received segments is refused, at load and by a write of series_run, in
+# one line naming that function; a run that counts none still runs.
+DEADHOOK_RCV_KO=$SELFTESTS/deadhook-rcv/tcp_rt.ko
+
+case_dead_rcv_hook() {
+	local mark line
+	[ -f "$DEADHOOK_RCV_KO" ] || {
+		diag "no $DEADHOOK_RCV_KO (make deadhook): built by make check and check-debug only"
+		exit 4
+	}
+	mark=$(kmsg_mark)
+	expect_fail "load with series_host=1 series_run=1" \
+		insmod "$DEADHOOK_RCV_KO" lports=$PORT series_host=1 series_run=1
+	[ ! -e /sys/module/tcp_rt ] || fail "module left loaded"
+	line=$(kmsg_since "$mark" 'hook check')
+	diag "$line"
+	expect_eq "$(wc -l <<< "$line")" 1 "hook check lines at load"
+	grep -q 'tcp_rt: series_run: hook check: tcp_v4_mtu_reduced saw no segment arrive on the' <<< "$line" ||
+		fail "the line does not name tcp_v4_mtu_reduced"
+
+	insmod "$DEADHOOK_RCV_KO" lports=$PORT series_us=10000 series_buckets=10 ||
+		fail "insmod without a run"
+	echo ce_bytes > "$PARAMS/series_ext"
+	mark=$(kmsg_mark)
+	expect_fail "series_run=1 with series_ext=ce_bytes" sh -c "echo 1 > $PARAMS/series_run"
+	not_running || fail "a run after the refusal"
+	line=$(kmsg_since "$mark" 'hook check')
+	diag "$line"
+	expect_eq "$(wc -l <<< "$line")" 1 "hook check lines at the write"
+	grep -q 'saw no segment arrive' <<< "$line" || fail "not the receive hook's line"
+	echo flows > "$PARAMS/series_ext"
+	echo 1 > "$PARAMS/series_run" || fail "a run of flows alone"
+	running || fail "no run of flows alone"
+	echo 0 > "$PARAMS/series_run"
+	mod_unload
+}
+
 run_case "series: two bursts of 50 tasks, held to the records bucket by bucket" case_bursts
 run_case "series: a run ends by itself, its lines complete and inside it" case_ends_by_itself
 run_case "series: 2 MB under loss, retransmissions where the capture saw them" case_loss
@@ -579,4 +618,5 @@ run_case "series: near and far bytes, split exactly by min RTT" case_rtt_classes
 run_case "series: the whole host against a capture of every connection" case_host
 run_case "series: active flows of connections one after another, in one socket's memory: each its own flow" case_flows_reused
 run_case "series: series_ext, series_host and series_far_us switched under traffic" case_ext_params
+run_case "series: a build whose receive hook sees nothing: a run counting received segments refused, naming it" case_dead_rcv_hook
 done_testing

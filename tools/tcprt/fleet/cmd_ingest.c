@@ -47,6 +47,7 @@ static const char help[] =
 "                    [--user NAME] [--password-file FILE] [--cacert FILE]\n"
 "                    [--plaintext] [--batch ROWS] [--interval SECONDS]\n"
 "                    [--state FILE] [--retire SECONDS | --keep] [--once]\n"
+"                    [--max-age AGE]\n"
 "\n"
 "Load the messages the central rsyslog writes to DIR (files *.frames, see\n"
 "share/tcprt/fleet/tcprt-central.conf) into ClickHouse: records (D1, D2),\n"
@@ -70,6 +71,11 @@ CH_CONN_HELP
 "                       (default 600: what ClickHouse acknowledged is on\n"
 "                       its disk by then)\n"
 "  -k, --keep           never remove a file\n"
+"  -a, --max-age AGE    a record or series line whose time is more than\n"
+"                       AGE before the hour it arrived in (the spool\n"
+"                       file's), or more than a day after it, is stored\n"
+"                       as malformed (30d, 12h, forever; default 30d,\n"
+"                       the records' default retention)\n"
 "  -1, --once           load what the files hold now, then stop\n"
 "  -m, --frame-master F the master key every host's frame key derives\n"
 "                       from (default /etc/tcprt/frame-master.key):\n"
@@ -87,6 +93,7 @@ CH_CONN_HELP
 #define DEFAULT_BATCH		100000
 #define DEFAULT_INTERVAL_US	USEC_PER_SEC
 #define DEFAULT_RETIRE_US	(600 * USEC_PER_SEC)
+#define DEFAULT_MAX_AGE_S	(30 * 86400)
 #define MSG_MAX			65536	/* longer lines are bad messages */
 #define BAD_KEEP		4096	/* bytes of a bad message kept */
 #define RETRY_MAX_US		(30 * USEC_PER_SEC)
@@ -113,6 +120,9 @@ struct ingest {
 	struct ch ch;
 	uint64_t batch_rows, interval_us, retire_us;
 	bool keep;
+	uint64_t max_age_s;	/* --max-age; 0: forever */
+	/* the message's times (store.h), and lines refused for theirs */
+	struct store_span span;
 
 	/* signatures (sign.h): checked with the master unless unsigned_ok */
 	bool unsigned_ok;
@@ -256,7 +266,8 @@ static void record_row(struct ingest *g, const char *file, uint64_t off,
 {
 	g->records++;
 	rows_begin(&g->rec, batch_file(g, file), off);
-	if (!store_record_row(&g->rec.b, h, seq, line, len, kind, role, sec))
+	if (!store_record_row(&g->rec.b, h, seq, line, len, kind, role,
+			      &g->span, sec))
 		g->invalid++;
 }
 
@@ -455,16 +466,29 @@ static uint64_t file_hour_sec(const char *file)
 }
 
 /*
+ * The times a message in spool file @file may claim (store.h): from the
+ * hour the file's name says, or this hour if that one is still to come (a
+ * central whose clock ran ahead).
+ */
+static void message_span(struct ingest *g, const char *file)
+{
+	uint64_t arrival = file_hour_sec(file);
+	uint64_t hour = now_us() / USEC_PER_SEC / 3600 * 3600;
+
+	store_span_of(&g->span, arrival < hour ? arrival : hour, g->max_age_s);
+}
+
+/*
  * The time of the first record of message @c at or after item @from, or
  * @none: a malformed line's row takes the time of the record before it in
  * its message, or after it, so that it lives as long as they do
  * (retention drops whole days) and every copy of the message gives it the
  * same.  A message with no record at all takes its spool file's hour
  * (@none): not time 0, which the window of every account misses and the
- * first expire drops.
+ * first expire drops.  A record whose time the span refuses is none.
  */
-static uint64_t next_record_sec(const struct check *c, unsigned int from,
-				uint64_t none)
+static uint64_t next_record_sec(const struct ingest *g, const struct check *c,
+				unsigned int from, uint64_t none)
 {
 	char line[PARSE_LINE_MAX], why[PARSE_WHY_MAX];
 	struct record r;
@@ -475,7 +499,8 @@ static uint64_t next_record_sec(const struct check *c, unsigned int from,
 		int role;
 
 		if (frame_item_line(items[i], lens[i], line, &n, &role) == 1 &&
-		    parse_log_line(line, n, &r, why))
+		    parse_log_line(line, n, &r, why) &&
+		    store_span_time(&g->span, r.sec) == r.sec)
 			return r.sec;
 	}
 	return none;
@@ -493,6 +518,7 @@ static void series_rows(struct ingest *g, const char *file, uint64_t off,
 	uint64_t sec = 0;
 	unsigned int i;
 
+	message_span(g, file);
 	for (i = 0; i < c->h.n && !sec; i++) {
 		struct series_row r;
 		unsigned int ext = 0;
@@ -501,7 +527,9 @@ static void series_rows(struct ingest *g, const char *file, uint64_t off,
 
 		if (frame_item_line(items[i], lens[i], line, &n, &role) == 1) {
 			line[n] = '\0';
-			if (series_line_parse(line, &r, &ext))
+			if (series_line_parse(line, &r, &ext) &&
+			    store_span_time(&g->span, r.t_us / USEC_PER_SEC) ==
+			    r.t_us / USEC_PER_SEC)
 				sec = r.t_us / USEC_PER_SEC;
 		}
 	}
@@ -516,7 +544,7 @@ static void series_rows(struct ingest *g, const char *file, uint64_t off,
 		rows_begin(&g->rec, batch_file(g, file),
 			   off + (uint64_t)(items[i] - c->body));
 		if (!store_series_row(&g->rec.b, &c->h, c->h.seq + i, line, n,
-				      kind, &sec))
+				      kind, &g->span, &sec))
 			g->invalid++;
 	}
 	g->rows += c->h.n;
@@ -527,25 +555,30 @@ static void data_rows(struct ingest *g, const char *file, uint64_t off,
 {
 	char line[PARSE_LINE_MAX];
 	uint64_t sec = UINT64_MAX;	/* no record yet */
+	uint64_t outside;
 	unsigned int i;
 
+	message_span(g, file);
 	for (i = 0; i < c->h.n; i++) {
 		size_t n, at = g->rec.b.len;
 		int role, kind;
 
 		kind = frame_item_line(items[i], lens[i], line, &n, &role);
 		if (sec == UINT64_MAX && kind != 1)
-			sec = next_record_sec(c, i + 1, file_hour_sec(file));
+			sec = next_record_sec(g, c, i + 1, file_hour_sec(file));
 		/* the item's own place: a row refused alone is found by it */
 		record_row(g, file, off + (uint64_t)(items[i] - c->body), &c->h,
 			   c->h.seq + i, line, n, kind, role, &sec);
 		if (sec == UINT64_MAX) {
 			/* a record line that did not parse, before any record
 			 * of its message: its row again, with their time */
-			sec = next_record_sec(c, i + 1, file_hour_sec(file));
+			sec = next_record_sec(g, c, i + 1, file_hour_sec(file));
 			g->rec.b.len = at;
+			/* counted once, above */
+			outside = g->span.outside;
 			store_record_row(&g->rec.b, &c->h, c->h.seq + i, line, n,
-					 kind, role, &sec);
+					 kind, role, &g->span, &sec);
+			g->span.outside = outside;
 		}
 	}
 	g->rows += c->h.n;
@@ -1088,9 +1121,11 @@ static bool pass(struct ingest *g)
 
 static void report(const struct ingest *g)
 {
-	warnx_("ingest: %llu messages: %llu record rows (%llu of malformed lines), %llu control rows, %llu log account rows, %llu bad messages (%llu not signed by the host they claim, %llu torn); %llu batches loaded, %llu retries, %llu files retired; %llu rows refused by ClickHouse (in bad_messages; %llu loads split)",
+	warnx_("ingest: %llu messages: %llu record rows (%llu of malformed lines, %llu of them of times outside --max-age), %llu control rows, %llu log account rows, %llu bad messages (%llu not signed by the host they claim, %llu torn); %llu batches loaded, %llu retries, %llu files retired; %llu rows refused by ClickHouse (in bad_messages; %llu loads split)",
 	       (unsigned long long)g->messages, (unsigned long long)g->records,
-	       (unsigned long long)g->invalid, (unsigned long long)g->controls,
+	       (unsigned long long)g->invalid,
+	       (unsigned long long)g->span.outside,
+	       (unsigned long long)g->controls,
 	       (unsigned long long)g->accounts,
 	       (unsigned long long)g->bad_messages,
 	       (unsigned long long)g->unauthenticated,
@@ -1121,6 +1156,7 @@ int cmd_ingest(int argc, char **argv)
 		{ "state", required_argument, NULL, 'S' },
 		{ "retire", required_argument, NULL, 'r' },
 		{ "keep", no_argument, NULL, 'k' },
+		{ "max-age", required_argument, NULL, 'a' },
 		{ "once", no_argument, NULL, '1' },
 		{ "frame-master", required_argument, NULL, 'm' },
 		{ "unsigned", no_argument, NULL, 'U' },
@@ -1139,9 +1175,10 @@ int cmd_ingest(int argc, char **argv)
 	g.batch_rows = DEFAULT_BATCH;
 	g.interval_us = DEFAULT_INTERVAL_US;
 	g.retire_us = DEFAULT_RETIRE_US;
+	g.max_age_s = DEFAULT_MAX_AGE_S;
 	optind = 1;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":s:u:b:i:S:r:k1m:Uh", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, ":s:u:b:i:S:r:ka:1m:Uh", opts, NULL)) != -1) {
 		switch (o) {
 		case 's': g.spool = optarg; break;
 		case 'u': store.url = optarg; break;
@@ -1156,6 +1193,11 @@ int cmd_ingest(int argc, char **argv)
 		case 'S': state = optarg; break;
 		case 'r': g.retire_us = opt_seconds("ingest", "--retire", optarg, true); break;
 		case 'k': g.keep = true; break;
+		case 'a':
+			if (!store_duration(optarg, &g.max_age_s))
+				usage_error("ingest", "--max-age: '%s' is not a duration (30d, 12h, 90m, 3600s, or forever)",
+					    optarg);
+			break;
 		case '1': once = g.once = true; break;
 		case 'm': master = optarg; break;
 		case 'U': g.unsigned_ok = true; break;

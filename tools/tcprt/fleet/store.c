@@ -152,6 +152,11 @@ static bool keep_duration(const char *s, size_t len, uint64_t *v)
 	return true;
 }
 
+bool store_duration(const char *s, uint64_t *v)
+{
+	return keep_duration(s, strlen(s), v);
+}
+
 bool store_keep_parse(const char *spec, uint64_t keep[STORE_NKEEP],
 		      bool set[STORE_NKEEP], char *err, size_t len)
 {
@@ -391,6 +396,30 @@ static void seq_cols(struct buf *b, const struct frame_hdr *h,
 	tsv_u(b, numbered);
 }
 
+void store_span_of(struct store_span *span, uint64_t arrival,
+		   uint64_t max_age)
+{
+	span->at = arrival;
+	span->lo = max_age && arrival > max_age ? arrival - max_age : 0;
+	span->hi = arrival + STORE_SPAN_AHEAD_S;
+}
+
+uint64_t store_span_time(const struct store_span *span, uint64_t sec)
+{
+	if (!span || (sec >= span->lo && sec < span->hi))
+		return sec;
+	return span->at;
+}
+
+/* Whether @sec is a time @span takes; if not, counted. */
+static bool span_takes(struct store_span *span, uint64_t sec)
+{
+	if (!span || (sec >= span->lo && sec < span->hi))
+		return true;
+	span->outside++;
+	return false;
+}
+
 /* The columns from type on of a valid record. */
 static void record_cols(struct buf *b, const struct record *r)
 {
@@ -449,15 +478,16 @@ static void invalid_cols(struct buf *b, const struct frame_hdr *h,
 
 bool store_record_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
 		      const char *line, size_t len, int kind, int role,
-		      uint64_t *sec)
+		      struct store_span *span, uint64_t *sec)
 {
 	char why[PARSE_WHY_MAX];
 	struct record r;
-	bool valid = kind == 1 && parse_log_line(line, len, &r, why);
+	bool valid = kind == 1 && parse_log_line(line, len, &r, why) &&
+		     span_takes(span, r.sec);
 
 	row_head(b, h, seq, valid, line, len);
 	if (!valid) {
-		invalid_cols(b, h, *sec);
+		invalid_cols(b, h, store_span_time(span, *sec));
 		return false;
 	}
 	if (r.type == REC_E && role >= 0) {
@@ -494,7 +524,8 @@ static void series_cols(struct buf *b, const struct series_row *r,
 }
 
 bool store_series_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
-		      const char *line, size_t len, int kind, uint64_t *sec)
+		      const char *line, size_t len, int kind,
+		      struct store_span *span, uint64_t *sec)
 {
 	char copy[PARSE_LINE_MAX + 1];
 	struct series_row r;
@@ -506,10 +537,11 @@ bool store_series_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
 	memcpy(copy, line, len);
 	copy[len] = '\0';
 	valid = kind == 1 && series_line_parse(copy, &r, &ext) &&
-		r.v[0] >= 0 && r.v[1] >= 0 && r.v[4] >= 0;
+		r.v[0] >= 0 && r.v[1] >= 0 && r.v[4] >= 0 &&
+		span_takes(span, r.t_us / USEC_PER_SEC);
 	row_head(b, h, seq, valid, line, len);
 	if (!valid) {
-		invalid_cols(b, h, *sec);
+		invalid_cols(b, h, store_span_time(span, *sec));
 		return false;
 	}
 	series_cols(b, &r, h->width_us);

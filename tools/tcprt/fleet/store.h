@@ -152,6 +152,34 @@ bool store_cluster_sql(const char *sql, const char *cluster, struct buf *out,
 		       char *err, size_t len);
 
 /*
+ * The times a record may claim, [lo, hi) in Unix seconds, from the hour
+ * its message arrived in, at (store_span_of()): from --max-age before it
+ * to a day after that hour's end.  A record or series line that claims a
+ * time outside is stored as malformed (valid 0, its line kept) and
+ * counted in outside, and an invalid row whose time would be outside is
+ * put at the arrival: one sender's records can no longer spread over
+ * thousands of daily partitions (a load that never ends), nor outlive
+ * retention by a claim of the year 2100, and they are told as malformed
+ * in the windows of their arrival.  A NULL span bounds nothing.
+ */
+struct store_span {
+	uint64_t at, lo, hi;
+	uint64_t outside;	/* lines refused for their time, so far */
+};
+
+#define STORE_SPAN_AHEAD_S	(3600 + 86400)
+
+/* "30d", "12h", "90m", "3600s" as seconds, "forever" as 0. */
+bool store_duration(const char *s, uint64_t *v);
+
+/* The span of a message that arrived in the hour starting @arrival. */
+void store_span_of(struct store_span *span, uint64_t arrival,
+		   uint64_t max_age);
+
+/* @sec if @span takes it (with none, it does), else the arrival. */
+uint64_t store_span_time(const struct store_span *span, uint64_t sec);
+
+/*
  * The row of tcprt.records of the series line @line (@len bytes) numbered
  * @seq in the D3 message @h (frame.h), as store_record_row() makes a
  * record's: type 'S', cpu -1, source tcp_rt, role server (a local port),
@@ -159,12 +187,13 @@ bool store_cluster_sql(const char *sql, const char *cluster, struct buf *out,
  * bucket's start, recv_bytes, sent_bytes and retrans its bytes_in,
  * bytes_out and retrans, duration the bucket's width (h->width_us),
  * metrics 0 (no task metric: fleet summary and top never take it), the
- * rest of the line in line only.  A line that is not a series line: as a
- * malformed record line, time *@sec; a series line sets *@sec to its own.
- * Returns valid.
+ * rest of the line in line only.  A line that is not a series line, or
+ * whose time is outside @span: as a malformed record line, time *@sec; a
+ * series line sets *@sec to its own.  Returns valid.
  */
 bool store_series_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
-		      const char *line, size_t len, int kind, uint64_t *sec);
+		      const char *line, size_t len, int kind,
+		      struct store_span *span, uint64_t *sec);
 
 /* tcprt.records' columns, in the order of store_record_row()'s fields. */
 extern const char store_records_cols[];
@@ -177,10 +206,12 @@ extern const char store_records_cols[];
  * 0, its bytes in line, and the other columns empty or 0 (numbered 0: its
  * module number, if it had one, is not read) and the time *@sec, so that
  * it is kept as long as the records about it (retention); a record sets
- * *@sec to its own.  load_id is the message's (0 for D1).  Returns valid.
+ * *@sec to its own.  A record whose time is outside @span is not valid
+ * either (counted in @span->outside); an invalid row's time is *@sec
+ * within @span.  load_id is the message's (0 for D1).  Returns valid.
  */
 bool store_record_row(struct buf *b, const struct frame_hdr *h, uint64_t seq,
 		      const char *line, size_t len, int kind, int role,
-		      uint64_t *sec);
+		      struct store_span *span, uint64_t *sec);
 
 #endif

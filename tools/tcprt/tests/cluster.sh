@@ -212,7 +212,7 @@ case_faults() {
 # logs themselves (fleet.sh's case_queries, on one server); gaps and top
 # through another node than the one ingest loads.
 case_queries() {
-	local since=1795219000 until=1795219010 n
+	local since=${FP}19000 until=${FP}19010 n
 	python3 "$GEN" $F/q 20000 --files 2 --start $since > /dev/null
 	ship a cl-q --dir $F/q --once --rate 0 2> $F/ship.err || fail "ship"
 	wait_settled cl-q

@@ -20,6 +20,17 @@ PORT=20514
 # Convergence of the pipeline after a fault: omrelp retries every 2 s at
 # first, more slowly as failures go on; ingest loads every 0.2 s.
 SETTLE_S=${SETTLE_S:-120}
+# The time the tests' records claim: a day or two before now, never a
+# fixed day - gaps' window starts where the records' retention (30 days)
+# does, and ingest stores a record over --max-age (30 days) older than
+# its arrival as malformed.  FLEET_T0 is 1795218000 (the time the tests
+# were written with) moved on by whole 100,000 s to between 2.2 and 1 days
+# before now: the tests write a time as ${FP}18000 where they had
+# 1795218000, ${FP}21000 for 1795221000, and fleet_gen.py's records start
+# at FLEET_T0.
+FP=$(( ($(date +%s) - 1795218000 - 86400) / 100000 ))
+FP=$(( 17952 + (FP > 0 ? FP : 0) ))
+export FLEET_T0=${FP}18000
 
 inc() {	# cmd...: in the central's namespace
 	ip netns exec fleetc "$@"

@@ -557,23 +557,23 @@ case_bad_input() {
 	# control messages out of order, and a sender never seen: written to
 	# the spool as the central would have written them, signed
 	signed >> $F/spool/2099010100.frames <<-EOF
-		D1 never-seen 77 0 0 2 V6 R 1795218000 000001 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|V6 R 1795218000 000002 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 2 500 100 300 0 1448|
-		C1 never-seen 77 5 1795218000000000 1795218100000000 3 0 0 0 0 0 0 0 0 1
-		C1 never-seen 77 2 1795218000000000 1795219999000000 2 0 0 0 0 0 0 0 0 0
+		D1 never-seen 77 0 0 2 V6 R ${FP}18000 000001 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|V6 R ${FP}18000 000002 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 2 500 100 300 0 1448|
+		C1 never-seen 77 5 ${FP}18000000000 ${FP}18100000000 3 0 0 0 0 0 0 0 0 1
+		C1 never-seen 77 2 ${FP}18000000000 ${FP}19999000000 2 0 0 0 0 0 0 0 0 0
 	EOF
 	# a record line tcprt cannot read first in its message, then a
 	# record, then a malformed line: both rows take the record's time
 	signed >> $F/spool/2099010100.frames <<-EOF
-		D1 malt-x 9 0 0 3 V6 R garbage|V6 R 1795218000 000001 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|!junk|
-		C1 malt-x 9 1 1795218000000000 1795218100000000 3 0 0 0 0 0 0 0 0 1
+		D1 malt-x 9 0 0 3 V6 R garbage|V6 R ${FP}18000 000001 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|!junk|
+		C1 malt-x 9 1 ${FP}18000000000 ${FP}18100000000 3 0 0 0 0 0 0 0 0 1
 	EOF
 	echo "this line is no message of tcprt ship" >> $F/spool/2099010100.frames
 	# a message cut short, the next one glued on (a writer stopped
 	# mid-line): the torn start is kept as such, the next one is stored
 	signed > $F/torn.msgs <<-EOF
-		D1 torn-x 55 0 0 1 V6 R 1795218000 000001 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|
-		D1 torn-x 55 1 0 1 V6 R 1795218000 000002 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 2 500 100 300 0 1448|
-		C1 torn-x 55 1 1795218000000000 1795218100000000 2 0 0 0 0 0 0 0 0 1
+		D1 torn-x 55 0 0 1 V6 R ${FP}18000 000001 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|
+		D1 torn-x 55 1 0 1 V6 R ${FP}18000 000002 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 2 500 100 300 0 1448|
+		C1 torn-x 55 1 ${FP}18000000000 ${FP}18100000000 2 0 0 0 0 0 0 0 0 1
 	EOF
 	python3 -c 'import sys; l = open(sys.argv[1]).read().splitlines(); print(l[0][:len(l[0]) // 2] + l[1]); print(l[2])' \
 		$F/torn.msgs >> $F/spool/2099010100.frames
@@ -584,7 +584,7 @@ case_bad_input() {
 	expect_account never-seen "final 3 2 1 0 0 1 0 0"
 	WAIT_S=$SETTLE_S wait_until "malt-x's account" final_seen malt-x || fail "malt-x: $(account malt-x)"
 	expect_eq "$(sql "SELECT groupArray(valid), groupArray(sec) FROM (SELECT valid, sec FROM tcprt.records FINAL WHERE host = 'malt-x' ORDER BY seq)")" \
-		"[0,1,0]	[1795218000,1795218000,1795218000]" "malformed rows take their message's record's time"
+		"[0,1,0]	[${FP}18000,${FP}18000,${FP}18000]" "malformed rows take their message's record's time"
 	inc "$TCPRT" fleet gaps --since 0 --url $CH --host never-seen | grep -q '^    missing: 2$' ||
 		fail "missing range: $(inc "$TCPRT" fleet gaps --since 0 --url $CH --host never-seen)"
 	inc "$TCPRT" fleet gaps --since 0 --url $CH | grep -q "messages the loader could not read" ||
@@ -610,6 +610,52 @@ case_bad_input() {
 	expect_eq "$(sql "SELECT seq FROM tcprt.records FINAL WHERE host = 'torn-x'")" 1 "the message after the torn one"
 	expect_eq "$(sql "SELECT count() FROM tcprt.bad_messages FINAL WHERE reason LIKE 'torn:%' AND message LIKE 'S1 % D1 torn-x 55 0 %'")" 1 \
 		"the torn start in bad_messages"
+}
+
+# One host's records spread over 16,000 days (a sender whose clock, or
+# intent, is wrong), in a spool file of two hours ago: those more than
+# --max-age (30 days) before that hour, or more than a day after it, are
+# stored as malformed at that hour, their lines kept, so that the host's
+# rows touch at most 31 daily partitions, the load ends, and the account
+# tells them as MALFORMED; the others are stored as they are.  No record
+# lies within 1.5 days of a bound, nor after now (gaps' window): the
+# model's split does not hang on the second the test runs.
+case_time_spread() {
+	local hour file want
+	hour=$(( $(date +%s) / 3600 * 3600 - 7200 ))
+	file=$F/spool/$(date -u -d @$hour +%Y%m%d%H).frames
+	python3 - $hour > $F/spread.msgs 2> $F/spread.model <<-'PY' || fail "messages: $(cat $F/spread.model)"
+		import sys
+		hour, day = int(sys.argv[1]), 86400
+		lo, hi = hour - 30 * day, hour + 3600 + day
+		times = [hour - 8000 * day + i * 8 * day + day // 2 for i in range(2000)]
+		times.append(4102444800)        # 2100-01-01
+		times = [t for t in times
+		         if abs(t - lo) > 1.5 * day and not hour - day <= t <= hi + 1.5 * day]
+		msgs, items = [], []
+		for i, t in enumerate(times):
+		    items.append("V6 R %d 000001 10.1.0.2:40000 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448" % t)
+		    if len(items) == 10 or i == len(times) - 1:
+		        msgs.append("D1 spread-x 71 %d 0 %d %s|" % (i + 1 - len(items), len(items), "|".join(items)))
+		        items = []
+		msgs.append("C1 spread-x 71 1 %d %d %d 0 0 0 0 0 0 0 0 1" % (hour * 10**6, (hour + 60) * 10**6, len(times)))
+		print("\n".join(msgs))
+		inside = sum(lo <= t < hi for t in times)
+		print(len(times), inside, file=sys.stderr)
+	PY
+	set -- $(cat $F/spread.model)
+	diag "$1 records, $2 of them within the span"
+	signed < $F/spread.msgs > "$file"
+	WAIT_S=$SETTLE_S wait_until "spread-x's account" final_seen spread-x ||
+		fail "spread-x: $(account spread-x); ingest: $(tail -3 $F/ingest.log)"
+	expect_account spread-x "final $1 $1 0 0 0 0 $(($1 - $2)) 0"
+	expect_eq "$(sql "SELECT countIf(valid = 1), countIf(valid = 0), countIf(valid = 0 AND sec = $hour AND line LIKE 'V6 R %'), countIf(valid = 1 AND toUInt64(time) = sec) FROM tcprt.records FINAL WHERE host = 'spread-x'")" \
+		"$2	$(($1 - $2))	$(($1 - $2))	$2" "records within the span as they are; the others malformed at the file's hour, their lines kept"
+	want=$(sql "SELECT uniqExact(toYYYYMMDD(time)), toUInt32(min(time)) >= $((hour - 30 * 86400)), toUInt32(max(time)) <= $hour FROM tcprt.records WHERE host = 'spread-x'")
+	set -- $want
+	[ "$1" -le 31 ] && [ "$2$3" = 11 ] ||
+		fail "the host's rows in $1 daily partitions (at most 31), within the 30 days before the file's hour: $2 $3"
+	diag "the host's rows in $1 daily partitions"
 }
 
 # gaps over a window (default: the last day, by the central's clock):
@@ -657,7 +703,7 @@ case_gaps_window() {
 
 # fleet summary against tcprt summary of the same records, and top.
 case_queries() {
-	local since=1795219000 until=1795219010
+	local since=${FP}19000 until=${FP}19010
 	python3 "$GEN" $F/q 20000 --files 2 --start $since > /dev/null
 	ship a q-a --dir $F/q --once --rate 0 2> $F/ship.err || fail "ship"
 	wait_settled q-a
@@ -680,7 +726,7 @@ case_queries() {
 # and the same "where the time goes" blocks as tcprt summary of the same
 # records, byte for byte, and counts the same record left out.
 case_breakdown() {
-	local base=1795220000 n f
+	local base=${FP}20000 n f
 	mkdir -p $F/bd
 	python3 "$BDGEN" $F/bd $base
 	n=$(lines_in $F/bd)
@@ -744,13 +790,13 @@ poison_frames() {	# host epoch n "seq seq ..."
 	for ((i = 0; i < n; i++)); do
 		port=7100
 		[[ " $4 " = *" $i "* ]] && port=666
-		items+="V6 R 1795222000 $(printf %06d $((i + 1))) 10.1.0.2:40000 10.1.0.1:$port 5000 1000 300 0 1 500 100 300 0 1448|"
+		items+="V6 R ${FP}22000 $(printf %06d $((i + 1))) 10.1.0.2:40000 10.1.0.1:$port 5000 1000 300 0 1 500 100 300 0 1448|"
 		if [ $((i % 10)) = 9 ] || [ $((i + 1)) = "$n" ]; then
 			echo "D1 $host $epoch $((i - i % 10)) 0 $((i % 10 + 1)) $items"
 			items=""
 		fi
 	done
-	echo "C1 $host $epoch 1 1795222000000000 1795222010000000 $n 0 0 0 0 0 0 0 0 1"
+	echo "C1 $host $epoch 1 ${FP}22000000000 ${FP}22010000000 $n 0 0 0 0 0 0 0 0 1"
 }
 
 # poison_frames, signed by their host
@@ -882,10 +928,10 @@ case_secrets() {
 # that the id names two senders at once; a ship restarted does not.
 case_clones() {
 	signed > $F/spool/2099040100.frames <<-EOF
-		C1 clone-x 501 1 1795223000000000 1795223050000000 0 0 0 0 0 0 0 0 0 1
-		C1 clone-x 502 1 1795223020000000 1795223060000000 0 0 0 0 0 0 0 0 0 1
-		C1 restart-x 503 1 1795223000000000 1795223050000000 0 0 0 0 0 0 0 0 0 1
-		C1 restart-x 504 1 1795223051000000 1795223060000000 0 0 0 0 0 0 0 0 0 1
+		C1 clone-x 501 1 ${FP}23000000000 ${FP}23050000000 0 0 0 0 0 0 0 0 0 1
+		C1 clone-x 502 1 ${FP}23020000000 ${FP}23060000000 0 0 0 0 0 0 0 0 0 1
+		C1 restart-x 503 1 ${FP}23000000000 ${FP}23050000000 0 0 0 0 0 0 0 0 0 1
+		C1 restart-x 504 1 ${FP}23051000000 ${FP}23060000000 0 0 0 0 0 0 0 0 0 1
 	EOF
 	WAIT_S=$SETTLE_S wait_until "the clones' accounts" eval \
 		'[ "$(sql "SELECT count() FROM tcprt.controls WHERE host IN ('"'clone-x', 'restart-x'"')")" = 4 ]' ||
@@ -973,9 +1019,9 @@ case_identity() {
 	epoch=$(sql "SELECT epoch FROM tcprt.controls FINAL WHERE host = 'cap-a' AND final = 1 LIMIT 1")
 	before=$(account cap-a)
 	{
-		echo "D1 cap-a $epoch 0 0 1 V6 R 1795218000 000001 10.6.6.6:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|" | signed mallory
-		echo "D1 cap-a $epoch 1 0 1 V6 R 1795218000 000001 10.6.6.6:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|"
-		echo "C1 cap-a $epoch 18446744073709551615 1795218000000000 1795218100000000 1 0 0 0 0 0 0 0 0 1" | signed mallory
+		echo "D1 cap-a $epoch 0 0 1 V6 R ${FP}18000 000001 10.6.6.6:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|" | signed mallory
+		echo "D1 cap-a $epoch 1 0 1 V6 R ${FP}18000 000001 10.6.6.6:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448|"
+		echo "C1 cap-a $epoch 18446744073709551615 ${FP}18000000000 ${FP}18100000000 1 0 0 0 0 0 0 0 0 1" | signed mallory
 	} > $F/forged
 	ip netns exec fleeta python3 - $F/a/ship.sock $F/forged <<-'PY' || fail "sending the forgeries"
 		import socket, sys
@@ -1010,26 +1056,26 @@ case_identity() {
 # over lost (SENDER).  An L1 whose fields contradict each other, and an
 # unsigned one, are refused with their reasons.
 case_numbered() {
-	local r='V6 R 1795218000 000001 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448 seq='
+	local r="V6 R ${FP}18000 000001 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448 seq="
 	local d2="D2 seq-a" e f
 	signed > $F/spool/2099050100.frames <<-EOF
 		$d2 901 0 0 555 4 ${r}10|${r}11|${r}13|${r}14|
 		$d2 901 5 0 555 2 ${r}16|${r}17|
 		$d2 901 8 0 555 1 ${r}19|
-		C1 seq-a 901 5 1795218000000000 1795218100000000 9 1 0 0 1 0 0 0 0 1 9 10000000
+		C1 seq-a 901 5 ${FP}18000000000 ${FP}18100000000 9 1 0 0 1 0 0 0 0 1 9 10000000
 		L1 seq-a 901 5 555 0 10 20 20 1 1 0 1 0
 		$d2 902 0 0 555 5 ${r}25|${r}26|${r}27|${r}28|${r}29|
 		$d2 902 5 0 555 2 ${r}30|${r}31|
-		C1 seq-a 902 3 1795218200000000 1795218300000000 10 0 0 0 1 0 0 0 0 2 5 10000000
+		C1 seq-a 902 3 ${FP}18200000000 ${FP}18300000000 10 0 0 0 1 0 0 0 0 2 5 10000000
 		L1 seq-a 902 3 555 0 25 35 30 0 0 0 2 0
 		$d2 903 0 0 555 3 ${r}35|${r}36|${r}37|
-		C1 seq-a 903 0 1795218400000000 1795218500000000 3 0 0 0 1 0 0 0 0 0 3 10000000
+		C1 seq-a 903 0 ${FP}18400000000 ${FP}18500000000 3 0 0 0 1 0 0 0 0 0 3 10000000
 		L1 seq-a 903 0 555 0 35 40 38 0 0 0 0 0
 		$d2 903 3 0 555 1 ${r}40|
 		$d2 903 5 0 555 1 ${r}42|
 		D1 seq-b 905 0 0 5 ${r}0|${r}1|${r}2|${r}3|${r}4|
 		D1 seq-b 905 6 0 1 ${r}6|
-		C1 seq-b 905 4 1795218000000000 1795218100000000 10 0 0 0 0 0 0 0 0 0 6 100000
+		C1 seq-b 905 4 ${FP}18000000000 ${FP}18100000000 10 0 0 0 0 0 0 0 0 0 6 100000
 		L1 seq-a 904 0 555 1 10 20 21 0 0 0 0 0
 	EOF
 	echo "L1 seq-a 906 0 555 2 0 1 1 0 0 0 0 0" >> $F/spool/2099050100.frames
@@ -1085,9 +1131,9 @@ case_numbered() {
 		fail "seq-b's rows have no load: no account by module seq"
 	fi
 
-	# the share reached, from the view: 19 of 43 in the hour of 1795218000
-	e=$(date -u -d @1795218000 +%Y-%m-%dT%H:00:00Z)
-	expect_eq "$(inc "$TCPRT" fleet reached --url $CH --host seq-a --since 1795210000 --until 1795230000 --format csv | sed -n 2p)" \
+	# the share reached, from the view: 19 of 43 in the hour of ${FP}18000
+	e=$(date -u -d @${FP}18000 +%Y-%m-%dT%H:00:00Z)
+	expect_eq "$(inc "$TCPRT" fleet reached --url $CH --host seq-a --since ${FP}10000 --until ${FP}30000 --format csv | sed -n 2p)" \
 		"seq-a,$e,19,43,0.441860" "the share of seq-a's records stored, that hour"
 	f=$(sql "SELECT stored, made FROM tcprt.reached WHERE host = 'seq-a'")
 	expect_eq "$f" "19	43" "the view, as a dashboard reads it"
@@ -1416,7 +1462,7 @@ case_store_power_lost() {
 # now by an ingest with --retire 10, is there once its rows are, and
 # goes later.
 case_retire() {
-	local r='V6 R 1795218000 000001 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448'
+	local r="V6 R ${FP}18000 000001 10.1.0.2:1 10.1.0.1:7100 5000 1000 300 0 1 500 100 300 0 1448"
 	mkdir -p $F/rt
 	signed > $F/rt/2099010100.frames <<-EOF
 		D1 rt-r 1 0 0 2 ${r}|${r}|
@@ -1518,24 +1564,24 @@ case_upgrade() {
 	sql_file "$TOP/tools/tcprt/tests/fleet-schema-1.sql" || fail "schema 1"
 	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 1 "the store's version"
 	for i in 0 1 2; do
-		line=$(printf 'V6 R 1795221000 %06d 10.1.0.2:40000 10.1.0.1:7100 5000 1000 300 0 %d 500 100 300 0 1448' \
+		line=$(printf "V6 R ${FP}21000 %06d 10.1.0.2:40000 10.1.0.1:7100 5000 1000 300 0 %d 500 100 300 0 1448" \
 			$((i + 1)) $((i + 1)))
 		# the second line carries the time breakdown
 		if [ $i = 1 ]; then
 			line="$line rq_wait=100 app=300 sq_wait=100 rwnd_limited=50 sndbuf_limited=0 app_limited=100"
 		fi
-		sql "INSERT INTO tcprt.records (host, epoch, seq, valid, line, cpu, type, source, role, port, sec, usec, peer_addr, peer_port, local_addr, local_port, sent_bytes, recv_bytes, retrans, metrics, duration, process, upload, download, min_rtt) VALUES ('v1-a', 11, $i, 1, '$line', 0, 'R', 'tcp_rt', 'server', 7100, 1795221000, $((i + 1)), '10.1.0.2', 40000, '10.1.0.1', 7100, 5000, 300, 0, 31, 1000, 500, 100, 400, 300)"
+		sql "INSERT INTO tcprt.records (host, epoch, seq, valid, line, cpu, type, source, role, port, sec, usec, peer_addr, peer_port, local_addr, local_port, sent_bytes, recv_bytes, retrans, metrics, duration, process, upload, download, min_rtt) VALUES ('v1-a', 11, $i, 1, '$line', 0, 'R', 'tcp_rt', 'server', 7100, ${FP}21000, $((i + 1)), '10.1.0.2', 40000, '10.1.0.1', 7100, 5000, 300, 0, 31, 1000, 500, 100, 400, 300)"
 	done
-	sql "INSERT INTO tcprt.controls (host, epoch, ctl_seq, start_us, now_us, next_seq, cap_dropped, refused, bad_lines, module_known, overwritten_start, overwritten, sampled_out_start, sampled_out, final) VALUES ('v1-a', 11, 1, 1795221000000000, 1795221010000000, 3, 0, 0, 0, 0, 0, 0, 0, 0, 1)"
+	sql "INSERT INTO tcprt.controls (host, epoch, ctl_seq, start_us, now_us, next_seq, cap_dropped, refused, bad_lines, module_known, overwritten_start, overwritten, sampled_out_start, sampled_out, final) VALUES ('v1-a', 11, 1, ${FP}21000000000, ${FP}21010000000, 3, 0, 0, 0, 0, 0, 0, 0, 0, 1)"
 	before=$(sql "SELECT $v1 FROM tcprt.records FINAL WHERE host = 'v1-a' ORDER BY seq FORMAT TabSeparated")
 	expect_eq "$(echo "$before" | wc -l)" 3 "rows of schema 1"
 
 	# what reads schema 1, and what refuses it
 	expect_account v1-a "final 3 3 0 0 0 0 0 0"
-	inc "$TCPRT" fleet top --url $CH --host v1-a --since 1795221000 --until 1795221010 --format csv > $F/v1.top ||
+	inc "$TCPRT" fleet top --url $CH --host v1-a --since ${FP}21000 --until ${FP}21010 --format csv > $F/v1.top ||
 		fail "fleet top on schema 1"
 	expect_eq "$(wc -l < $F/v1.top)" 4 "fleet top on schema 1: a header and 3 tasks"
-	inc "$TCPRT" fleet summary --url $CH --host v1-a --since 1795221000 --until 1795221010 > /dev/null 2> $F/err &&
+	inc "$TCPRT" fleet summary --url $CH --host v1-a --since ${FP}21000 --until ${FP}21010 > /dev/null 2> $F/err &&
 		fail "fleet summary on schema 1: exit 0"
 	grep -q "is version 1, older than this needs (2): $up" $F/err || fail "fleet summary on schema 1: $(cat $F/err)"
 	inc "$TCPRT" ingest --spool $F/spool --frame-master $MASTER --url $CH --once > /dev/null 2> $F/err &&
@@ -1569,7 +1615,7 @@ case_upgrade() {
 	expect_eq "$(sql "SELECT count(), sum(breakdown), sum(rq_wait + app + sq_wait + rwnd_limited + sndbuf_limited + app_limited) FROM tcprt.records FINAL WHERE host = 'v1-a'")" \
 		"3	0	0" "the new columns in the rows of schema 1: 0"
 	expect_account v1-a "final 3 3 0 0 0 0 0 0"
-	inc "$TCPRT" fleet summary --url $CH --host v1-a --since 1795221000 --until 1795221010 > $F/v1.sum 2> $F/err ||
+	inc "$TCPRT" fleet summary --url $CH --host v1-a --since ${FP}21000 --until ${FP}21010 > $F/v1.sum 2> $F/err ||
 		fail "fleet summary after the upgrade: $(cat $F/err)"
 	expect_eq "$(grep -c '^7100 ' $F/v1.sum)" 5 "fleet summary after the upgrade: the row of 7100"
 	if grep -q "where the time goes" $F/v1.sum; then fail "a block from rows of schema 1"; fi
@@ -1646,7 +1692,7 @@ series_model() {	# measure port dir...: "sec,usec,width,host,value" lines
 }
 
 case_series() {
-	local t0=1795221000 na nb n3 marked
+	local t0=${FP}21000 na nb n3 marked
 	na=$(python3 "$SGEN" $F/sa --start $t0 --runs 2 --seed 1)
 	nb=$(python3 "$SGEN" $F/sb --start $t0 --runs 2 --seed 2)
 	mkdir -p $F/sla $F/slb
@@ -1729,6 +1775,7 @@ run_case "fleet: the loader killed mid-batch, then the spool loaded twice: nothi
 run_case "fleet: the spool at its bound mid-run: refused, the full file retired once loaded, then taken again in the same hour - every record once; a later hour's file beside the held one: the held one kept, every record once" case_spool_bound
 run_case "fleet: negative control: a memory-queued central killed loses records, told exactly as transport loss" case_negative_control
 run_case "fleet: malformed and vendor lines, an unknown host, controls out of order, a clock step, a bad spool line" case_bad_input
+run_case "fleet: one host's records spread over 16,000 days: those beyond --max-age or a day ahead malformed at their arrival, the rows in at most 31 daily partitions, the load ends" case_time_spread
 run_case "fleet: gaps over a window: from what each epoch had not handed over at its start, by epoch and by module seq, as a model says; windows switched back and forth" case_gaps_window
 run_case "fleet: summary as tcprt summary computes it; top" case_queries
 run_case "fleet: series runs of two hosts shipped with their records: every line once, accounted; fleet series lines them up as a model; a run shipped once per position, twice counted once; top --series" case_series

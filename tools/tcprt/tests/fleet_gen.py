@@ -7,6 +7,7 @@ fleet_gen.py DIR N [--files F] [--seed S] [--start SEC] [--bad K]
 
 writes N task records (R, with an E after every 50th) spread over F files
 DIR/rt-network-log0..F-1, one line per record, starting at Unix time SEC
+(default: $FLEET_T0, which the tests set, else 1795218000)
 and 1 ms apart.  --bad K puts a malformed line (bytes of every kind,
 '|' '~' '\\' and control bytes included) after every K-th record; --vendor
 K writes every K-th record in the vendor TCP-RT's form (trailing space,
@@ -33,7 +34,8 @@ def main():
     ap.add_argument("n", type=int)
     ap.add_argument("--files", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--start", type=int, default=1795218000)
+    ap.add_argument("--start", type=int,
+                    default=int(os.environ.get("FLEET_T0", 1795218000)))
     ap.add_argument("--bad", type=int, default=0)
     ap.add_argument("--vendor", type=int, default=0)
     ap.add_argument("--step-back", type=int, default=0)

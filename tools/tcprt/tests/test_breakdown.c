@@ -244,7 +244,7 @@ static void test_row(enum rec_type type, unsigned int n, const char *label)
 		}
 		bd_add(&local, &r, &bad);	/* tcprt summary */
 		row.len = 0;
-		store_record_row(&row, &h, i, line, strlen(line), 1, -1, &sec);
+		store_record_row(&row, &h, i, line, strlen(line), 1, -1, NULL, &sec);
 		fleet_add(&fr, row.p);
 	}
 	fleet = fleet_bd(&fr);

@@ -325,7 +325,7 @@ static void test_rows(void)
 		b.len = 0;
 		sec = 1795217000;
 		valid = store_record_row(&b, &h, 5 + i, t[i].line, strlen(t[i].line),
-					 t[i].kind, t[i].role, &sec);
+					 t[i].kind, t[i].role, NULL, &sec);
 		count(b.p, &fields, &names);
 		good = fields == names && b.p[b.len - 1] == '\n' &&
 		       !strchr(b.p, '\n')[1] && valid == (t[i].want[6] == '1') &&
@@ -444,7 +444,7 @@ static void test_series_rows(void)
 
 		b.len = 0;
 		valid = store_series_row(&b, &h, 5 + i, t[i].line, strlen(t[i].line),
-					 t[i].kind, &sec);
+					 t[i].kind, NULL, &sec);
 		count(b.p, &fields, &names);
 		good = fields == names && b.p[b.len - 1] == '\n' &&
 		       valid == (t[i].want[6] == '1');
@@ -452,6 +452,84 @@ static void test_series_rows(void)
 		ok(good, "series row of %.40s: %zu fields for %zu columns; %s", t[i].line,
 		   fields, names, t[i].want);
 	}
+	buf_free(&b);
+}
+
+/*
+ * The times a message may claim: a record or series line inside its span
+ * is stored as it is; one before or after it is malformed (valid 0, its
+ * line kept, counted), its row at the span's nearest time, as every
+ * invalid row of the message is.
+ */
+static void test_span(void)
+{
+	/* arrival 1795215600 (an hour's start), 30 days back */
+	const uint64_t arrival = 1795215600, lo = arrival - 30 * 86400,
+		       hi = arrival + STORE_SPAN_AHEAD_S;
+	static const struct {
+		uint64_t sec;
+		bool valid;
+	} t[] = {
+		{ 1795215600 - 30 * 86400, true },
+		{ 1795215600 - 30 * 86400 - 1, false },
+		{ 1795215600 + 3600 + 86400 - 1, true },
+		{ 1795215600 + 3600 + 86400, false },
+		{ 1, false },
+		{ 4102444800, false },		/* 2100-01-01 */
+		{ 1795218000, true },
+	};
+	struct frame_hdr h = { .epoch = 77, .cpu = 0 };
+	struct store_span span = { 0 };
+	struct buf b = { 0 };
+	char line[256], v[64], series[256];
+	uint64_t sec, forever;
+	unsigned int i;
+
+	snprintf(h.host, sizeof(h.host), "web-1");
+	store_span_of(&span, arrival, 30 * 86400);
+	ok(span.lo == lo && span.hi == hi && !span.outside,
+	   "span of an arrival: [%llu, %llu)", (unsigned long long)span.lo,
+	   (unsigned long long)span.hi);
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		uint64_t before = span.outside, want_sec;
+		bool valid;
+
+		snprintf(line, sizeof(line), "V6 R %llu 000001 10.0.0.2:40000 10.0.0.1:7700 5000 1000 300 0 1 500 100 300 0 1448",
+			 (unsigned long long)t[i].sec);
+		b.len = 0;
+		sec = t[i].sec;		/* an invalid row's time: its own, or the arrival */
+		valid = store_record_row(&b, &h, i, line, strlen(line), 1, -1,
+					 &span, &sec);
+		want_sec = t[i].valid ? t[i].sec : arrival;
+		ok(valid == t[i].valid && span.outside == before + !t[i].valid &&
+		   col(b.p, "valid", v, sizeof(v)) && atoi(v) == t[i].valid &&
+		   col(b.p, "sec", v, sizeof(v)) &&
+		   strtoull(v, NULL, 10) == want_sec,
+		   "record at %llu: %s, its row's time %s", (unsigned long long)t[i].sec,
+		   t[i].valid ? "valid" : "malformed at its arrival, counted", v);
+
+		snprintf(series, sizeof(series), "%llu 001000 8080 100 2000 1 2 1 1 1 0 0 0 0 1",
+			 (unsigned long long)t[i].sec);
+		b.len = 0;
+		before = span.outside;
+		sec = t[i].sec;
+		valid = store_series_row(&b, &h, i, series, strlen(series), 1,
+					 &span, &sec);
+		ok(valid == t[i].valid && span.outside == before + !t[i].valid &&
+		   col(b.p, "sec", v, sizeof(v)) &&
+		   strtoull(v, NULL, 10) == want_sec,
+		   "series line at %llu: %s, its row's time %s",
+		   (unsigned long long)t[i].sec,
+		   t[i].valid ? "valid" : "malformed, counted", v);
+	}
+	ok(store_duration("forever", &forever) && !forever &&
+	   store_duration("12h", &sec) && sec == 43200 &&
+	   !store_duration("12x", &sec), "--max-age's durations");
+	store_span_of(&span, arrival, forever);
+	ok(span.lo == 0 && store_span_time(&span, 1) == 1 &&
+	   store_span_time(&span, 4102444800) == arrival,
+	   "forever: no lower bound, a day ahead still the upper one");
+	ok(store_span_time(NULL, 4102444800) == 4102444800, "no span: no bound");
 	buf_free(&b);
 }
 
@@ -463,5 +541,6 @@ int main(void)
 	test_mask();
 	test_rows();
 	test_series_rows();
+	test_span();
 	return done_testing();
 }

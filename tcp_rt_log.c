@@ -7,17 +7,24 @@
  * buffer is full the oldest sub-buffer is overwritten, and the overwrite is
  * counted so that the status file shows the loss.
  *
+ * With log_format=both (load time; docs/records.md, "Binary records") a
+ * second channel, rt-network-bin<cpu>, gets the same event as a binary
+ * record (include/tcp_rt_bin.h), written right after its text line, with
+ * the same seq; its own overwrites are counted apart.  Off (text, the
+ * default), a static key skips it.
+ *
  * Concurrency: a record is formatted into the current CPU's buffer with
  * interrupts off, as relay_write() copies one, so records from softirq and
  * process context on one CPU never interleave, and a record is never split
- * across sub-buffers.  The overwrite counter is bumped from relay's
+ * across sub-buffers; its binary form goes to that CPU's binary buffer in
+ * the same section.  The overwrite counters are bumped from relay's
  * sub-buffer switch, which runs inside that same section on any CPU, hence
- * an atomic.  The records written are counted per CPU, by type.  Each
- * CPU's next record number (log_ext's seq) is read and raised only by its
- * own writer, in that same section.
+ * atomics.  The records written are counted per CPU, by type.  Each CPU's
+ * next record number (log_ext's seq) and next binary record index are
+ * read and raised only by its own writer, in that same section.
  *
  * The files are read through tcp_rt_relay.c's operations, which hand out
- * whole records only.
+ * whole records only: lines of the text files, records of the binary.
  */
 
 #define pr_fmt(fmt) "tcp_rt: " fmt
@@ -46,6 +53,12 @@
 
 static struct rchan *tcp_rt_log_chan;
 static atomic_long_t tcp_rt_log_overwrites = ATOMIC_LONG_INIT(0);
+/* log_format=both: the binary channel, and its own overwrites */
+static DEFINE_STATIC_KEY_FALSE(tcp_rt_log_bin_on);
+static struct rchan *tcp_rt_log_bin_chan;
+static atomic_long_t tcp_rt_log_bin_overwrites = ATOMIC_LONG_INIT(0);
+/* the index the CPU's binary log gives its next record, from 0 at load */
+static DEFINE_PER_CPU(u64, tcp_rt_log_bin_idx);
 static DEFINE_PER_CPU(u64 [TCP_RT_REC_MAX], tcp_rt_log_nr);
 /*
  * The number the CPU's log gives its next numbered record (log_ext's
@@ -82,6 +95,28 @@ static tcp_rt_relay_cb_const struct rchan_callbacks tcp_rt_log_callbacks = {
 	.remove_buf_file	= tcp_rt_relay_remove_file,
 };
 
+static int tcp_rt_log_bin_subbuf_start(TCP_RT_SUBBUF_START_ARGS)
+{
+	if (prev_subbuf && relay_buf_full(buf))
+		atomic_long_inc(&tcp_rt_log_bin_overwrites);
+	return 1;
+}
+
+static struct dentry *tcp_rt_log_bin_create_file(const char *filename,
+						 struct dentry *parent,
+						 umode_t mode,
+						 struct rchan_buf *buf,
+						 int *is_global)
+{
+	return tcp_rt_relay_create_bin_file(filename, parent, mode, buf);
+}
+
+static tcp_rt_relay_cb_const struct rchan_callbacks tcp_rt_log_bin_callbacks = {
+	.subbuf_start		= tcp_rt_log_bin_subbuf_start,
+	.create_buf_file	= tcp_rt_log_bin_create_file,
+	.remove_buf_file	= tcp_rt_relay_remove_file,
+};
+
 /*
  * Records are formatted by hand, straight into the relay buffer: they are
  * written on the packet path, where vsnprintf() would cost several times
@@ -104,6 +139,12 @@ static char *tcp_rt_put_ipv6(char *p, const struct sock *sk, bool peer)
 	return tcp_rt_fmt_ipv6(p, peer ? sk->sk_v6_daddr.s6_addr :
 					 sk->sk_v6_rcv_saddr.s6_addr);
 }
+
+static void tcp_rt_log_bin_ip6(struct tcp_rt_bin_ip6 *a, const struct sock *sk)
+{
+	memcpy(a->daddr, sk->sk_v6_daddr.s6_addr, sizeof(a->daddr));
+	memcpy(a->saddr, sk->sk_v6_rcv_saddr.s6_addr, sizeof(a->saddr));
+}
 #else
 static bool tcp_rt_is_ipv6(const struct sock *sk)
 {
@@ -113,6 +154,10 @@ static bool tcp_rt_is_ipv6(const struct sock *sk)
 static char *tcp_rt_put_ipv6(char *p, const struct sock *sk, bool peer)
 {
 	return p;
+}
+
+static void tcp_rt_log_bin_ip6(struct tcp_rt_bin_ip6 *a, const struct sock *sk)
+{
 }
 #endif
 
@@ -188,15 +233,16 @@ static int tcp_rt_ext_names_check(void)
 }
 
 /*
- * The extension fields of @mask that belong to the connection rather than
- * to a task (TCP_RT_EXT_CONN), as the text every record of it ends with:
- * formatted once, when it is established, so that a record only copies
- * them.  Returns the length written to @text, at most TCP_RT_EXT_CONN_LEN.
+ * What the records of a connection established now carry of it, log_ext
+ * being @mask: whether they are numbered, and its fields of the
+ * connection rather than of a task (TCP_RT_EXT_CONN), as numbers and as
+ * the text every record line of it ends with - formatted once, so that a
+ * record only copies them.
  */
-unsigned int tcp_rt_log_ext_conn(const struct sock *sk, unsigned int mask,
-				 char *text)
+void tcp_rt_log_conn_init(struct tcp_rt_log_conn *lc, const struct sock *sk,
+			  unsigned int mask)
 {
-	char *p = text;
+	char *p = lc->ext;
 
 	/* the longest: both fields at their widest */
 	BUILD_BUG_ON(sizeof(" netns=4294967295 cgroup=18446744073709551615") - 1 >
@@ -204,12 +250,23 @@ unsigned int tcp_rt_log_ext_conn(const struct sock *sk, unsigned int mask,
 	/* and the padded copy of the second prefix */
 	BUILD_BUG_ON(sizeof(" netns=4294967295") - 1 + TCP_RT_FMT_EXT_NAME >
 		     TCP_RT_EXT_CONN_LEN);
-	if (mask & BIT(TCP_RT_EXT_NETNS))
-		p = tcp_rt_fmt_ext(p, TCP_RT_FMT_EXT_NETNS, tcp_rt_sk_netns(sk));
-	if (mask & BIT(TCP_RT_EXT_CGROUP))
-		p = tcp_rt_fmt_ext(p, TCP_RT_FMT_EXT_CGROUP,
-				   tcp_rt_sk_cgroup(sk));
-	return p - text;
+	lc->numbered = !!(mask & BIT(TCP_RT_EXT_SEQ));
+	lc->ext_mask = mask & TCP_RT_EXT_CONN;
+	lc->netns = 0;
+	lc->cgroup = 0;
+	if (likely(!lc->ext_mask)) {
+		lc->ext_len = 0;
+		return;
+	}
+	if (mask & BIT(TCP_RT_EXT_NETNS)) {
+		lc->netns = tcp_rt_sk_netns(sk);
+		p = tcp_rt_fmt_ext(p, TCP_RT_FMT_EXT_NETNS, lc->netns);
+	}
+	if (mask & BIT(TCP_RT_EXT_CGROUP)) {
+		lc->cgroup = tcp_rt_sk_cgroup(sk);
+		p = tcp_rt_fmt_ext(p, TCP_RT_FMT_EXT_CGROUP, lc->cgroup);
+	}
+	lc->ext_len = p - lc->ext;
 }
 
 /* The task's fields of the time breakdown, in the table's order. */
@@ -230,7 +287,7 @@ static char *tcp_rt_put_ext_task(char *p, const struct tcp_rt_ext_task *xt)
 static __always_inline char *
 tcp_rt_format(char *p, const struct sock *sk, enum tcp_rt_rec type,
 	      s64 real_ns, const u64 *fields, unsigned int n,
-	      const char *ext, unsigned int ext_len,
+	      const struct tcp_rt_log_conn *lc,
 	      const struct tcp_rt_ext_task *xt, bool numbered, u64 seq)
 {
 	unsigned int i;
@@ -252,9 +309,9 @@ tcp_rt_format(char *p, const struct sock *sk, enum tcp_rt_rec type,
 	 * The connection's extension text, copied whole (a fixed size is a
 	 * few moves; the record has room for it), kept to its length.
 	 */
-	if (ext_len) {
-		memcpy(p, ext, TCP_RT_EXT_CONN_LEN);
-		p += ext_len;
+	if (lc->ext_len) {
+		memcpy(p, lc->ext, TCP_RT_EXT_CONN_LEN);
+		p += lc->ext_len;
 	}
 	if (xt)
 		p = tcp_rt_put_ext_task(p, xt);
@@ -266,33 +323,112 @@ tcp_rt_format(char *p, const struct sock *sk, enum tcp_rt_rec type,
 }
 
 /*
+ * The binary form of the record just written as text (log_format=both),
+ * into this CPU's binary log: the same fields and seq, and the binary
+ * log's own index.  Interrupts are off (tcp_rt_log_write()).  Every byte
+ * of it is written: nothing of the memory it overwrites is handed out.
+ */
+static noinline void
+tcp_rt_log_bin(const struct sock *sk, enum tcp_rt_rec type, s64 real_ns,
+	       const u64 *fields, unsigned int n,
+	       const struct tcp_rt_log_conn *lc,
+	       const struct tcp_rt_ext_task *xt, bool numbered, u64 seq)
+{
+	struct rchan_buf *buf = *this_cpu_ptr(tcp_rt_log_bin_chan->buf);
+	const struct inet_sock *inet = inet_sk(sk);
+	unsigned int flags = 0, i;
+	struct tcp_rt_bin *rec;
+	u64 *t;
+
+	if (tcp_rt_is_ipv6(sk))
+		flags |= TCP_RT_BIN_V6;
+	if (numbered)
+		flags |= TCP_RT_BIN_NUMBERED;
+	if (lc->ext_mask & BIT(TCP_RT_EXT_NETNS))
+		flags |= TCP_RT_BIN_NETNS;
+	if (lc->ext_mask & BIT(TCP_RT_EXT_CGROUP))
+		flags |= TCP_RT_BIN_CGROUP;
+	if (xt)
+		flags |= TCP_RT_BIN_BD;
+	rec = (void *)tcp_rt_relay_reserve(buf, tcp_rt_bin_size(flags, n));
+	if (unlikely(!rec))
+		return;
+	rec->ver = TCP_RT_BIN_VER;
+	rec->type = type;
+	rec->flags = flags;
+	rec->nfields = n;
+	rec->len = tcp_rt_bin_size(flags, n);
+	rec->bd_mask = xt ? (xt->mask >> TCP_RT_EXT_TASK_FIRST) &
+			    TCP_RT_BIN_BD_MASK : 0;
+	rec->idx = (*this_cpu_ptr(&tcp_rt_log_bin_idx))++;
+	rec->real_ns = real_ns;
+	rec->dport = inet->inet_dport;
+	rec->sport = inet->inet_sport;
+	rec->pad = 0;
+	t = rec->data;
+	if (flags & TCP_RT_BIN_V6) {
+		struct tcp_rt_bin_ip6 *a = (void *)t;
+
+		tcp_rt_log_bin_ip6(a, sk);
+		t += sizeof(*a) / sizeof(u64);
+	} else {
+		struct tcp_rt_bin_ip4 *a = (void *)t;
+
+		a->daddr = inet->inet_daddr;
+		a->saddr = inet->inet_rcv_saddr;
+		t += sizeof(*a) / sizeof(u64);
+	}
+	memcpy(t, fields, n * sizeof(u64));
+	t += n;
+	if (flags & TCP_RT_BIN_NETNS) {
+		struct tcp_rt_bin_netns *ns = (void *)t;
+
+		ns->netns = lc->netns;
+		ns->pad = 0;
+		t += sizeof(*ns) / sizeof(u64);
+	}
+	if (flags & TCP_RT_BIN_CGROUP)
+		*t++ = lc->cgroup;
+	if (flags & TCP_RT_BIN_BD) {
+		struct tcp_rt_bin_bd *bd = (void *)t;
+
+		for (i = 0; i < TCP_RT_BIN_BD_N; i++)
+			bd->v[i] = rec->bd_mask & BIT(i) ? xt->v[i] : 0;
+		t += sizeof(*bd) / sizeof(u64);
+	}
+	if (numbered)
+		*t++ = seq;
+	tcp_rt_relay_commit(buf, (char *)t);
+}
+
+/*
  * Write one record.  @start_us is a tcp_clock_us() time; records carry the
  * wall-clock time of that instant, from the current offset between the
  * two clocks: reading a clock can cost microseconds (an emulated HPET).
- * @ext is the connection's extension text (tcp_rt_log_ext_conn(), a
- * TCP_RT_EXT_CONN_LEN buffer), of which @ext_len bytes are written; @xt,
- * if not NULL, the task's fields of the time breakdown; @numbered, whether
- * it ends with its number in this CPU's log (seq).
+ * @lc is what the connection's records carry of it; @xt, if not NULL, the
+ * task's fields of the time breakdown; @numbered, whether it ends with
+ * its number in this CPU's log (seq: @lc's, passed apart so that each
+ * copy of the writer knows it).
  *
  * This is relay_write() with the record formatted in place: room for the
  * longest record is made (a sub-buffer switch leaves the rest of the old
  * one as padding, which reads skip), then only what was written is taken.
  * Interrupts are off throughout, as in relay_write(), so that nothing
- * else writes this CPU's buffer, or takes a number of its log, meanwhile.
+ * else writes this CPU's buffers, or takes a number of its log, meanwhile.
  */
 static __always_inline void
 tcp_rt_log_write(const struct sock *sk, enum tcp_rt_rec type, u64 start_us,
-		 const u64 *fields, unsigned int n, const char *ext,
-		 unsigned int ext_len, const struct tcp_rt_ext_task *xt,
-		 bool numbered)
+		 const u64 *fields, unsigned int n,
+		 const struct tcp_rt_log_conn *lc,
+		 const struct tcp_rt_ext_task *xt, bool numbered)
 {
 	unsigned int len = (xt ? TCP_RT_REC_LEN : TCP_RT_REC_LEN_BASE) +
 			   (numbered ? TCP_RT_REC_LEN_SEQ : 0);
 	ktime_t start = ns_to_ktime(start_us * NSEC_PER_USEC);
 	struct rchan *chan = tcp_rt_log_chan;
-	s64 real_ns;
 	struct rchan_buf *buf;
 	unsigned long flags;
+	s64 real_ns;
 	u64 seq = 0;
 	char *rec;
 
@@ -312,8 +448,10 @@ tcp_rt_log_write(const struct sock *sk, enum tcp_rt_rec type, u64 start_us,
 	if (numbered)
 		seq = (*this_cpu_ptr(&tcp_rt_log_seq))++;
 	tcp_rt_relay_commit(buf, tcp_rt_format(rec, sk, type, real_ns, fields, n,
-					       ext, ext_len, xt, numbered,
-					       seq));
+					       lc, xt, numbered, seq));
+	if (static_branch_unlikely(&tcp_rt_log_bin_on))
+		tcp_rt_log_bin(sk, type, real_ns, fields, n, lc, xt, numbered,
+			       seq);
 	local_irq_restore(flags);
 	this_cpu_inc(tcp_rt_log_nr[type]);
 }
@@ -322,32 +460,28 @@ tcp_rt_log_write(const struct sock *sk, enum tcp_rt_rec type, u64 start_us,
  * Two copies of the writer: the time breakdown's fields cost nothing to a
  * record without them (the same code as before they existed, the same
  * room reserved).  Each is two again, with and without seq: a record of a
- * connection that is not numbered costs one test of @numbered more, and
+ * connection that is not numbered costs one test of the flag more, and
  * nothing else.
  */
 void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
 		       u64 start_us, const u64 *fields, unsigned int n,
-		       const char *ext, unsigned int ext_len, bool numbered)
+		       const struct tcp_rt_log_conn *lc)
 {
-	if (numbered)
-		tcp_rt_log_write(sk, type, start_us, fields, n, ext, ext_len,
-				 NULL, true);
+	if (lc->numbered)
+		tcp_rt_log_write(sk, type, start_us, fields, n, lc, NULL, true);
 	else
-		tcp_rt_log_write(sk, type, start_us, fields, n, ext, ext_len,
-				 NULL, false);
+		tcp_rt_log_write(sk, type, start_us, fields, n, lc, NULL, false);
 }
 
 void tcp_rt_log_record_bd(const struct sock *sk, enum tcp_rt_rec type,
 			  u64 start_us, const u64 *fields, unsigned int n,
-			  const char *ext, unsigned int ext_len,
-			  const struct tcp_rt_ext_task *xt, bool numbered)
+			  const struct tcp_rt_log_conn *lc,
+			  const struct tcp_rt_ext_task *xt)
 {
-	if (numbered)
-		tcp_rt_log_write(sk, type, start_us, fields, n, ext, ext_len,
-				 xt, true);
+	if (lc->numbered)
+		tcp_rt_log_write(sk, type, start_us, fields, n, lc, xt, true);
 	else
-		tcp_rt_log_write(sk, type, start_us, fields, n, ext, ext_len,
-				 xt, false);
+		tcp_rt_log_write(sk, type, start_us, fields, n, lc, xt, false);
 }
 
 /* Records of @type written, on every CPU. */
@@ -366,10 +500,17 @@ unsigned long tcp_rt_log_overwritten(void)
 	return atomic_long_read(&tcp_rt_log_overwrites);
 }
 
+/* The binary log's sub-buffers overwritten unread (log_format=both). */
+unsigned long tcp_rt_log_bin_overwritten(void)
+{
+	return atomic_long_read(&tcp_rt_log_bin_overwrites);
+}
+
 int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs)
 {
 	BUILD_BUG_ON(TCP_RT_REC_LEN + TCP_RT_REC_LEN_SEQ >
 		     TCP_RT_LOG_SUBBUF_SIZE);
+	BUILD_BUG_ON(TCP_RT_BIN_LEN_MAX > TCP_RT_LOG_SUBBUF_SIZE);
 	if (tcp_rt_ext_names_check())
 		return -EINVAL;
 	tcp_rt_log_chan = tcp_rt_relay_open("rt-network-log", dir,
@@ -379,11 +520,27 @@ int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs)
 		pr_err("cannot create the rt-network-log relay channel\n");
 		return -ENOMEM;
 	}
+	if (tcp_rt_log_format == TCP_RT_LOG_BOTH) {
+		tcp_rt_log_bin_chan = tcp_rt_relay_open("rt-network-bin", dir,
+							TCP_RT_LOG_SUBBUF_SIZE,
+							n_subbufs,
+							&tcp_rt_log_bin_callbacks);
+		if (!tcp_rt_log_bin_chan) {
+			pr_err("log_format=both: cannot create the rt-network-bin relay channel\n");
+			tcp_rt_log_exit();
+			return -ENOMEM;
+		}
+		static_branch_enable(&tcp_rt_log_bin_on);
+	}
 	return 0;
 }
 
+/* Once no record can be written any more (the hooks are gone). */
 void tcp_rt_log_exit(void)
 {
+	static_branch_disable(&tcp_rt_log_bin_on);
+	tcp_rt_relay_close(tcp_rt_log_bin_chan);
+	tcp_rt_log_bin_chan = NULL;
 	tcp_rt_relay_close(tcp_rt_log_chan);
 	tcp_rt_log_chan = NULL;
 }

@@ -405,6 +405,10 @@ static int tcp_rt_status_show(struct seq_file *m, void *v)
 	for (i = 0; i < TCP_RT_REC_MAX; i++)
 		seq_printf(m, "%s %llu\n", names[i], tcp_rt_log_records(i));
 	seq_printf(m, "log_subbufs_overwritten %lu\n", tcp_rt_log_overwritten());
+	seq_printf(m, "log_format %s\n",
+		   tcp_rt_log_format_names[tcp_rt_log_format]);
+	seq_printf(m, "log_bin_subbufs_overwritten %lu\n",
+		   tcp_rt_log_bin_overwritten());
 	seq_printf(m, "reads_lapped %lu\n", tcp_rt_relay_reads_lapped());
 	seq_printf(m, "stats_lines %lu\n", tcp_rt_stats_lines());
 	seq_printf(m, "stats_subbufs_overwritten %lu\n",

@@ -99,6 +99,7 @@ DECLARE_BITMAP(tcp_rt_watch_peer, TCP_RT_NR_PORTS) __read_mostly;
 unsigned int tcp_rt_stats_off __read_mostly;
 unsigned int tcp_rt_stats_interval __read_mostly = 60;
 unsigned int tcp_rt_log_buf_num = 8;
+unsigned int tcp_rt_log_format;		/* enum tcp_rt_log_format */
 unsigned int tcp_rt_stats_buf_num = 8;
 unsigned int tcp_rt_max_tracked __read_mostly = 262144;
 unsigned int tcp_rt_log_sample __read_mostly = 1;
@@ -571,6 +572,44 @@ static struct tcp_rt_uint tcp_rt_log_buf_num_arg = {
 module_param_cb(log_buf_num, &tcp_rt_uint_ops, &tcp_rt_log_buf_num_arg, 0444);
 MODULE_PARM_DESC(log_buf_num,
 		 "256 KiB sub-buffers per CPU log (1..64, default 8)");
+
+/* log_format's values, by enum tcp_rt_log_format */
+const char *const tcp_rt_log_format_names[TCP_RT_LOG_FORMATS] = {
+	[TCP_RT_LOG_TEXT]	= "text",
+	[TCP_RT_LOG_BOTH]	= "both",
+};
+
+static int tcp_rt_log_format_set(const char *val,
+				 const struct kernel_param *kp)
+{
+	size_t n = strcspn(val, "\n");
+	unsigned int i;
+
+	for (i = 0; i < TCP_RT_LOG_FORMATS; i++)
+		if (n == strlen(tcp_rt_log_format_names[i]) &&
+		    !strncmp(val, tcp_rt_log_format_names[i], n)) {
+			tcp_rt_log_format = i;
+			return 0;
+		}
+	pr_err("log_format: '%.*s' is not text or both\n", tcp_rt_val_len(val),
+	       val);
+	return -EINVAL;
+}
+
+static int tcp_rt_log_format_get(char *buffer, const struct kernel_param *kp)
+{
+	return scnprintf(buffer, PAGE_SIZE, "%s\n",
+			 tcp_rt_log_format_names[tcp_rt_log_format]);
+}
+
+static const struct kernel_param_ops tcp_rt_log_format_ops = {
+	.set = tcp_rt_log_format_set,
+	.get = tcp_rt_log_format_get,
+};
+
+module_param_cb(log_format, &tcp_rt_log_format_ops, NULL, 0444);
+MODULE_PARM_DESC(log_format,
+		 "text: the logs as lines (default); both: each record also in binary, in rt-network-bin<cpu>");
 
 static struct tcp_rt_uint tcp_rt_stats_buf_num_arg = {
 	.val = &tcp_rt_stats_buf_num, .min = 1, .max = 64,

@@ -29,9 +29,12 @@
 #include <linux/uaccess.h>
 
 #include "include/tcp_rt.h"
+#include "include/tcp_rt_bin.h"
 #include "include/tcp_rt_relay.h"
 
+/* the text files' operations, then the binary files' */
 static const struct file_operations *tcp_rt_relay_fops;
+static const struct file_operations *tcp_rt_relay_bin_fops;
 static unsigned int tcp_rt_relay_readers;
 static atomic_long_t tcp_rt_relay_lapped = ATOMIC_LONG_INIT(0);
 
@@ -52,10 +55,13 @@ static atomic_long_t tcp_rt_relay_lapped = ATOMIC_LONG_INIT(0);
  * is thrown away and counted (reads_lapped; the records lost are the
  * writer's overwrite, counted in log_subbufs_overwritten), and the read
  * goes on from the oldest sub-buffer, whose first byte begins a record.
- * Only whole records are handed out: a read stops after the last newline
- * it copied, and one whose buffer cannot hold the next record fails with
- * -EINVAL, as /dev/kmsg's does (a record is at most TCP_RT_REC_LEN +
- * TCP_RT_REC_LEN_SEQ bytes, tcp_rt_log.c).
+ * Only whole records are handed out: a read of a text file stops after
+ * the last newline it copied, one of a binary file (rt-network-bin<cpu>)
+ * after the last whole record, by the lengths the records say, checked
+ * in the bounce copy (tcp_rt_bin_check()); one whose buffer cannot hold
+ * the next record fails with -EINVAL, as /dev/kmsg's does (a record is at
+ * most TCP_RT_REC_LEN + TCP_RT_REC_LEN_SEQ bytes, tcp_rt_log.c, or
+ * TCP_RT_BIN_LEN_MAX).
  *
  * A completed sub-buffer ends where its padding begins, which the writer
  * stores before subbufs_produced is raised (tcp_rt_relay_switch()); the
@@ -138,8 +144,23 @@ static size_t tcp_rt_whole_lines(const char *p, size_t len)
 	return len;
 }
 
-static ssize_t tcp_rt_relay_read(struct file *filp, char __user *ubuf,
-				 size_t count, loff_t *ppos)
+/*
+ * The length of @p's whole binary records, from its start: each checked,
+ * 8-byte aligned as the bounce buffer and the records are.
+ */
+static size_t tcp_rt_whole_records(const char *p, size_t len)
+{
+	size_t done = 0, n;
+
+	while ((n = tcp_rt_bin_check((const struct tcp_rt_bin *)(p + done),
+				     len - done)))
+		done += n;
+	return done;
+}
+
+/* A read of whole records: lines, or binary records (@bin). */
+static ssize_t tcp_rt_relay_read_whole(struct file *filp, char __user *ubuf,
+				       size_t count, bool bin)
 {
 	struct rchan_buf *buf = filp->private_data;
 	unsigned int tries = 0;
@@ -162,7 +183,8 @@ static ssize_t tcp_rt_relay_read(struct file *filp, char __user *ubuf,
 			continue;
 		if (n <= 0)
 			break;
-		whole = tcp_rt_whole_lines(bounce, n);
+		whole = bin ? tcp_rt_whole_records(bounce, n) :
+			      tcp_rt_whole_lines(bounce, n);
 		if (!whole) {
 			/* the next record does not fit in what is left */
 			err = -EINVAL;
@@ -179,6 +201,18 @@ static ssize_t tcp_rt_relay_read(struct file *filp, char __user *ubuf,
 
 	kfree(bounce);
 	return done ? done : err;
+}
+
+static ssize_t tcp_rt_relay_read(struct file *filp, char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	return tcp_rt_relay_read_whole(filp, ubuf, count, false);
+}
+
+static ssize_t tcp_rt_relay_read_bin(struct file *filp, char __user *ubuf,
+				     size_t count, loff_t *ppos)
+{
+	return tcp_rt_relay_read_whole(filp, ubuf, count, true);
 }
 
 /*
@@ -268,10 +302,24 @@ int tcp_rt_relay_init(void)
 		.poll		= relay_file_operations.poll,
 		.llseek		= relay_file_operations.llseek,
 		.release	= relay_file_operations.release,
+	}, bin_fops = {
+		.open		= relay_file_operations.open,
+		.read		= tcp_rt_relay_read_bin,
+		.poll		= relay_file_operations.poll,
+		.llseek		= relay_file_operations.llseek,
+		.release	= relay_file_operations.release,
 	};
 
 	tcp_rt_relay_fops = kmemdup(&fops, sizeof(fops), GFP_KERNEL);
-	return tcp_rt_relay_fops ? 0 : -ENOMEM;
+	tcp_rt_relay_bin_fops = kmemdup(&bin_fops, sizeof(bin_fops),
+					GFP_KERNEL);
+	if (tcp_rt_relay_fops && tcp_rt_relay_bin_fops)
+		return 0;
+	kfree(tcp_rt_relay_fops);
+	kfree(tcp_rt_relay_bin_fops);
+	tcp_rt_relay_fops = NULL;
+	tcp_rt_relay_bin_fops = NULL;
+	return -ENOMEM;
 }
 
 /*
@@ -283,12 +331,15 @@ void tcp_rt_relay_exit(void)
 {
 	if (tcp_rt_relay_readers) {
 		pr_info("%u relay file(s) still open: %zu bytes of file operations kept for them\n",
-			tcp_rt_relay_readers, sizeof(*tcp_rt_relay_fops));
+			tcp_rt_relay_readers, 2 * sizeof(*tcp_rt_relay_fops));
 		kmemleak_not_leak(tcp_rt_relay_fops);
+		kmemleak_not_leak(tcp_rt_relay_bin_fops);
 	} else {
 		kfree(tcp_rt_relay_fops);
+		kfree(tcp_rt_relay_bin_fops);
 	}
 	tcp_rt_relay_fops = NULL;
+	tcp_rt_relay_bin_fops = NULL;
 }
 
 struct dentry *tcp_rt_relay_create_file(const char *name,
@@ -296,6 +347,14 @@ struct dentry *tcp_rt_relay_create_file(const char *name,
 					struct rchan_buf *buf)
 {
 	return debugfs_create_file(name, mode, parent, buf, tcp_rt_relay_fops);
+}
+
+struct dentry *tcp_rt_relay_create_bin_file(const char *name,
+					    struct dentry *parent, umode_t mode,
+					    struct rchan_buf *buf)
+{
+	return debugfs_create_file(name, mode, parent, buf,
+				   tcp_rt_relay_bin_fops);
 }
 
 /*

@@ -147,8 +147,6 @@ struct tcp_rt_conn {
 	u64 estab_us;
 	u64 t0;
 	u32 t1, t2, t3;
-	u8 ext_len;		/* of ext: 0 unless log_ext was set */
-	u8 numbered;		/* its records end with seq (log_ext) */
 	u64 rcv_bytes;		/* in-order data received since established */
 	u64 snd_bytes;		/* new data sent since established */
 	u64 task_rcv;		/* rcv_bytes at the task's start */
@@ -171,8 +169,8 @@ struct tcp_rt_conn {
 	u8 req_ooo;		/* a server's request came out of order */
 	u8 logged;		/* its records go to the logs (log_sample) */
 	struct rcu_head rcu;
-	/* log_ext's fields of the connection, as its records end with them */
-	char ext[TCP_RT_EXT_CONN_LEN];
+	/* log_ext as established: what its records carry of it */
+	struct tcp_rt_log_conn log;
 	struct tcp_rt_bd bd;
 };
 
@@ -738,11 +736,9 @@ tcp_rt_conn_log(const struct tcp_rt_conn *c, const struct sock *sk,
 		const struct tcp_rt_ext_task *xt)
 {
 	if (likely(c->logged) && xt)
-		tcp_rt_log_record_bd(sk, type, start_us, f, n, c->ext,
-				     c->ext_len, xt, c->numbered);
+		tcp_rt_log_record_bd(sk, type, start_us, f, n, &c->log, xt);
 	else if (likely(c->logged))
-		tcp_rt_log_record(sk, type, start_us, f, n, c->ext,
-				  c->ext_len, c->numbered);
+		tcp_rt_log_record(sk, type, start_us, f, n, &c->log);
 	else
 		this_cpu_inc(tcp_rt_records_sampled_out);
 }
@@ -1166,10 +1162,7 @@ static void tcp_rt_conn_ext(struct tcp_rt_conn *c, const struct sock *sk)
 	/* the generation before the mask: tcp_rt_main.c moves it after */
 	smp_rmb();
 	mask = READ_ONCE(tcp_rt_log_ext);
-	c->numbered = !!(mask & BIT(TCP_RT_EXT_SEQ));
-	if (unlikely(mask & TCP_RT_EXT_CONN))
-		c->ext_len = tcp_rt_log_ext_conn(sk, mask & TCP_RT_EXT_CONN,
-						 c->ext);
+	tcp_rt_log_conn_init(&c->log, sk, mask);
 	if (unlikely(mask & TCP_RT_EXT_BD)) {
 		c->bd.mask = mask & TCP_RT_EXT_BD;
 		c->bd.gen = gen;

@@ -80,6 +80,22 @@ enum tcp_rt_ext {
 #define TCP_RT_EXT_TASK_LEN	(66 + TCP_RT_EXT_TASK_N * 10)
 
 /*
+ * What a connection's records carry of it besides its socket: log_ext as
+ * it was when the connection was established, kept in its state
+ * (tcp_rt_task.c) and filled by tcp_rt_log_conn_init().  Its fields of
+ * the connection (netns, cgroup) as numbers, for the binary records, and
+ * as the text every record line of it ends with, formatted once.
+ */
+struct tcp_rt_log_conn {
+	u8 ext_len;		/* of ext: 0 unless netns or cgroup is listed */
+	u8 numbered;		/* its records end with seq */
+	u8 ext_mask;		/* the TCP_RT_EXT_CONN fields listed */
+	u32 netns;		/* with BIT(TCP_RT_EXT_NETNS) */
+	u64 cgroup;		/* with BIT(TCP_RT_EXT_CGROUP) */
+	char ext[TCP_RT_EXT_CONN_LEN];
+};
+
+/*
  * A record's fields of the time breakdown: those of @mask
  * (BIT(enum tcp_rt_ext)), in µs, v[field - TCP_RT_EXT_TASK_FIRST].
  */
@@ -137,6 +153,15 @@ extern unsigned int tcp_rt_max_tracked;
 extern unsigned int tcp_rt_log_sample;
 extern u32 tcp_rt_log_sample_seed;
 extern unsigned int tcp_rt_log_buf_num;
+/* log_format (load time): what the logs are written as */
+enum tcp_rt_log_format {
+	TCP_RT_LOG_TEXT,	/* rt-network-log<cpu>, the lines */
+	TCP_RT_LOG_BOTH,	/* and rt-network-bin<cpu>, the same records */
+	TCP_RT_LOG_FORMATS,
+};
+
+extern unsigned int tcp_rt_log_format;
+extern const char *const tcp_rt_log_format_names[TCP_RT_LOG_FORMATS];
 extern unsigned int tcp_rt_stats_buf_num;
 extern unsigned int tcp_rt_stats_off;
 extern unsigned int tcp_rt_stats_interval;
@@ -246,23 +271,27 @@ void tcp_rt_relay_exit(void);
 struct dentry *tcp_rt_relay_create_file(const char *name,
 					struct dentry *parent, umode_t mode,
 					struct rchan_buf *buf);
+struct dentry *tcp_rt_relay_create_bin_file(const char *name,
+					    struct dentry *parent, umode_t mode,
+					    struct rchan_buf *buf);
 int tcp_rt_relay_remove_file(struct dentry *dentry);
 unsigned long tcp_rt_relay_reads_lapped(void);
 
 /* tcp_rt_log.c */
 int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs);
 void tcp_rt_log_exit(void);
-unsigned int tcp_rt_log_ext_conn(const struct sock *sk, unsigned int mask,
-				 char *text);
+void tcp_rt_log_conn_init(struct tcp_rt_log_conn *lc, const struct sock *sk,
+			  unsigned int mask);
 void tcp_rt_log_record(const struct sock *sk, enum tcp_rt_rec type,
 		       u64 start_us, const u64 *fields, unsigned int n,
-		       const char *ext, unsigned int ext_len, bool numbered);
+		       const struct tcp_rt_log_conn *lc);
 void tcp_rt_log_record_bd(const struct sock *sk, enum tcp_rt_rec type,
 			  u64 start_us, const u64 *fields, unsigned int n,
-			  const char *ext, unsigned int ext_len,
-			  const struct tcp_rt_ext_task *xt, bool numbered);
+			  const struct tcp_rt_log_conn *lc,
+			  const struct tcp_rt_ext_task *xt);
 u64 tcp_rt_log_records(enum tcp_rt_rec type);
 unsigned long tcp_rt_log_overwritten(void);
+unsigned long tcp_rt_log_bin_overwritten(void);
 
 /* tcp_rt_stats.c */
 int tcp_rt_stats_init(struct dentry *dir, unsigned int n_subbufs);

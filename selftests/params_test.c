@@ -126,6 +126,7 @@ static const struct param_default defaults[] = {
 	{ "stats",		"0\n",		0644 },
 	{ "stats_interval",	"60\n",		0644 },
 	{ "log_buf_num",	"8\n",		0444 },
+	{ "log_format",		"text\n",	0444 },
 	{ "stats_buf_num",	"8\n",		0444 },
 	{ "max_tracked",	"262144\n",	0644 },
 	{ "log_sample",		"1\n",		0644 },
@@ -212,6 +213,7 @@ TEST(load_time_defaults_and_modes)
 	/* load-time-only parameters cannot be written, even by root */
 	EXPECT_EQ(-EACCES, write_param("log_buf_num", "4"));
 	EXPECT_EQ(-EACCES, write_param("stats_buf_num", "4"));
+	EXPECT_EQ(-EACCES, write_param("log_format", "both"));
 	ASSERT_EQ(0, unload());
 }
 
@@ -230,6 +232,7 @@ TEST(debugfs_files)
 	}
 	snprintf(path, sizeof(path), DBG "rt-network-log%ld", cpus);
 	EXPECT_EQ(-1, file_mode(path));
+	EXPECT_EQ(-1, file_mode(DBG "rt-network-bin0"));
 	EXPECT_EQ(0400, file_mode(DBG "rt-network-stats"));
 	EXPECT_EQ(0200, file_mode(DBG "deactivate"));
 	EXPECT_EQ(0444, file_mode(DBG "status"));
@@ -246,6 +249,7 @@ TEST(load_time_bad_values_refused)
 		"stats_interval=0", "log_buf_num=0", "log_buf_num=65",
 		"stats_buf_num=100", "max_tracked=0", "deactivate=3",
 		"log_sample=0", "log_ext=bogus", "netns=x",
+		"log_format=binary", "log_format=",
 		/* a bad value after good ones must not leave anything behind */
 		"lports=80 pports=443 stats_interval=x",
 	};

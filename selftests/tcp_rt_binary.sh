@@ -1,0 +1,164 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The binary records (log_format=both; docs/records.md, "Binary
+# records"): every record the module writes as a line of rt-network-log<cpu>
+# it also writes, in binary, to rt-network-bin<cpu>, and the module's own
+# formatter (include/tcp_rt_fmt.h, built into selftests/bin2text as tcprt
+# builds it) turns each CPU's binary log into its text log byte for byte:
+# R, W, N, P and E records, IPv4, IPv6 and v4-mapped, with no log_ext
+# field, each one alone and all of them, the breakdown's attaching its
+# hooks; log_sample=2 and deactivate=2.  The binary records' indexes run
+# on without a gap.  log_format=text (the default) makes no binary file.
+. "$(dirname "$0")/lib.sh"
+
+PORT=7960	# R, N, E over IPv4; a peer port too: P
+WPORT=7961	# W: a response the client stops reading
+PORT6=7962	# IPv6
+PORTM=7963	# v4-mapped: a dual-stack server, an IPv4 client
+BIN2TEXT=$SELFTESTS/bin2text
+FIELDS="netns cgroup rq_wait app sq_wait rwnd_limited sndbuf_limited app_limited seq"
+ALL=$(tr ' ' , <<< "$FIELDS")
+OUT=/tmp/binary
+
+load_both() {	# [params...]
+	rm -rf $OUT
+	mkdir -p $OUT
+	mod_load lports=$PORT,$WPORT,$PORT6,$PORTM pports=$PORT log_format=both "$@"
+}
+
+# One of each record type, over IPv4, IPv6 and v4-mapped: clients on every
+# CPU, so that every CPU's logs have records.
+round() {
+	local cpus cpu pids=() p wcli
+	cpus=$(nproc)
+	start_server -- --port $PORT --req-bytes 100 --resp-bytes 1000 \
+		--conns $((cpus + 1)) > /dev/null
+	for cpu in $(seq 0 $((cpus - 1))); do
+		taskset -c "$cpu" "$PEER" client --port $PORT --req-bytes 100 \
+			--resp-bytes 1000 --requests 3 > /dev/null &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do
+		wait "$p" || fail "a client"
+	done
+	# N: a request cut mid-way
+	"$PEER" client --port $PORT --req-bytes 100 --resp-bytes 1000 \
+		--end mid-request --partial-bytes 40 > /dev/null || fail "client cut mid-request"
+	start_server -- --addr ::1 --port $PORT6 --req-bytes 10 --resp-bytes 20 > /dev/null
+	"$PEER" client --addr ::1 --port $PORT6 --req-bytes 10 --resp-bytes 20 \
+		--requests 2 > /dev/null || fail "IPv6 client"
+	start_server -- --addr :: --dual --port $PORTM --req-bytes 10 --resp-bytes 20 > /dev/null
+	"$PEER" client --addr 127.0.0.1 --port $PORTM --req-bytes 10 --resp-bytes 20 \
+		--requests 2 > /dev/null || fail "v4-mapped client"
+	# W: a client that stops reading, then goes away (a reset) with the
+	# response unacknowledged (tcp_rt_seq.sh's)
+	start_server -- --port $WPORT --req-bytes 100 --sndbuf 200000 \
+		--resp-bytes 60000 > /dev/null
+	"$PEER" client --port $WPORT --req-bytes 100 --rcvbuf 4096 \
+		--hold-ms 600000 --resp-bytes 60000 --resp-read 1000 > /dev/null 2>&1 &
+	wcli=$!
+	wait_until "the response written, the window closed" queued_is $WPORT 59000 ||
+		fail "queued: $(ss -tn state connected "( sport = :$WPORT or dport = :$WPORT )")"
+	kill -KILL "$wcli"
+	wait "$wcli" 2> /dev/null || true
+	wait_untracked
+}
+
+# Each CPU's text log, and its binary log made text by bin2text: the same
+# bytes; the binary records' indexes without a gap.  Reads every log
+# (once: reading consumes); the lines, all CPUs', in $OUT/text.
+compare_logs() {
+	local f c stat
+	: > $OUT/text
+	for f in "$DBG"/rt-network-log*; do
+		c=${f##*rt-network-log}
+		cat "$f" > $OUT/text.$c
+		"$BIN2TEXT" < "$DBG/rt-network-bin$c" > $OUT/made.$c 2> $OUT/stat.$c ||
+			fail "bin2text, CPU $c: $(cat $OUT/stat.$c)"
+		stat=$(cat $OUT/stat.$c)
+		diag "CPU $c: $(wc -l < $OUT/text.$c) lines; binary: $stat"
+		if ! cmp -s $OUT/text.$c $OUT/made.$c; then
+			diff $OUT/text.$c $OUT/made.$c | head -n 10 | sed 's/^/# /'
+			fail "CPU $c: the binary log made text differs from rt-network-log$c"
+		fi
+		# shellcheck disable=SC2086
+		set -- $stat
+		expect_eq "$2 $8" "$(wc -l < $OUT/text.$c) 0" "CPU $c: binary records as lines, indexes missing"
+		cat $OUT/text.$c >> $OUT/text
+	done
+	expect_eq "$(status log_subbufs_overwritten) $(status log_bin_subbufs_overwritten)" "0 0" \
+		"sub-buffers overwritten, text and binary"
+}
+
+# Every type, and each log_ext field alone and all of them, switched
+# between rounds (a connection takes log_ext as it is established).
+case_every_record() {
+	local f t
+	load_both
+	expect_eq "$(status log_format)" both "status log_format"
+	expect_eq "$(cat "$PARAMS/log_format")" both "log_format read back"
+	expect_eq "$(stat -c %a "$DBG/rt-network-bin0")" 400 "rt-network-bin0's mode"
+	round
+	for f in $FIELDS "$ALL"; do
+		echo "$f" > "$PARAMS/log_ext" || fail "log_ext=$f"
+		round
+	done
+	echo > "$PARAMS/log_ext"
+	compare_logs
+	for t in R W N P E; do
+		expect_ge "$(awk -v t=$t '$1 == "V6" && $2 == t' $OUT/text | wc -l)" 1 "$t records"
+	done
+	expect_ge "$(grep -c ' \[::1\]:' $OUT/text)" 1 "IPv6 records"
+	expect_ge "$(grep -c " 127.0.0.1:$PORTM " $OUT/text)" 1 "v4-mapped records, as IPv4"
+	for f in $FIELDS; do
+		expect_ge "$(grep -c " $f=" $OUT/text)" 1 "records with $f"
+	done
+	expect_ge "$(grep " netns=" $OUT/text | grep " cgroup=" | grep " rq_wait=" | grep -c ' seq=')" 1 \
+		"records with every field"
+	mod_unload
+}
+
+# log_sample=2 leaves one connection in two out of both logs alike;
+# deactivate=2 releases open connections: what either writes, both do.
+case_sample_release() {
+	local held
+	load_both log_ext=seq
+	echo 2 > "$PARAMS/log_sample"
+	round
+	round
+	start_server -- --port $PORT --req-bytes 100 --resp-bytes 1000 --conns 4 > /dev/null
+	"$PEER" client --port $PORT --req-bytes 100 --resp-bytes 1000 --conns 4 \
+		--requests 1 --end wait-server > /dev/null 2>&1 &
+	held=$!
+	wait_until "4 connections tracked" eval '[ "$(status tracked)" -ge 8 ]' ||
+		fail "tracked: $(status tracked)"
+	echo 2 > "$PARAMS/deactivate"
+	expect_eq "$(status tracked)" 0 "tracked after deactivate=2"
+	kill "$held" 2> /dev/null
+	wait "$held" 2> /dev/null || true
+	compare_logs
+	expect_ge "$(status records_sampled_out)" 1 "records sampled out"
+	expect_ge "$(grep -c '^V6 R ' $OUT/text)" 1 "R records kept"
+	rmmod tcp_rt || fail "rmmod"
+}
+
+# text, the default: no binary file; a bad value refused in one line.
+case_text_default() {
+	local mark line
+	mod_load lports=$PORT
+	expect_eq "$(status log_format)" text "status log_format"
+	expect_eq "$(ls "$DBG" | grep -c rt-network-bin)" 0 "binary files"
+	mod_unload
+	mark=$(kmsg_mark)
+	expect_fail "log_format=binary" insmod "$MODULE" log_format=binary
+	line=$(kmsg_since "$mark")
+	diag "$line"
+	grep -q "tcp_rt: log_format: 'binary' is not text or both" <<< "$line" ||
+		fail "no line naming the parameter: $line"
+	[ ! -e /sys/module/tcp_rt ] || fail "module left loaded"
+}
+
+run_case "binary records: every type, IPv4, IPv6 and v4-mapped, every log_ext field: each CPU's binary log made text is its text log, byte for byte" case_every_record
+run_case "binary records: log_sample=2 and deactivate=2 leave both logs alike" case_sample_release
+run_case "log_format=text, the default, makes no binary file; a bad value refused" case_text_default
+done_testing

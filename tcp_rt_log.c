@@ -193,8 +193,8 @@ static char *tcp_rt_put_endpoint(char *p, const struct sock *sk, bool peer)
 #define TCP_RT_REC_LEN_SEQ	(TCP_RT_FMT_EXT_NAME + TCP_RT_FMT_U64_LEN)
 
 /*
- * The binary records' layout is not used yet: the text tcp_rt_fmt_bin()
- * makes of one must be this file's, so its constants are held to the
+ * The text tcp_rt_fmt_bin() makes of a binary record must be this file's
+ * line of the same event, so the layout's constants are held to the
  * module's here.
  */
 static_assert(TCP_RT_REC_MAX == (int)TCP_RT_BIN_TYPES &&

@@ -647,7 +647,7 @@ int tcp_rt_hookcheck_run_rcv(const char *const *funcs)
 	err = tcp_rt_hc_run(&want, why, sizeof(why));
 	tcp_rt_hookcheck_end();
 	if (*why)
-		pr_err("series_run: hook check: %s; received segments cannot be counted on this kernel (series_host, series_ext's ce_bytes, ce_segs, ece, dup_bytes, dup_segs; hook_check=0 skips the check)\n",
+		pr_err("series_run: hook check: %s; received segments cannot be counted on this kernel (series_host, series_ext's ce_bytes, ce_segs, ece, dup_bytes, dup_segs, flows; hook_check=0 skips the check)\n",
 		       why);
 	return err;
 }

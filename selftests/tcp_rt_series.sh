@@ -571,7 +571,8 @@ case_ext_params() {
 # A build whose series receive hook sits on a function no exchange calls
 # instead of tcp_rcv_established (make deadhook): a run that counts
 # received segments is refused, at load and by a write of series_run, in
-# one line naming that function; a run that counts none still runs.
+# one line naming that function; a run that counts none (far_bytes_out
+# alone) still runs.
 DEADHOOK_RCV_KO=$SELFTESTS/deadhook-rcv/tcp_rt.ko
 
 case_dead_rcv_hook() {
@@ -600,9 +601,9 @@ case_dead_rcv_hook() {
 	diag "$line"
 	expect_eq "$(wc -l <<< "$line")" 1 "hook check lines at the write"
 	grep -q 'saw no segment arrive' <<< "$line" || fail "not the receive hook's line"
-	echo flows > "$PARAMS/series_ext"
-	echo 1 > "$PARAMS/series_run" || fail "a run of flows alone"
-	running || fail "no run of flows alone"
+	echo far_bytes_out > "$PARAMS/series_ext"
+	echo 1 > "$PARAMS/series_run" || fail "a run of far_bytes_out alone"
+	running || fail "no run of far_bytes_out alone"
 	echo 0 > "$PARAMS/series_run"
 	mod_unload
 }

@@ -607,49 +607,55 @@ int tcp_rt_hookcheck_run(const struct tcp_rt_hook_desc *hooks, unsigned int n)
 }
 
 /*
- * The breakdown's hooks, just attached (@write_func: where the write hook
- * sits): 0 when they saw each end of the exchange read and write, else
- * log_ext's error, said in one line.  A check of its own, begun and ended
- * here; hook_check=0 skips it as it skips the load's.
+ * A check of its own for hooks attached after the load (the engine live),
+ * begun and ended here: 0 when @w was met, else the error, the miss said
+ * in one line, "@param: hook check: <miss>; @lost (@needhook_check=0
+ * skips the check)".  hook_check=0 skips it as it skips the load's.
  */
-int tcp_rt_hookcheck_run_bd(const char *write_func)
+static int tcp_rt_hc_run_attached(const struct tcp_rt_hc_want *w,
+				  const char *param, const char *lost,
+				  const char *need)
 {
-	const struct tcp_rt_hc_want want = { .write_func = write_func };
 	char why[160];
 	int err;
 
 	if (!tcp_rt_hook_check)
 		return 0;
 	tcp_rt_hookcheck_begin(true);
-	err = tcp_rt_hc_run(&want, why, sizeof(why));
+	err = tcp_rt_hc_run(w, why, sizeof(why));
 	tcp_rt_hookcheck_end();
 	if (*why)
-		pr_err("log_ext: hook check: %s; the time breakdown cannot be had on this kernel (hook_check=0 skips the check)\n",
-		       why);
+		pr_err("%s: hook check: %s; %s (%shook_check=0 skips the check)\n",
+		       param, why, lost, need);
 	return err;
+}
+
+/*
+ * The breakdown's hooks, just attached (@write_func: where the write hook
+ * sits): 0 when they saw each end of the exchange read and write, else
+ * log_ext's error.
+ */
+int tcp_rt_hookcheck_run_bd(const char *write_func)
+{
+	const struct tcp_rt_hc_want want = { .write_func = write_func };
+
+	return tcp_rt_hc_run_attached(&want, "log_ext",
+				      "the time breakdown cannot be had on this kernel",
+				      "");
 }
 
 /*
  * The series' receive hooks, just attached (@funcs: where each sits): 0
  * when each saw a segment arrive on each end of the exchange, else
- * series_run's error, said in one line.  A check of its own, as the
- * breakdown's.
+ * series_run's error.
  */
 int tcp_rt_hookcheck_run_rcv(const char *const *funcs)
 {
 	const struct tcp_rt_hc_want want = { .rcv_funcs = funcs };
-	char why[160];
-	int err;
 
-	if (!tcp_rt_hook_check)
-		return 0;
-	tcp_rt_hookcheck_begin(true);
-	err = tcp_rt_hc_run(&want, why, sizeof(why));
-	tcp_rt_hookcheck_end();
-	if (*why)
-		pr_err("series_run: hook check: %s; received segments cannot be counted on this kernel (series_host, series_ext's ce_bytes, ce_segs, ece, dup_bytes, dup_segs, flows; hook_check=0 skips the check)\n",
-		       why);
-	return err;
+	return tcp_rt_hc_run_attached(&want, "series_run",
+				      "received segments cannot be counted on this kernel",
+				      "series_host, series_ext's ce_bytes, ce_segs, ece, dup_bytes, dup_segs, flows; ");
 }
 
 void tcp_rt_hookcheck_status(struct seq_file *m)

@@ -336,7 +336,7 @@ tcp_rt_log_bin(const struct sock *sk, enum tcp_rt_rec type, s64 real_ns,
 {
 	struct rchan_buf *buf = *this_cpu_ptr(tcp_rt_log_bin_chan->buf);
 	const struct inet_sock *inet = inet_sk(sk);
-	unsigned int flags = 0, i;
+	unsigned int flags = 0, len, i;
 	struct tcp_rt_bin *rec;
 	u64 *t;
 
@@ -350,14 +350,15 @@ tcp_rt_log_bin(const struct sock *sk, enum tcp_rt_rec type, s64 real_ns,
 		flags |= TCP_RT_BIN_CGROUP;
 	if (xt)
 		flags |= TCP_RT_BIN_BD;
-	rec = (void *)tcp_rt_relay_reserve(buf, tcp_rt_bin_size(flags, n));
+	len = tcp_rt_bin_size(flags, n);
+	rec = (void *)tcp_rt_relay_reserve(buf, len);
 	if (unlikely(!rec))
 		return;
 	rec->ver = TCP_RT_BIN_VER;
 	rec->type = type;
 	rec->flags = flags;
 	rec->nfields = n;
-	rec->len = tcp_rt_bin_size(flags, n);
+	rec->len = len;
 	rec->bd_mask = xt ? (xt->mask >> TCP_RT_EXT_TASK_FIRST) &
 			    TCP_RT_BIN_BD_MASK : 0;
 	rec->idx = (*this_cpu_ptr(&tcp_rt_log_bin_idx))++;

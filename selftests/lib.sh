@@ -373,6 +373,22 @@ zero_window() {	# port
 	ss -Htno state connected "( sport = :$1 )" | grep -q 'timer:(persist'
 }
 
+# A W record on PORT: a client that stops reading a 60,000-byte response,
+# then goes away (a reset) with it unacknowledged (cut_start's, without
+# its capture).
+w_record() {	# port
+	local cli
+	start_server -- --port "$1" --req-bytes 100 --sndbuf 200000 \
+		--resp-bytes 60000 > /dev/null
+	"$PEER" client --port "$1" --req-bytes 100 --rcvbuf 4096 \
+		--hold-ms 600000 --resp-bytes 60000 --resp-read 1000 > /dev/null 2>&1 &
+	cli=$!
+	wait_until "the response written, the window closed" queued_is "$1" 59000 ||
+		fail "queued: $(ss -tn state connected "( sport = :$1 or dport = :$1 )")"
+	kill -KILL "$cli"
+	wait "$cli" 2> /dev/null || true
+}
+
 start_server() {	# [ns] -- rt_peer server args...
 	local ns=() ready
 	if [ "$1" != "--" ]; then

@@ -29,7 +29,7 @@ load_both() {	# [params...]
 # One of each record type, over IPv4, IPv6 and v4-mapped: clients on every
 # CPU, so that every CPU's logs have records.
 round() {
-	local cpus cpu pids=() p wcli
+	local cpus cpu pids=() p
 	cpus=$(nproc)
 	start_server -- --port $PORT --req-bytes 100 --resp-bytes 1000 \
 		--conns $((cpus + 1)) > /dev/null
@@ -50,17 +50,8 @@ round() {
 	start_server -- --addr :: --dual --port $PORTM --req-bytes 10 --resp-bytes 20 > /dev/null
 	"$PEER" client --addr 127.0.0.1 --port $PORTM --req-bytes 10 --resp-bytes 20 \
 		--requests 2 > /dev/null || fail "v4-mapped client"
-	# W: a client that stops reading, then goes away (a reset) with the
-	# response unacknowledged (tcp_rt_seq.sh's)
-	start_server -- --port $WPORT --req-bytes 100 --sndbuf 200000 \
-		--resp-bytes 60000 > /dev/null
-	"$PEER" client --port $WPORT --req-bytes 100 --rcvbuf 4096 \
-		--hold-ms 600000 --resp-bytes 60000 --resp-read 1000 > /dev/null 2>&1 &
-	wcli=$!
-	wait_until "the response written, the window closed" queued_is $WPORT 59000 ||
-		fail "queued: $(ss -tn state connected "( sport = :$WPORT or dport = :$WPORT )")"
-	kill -KILL "$wcli"
-	wait "$wcli" 2> /dev/null || true
+	# W: a client that stops reading, then goes away
+	w_record $WPORT
 	wait_untracked
 }
 

@@ -85,7 +85,7 @@ tracked_is() {	# n
 # after its documented fields, and each CPU's log holds 0..k-1 in order,
 # k its share of the records written.
 case_every_record_numbered() {
-	local cpus cpu pids=() p wcli t
+	local cpus cpu pids=() p t
 	logs_reset
 	cpus=$(nproc)
 	mod_load lports=$PORT,$WPORT pports=$PORT log_ext=seq
@@ -105,17 +105,8 @@ case_every_record_numbered() {
 	# N: a request cut mid-way
 	"$PEER" client --port $PORT --req-bytes 100 --resp-bytes 1000 \
 		--end mid-request --partial-bytes 40 > /dev/null || fail "client cut mid-request"
-	# W: a client that stops reading, then goes away (a reset) with the
-	# response unacknowledged (tcp_rt_server.sh's cut_start, no capture)
-	start_server -- --port $WPORT --req-bytes 100 --sndbuf 200000 \
-		--resp-bytes 60000 > /dev/null
-	"$PEER" client --port $WPORT --req-bytes 100 --rcvbuf 4096 \
-		--hold-ms 600000 --resp-bytes 60000 --resp-read 1000 > /dev/null 2>&1 &
-	wcli=$!
-	wait_until "the response written, the window closed" queued_is $WPORT 59000 ||
-		fail "queued: $(ss -tn state connected "( sport = :$WPORT or dport = :$WPORT )")"
-	kill -KILL "$wcli"
-	wait "$wcli" 2> /dev/null || true
+	# W: a client that stops reading, then goes away
+	w_record $WPORT
 	wait_untracked
 	drain_each
 	all_records | sed 's/^/# /' | head -n 40

@@ -10,8 +10,10 @@
  * With log_format=both (load time; docs/records.md, "Binary records") a
  * second channel, rt-network-bin<cpu>, gets the same event as a binary
  * record (include/tcp_rt_bin.h), written right after its text line, with
- * the same seq; its own overwrites are counted apart.  Off (text, the
- * default), a static key skips it.
+ * the same seq; its own overwrites are counted apart.  Its buffers are
+ * also read as text, made from the records when they are read
+ * (rt-network-text<cpu>, tcp_rt_relay.c).  Off (text, the default), a
+ * static key skips it.
  *
  * Concurrency: a record is formatted into the current CPU's buffer with
  * interrupts off, as relay_write() copies one, so records from softirq and
@@ -24,7 +26,8 @@
  * read and raised only by its own writer, in that same section.
  *
  * The files are read through tcp_rt_relay.c's operations, which hand out
- * whole records only: lines of the text files, records of the binary.
+ * whole records only: lines of the text files, records of the binary, and
+ * lines made from them.
  */
 
 #define pr_fmt(fmt) "tcp_rt: " fmt
@@ -108,7 +111,11 @@ static struct dentry *tcp_rt_log_bin_create_file(const char *filename,
 						 struct rchan_buf *buf,
 						 int *is_global)
 {
-	return tcp_rt_relay_create_bin_file(filename, parent, mode, buf);
+	char text_name[sizeof("rt-network-text") + TCP_RT_FMT_U32_LEN];
+
+	snprintf(text_name, sizeof(text_name), "rt-network-text%u", buf->cpu);
+	return tcp_rt_relay_create_bin_file(filename, text_name, parent, mode,
+					    buf);
 }
 
 static tcp_rt_relay_cb_const struct rchan_callbacks tcp_rt_log_bin_callbacks = {

@@ -609,7 +609,7 @@ static const struct kernel_param_ops tcp_rt_log_format_ops = {
 
 module_param_cb(log_format, &tcp_rt_log_format_ops, NULL, 0444);
 MODULE_PARM_DESC(log_format,
-		 "text: the logs as lines (default); both: each record also in binary, in rt-network-bin<cpu>");
+		 "text: the logs as lines (default); both: each record also in binary, in rt-network-bin<cpu>, read as text in rt-network-text<cpu>");
 
 static struct tcp_rt_uint tcp_rt_stats_buf_num_arg = {
 	.val = &tcp_rt_stats_buf_num, .min = 1, .max = 64,

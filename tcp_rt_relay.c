@@ -5,17 +5,23 @@
  * refuses it under kernel lockdown, and never forwarded it anyway), and a
  * read of our own that hands out whole records only (see "Reading"); the
  * calls their writers put a record with (see "Writing"); and the channels'
- * open and close, which give each buffer its switch count.
+ * open and close, which give each buffer its switch count and read lock.
+ *
+ * A binary buffer has two files: its records (rt-network-bin<cpu>) and
+ * their text, made as they are read (rt-network-text<cpu>, the text view).
  *
  * Concurrency: tcp_rt_relay_fops is set up before the first channel opens
  * and released after the last one closed, both under the module's
  * init/exit serialisation; tcp_rt_relay_readers is only touched from
  * relay_close(), in module exit.  A buffer's reading position (relay's
  * subbufs_consumed and bytes_consumed) is changed by its readers only,
- * under its file's inode lock, as relay's own read does.  reads_lapped is
- * an atomic, bumped by readers of any file.  A buffer's switch count (see
- * "Writing") is changed by that buffer's one writer only, and lives as
- * long as its channel (tcp_rt_relay_open() to tcp_rt_relay_close()).
+ * under the buffer's read lock (struct tcp_rt_relay_buf), which the
+ * readers of both its files take: they share the one position.
+ * reads_lapped is an atomic, bumped by readers of any file.  A buffer's
+ * switch count (see "Writing") is changed by that buffer's one writer
+ * only.  Both live as long as the channel (tcp_rt_relay_open() to
+ * tcp_rt_relay_close()), as does the text view's dentry, set when relay
+ * creates the buffer's files and removed with them.
  */
 
 #define pr_fmt(fmt) "tcp_rt: " fmt
@@ -24,17 +30,36 @@
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/kmemleak.h>
+#include <linux/mutex.h>
 #include <linux/relay.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "include/tcp_rt.h"
 #include "include/tcp_rt_bin.h"
+#include "include/tcp_rt_fmt.h"
 #include "include/tcp_rt_relay.h"
 
-/* the text files' operations, then the binary files' */
+/* What a file of a buffer hands out of it. */
+enum tcp_rt_relay_view {
+	TCP_RT_VIEW_TEXT,	/* a text buffer's lines */
+	TCP_RT_VIEW_BIN,	/* a binary buffer's records */
+	TCP_RT_VIEW_BIN_TEXT,	/* a binary buffer's records, as lines */
+	TCP_RT_VIEWS,
+};
+
+/*
+ * What tcp_rt_relay_open() keeps for each buffer of a channel, indexed by
+ * the buffer's CPU (0 for a global buffer): the channel's private data.
+ */
+struct tcp_rt_relay_buf {
+	unsigned long switches;		/* "Writing" */
+	struct mutex read_lock;		/* the buffer's reading position */
+	struct dentry *text_view;	/* a binary buffer's, or NULL */
+};
+
+/* the files' operations, one a view */
 static const struct file_operations *tcp_rt_relay_fops;
-static const struct file_operations *tcp_rt_relay_bin_fops;
 static unsigned int tcp_rt_relay_readers;
 static atomic_long_t tcp_rt_relay_lapped = ATOMIC_LONG_INIT(0);
 
@@ -58,10 +83,13 @@ static atomic_long_t tcp_rt_relay_lapped = ATOMIC_LONG_INIT(0);
  * Only whole records are handed out: a read of a text file stops after
  * the last newline it copied, one of a binary file (rt-network-bin<cpu>)
  * after the last whole record, by the lengths the records say, checked
- * in the bounce copy (tcp_rt_bin_check()); one whose buffer cannot hold
- * the next record fails with -EINVAL, as /dev/kmsg's does (a record is at
- * most TCP_RT_REC_LEN + TCP_RT_REC_LEN_SEQ bytes, tcp_rt_log.c, or
- * TCP_RT_BIN_LEN_MAX).
+ * in the bounce copy (tcp_rt_bin_check()), and one of a text view
+ * (rt-network-text<cpu>) after the line of the last whole record whose
+ * line fits, made from that copy; the position moves on by the binary
+ * bytes those lines were made from.  A read whose buffer cannot hold the
+ * next record fails with -EINVAL, as /dev/kmsg's does (a record is at
+ * most TCP_RT_REC_LEN + TCP_RT_REC_LEN_SEQ bytes, tcp_rt_log.c,
+ * TCP_RT_BIN_LEN_MAX, or as a line TCP_RT_FMT_MAX).
  *
  * A completed sub-buffer ends where its padding begins, which the writer
  * stores before subbufs_produced is raised (tcp_rt_relay_switch()); the
@@ -76,6 +104,17 @@ static atomic_long_t tcp_rt_relay_lapped = ATOMIC_LONG_INIT(0);
  */
 #define TCP_RT_READ_CHUNK	4096
 #define TCP_RT_READ_TRIES	16	/* chunks overtaken in one read, at most */
+
+static struct tcp_rt_relay_buf *tcp_rt_relay_buf(struct rchan_buf *buf)
+{
+	return (struct tcp_rt_relay_buf *)buf->chan->private_data + buf->cpu;
+}
+
+/* @buf's switch count ("Writing"). */
+static unsigned long *tcp_rt_relay_switches(struct rchan_buf *buf)
+{
+	return &tcp_rt_relay_buf(buf)->switches;
+}
 
 /*
  * Copy the next bytes at @buf's reading position, at most @max, to @to:
@@ -158,46 +197,92 @@ static size_t tcp_rt_whole_records(const char *p, size_t len)
 	return done;
 }
 
-/* A read of whole records: lines, or binary records (@bin). */
+/*
+ * The text view's lines (tcp_rt_fmt_bin()) of the whole binary records
+ * at @in, @len bytes, as many as fit in @room bytes and in @out's
+ * TCP_RT_READ_CHUNK: their length, and in *@used the binary bytes they
+ * were made from.
+ */
+static size_t tcp_rt_records_text(const char *in, size_t len, char *out,
+				  size_t room, size_t *used)
+{
+	const struct tcp_rt_bin *rec;
+	size_t text = 0, n, line;
+
+	*used = 0;
+	/* tcp_rt_fmt_bin() writes within TCP_RT_FMT_MAX bytes of its start */
+	while (text + TCP_RT_FMT_MAX <= TCP_RT_READ_CHUNK) {
+		rec = (const struct tcp_rt_bin *)(in + *used);
+		n = tcp_rt_bin_check(rec, len - *used);
+		if (!n)
+			break;
+		line = tcp_rt_fmt_bin(out + text, rec);
+		if (line > room - text)
+			break;
+		text += line;
+		*used += n;
+	}
+	return text;
+}
+
+/*
+ * A read of whole records, as @view gives them: each step copies a chunk
+ * (tcp_rt_relay_copy()), hands out what it holds of whole records, and
+ * moves the reading position past the bytes they took.  The text view's
+ * room is text: it copies a chunk of records whatever the room, and makes
+ * their lines from that copy, checked already, never from the buffer.
+ */
 static ssize_t tcp_rt_relay_read_whole(struct file *filp, char __user *ubuf,
-				       size_t count, bool bin)
+				       size_t count,
+				       enum tcp_rt_relay_view view)
 {
 	struct rchan_buf *buf = filp->private_data;
+	struct mutex *lock = &tcp_rt_relay_buf(buf)->read_lock;
+	bool text_view = view == TCP_RT_VIEW_BIN_TEXT;
+	size_t done = 0, room, whole, used;
 	unsigned int tries = 0;
+	char *bounce, *text;
 	ssize_t err = 0, n;
-	size_t done = 0, whole;
-	char *bounce;
 
 	if (!count)
 		return 0;
-	bounce = kmalloc(TCP_RT_READ_CHUNK, GFP_KERNEL);
+	bounce = kmalloc((text_view ? 2 : 1) * TCP_RT_READ_CHUNK, GFP_KERNEL);
 	if (!bounce)
 		return -ENOMEM;
+	text = bounce + TCP_RT_READ_CHUNK;
 
-	inode_lock(file_inode(filp));
+	mutex_lock(lock);
 	while (done < count) {
+		room = min_t(size_t, count - done, TCP_RT_READ_CHUNK);
 		n = tcp_rt_relay_copy(buf, bounce,
-				      min_t(size_t, count - done,
-					    TCP_RT_READ_CHUNK));
+				      text_view ? TCP_RT_READ_CHUNK : room);
 		if (n == -EAGAIN && ++tries <= TCP_RT_READ_TRIES)
 			continue;
 		if (n <= 0)
 			break;
-		whole = bin ? tcp_rt_whole_records(bounce, n) :
-			      tcp_rt_whole_lines(bounce, n);
+		if (text_view) {
+			whole = tcp_rt_records_text(bounce, n, text, room,
+						    &used);
+		} else {
+			used = view == TCP_RT_VIEW_BIN ?
+			       tcp_rt_whole_records(bounce, n) :
+			       tcp_rt_whole_lines(bounce, n);
+			whole = used;
+		}
 		if (!whole) {
 			/* the next record does not fit in what is left */
 			err = -EINVAL;
 			break;
 		}
-		if (copy_to_user(ubuf + done, bounce, whole)) {
+		if (copy_to_user(ubuf + done, text_view ? text : bounce,
+				 whole)) {
 			err = -EFAULT;
 			break;
 		}
 		done += whole;
-		buf->bytes_consumed += whole;
+		buf->bytes_consumed += used;
 	}
-	inode_unlock(file_inode(filp));
+	mutex_unlock(lock);
 
 	kfree(bounce);
 	return done ? done : err;
@@ -206,13 +291,21 @@ static ssize_t tcp_rt_relay_read_whole(struct file *filp, char __user *ubuf,
 static ssize_t tcp_rt_relay_read(struct file *filp, char __user *ubuf,
 				 size_t count, loff_t *ppos)
 {
-	return tcp_rt_relay_read_whole(filp, ubuf, count, false);
+	return tcp_rt_relay_read_whole(filp, ubuf, count, TCP_RT_VIEW_TEXT);
 }
 
 static ssize_t tcp_rt_relay_read_bin(struct file *filp, char __user *ubuf,
 				     size_t count, loff_t *ppos)
 {
-	return tcp_rt_relay_read_whole(filp, ubuf, count, true);
+	return tcp_rt_relay_read_whole(filp, ubuf, count, TCP_RT_VIEW_BIN);
+}
+
+static ssize_t tcp_rt_relay_read_bin_text(struct file *filp,
+					  char __user *ubuf, size_t count,
+					  loff_t *ppos)
+{
+	return tcp_rt_relay_read_whole(filp, ubuf, count,
+				       TCP_RT_VIEW_BIN_TEXT);
 }
 
 /*
@@ -246,36 +339,42 @@ char *tcp_rt_relay_switch(struct rchan_buf *buf, size_t len)
 }
 
 /*
- * A relay channel whose buffers have switch counts: its private data, one
- * count per buffer, indexed by the buffer's CPU (0 for a global buffer).
- * Close it with tcp_rt_relay_close().
+ * A relay channel whose buffers have switch counts and read locks: its
+ * private data, struct tcp_rt_relay_buf, for every possible CPU.  Close
+ * it with tcp_rt_relay_close().
  */
 struct rchan *tcp_rt_relay_open(const char *base, struct dentry *parent,
 				size_t subbuf_size, size_t n_subbufs,
 				tcp_rt_relay_cb_const struct rchan_callbacks *cb)
 {
-	unsigned long *switches;
+	struct tcp_rt_relay_buf *bufs;
 	struct rchan *chan;
+	unsigned int i;
 
-	switches = kcalloc(nr_cpu_ids, sizeof(*switches), GFP_KERNEL);
-	if (!switches)
+	bufs = kcalloc(nr_cpu_ids, sizeof(*bufs), GFP_KERNEL);
+	if (!bufs)
 		return NULL;
-	chan = relay_open(base, parent, subbuf_size, n_subbufs, cb, switches);
+	for (i = 0; i < nr_cpu_ids; i++)
+		mutex_init(&bufs[i].read_lock);
+	chan = relay_open(base, parent, subbuf_size, n_subbufs, cb, bufs);
 	if (!chan)
-		kfree(switches);
+		kfree(bufs);
 	return chan;
 }
 
 /* After relay_close() no read runs and none can start: see below. */
 void tcp_rt_relay_close(struct rchan *chan)
 {
-	unsigned long *switches;
+	struct tcp_rt_relay_buf *bufs;
+	unsigned int i;
 
 	if (!chan)
 		return;
-	switches = chan->private_data;
+	bufs = chan->private_data;
 	relay_close(chan);
-	kfree(switches);
+	for (i = 0; i < nr_cpu_ids; i++)
+		mutex_destroy(&bufs[i].read_lock);
+	kfree(bufs);
 }
 
 unsigned long tcp_rt_relay_reads_lapped(void)
@@ -296,30 +395,23 @@ unsigned long tcp_rt_relay_reads_lapped(void)
  */
 int tcp_rt_relay_init(void)
 {
-	const struct file_operations fops = {
-		.open		= relay_file_operations.open,
-		.read		= tcp_rt_relay_read,
-		.poll		= relay_file_operations.poll,
-		.llseek		= relay_file_operations.llseek,
-		.release	= relay_file_operations.release,
-	}, bin_fops = {
-		.open		= relay_file_operations.open,
-		.read		= tcp_rt_relay_read_bin,
-		.poll		= relay_file_operations.poll,
-		.llseek		= relay_file_operations.llseek,
-		.release	= relay_file_operations.release,
+#define TCP_RT_RELAY_FOPS(read_fn) {				\
+		.open		= relay_file_operations.open,	\
+		.read		= read_fn,			\
+		.poll		= relay_file_operations.poll,	\
+		.llseek		= relay_file_operations.llseek,	\
+		.release	= relay_file_operations.release,	\
+	}
+	const struct file_operations fops[TCP_RT_VIEWS] = {
+		[TCP_RT_VIEW_TEXT]	= TCP_RT_RELAY_FOPS(tcp_rt_relay_read),
+		[TCP_RT_VIEW_BIN]	= TCP_RT_RELAY_FOPS(tcp_rt_relay_read_bin),
+		[TCP_RT_VIEW_BIN_TEXT]	=
+			TCP_RT_RELAY_FOPS(tcp_rt_relay_read_bin_text),
 	};
+#undef TCP_RT_RELAY_FOPS
 
-	tcp_rt_relay_fops = kmemdup(&fops, sizeof(fops), GFP_KERNEL);
-	tcp_rt_relay_bin_fops = kmemdup(&bin_fops, sizeof(bin_fops),
-					GFP_KERNEL);
-	if (tcp_rt_relay_fops && tcp_rt_relay_bin_fops)
-		return 0;
-	kfree(tcp_rt_relay_fops);
-	kfree(tcp_rt_relay_bin_fops);
-	tcp_rt_relay_fops = NULL;
-	tcp_rt_relay_bin_fops = NULL;
-	return -ENOMEM;
+	tcp_rt_relay_fops = kmemdup(fops, sizeof(fops), GFP_KERNEL);
+	return tcp_rt_relay_fops ? 0 : -ENOMEM;
 }
 
 /*
@@ -331,30 +423,48 @@ void tcp_rt_relay_exit(void)
 {
 	if (tcp_rt_relay_readers) {
 		pr_info("%u relay file(s) still open: %zu bytes of file operations kept for them\n",
-			tcp_rt_relay_readers, 2 * sizeof(*tcp_rt_relay_fops));
+			tcp_rt_relay_readers,
+			TCP_RT_VIEWS * sizeof(*tcp_rt_relay_fops));
 		kmemleak_not_leak(tcp_rt_relay_fops);
-		kmemleak_not_leak(tcp_rt_relay_bin_fops);
 	} else {
 		kfree(tcp_rt_relay_fops);
-		kfree(tcp_rt_relay_bin_fops);
 	}
 	tcp_rt_relay_fops = NULL;
-	tcp_rt_relay_bin_fops = NULL;
 }
 
 struct dentry *tcp_rt_relay_create_file(const char *name,
 					struct dentry *parent, umode_t mode,
 					struct rchan_buf *buf)
 {
-	return debugfs_create_file(name, mode, parent, buf, tcp_rt_relay_fops);
+	return debugfs_create_file(name, mode, parent, buf,
+				   &tcp_rt_relay_fops[TCP_RT_VIEW_TEXT]);
 }
 
+/*
+ * A binary buffer's two files: @name, its records, and @text_name, their
+ * lines (the text view).  Its dentry is @name's, which relay keeps; the
+ * text view's is removed with it (tcp_rt_relay_remove_file()).  NULL if
+ * either cannot be made.
+ */
 struct dentry *tcp_rt_relay_create_bin_file(const char *name,
+					    const char *text_name,
 					    struct dentry *parent, umode_t mode,
 					    struct rchan_buf *buf)
 {
-	return debugfs_create_file(name, mode, parent, buf,
-				   tcp_rt_relay_bin_fops);
+	struct dentry *bin, *text;
+
+	bin = debugfs_create_file(name, mode, parent, buf,
+				  &tcp_rt_relay_fops[TCP_RT_VIEW_BIN]);
+	if (IS_ERR_OR_NULL(bin))
+		return NULL;
+	text = debugfs_create_file(text_name, mode, parent, buf,
+				   &tcp_rt_relay_fops[TCP_RT_VIEW_BIN_TEXT]);
+	if (IS_ERR_OR_NULL(text)) {
+		debugfs_remove(bin);
+		return NULL;
+	}
+	tcp_rt_relay_buf(buf)->text_view = text;
+	return bin;
 }
 
 /*
@@ -365,7 +475,10 @@ struct dentry *tcp_rt_relay_create_bin_file(const char *name,
 int tcp_rt_relay_remove_file(struct dentry *dentry)
 {
 	struct rchan_buf *buf = d_inode(dentry)->i_private;
+	struct tcp_rt_relay_buf *rb = tcp_rt_relay_buf(buf);
 
+	debugfs_remove(rb->text_view);
+	rb->text_view = NULL;
 	debugfs_remove(dentry);
 	if (kref_read(&buf->kref) > 1)
 		tcp_rt_relay_readers++;

@@ -272,6 +272,7 @@ struct dentry *tcp_rt_relay_create_file(const char *name,
 					struct dentry *parent, umode_t mode,
 					struct rchan_buf *buf);
 struct dentry *tcp_rt_relay_create_bin_file(const char *name,
+					    const char *text_name,
 					    struct dentry *parent, umode_t mode,
 					    struct rchan_buf *buf);
 int tcp_rt_relay_remove_file(struct dentry *dentry);

@@ -28,12 +28,6 @@ struct rchan *tcp_rt_relay_open(const char *base, struct dentry *parent,
 void tcp_rt_relay_close(struct rchan *chan);
 char *tcp_rt_relay_switch(struct rchan_buf *buf, size_t len);
 
-/* @buf's switch count (tcp_rt_relay.c, "Writing"). */
-static inline unsigned long *tcp_rt_relay_switches(struct rchan_buf *buf)
-{
-	return (unsigned long *)buf->chan->private_data + buf->cpu;
-}
-
 /*
  * Room for @len bytes at the current offset, after switching to the next
  * sub-buffer if they do not fit; NULL if relay refused the switch (a

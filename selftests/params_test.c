@@ -233,6 +233,7 @@ TEST(debugfs_files)
 	snprintf(path, sizeof(path), DBG "rt-network-log%ld", cpus);
 	EXPECT_EQ(-1, file_mode(path));
 	EXPECT_EQ(-1, file_mode(DBG "rt-network-bin0"));
+	EXPECT_EQ(-1, file_mode(DBG "rt-network-text0"));
 	EXPECT_EQ(0400, file_mode(DBG "rt-network-stats"));
 	EXPECT_EQ(0200, file_mode(DBG "deactivate"));
 	EXPECT_EQ(0444, file_mode(DBG "status"));

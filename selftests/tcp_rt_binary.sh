@@ -8,7 +8,10 @@
 # R, W, N, P and E records, IPv4, IPv6 and v4-mapped, with no log_ext
 # field, each one alone and all of them, the breakdown's attaching its
 # hooks; log_sample=2 and deactivate=2.  The binary records' indexes run
-# on without a gap.  log_format=text (the default) makes no binary file.
+# on without a gap.  The same buffer's text view (rt-network-text<cpu>),
+# lines made from the records as they are read, is the text log too, read
+# alone or in turns with the binary file.  log_format=text (the default)
+# makes no binary file.
 . "$(dirname "$0")/lib.sh"
 
 PORT=7960	# R, N, E over IPv4; a peer port too: P
@@ -55,26 +58,62 @@ round() {
 	wait_untracked
 }
 
-# Each CPU's text log, and its binary log made text by bin2text: the same
-# bytes; the binary records' indexes without a gap.  Reads every log
-# (once: reading consumes); the lines, all CPUs', in $OUT/text.
-compare_logs() {
-	local f c stat
+# CPU $1's binary buffer read in turns through its two files, which share
+# one position: a read of the text view (rt-network-text$1, as many whole
+# lines as fit in TEXT_READ bytes), then one of the binary file (whole
+# records in BIN_READ bytes) made text by bin2text, until neither has
+# more.  Each turn's lines to standard output, in the order read; "text N
+# binary N", the lines each file gave, to $OUT/turns.$1.
+TEXT_READ=547	# TCP_RT_FMT_MAX: the longest line
+BIN_READ=192	# TCP_RT_BIN_LEN_MAX: the longest record
+read_turns() {
+	local c=$1 t b text=0 bin=0
+	while :; do
+		t=$(dd if="$DBG/rt-network-text$c" bs=$TEXT_READ count=1 status=none)
+		b=$(dd if="$DBG/rt-network-bin$c" bs=$BIN_READ count=1 status=none |
+			"$BIN2TEXT" 2> /dev/null)
+		[ -n "$t$b" ] || break
+		[ -z "$t" ] || { printf '%s\n' "$t"; text=$((text + $(wc -l <<< "$t"))); }
+		[ -z "$b" ] || { printf '%s\n' "$b"; bin=$((bin + $(wc -l <<< "$b"))); }
+	done
+	echo "text $text binary $bin" > $OUT/turns.$c
+}
+
+# Each CPU's text log, and its binary buffer read as $1 says - bin: the
+# binary file made text by bin2text, whose records' indexes must run on
+# without a gap; text: the text view; turns: both in turns (read_turns)
+# - the same bytes.  Reads every log (once: reading consumes); the lines,
+# all CPUs', in $OUT/text.
+compare_logs() {	# bin|text|turns
+	local how=$1 f c stat
 	: > $OUT/text
 	for f in "$DBG"/rt-network-log*; do
 		c=${f##*rt-network-log}
 		cat "$f" > $OUT/text.$c
-		"$BIN2TEXT" < "$DBG/rt-network-bin$c" > $OUT/made.$c 2> $OUT/stat.$c ||
-			fail "bin2text, CPU $c: $(cat $OUT/stat.$c)"
-		stat=$(cat $OUT/stat.$c)
-		diag "CPU $c: $(wc -l < $OUT/text.$c) lines; binary: $stat"
+		case $how in
+		bin)
+			"$BIN2TEXT" < "$DBG/rt-network-bin$c" > $OUT/made.$c 2> $OUT/stat.$c ||
+				fail "bin2text, CPU $c: $(cat $OUT/stat.$c)"
+			stat=$(cat $OUT/stat.$c)
+			# shellcheck disable=SC2086
+			set -- $stat
+			expect_eq "$2 $8" "$(wc -l < $OUT/text.$c) 0" \
+				"CPU $c: binary records as lines, indexes missing"
+			;;
+		text)
+			cat "$DBG/rt-network-text$c" > $OUT/made.$c
+			stat="text view $(wc -l < $OUT/made.$c) lines"
+			;;
+		turns)
+			read_turns "$c" > $OUT/made.$c
+			stat="in turns: $(cat $OUT/turns.$c)"
+			;;
+		esac
+		diag "CPU $c: $(wc -l < $OUT/text.$c) lines; $how: $stat"
 		if ! cmp -s $OUT/text.$c $OUT/made.$c; then
 			diff $OUT/text.$c $OUT/made.$c | head -n 10 | sed 's/^/# /'
-			fail "CPU $c: the binary log made text differs from rt-network-log$c"
+			fail "CPU $c: the binary buffer read as $how differs from rt-network-log$c"
 		fi
-		# shellcheck disable=SC2086
-		set -- $stat
-		expect_eq "$2 $8" "$(wc -l < $OUT/text.$c) 0" "CPU $c: binary records as lines, indexes missing"
 		cat $OUT/text.$c >> $OUT/text
 	done
 	expect_eq "$(status log_subbufs_overwritten) $(status log_bin_subbufs_overwritten)" "0 0" \
@@ -84,18 +123,29 @@ compare_logs() {
 # Every type, and each log_ext field alone and all of them, switched
 # between rounds (a connection takes log_ext as it is established).
 case_every_record() {
-	local f t
+	local f t c
 	load_both
 	expect_eq "$(status log_format)" both "status log_format"
 	expect_eq "$(cat "$PARAMS/log_format")" both "log_format read back"
 	expect_eq "$(stat -c %a "$DBG/rt-network-bin0")" 400 "rt-network-bin0's mode"
+	expect_eq "$(stat -c %a "$DBG/rt-network-text0")" 400 "rt-network-text0's mode"
+	expect_eq "$(ls "$DBG" | grep -c '^rt-network-text')" "$(nproc)" "text views, one a CPU"
 	round
 	for f in $FIELDS "$ALL"; do
 		echo "$f" > "$PARAMS/log_ext" || fail "log_ext=$f"
 		round
 	done
 	echo > "$PARAMS/log_ext"
-	compare_logs
+	# a read too short for the first line fails, and takes nothing
+	expect_fail "a text view read of 10 bytes" \
+		dd if="$DBG/rt-network-text0" bs=10 count=1 status=none of=/dev/null
+	compare_logs turns
+	for c in $OUT/turns.*; do
+		# shellcheck disable=SC2046
+		set -- $(cat "$c")
+		expect_ge "$2" 1 "${c##*/}: lines read through the text view"
+		expect_ge "$4" 1 "${c##*/}: lines read through the binary file"
+	done
 	for t in R W N P E; do
 		expect_ge "$(awk -v t=$t '$1 == "V6" && $2 == t' $OUT/text | wc -l)" 1 "$t records"
 	done
@@ -111,12 +161,15 @@ case_every_record() {
 
 # log_sample=2 leaves one connection in two out of both logs alike;
 # deactivate=2 releases open connections: what either writes, both do.
+# The rounds' records read as binary, the release's through the text view.
 case_sample_release() {
 	local held
 	load_both log_ext=seq
 	echo 2 > "$PARAMS/log_sample"
 	round
 	round
+	compare_logs bin
+	expect_ge "$(grep -c '^V6 R ' $OUT/text)" 1 "R records kept"
 	start_server -- --port $PORT --req-bytes 100 --resp-bytes 1000 --conns 4 > /dev/null
 	"$PEER" client --port $PORT --req-bytes 100 --resp-bytes 1000 --conns 4 \
 		--requests 1 --end wait-server > /dev/null 2>&1 &
@@ -127,9 +180,8 @@ case_sample_release() {
 	expect_eq "$(status tracked)" 0 "tracked after deactivate=2"
 	kill "$held" 2> /dev/null
 	wait "$held" 2> /dev/null || true
-	compare_logs
+	compare_logs text
 	expect_ge "$(status records_sampled_out)" 1 "records sampled out"
-	expect_ge "$(grep -c '^V6 R ' $OUT/text)" 1 "R records kept"
 	rmmod tcp_rt || fail "rmmod"
 }
 
@@ -138,7 +190,7 @@ case_text_default() {
 	local mark line
 	mod_load lports=$PORT
 	expect_eq "$(status log_format)" text "status log_format"
-	expect_eq "$(ls "$DBG" | grep -c rt-network-bin)" 0 "binary files"
+	expect_eq "$(ls "$DBG" | grep -c -E 'rt-network-(bin|text)')" 0 "binary files and text views"
 	mod_unload
 	mark=$(kmsg_mark)
 	expect_fail "log_format=binary" insmod "$MODULE" log_format=binary

@@ -111,18 +111,20 @@ case_stress() {
 
 # A reader the writers lap, in the flight recorder's tightest form: one
 # sub-buffer per CPU (log_buf_num=1), records flooding in on both CPUs, and
-# on each CPU's file a reader that reads LAPPED_READ bytes at a time (more
-# than the longest record) with a pause after each, for LAPPED_S seconds.
-# Every line it reads must be one the module wrote: whole, its fields those
-# of the workload (lapped_reader.py).  The writers must have lapped it.
+# on each CPU's files a reader that reads LAPPED_READ bytes at a time (more
+# than the longest record) with a pause after each, for LAPPED_S seconds:
+# one on the text log, one on the binary buffer's text view (log_format=
+# both), whose lines are made from a copy the writer may lap too.  Every
+# line either reads must be one the module wrote: whole, its fields those
+# of the workload (lapped_reader.py).  The writers must have lapped both.
 LAPPED_PORT=7803
 : "${LAPPED_S:=60}"
 LAPPED_READ=512
 LAPPED_PAUSE_MS=2
 
 case_lapped_reader() {
-	local cpu pids=() r rc=0
-	mod_load lports=$LAPPED_PORT log_buf_num=1
+	local cpu f pids=() r rc=0
+	mod_load lports=$LAPPED_PORT log_buf_num=1 log_format=both
 	start_server -- --port $LAPPED_PORT --conns 4 --req-bytes 50 \
 		--resp-bytes 80 > /dev/null
 	for cpu in 0 1; do
@@ -131,23 +133,28 @@ case_lapped_reader() {
 			--timeout $((LAPPED_S + 60)) > /dev/null 2>&1 &
 	done
 	for cpu in 0 1; do
-		python3 "$SELFTESTS/lapped_reader.py" "$DBG/rt-network-log$cpu" \
-			"$LAPPED_S" $LAPPED_READ $LAPPED_PAUSE_MS $LAPPED_PORT 50 80 \
-			> /tmp/lapped.$cpu 2>&1 &
-		pids+=($!)
+		for f in log text; do
+			python3 "$SELFTESTS/lapped_reader.py" "$DBG/rt-network-$f$cpu" \
+				"$LAPPED_S" $LAPPED_READ $LAPPED_PAUSE_MS $LAPPED_PORT 50 80 \
+				> /tmp/lapped.$f$cpu 2>&1 &
+			pids+=($!)
+		done
 	done
 	for r in "${pids[@]}"; do
 		wait "$r" || rc=1
 	done
 	pkill -f "$PEER" || true
 	for cpu in 0 1; do
-		diag "CPU $cpu's reader: $(tr '\n' ' ' < /tmp/lapped.$cpu)"
+		for f in log text; do
+			diag "rt-network-$f$cpu's reader: $(tr '\n' ' ' < /tmp/lapped.$f$cpu)"
+		done
 	done
-	diag "records_R $(status records_R), log_subbufs_overwritten $(status log_subbufs_overwritten), reads_lapped $(status reads_lapped)"
-	expect_ge "$(status log_subbufs_overwritten)" 2 "sub-buffers overwritten (the readers were lapped)"
+	diag "records_R $(status records_R), log_subbufs_overwritten $(status log_subbufs_overwritten), log_bin_subbufs_overwritten $(status log_bin_subbufs_overwritten), reads_lapped $(status reads_lapped)"
+	expect_ge "$(status log_subbufs_overwritten)" 2 "sub-buffers overwritten (the text log's readers were lapped)"
+	expect_ge "$(status log_bin_subbufs_overwritten)" 2 "binary sub-buffers overwritten (the text views' readers were lapped)"
 	expect_eq "$rc" 0 "every line read whole"
 }
 
 run_case "stress: idle, churn, parameter changes, racing readers, CPU offline" case_stress
-run_case "stress: a slow reader lapped by writers on both CPUs reads only whole records" case_lapped_reader
+run_case "stress: slow readers lapped by writers on both CPUs, of the text log and of the text view, read only whole records" case_lapped_reader
 done_testing

@@ -13,7 +13,9 @@
  * the same seq; its own overwrites are counted apart.  Its buffers are
  * also read as text, made from the records when they are read
  * (rt-network-text<cpu>, tcp_rt_relay.c).  Off (text, the default), a
- * static key skips it.
+ * static key skips it.  With log_format=binary the binary channel is the
+ * only one: a second static key skips the text, the binary record takes
+ * the seq, and rt-network-log<cpu> is the binary buffer's text view.
  *
  * Concurrency: a record is formatted into the current CPU's buffer with
  * interrupts off, as relay_write() copies one, so records from softirq and
@@ -56,8 +58,12 @@
 
 static struct rchan *tcp_rt_log_chan;
 static atomic_long_t tcp_rt_log_overwrites = ATOMIC_LONG_INIT(0);
-/* log_format=both: the binary channel, and its own overwrites */
+/*
+ * log_format=both and binary: the binary channel, and its own overwrites;
+ * binary: no text channel
+ */
 static DEFINE_STATIC_KEY_FALSE(tcp_rt_log_bin_on);
+static DEFINE_STATIC_KEY_FALSE(tcp_rt_log_text_off);
 static struct rchan *tcp_rt_log_bin_chan;
 static atomic_long_t tcp_rt_log_bin_overwrites = ATOMIC_LONG_INIT(0);
 /* the index the CPU's binary log gives its next record, from 0 at load */
@@ -113,7 +119,11 @@ static struct dentry *tcp_rt_log_bin_create_file(const char *filename,
 {
 	char text_name[sizeof("rt-network-text") + TCP_RT_FMT_U32_LEN];
 
-	snprintf(text_name, sizeof(text_name), "rt-network-text%u", buf->cpu);
+	/* binary: the text view is the log readers know */
+	snprintf(text_name, sizeof(text_name), "%s%u",
+		 tcp_rt_log_format == TCP_RT_LOG_BINARY ? "rt-network-log" :
+							 "rt-network-text",
+		 buf->cpu);
 	return tcp_rt_relay_create_bin_file(filename, text_name, parent, mode,
 					    buf);
 }
@@ -330,16 +340,19 @@ tcp_rt_format(char *p, const struct sock *sk, enum tcp_rt_rec type,
 }
 
 /*
- * The binary form of the record just written as text (log_format=both),
- * into this CPU's binary log: the same fields and seq, and the binary
- * log's own index.  Interrupts are off (tcp_rt_log_write()).  Every byte
- * of it is written: nothing of the memory it overwrites is handed out.
+ * The record in binary, into this CPU's binary log, with the binary log's
+ * own index: with log_format=both, the record just written as text, its
+ * fields and @seq; with binary (@alone), the record itself, which takes
+ * its number (a record that got no room takes none).  Whether it was
+ * written.  Interrupts are off (tcp_rt_log_write()).  Every byte of it is
+ * written: nothing of the memory it overwrites is handed out.
  */
-static noinline void
+static noinline bool
 tcp_rt_log_bin(const struct sock *sk, enum tcp_rt_rec type, s64 real_ns,
 	       const u64 *fields, unsigned int n,
 	       const struct tcp_rt_log_conn *lc,
-	       const struct tcp_rt_ext_task *xt, bool numbered, u64 seq)
+	       const struct tcp_rt_ext_task *xt, bool numbered, u64 seq,
+	       bool alone)
 {
 	struct rchan_buf *buf = *this_cpu_ptr(tcp_rt_log_bin_chan->buf);
 	const struct inet_sock *inet = inet_sk(sk);
@@ -360,7 +373,9 @@ tcp_rt_log_bin(const struct sock *sk, enum tcp_rt_rec type, s64 real_ns,
 	len = tcp_rt_bin_size(flags, n);
 	rec = (void *)tcp_rt_relay_reserve(buf, len);
 	if (unlikely(!rec))
-		return;
+		return false;
+	if (alone && numbered)
+		seq = (*this_cpu_ptr(&tcp_rt_log_seq))++;
 	rec->ver = TCP_RT_BIN_VER;
 	rec->type = type;
 	rec->flags = flags;
@@ -407,6 +422,7 @@ tcp_rt_log_bin(const struct sock *sk, enum tcp_rt_rec type, s64 real_ns,
 	if (numbered)
 		*t++ = seq;
 	tcp_rt_relay_commit(buf, (char *)t);
+	return true;
 }
 
 /*
@@ -445,6 +461,13 @@ tcp_rt_log_write(const struct sock *sk, enum tcp_rt_rec type, u64 start_us,
 	real_ns = ktime_to_ns(ktime_mono_to_real(start));
 
 	local_irq_save(flags);
+	if (static_branch_unlikely(&tcp_rt_log_text_off)) {
+		if (tcp_rt_log_bin(sk, type, real_ns, fields, n, lc, xt,
+				   numbered, 0, true))
+			this_cpu_inc(tcp_rt_log_nr[type]);
+		local_irq_restore(flags);
+		return;
+	}
 	buf = *this_cpu_ptr(chan->buf);
 	/* room for its longest form; a flight recorder always switches */
 	rec = tcp_rt_relay_reserve(buf, len);
@@ -459,7 +482,7 @@ tcp_rt_log_write(const struct sock *sk, enum tcp_rt_rec type, u64 start_us,
 					       lc, xt, numbered, seq));
 	if (static_branch_unlikely(&tcp_rt_log_bin_on))
 		tcp_rt_log_bin(sk, type, real_ns, fields, n, lc, xt, numbered,
-			       seq);
+			       seq, false);
 	local_irq_restore(flags);
 	this_cpu_inc(tcp_rt_log_nr[type]);
 }
@@ -503,12 +526,15 @@ u64 tcp_rt_log_records(enum tcp_rt_rec type)
 	return sum;
 }
 
+/* The sub-buffers overwritten unread of the buffers rt-network-log reads. */
 unsigned long tcp_rt_log_overwritten(void)
 {
+	if (tcp_rt_log_format == TCP_RT_LOG_BINARY)
+		return tcp_rt_log_bin_overwritten();
 	return atomic_long_read(&tcp_rt_log_overwrites);
 }
 
-/* The binary log's sub-buffers overwritten unread (log_format=both). */
+/* The binary log's (log_format=both or binary). */
 unsigned long tcp_rt_log_bin_overwritten(void)
 {
 	return atomic_long_read(&tcp_rt_log_bin_overwrites);
@@ -521,25 +547,32 @@ int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs)
 	BUILD_BUG_ON(TCP_RT_BIN_LEN_MAX > TCP_RT_LOG_SUBBUF_SIZE);
 	if (tcp_rt_ext_names_check())
 		return -EINVAL;
-	tcp_rt_log_chan = tcp_rt_relay_open("rt-network-log", dir,
-					    TCP_RT_LOG_SUBBUF_SIZE, n_subbufs,
-					    &tcp_rt_log_callbacks);
-	if (!tcp_rt_log_chan) {
-		pr_err("cannot create the rt-network-log relay channel\n");
-		return -ENOMEM;
-	}
-	if (tcp_rt_log_format == TCP_RT_LOG_BOTH) {
-		tcp_rt_log_bin_chan = tcp_rt_relay_open("rt-network-bin", dir,
-							TCP_RT_LOG_SUBBUF_SIZE,
-							n_subbufs,
-							&tcp_rt_log_bin_callbacks);
-		if (!tcp_rt_log_bin_chan) {
-			pr_err("log_format=both: cannot create the rt-network-bin relay channel\n");
-			tcp_rt_log_exit();
+	if (tcp_rt_log_format != TCP_RT_LOG_BINARY) {
+		tcp_rt_log_chan = tcp_rt_relay_open("rt-network-log", dir,
+						    TCP_RT_LOG_SUBBUF_SIZE,
+						    n_subbufs,
+						    &tcp_rt_log_callbacks);
+		if (!tcp_rt_log_chan) {
+			pr_err("cannot create the rt-network-log relay channel\n");
 			return -ENOMEM;
 		}
-		static_branch_enable(&tcp_rt_log_bin_on);
 	}
+	if (tcp_rt_log_format == TCP_RT_LOG_TEXT)
+		return 0;
+	tcp_rt_log_bin_chan = tcp_rt_relay_open("rt-network-bin", dir,
+						TCP_RT_LOG_SUBBUF_SIZE,
+						n_subbufs,
+						&tcp_rt_log_bin_callbacks);
+	if (!tcp_rt_log_bin_chan) {
+		pr_err("log_format=%s: cannot create the rt-network-bin relay channel\n",
+		       tcp_rt_log_format_names[tcp_rt_log_format]);
+		tcp_rt_log_exit();
+		return -ENOMEM;
+	}
+	if (tcp_rt_log_format == TCP_RT_LOG_BINARY)
+		static_branch_enable(&tcp_rt_log_text_off);
+	else
+		static_branch_enable(&tcp_rt_log_bin_on);
 	return 0;
 }
 
@@ -547,6 +580,7 @@ int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs)
 void tcp_rt_log_exit(void)
 {
 	static_branch_disable(&tcp_rt_log_bin_on);
+	static_branch_disable(&tcp_rt_log_text_off);
 	tcp_rt_relay_close(tcp_rt_log_bin_chan);
 	tcp_rt_log_bin_chan = NULL;
 	tcp_rt_relay_close(tcp_rt_log_chan);

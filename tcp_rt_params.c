@@ -577,6 +577,7 @@ MODULE_PARM_DESC(log_buf_num,
 const char *const tcp_rt_log_format_names[TCP_RT_LOG_FORMATS] = {
 	[TCP_RT_LOG_TEXT]	= "text",
 	[TCP_RT_LOG_BOTH]	= "both",
+	[TCP_RT_LOG_BINARY]	= "binary",
 };
 
 static int tcp_rt_log_format_set(const char *val,
@@ -591,8 +592,8 @@ static int tcp_rt_log_format_set(const char *val,
 			tcp_rt_log_format = i;
 			return 0;
 		}
-	pr_err("log_format: '%.*s' is not text or both\n", tcp_rt_val_len(val),
-	       val);
+	pr_err("log_format: '%.*s' is not text, both or binary\n",
+	       tcp_rt_val_len(val), val);
 	return -EINVAL;
 }
 
@@ -609,7 +610,7 @@ static const struct kernel_param_ops tcp_rt_log_format_ops = {
 
 module_param_cb(log_format, &tcp_rt_log_format_ops, NULL, 0444);
 MODULE_PARM_DESC(log_format,
-		 "text: the logs as lines (default); both: each record also in binary, in rt-network-bin<cpu>, read as text in rt-network-text<cpu>");
+		 "text: the logs as lines (default); both: each record also in binary, in rt-network-bin<cpu>, read as text in rt-network-text<cpu>; binary: in binary only, rt-network-log<cpu> its text made when read");
 
 static struct tcp_rt_uint tcp_rt_stats_buf_num_arg = {
 	.val = &tcp_rt_stats_buf_num, .min = 1, .max = 64,

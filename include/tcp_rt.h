@@ -157,6 +157,8 @@ extern unsigned int tcp_rt_log_buf_num;
 enum tcp_rt_log_format {
 	TCP_RT_LOG_TEXT,	/* rt-network-log<cpu>, the lines */
 	TCP_RT_LOG_BOTH,	/* and rt-network-bin<cpu>, the same records */
+	/* rt-network-bin<cpu> alone, rt-network-log<cpu> its text view */
+	TCP_RT_LOG_BINARY,
 	TCP_RT_LOG_FORMATS,
 };
 

@@ -181,8 +181,15 @@ wait_until() {	# what cmd...
 
 # ---- module -------------------------------------------------------------------
 
+# With TCP_RT_LOG_FORMAT set (scripts/vm-run passes TCP_RT_* into the
+# guest), every load here gets that log_format unless it names one: the
+# suite in binary mode is TCP_RT_LOG_FORMAT=binary.
 mod_load() {	# params...
-	insmod "$MODULE" "$@" || fail "insmod tcp_rt $*"
+	local fmt=()
+	if [ -n "${TCP_RT_LOG_FORMAT:-}" ] && [[ " $* " != *" log_format="* ]]; then
+		fmt=("log_format=$TCP_RT_LOG_FORMAT")
+	fi
+	insmod "$MODULE" "$@" "${fmt[@]}" || fail "insmod tcp_rt $* ${fmt[*]}"
 }
 
 mod_unused() {

@@ -59,17 +59,18 @@ round() {
 }
 
 # CPU $1's binary buffer read in turns through its two files, which share
-# one position: a read of the text view (rt-network-text$1, as many whole
-# lines as fit in TEXT_READ bytes), then one of the binary file (whole
-# records in BIN_READ bytes) made text by bin2text, until neither has
-# more.  Each turn's lines to standard output, in the order read; "text N
-# binary N", the lines each file gave, to $OUT/turns.$1.
+# one position: a read of the text view ($TEXT_VIEW$1, as many whole lines
+# as fit in TEXT_READ bytes), then one of the binary file (whole records
+# in BIN_READ bytes) made text by bin2text, until neither has more.  Each
+# turn's lines to standard output, in the order read; "text N binary N",
+# the lines each file gave, to $OUT/turns.$1.
+TEXT_VIEW=rt-network-text	# log_format=binary: rt-network-log
 TEXT_READ=547	# TCP_RT_FMT_MAX: the longest line
 BIN_READ=192	# TCP_RT_BIN_LEN_MAX: the longest record
 read_turns() {
 	local c=$1 t b text=0 bin=0
 	while :; do
-		t=$(dd if="$DBG/rt-network-text$c" bs=$TEXT_READ count=1 status=none)
+		t=$(dd if="$DBG/$TEXT_VIEW$c" bs=$TEXT_READ count=1 status=none)
 		b=$(dd if="$DBG/rt-network-bin$c" bs=$BIN_READ count=1 status=none |
 			"$BIN2TEXT" 2> /dev/null)
 		[ -n "$t$b" ] || break
@@ -185,23 +186,66 @@ case_sample_release() {
 	rmmod tcp_rt || fail "rmmod"
 }
 
+# log_format=binary: the binary buffer alone, rt-network-log<cpu> its text
+# view, no text written.  Read in turns with rt-network-bin<cpu>: every
+# record once - as many lines of each type as status counts, each CPU's
+# numbered from the load, seq 0, 1, 2, ... in the order read - and the R
+# records of the rounds' clients, as many as they made, with the sizes
+# they sent and asked for.
+case_binary_mode() {
+	local c cpus f t
+	cpus=$(nproc)
+	rm -rf $OUT
+	mkdir -p $OUT
+	mod_load lports=$PORT,$WPORT,$PORT6,$PORTM pports=$PORT log_format=binary \
+		log_ext=seq
+	expect_eq "$(status log_format)" binary "status log_format"
+	expect_eq "$(stat -c %a "$DBG/rt-network-log0") $(stat -c %a "$DBG/rt-network-bin0")" \
+		"400 400" "rt-network-log0's and rt-network-bin0's modes"
+	expect_eq "$(ls "$DBG" | grep -c '^rt-network-text')" 0 "rt-network-text files"
+	round
+	echo "$ALL" > "$PARAMS/log_ext" || fail "log_ext=$ALL"
+	round
+	: > $OUT/text
+	for f in "$DBG"/rt-network-bin*; do
+		c=${f##*rt-network-bin}
+		TEXT_VIEW=rt-network-log read_turns "$c" > $OUT/made.$c
+		diag "CPU $c: in turns: $(cat $OUT/turns.$c)"
+		expect_eq "$(grep -c -v ' seq=[0-9]*$' $OUT/made.$c)" 0 "CPU $c: lines without seq"
+		expect_eq "$(sed 's/.* seq=//' $OUT/made.$c | awk '$1 != NR - 1' | wc -l)" 0 \
+			"CPU $c: lines whose seq is not the one before's next"
+		cat $OUT/made.$c >> $OUT/text
+	done
+	for t in R W N P E; do
+		expect_eq "$(grep -c "^V6 $t " $OUT/text)" "$(status records_$t)" "$t lines, records_$t"
+	done
+	expect_eq "$(awk -v l="127.0.0.1:$PORT" '$2 == "R" && $6 == l && $7 == 1000 && $14 == 100' \
+		$OUT/text | wc -l)" $((2 * (3 * cpus + 1))) "R records of the rounds' clients"
+	expect_ge "$(grep " netns=" $OUT/text | grep " cgroup=" | grep -c ' seq=')" 1 \
+		"records with every field"
+	expect_eq "$(status log_subbufs_overwritten) $(status log_bin_subbufs_overwritten)" "0 0" \
+		"sub-buffers overwritten"
+	mod_unload
+}
+
 # text, the default: no binary file; a bad value refused in one line.
 case_text_default() {
 	local mark line
-	mod_load lports=$PORT
+	insmod "$MODULE" lports=$PORT || fail "insmod"
 	expect_eq "$(status log_format)" text "status log_format"
 	expect_eq "$(ls "$DBG" | grep -c -E 'rt-network-(bin|text)')" 0 "binary files and text views"
 	mod_unload
 	mark=$(kmsg_mark)
-	expect_fail "log_format=binary" insmod "$MODULE" log_format=binary
+	expect_fail "log_format=bin" insmod "$MODULE" log_format=bin
 	line=$(kmsg_since "$mark")
 	diag "$line"
-	grep -q "tcp_rt: log_format: 'binary' is not text or both" <<< "$line" ||
+	grep -q "tcp_rt: log_format: 'bin' is not text, both or binary" <<< "$line" ||
 		fail "no line naming the parameter: $line"
 	[ ! -e /sys/module/tcp_rt ] || fail "module left loaded"
 }
 
 run_case "binary records: every type, IPv4, IPv6 and v4-mapped, every log_ext field: each CPU's binary log made text is its text log, byte for byte" case_every_record
 run_case "binary records: log_sample=2 and deactivate=2 leave both logs alike" case_sample_release
+run_case "log_format=binary: rt-network-log is the binary buffer's text view; read in turns with rt-network-bin, every record once, numbered without a gap" case_binary_mode
 run_case "log_format=text, the default, makes no binary file; a bad value refused" case_text_default
 done_testing

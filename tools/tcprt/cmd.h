@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "input.h"
 #include "record.h"
 
 #ifndef TCPRT_VERSION	/* tcp_rt's, from include/tcp_rt.h (Makefile) */
@@ -54,5 +55,16 @@ uint64_t opt_netns(const char *cmd, const char *arg);
 const char *opt_container(const char *cmd, const char *arg);
 /* "R,W,N,P,E" -> a bit mask of 1 << REC_x. */
 unsigned int opt_types(const char *cmd, const char *arg);
+/*
+ * --input-format auto|text|binary, a long option alone (its getopt value
+ * OPT_INPUT_FORMAT), of every command that reads the logs.
+ */
+#define OPT_INPUT_FORMAT	0x1000
+#define INPUT_FORMAT_HELP \
+"      --input-format F  the log files read: auto (default: binary when the\n" \
+"                      module writes binary only, log_format=binary; in a\n" \
+"                      --dir, the text files if any), text\n" \
+"                      (rt-network-log<cpu>) or binary (rt-network-bin<cpu>)\n"
+enum input_format opt_input_format(const char *cmd, const char *arg);
 
 #endif

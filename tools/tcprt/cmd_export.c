@@ -38,7 +38,7 @@ static const char help[] =
 "usage: tcprt export [--textfile PATH] [--otlp URL] [--interval SECONDS]\n"
 "                    [--once] [--buckets r5|r10|r20] [--port P] [--max-ports N]\n"
 "                    [--netns N] [--container ID] [--max-containers N]\n"
-"                    [--archive FILE] [--dir DIR] [--otlp-exponential]\n"
+"                    [--archive FILE] [--dir DIR] [--input-format F] [--otlp-exponential]\n"
 "                    [--otlp-logs RATE [--otlp-logs-url URL]]\n"
 "                    [--otlp-header-file FILE] [--otlp-ca FILE]\n"
 "                    [--otlp-cert FILE --otlp-key FILE] [--otlp-insecure]\n"
@@ -75,6 +75,7 @@ static const char help[] =
 "  -a, --archive FILE   also append every valid record line read to FILE\n"
 "                       (reading consumes the logs: this keeps a copy)\n"
 "  -d, --dir DIR        read recorded rt-network-log* files of DIR instead\n"
+INPUT_FORMAT_HELP
 "      --otlp URL       also (or instead of --textfile) POST the same counts,\n"
 "                       cumulative, as OTLP/HTTP protobuf to URL every\n"
 "                       interval, e.g. http://127.0.0.1:8428/opentelemetry/\n"
@@ -787,6 +788,7 @@ int cmd_export(int argc, char **argv)
 		{ "max-containers", required_argument, NULL, 'M' },
 		{ "archive", required_argument, NULL, 'a' },
 		{ "dir", required_argument, NULL, 'd' },
+		{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
 		{ "otlp", required_argument, NULL, O_OTLP },
 		{ "otlp-exponential", no_argument, NULL, O_OTLP_EXPONENTIAL },
 		{ "otlp-logs", required_argument, NULL, O_OTLP_LOGS },
@@ -803,6 +805,7 @@ int cmd_export(int argc, char **argv)
 	uint64_t interval = 15 * USEC_PER_SEC, next, max_ports = DEFAULT_MAX_PORTS;
 	uint64_t max_containers = DEFAULT_MAX_CONTAINERS;
 	const char *path = NULL, *dir = NULL, *archive = NULL;
+	enum input_format infmt = INPUT_AUTO;
 	struct otlp_opts oo = { 0 };
 	bool once = false;
 	unsigned int tick = 0;
@@ -844,6 +847,9 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'a': archive = optarg; break;
 		case 'd': dir = optarg; break;
+		case OPT_INPUT_FORMAT:
+			infmt = opt_input_format("export", optarg);
+			break;
 		case O_OTLP: oo.url = opt_url("--otlp", optarg); oo.any = true; break;
 		case O_OTLP_EXPONENTIAL: oo.exponential = oo.any = true; break;
 		case O_OTLP_LOGS:
@@ -883,7 +889,7 @@ int cmd_export(int argc, char **argv)
 	if (oo.url)
 		st = otlp_start(x, &oo, interval);
 	if (st == EXIT_OK)
-		st = input_open(&x->in, dir, false, add, x);
+		st = input_open(&x->in, dir, false, infmt, add, x);
 	if (st == EXIT_OK && archive) {
 		x->in.archive = fopen(archive, "a");
 		if (!x->in.archive) {

@@ -28,7 +28,7 @@ static const char help[] =
 "                  [--port P] [--netns N] [--container ID] [--max-keys N]\n"
 "                  [--socket PATH [--socket-group GROUP]] [--no-view]\n"
 "                  [--once] [--measure M] [--sort tasks|p99|bytes|key]\n"
-"                  [--dir DIR] [--clock wall|records]\n"
+"                  [--dir DIR] [--input-format F] [--clock wall|records]\n"
 "\n"
 "Sliding windows of the tasks, live: per service port and role (and what\n"
 "--by adds), over several window lengths at once (default 10 s, 1 min and\n"
@@ -71,6 +71,7 @@ static const char help[] =
 "                       shortest window), p99, bytes, key\n"
 "  -d, --dir DIR        read the rt-network-log* files of DIR (kept being\n"
 "                       read as they grow)\n"
+INPUT_FORMAT_HELP
 "  -C, --clock C        what moves the windows: wall (the clock; the\n"
 "                       default for the module's logs) or records (the\n"
 "                       latest task's start; the default for --dir)\n"
@@ -472,6 +473,7 @@ int cmd_live(int argc, char **argv)
 		{ "measure", required_argument, NULL, 'm' },
 		{ "sort", required_argument, NULL, 'S' },
 		{ "dir", required_argument, NULL, 'd' },
+		{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
 		{ "clock", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -480,6 +482,7 @@ int cmd_live(int argc, char **argv)
 	struct live l = { .port = -1 };
 	struct live_view v = { 0 };
 	const char *dir = NULL, *sock = NULL, *clock = NULL;
+	enum input_format infmt = INPUT_AUTO;
 	bool once = false, no_view = false, view;
 	gid_t gid = (gid_t)-1;
 	uint64_t max_keys = DEFAULT_MAX_KEYS;
@@ -510,6 +513,9 @@ int cmd_live(int argc, char **argv)
 		case 'm': v.measure = opt_measure(optarg); break;
 		case 'S': v.sort = opt_sort(optarg); break;
 		case 'd': dir = optarg; break;
+		case OPT_INPUT_FORMAT:
+			infmt = opt_input_format("live", optarg);
+			break;
 		case 'C':
 			if (strcmp(optarg, "wall") && strcmp(optarg, "records"))
 				usage_error("live", "--clock: wall or records, not '%s'", optarg);
@@ -533,7 +539,7 @@ int cmd_live(int argc, char **argv)
 
 	signals_init();
 	win_init(&l.t, len, nwin, (size_t)max_keys);
-	st = input_open(&l.in, dir, false, add, &l);
+	st = input_open(&l.in, dir, false, infmt, add, &l);
 	if (st != EXIT_OK)
 		goto out;
 	if (l.wall) {

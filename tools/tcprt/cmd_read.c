@@ -15,7 +15,7 @@
 static const char help[] =
 "usage: tcprt read [--follow] [--format text|json|csv] [--type R,W,N,P,E]\n"
 "                  [--port P] [--netns N] [--container ID] [--stats]\n"
-"                  [--dir DIR] [--reorder SECONDS]\n"
+"                  [--dir DIR] [--input-format F] [--reorder SECONDS]\n"
 "\n"
 "Drain every rt-network-log<cpu> of /sys/kernel/debug/tcp-rt (reading\n"
 "consumes them) and print the records, merged into start-time order.\n"
@@ -49,6 +49,7 @@ static const char help[] =
 "                      of the vendor's older rt-network-real<cpu>\n"
 "  -d, --dir DIR       read the rt-network-log* (and rt-network-stats) files\n"
 "                      of DIR instead: recorded logs; nothing is consumed\n"
+INPUT_FORMAT_HELP
 "  -r, --reorder S     the reordering window, seconds (default 5): a record\n"
 "                      is printed once a record that started S seconds later\n"
 "                      has been read (with --follow: once the clock is S\n"
@@ -113,6 +114,7 @@ int cmd_read(int argc, char **argv)
 		{ "container", required_argument, NULL, 'c' },
 		{ "stats", no_argument, NULL, 's' },
 		{ "dir", required_argument, NULL, 'd' },
+		{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
 		{ "reorder", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -120,6 +122,7 @@ int cmd_read(int argc, char **argv)
 	struct read_ctx c = { .fmt = FMT_TEXT, .port = -1 };
 	uint64_t reorder = DEFAULT_REORDER_US;
 	const char *dir = NULL;
+	enum input_format infmt = INPUT_AUTO;
 	bool follow = false, stats = false;
 	struct input in;
 	unsigned int tick = 0;
@@ -145,6 +148,9 @@ int cmd_read(int argc, char **argv)
 		case 'c': c.ctf.container = opt_container("read", optarg); break;
 		case 's': stats = true; break;
 		case 'd': dir = optarg; break;
+		case OPT_INPUT_FORMAT:
+			infmt = opt_input_format("read", optarg);
+			break;
 		case 'r': reorder = opt_seconds("read", "--reorder", optarg, true); break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: bad_option("read", o, argv);
@@ -155,7 +161,7 @@ int cmd_read(int argc, char **argv)
 
 	signals_init();
 	merge_init(&c.merge, reorder, DEFAULT_MAX_HELD, print, &c);
-	st = input_open(&in, dir, stats, filter, &c);
+	st = input_open(&in, dir, stats, infmt, filter, &c);
 	if (st != EXIT_OK) {
 		input_close(&in);
 		return st;

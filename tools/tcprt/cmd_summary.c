@@ -30,7 +30,7 @@
 static const char help[] =
 "usage: tcprt summary [--port P] [--netns N] [--container ID]\n"
 "                     [--by port|container|netns|peer|peer/24|peer/64]\n"
-"                     [--window SECONDS] [--follow] [--dir DIR]\n"
+"                     [--window SECONDS] [--follow] [--dir DIR] [--input-format F]\n"
 "                     [--reorder SECONDS] [--plot FILE.png]\n"
 "\n"
 "Per window of SECONDS (default 60), per service port (or what --by says)\n"
@@ -81,6 +81,7 @@ static const char help[] =
 "  -w, --window S      window length, seconds (default 60)\n"
 "  -f, --follow        keep reading; print each window as it completes\n"
 "  -d, --dir DIR       read recorded rt-network-log* files of DIR\n"
+INPUT_FORMAT_HELP
 "  -r, --reorder S     reordering window of the merge, seconds (default 5)\n"
 "  -P, --plot FILE     also draw the time breakdown of the windows reported\n"
 "                      into FILE (PNG, with gnuplot): per row (the 8 with the\n"
@@ -484,6 +485,7 @@ int cmd_summary(int argc, char **argv)
 		{ "window", required_argument, NULL, 'w' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "dir", required_argument, NULL, 'd' },
+		{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
 		{ "reorder", required_argument, NULL, 'r' },
 		{ "plot", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
@@ -492,6 +494,7 @@ int cmd_summary(int argc, char **argv)
 	struct summary s = { .window_us = DEFAULT_WINDOW_US, .port = -1 };
 	uint64_t reorder = DEFAULT_REORDER_US, horizon;
 	const char *dir = NULL;
+	enum input_format infmt = INPUT_AUTO;
 	bool follow = false;
 	unsigned int tick = 0;
 	struct input in;
@@ -512,6 +515,9 @@ int cmd_summary(int argc, char **argv)
 		case 'w': s.window_us = opt_seconds("summary", "--window", optarg, false); break;
 		case 'f': follow = true; break;
 		case 'd': dir = optarg; break;
+		case OPT_INPUT_FORMAT:
+			infmt = opt_input_format("summary", optarg);
+			break;
 		case 'r': reorder = opt_seconds("summary", "--reorder", optarg, true); break;
 		case 'P':
 			if (strchr(optarg, '\'') || strchr(optarg, '\n'))
@@ -529,7 +535,7 @@ int cmd_summary(int argc, char **argv)
 	series_init(&s.t, sizeof(struct win_val), DEFAULT_MAX_PORTS, MAX_KEYS);
 	series_init(&s.all, sizeof(struct win_val), DEFAULT_MAX_PORTS, MAX_KEYS);
 	merge_init(&s.merge, reorder, DEFAULT_MAX_HELD, add, &s);
-	st = input_open(&in, dir, false, filter, &s);
+	st = input_open(&in, dir, false, infmt, filter, &s);
 	if (st != EXIT_OK) {
 		input_close(&in);
 		return st;

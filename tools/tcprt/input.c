@@ -1,5 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Reading, line splitting and validation of the log and stats files. */
+/*
+ * Reading, line splitting and validation of the log and stats files.
+ *
+ * The binary logs (rt-network-bin<cpu>, include/tcp_rt_bin.h) are made
+ * text as they are read, by the module's own formatter (tcp_rt_fmt.h),
+ * into the chunk a text file's read would have filled: from there on a
+ * record takes the text's path, so every output - and the lines ship and
+ * the archive copy - is the same bytes from either form.
+ */
 #include "input.h"
 
 #include <dirent.h>
@@ -12,14 +20,18 @@
 #include <unistd.h>
 
 #include "util.h"
+#include "kcompat.h"
+#include "../../include/tcp_rt_fmt.h"
 
 #define LOG_PREFIX	"rt-network-log"
+#define BIN_PREFIX	"rt-network-bin"
 #define STATS_NAME	"rt-network-stats"
 /* the vendor's oldest generation: per-CPU stats files, rt-network-real<cpu> */
 #define VENDOR_STATS_PREFIX	"rt-network-real"
 #define DEBUGFS_MOUNT	"/sys/kernel/debug"
 #define MODULE_DIR	"/sys/module/tcp_rt"
 #define READ_CHUNK	16384
+#define RAW_U64S	(READ_CHUNK / 8)	/* a binary file's read, in u64s */
 #define SHOW_MAX	100	/* bad lines shown per file; all are counted */
 #define EXCERPT_MAX	60
 
@@ -30,6 +42,15 @@ struct input_file {
 	ino_t ino;
 	bool is_stats;
 	bool vendor_stats;	/* rt-network-real*: only the vendor writes it */
+	/*
+	 * rt-network-bin<cpu>: raw holds what was read, rlen bytes, of which
+	 * those before rpos are made text already; roff is raw's offset in
+	 * the file, for messages
+	 */
+	bool binary;
+	uint64_t *raw;
+	size_t rlen, rpos;
+	uint64_t roff;
 	int cpu;
 	uint64_t tag;		/* in->open_fn's, when it was opened */
 	char chunk[READ_CHUNK];	/* read, not yet cut into lines */
@@ -201,6 +222,13 @@ static bool take_line(struct input *in, struct input_file *f)
 /* A last line without its newline: report it, as truncated. */
 static void finish_file(struct input *in, struct input_file *f)
 {
+	if (f->binary && f->rlen > f->rpos) {
+		f->lineno++;
+		bad_line(in, f, "truncated binary record (the file ends inside it)",
+			 "", 0);
+		f->roff += f->rlen;
+		f->rpos = f->rlen = 0;
+	}
 	if (f->len || f->overlong) {
 		f->lineno++;
 		bad_line(in, f, "truncated line (no newline at end of file)",
@@ -208,6 +236,99 @@ static void finish_file(struct input *in, struct input_file *f)
 	}
 	f->len = 0;
 	f->overlong = false;
+}
+
+/*
+ * A binary record at rpos that does not check (tcp_rt_bin_check()): of a
+ * layout version this tcprt does not read, said once and the text files
+ * read instead (input_read()); else malformed, counted and shown as the
+ * hex of its header.  Where the next record starts is not known: what is
+ * held is dropped (the module's reads start at a record).
+ */
+static void bad_record(struct input *in, struct input_file *f)
+{
+	const struct tcp_rt_bin *rec =
+		(const void *)((const char *)f->raw + f->rpos);
+	char why[128], hex[2 * sizeof(*rec) + 1];
+	size_t i;
+
+	if (rec->ver != TCP_RT_BIN_VER) {
+		warnx_("%s: a record of layout version %u at byte %llu; this tcprt reads version %d: reading the text files (%s*) instead",
+		       f->path, rec->ver,
+		       (unsigned long long)(f->roff + f->rpos),
+		       TCP_RT_BIN_VER, LOG_PREFIX);
+		in->bin_refused = true;
+	} else {
+		for (i = 0; i < sizeof(*rec); i++)
+			snprintf(hex + 2 * i, 3, "%02x",
+				 ((const unsigned char *)rec)[i]);
+		snprintf(why, sizeof(why),
+			 "malformed binary record at byte %llu (its header in hex)",
+			 (unsigned long long)(f->roff + f->rpos));
+		f->lineno++;
+		bad_line(in, f, why, hex, strlen(hex));
+	}
+	f->roff += f->rlen;
+	f->rpos = f->rlen = 0;
+}
+
+/*
+ * Binary: the lines of the whole records held, into the chunk, as many as
+ * it has room for; their length (0: no whole record held).
+ */
+static size_t make_text(struct input *in, struct input_file *f)
+{
+	size_t text = 0, n;
+
+	/* tcp_rt_fmt_bin() writes within TCP_RT_FMT_MAX bytes of its start */
+	while (text + TCP_RT_FMT_MAX <= sizeof(f->chunk)) {
+		const struct tcp_rt_bin *rec =
+			(const void *)((const char *)f->raw + f->rpos);
+		size_t avail = f->rlen - f->rpos;
+
+		if (avail < sizeof(*rec))
+			break;
+		/* its header alone: the length it says, or 0 */
+		n = tcp_rt_bin_check(rec, TCP_RT_BIN_LEN_MAX);
+		if (!n) {
+			/* once the lines before it are taken: their numbers */
+			if (!text)
+				bad_record(in, f);
+			break;
+		}
+		if (n > avail)
+			break;
+		text += tcp_rt_fmt_bin(f->chunk + text, rec);
+		f->rpos += n;
+	}
+	return text;
+}
+
+/*
+ * Binary: read into raw until a whole record is held, and make text of
+ * what is: as read(2) into the chunk - bytes, 0 at the end for now, or -1
+ * and errno.
+ */
+static ssize_t read_binary(struct input *in, struct input_file *f)
+{
+	size_t text;
+	ssize_t n;
+
+	for (;;) {
+		text = make_text(in, f);
+		if (text || in->bin_refused)
+			return (ssize_t)text;
+		/* a record begun: to the front, 8-byte aligned as it was */
+		memmove(f->raw, (char *)f->raw + f->rpos, f->rlen - f->rpos);
+		f->roff += f->rpos;
+		f->rlen -= f->rpos;
+		f->rpos = 0;
+		n = read(f->fd, (char *)f->raw + f->rlen,
+			 RAW_U64S * 8 - f->rlen);
+		if (n <= 0)
+			return n;
+		f->rlen += (size_t)n;
+	}
 }
 
 /* Read the next chunk; false at the current end of the file. */
@@ -218,7 +339,8 @@ static bool fill(struct input *in, struct input_file *f)
 	if (f->fd < 0)
 		return false;
 	do {
-		n = read(f->fd, f->chunk, sizeof(f->chunk));
+		n = f->binary ? read_binary(in, f) :
+				read(f->fd, f->chunk, sizeof(f->chunk));
 	} while (n < 0 && errno == EINTR);
 	if (n > 0) {
 		f->clen = (size_t)n;
@@ -260,10 +382,16 @@ static void drain_file(struct input *in, struct input_file *f)
 
 /* ---- the set of files ------------------------------------------------------- */
 
-/* rt-network-log<N>: N; any other rt-network-log* name: -1. */
-static int cpu_of(const char *name)
+/* The prefix of the log files read: text or binary. */
+static const char *log_prefix(const struct input *in)
 {
-	const char *p = name + strlen(LOG_PREFIX);
+	return in->binary ? BIN_PREFIX : LOG_PREFIX;
+}
+
+/* rt-network-log<N> (or -bin<N>): N; any other such name: -1. */
+static int cpu_of(const char *name, const char *prefix)
+{
+	const char *p = name + strlen(prefix);
 	uint64_t v;
 
 	if (!parse_u64(p, strlen(p), &v) || v > 1000000)
@@ -278,7 +406,7 @@ static bool is_vendor_stats(const char *name)
 
 static bool wanted(const struct input *in, const char *name)
 {
-	if (!strncmp(name, LOG_PREFIX, strlen(LOG_PREFIX)))
+	if (!strncmp(name, log_prefix(in), strlen(log_prefix(in))))
 		return true;
 	return in->stats && (!strcmp(name, STATS_NAME) || is_vendor_stats(name));
 }
@@ -353,7 +481,10 @@ static int open_file(struct input *in, const char *name)
 	f->ino = st.st_ino;
 	f->vendor_stats = is_vendor_stats(name);
 	f->is_stats = f->vendor_stats || !strcmp(name, STATS_NAME);
-	f->cpu = f->is_stats ? -1 : cpu_of(name);
+	f->binary = in->binary && !f->is_stats;
+	if (f->binary)
+		f->raw = xcalloc(RAW_U64S, sizeof(*f->raw));
+	f->cpu = f->is_stats ? -1 : cpu_of(name, log_prefix(in));
 	if (in->open_fn && !f->is_stats)
 		f->tag = in->open_fn(f->cpu, in->ctx);
 	in->files = xrealloc(in->files, in->nfiles + 1, sizeof(*in->files));
@@ -365,6 +496,7 @@ static void free_file(struct input_file *f)
 {
 	if (f->fd >= 0)
 		close(f->fd);
+	free(f->raw);
 	free(f->path);
 	free(f);
 }
@@ -452,6 +584,61 @@ int input_check_module(void)
 	return 0;
 }
 
+/* The loaded module's log_format is binary: its records are read so. */
+static bool module_binary(void)
+{
+	char buf[32];
+	int fd = open(MODULE_DIR "/parameters/log_format", O_RDONLY | O_CLOEXEC);
+	ssize_t len;
+
+	if (fd < 0)
+		return false;	/* a tcp_rt before log_format: text */
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return len > 0 && !strncmp(buf, "binary", 6) &&
+	       (len == 6 || buf[6] == '\n');
+}
+
+/* Whether @dir holds a file whose name begins with @prefix. */
+static bool dir_has(const char *dir, const char *prefix)
+{
+	struct dirent *de;
+	bool found = false;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d)))
+		found = !strncmp(de->d_name, prefix, strlen(prefix));
+	closedir(d);
+	return found;
+}
+
+/*
+ * @fmt made text or binary: auto reads what the module writes, binary
+ * only when it writes nothing else (log_format=binary); in a folder of
+ * saved files, the text files if there are any, else the binary ones.
+ */
+static bool read_binary_files(const struct input *in, enum input_format fmt)
+{
+	if (fmt != INPUT_AUTO)
+		return fmt == INPUT_BINARY;
+	if (in->debugfs)
+		return module_binary();
+	return !dir_has(in->dir, LOG_PREFIX) && dir_has(in->dir, BIN_PREFIX);
+}
+
+enum input_format input_format_of(const char *s)
+{
+	if (!strcmp(s, "auto"))
+		return INPUT_AUTO;
+	if (!strcmp(s, "text"))
+		return INPUT_TEXT;
+	if (!strcmp(s, "binary"))
+		return INPUT_BINARY;
+	return INPUT_FORMAT_BAD;
+}
+
 int input_module_numbered(void)
 {
 	char buf[256], *tok, *save = NULL;
@@ -471,8 +658,8 @@ int input_module_numbered(void)
 	return 0;
 }
 
-int input_open(struct input *in, const char *dir, bool stats, record_fn fn,
-	       void *ctx)
+int input_open(struct input *in, const char *dir, bool stats,
+	       enum input_format fmt, record_fn fn, void *ctx)
 {
 	size_t i, logs = 0;
 
@@ -487,12 +674,15 @@ int input_open(struct input *in, const char *dir, bool stats, record_fn fn,
 	/* no trailing slash: paths are dir + "/" + name */
 	for (i = strlen(in->dir); i > 1 && in->dir[i - 1] == '/'; i--)
 		in->dir[i - 1] = '\0';
-	if ((in->debugfs && input_check_module() < 0) || scan_dir(in, true) < 0)
+	if (in->debugfs && input_check_module() < 0)
+		goto fail;
+	in->binary = read_binary_files(in, fmt);
+	if (scan_dir(in, true) < 0)
 		goto fail;
 	for (i = 0; i < in->nfiles; i++)
 		logs += !in->files[i]->is_stats;
 	if (!logs) {
-		warnx_("%s: no readable %s* file", in->dir, LOG_PREFIX);
+		warnx_("%s: no readable %s* file", in->dir, log_prefix(in));
 		goto fail;
 	}
 	return EXIT_OK;
@@ -501,15 +691,42 @@ fail:
 	return EXIT_RUNTIME;
 }
 
-uint64_t input_read(struct input *in)
+/*
+ * A binary record of a version this tcprt does not read: the binary files
+ * are closed, and the text files (the module's text views, log_format=
+ * binary) opened in their place, from where the binary ones were read to.
+ * The stats file stays open where it was.
+ */
+static void to_text_files(struct input *in)
 {
-	uint64_t before = in->records + in->bad;
+	size_t i, kept = 0, logs = 0;
+
+	for (i = 0; i < in->nfiles; i++) {
+		if (in->files[i]->binary)
+			free_file(in->files[i]);
+		else
+			in->files[kept++] = in->files[i];
+	}
+	in->nfiles = kept;
+	in->binary = false;
+	in->bin_refused = false;
+	if (scan_dir(in, true) < 0)
+		return;
+	for (i = 0; i < in->nfiles; i++)
+		logs += !in->files[i]->is_stats;
+	if (!logs)
+		warnx_("%s: no readable %s* file either", in->dir, LOG_PREFIX);
+}
+
+/* One pass of input_read() over the files open. */
+static void read_pass(struct input *in)
+{
 	size_t i;
 
 	if (in->by_file) {
 		for (i = 0; i < in->nfiles; i++)
 			drain_file(in, in->files[i]);
-		goto out;
+		return;
 	}
 	for (i = 0; i < in->nfiles; i++)
 		in->files[i]->idle = false;
@@ -527,7 +744,17 @@ uint64_t input_read(struct input *in)
 		if (!next_line(in, next))
 			next->idle = true;
 	}
-out:
+}
+
+uint64_t input_read(struct input *in)
+{
+	uint64_t before = in->records + in->bad;
+
+	read_pass(in);
+	if (in->bin_refused) {
+		to_text_files(in);
+		read_pass(in);
+	}
 	if (in->archive)
 		fflush(in->archive);
 	return in->records + in->bad - before;

@@ -21,9 +21,19 @@
 
 struct input_file;
 
+/* What log files are read (--input-format). */
+enum input_format {
+	INPUT_AUTO,		/* what the module writes, or the folder holds */
+	INPUT_TEXT,		/* rt-network-log<cpu> */
+	INPUT_BINARY,		/* rt-network-bin<cpu>, made text as read */
+	INPUT_FORMAT_BAD,
+};
+
 struct input {
 	char *dir;
 	bool debugfs;		/* the module's own directory: reading consumes */
+	bool binary;		/* the log files read are rt-network-bin<cpu> */
+	bool bin_refused;	/* one's layout version is not ours: to text */
 	bool stats;		/* also read rt-network-stats */
 	bool quiet;		/* do not report bad lines one by one */
 	bool gone;		/* the directory vanished (follow mode) */
@@ -62,9 +72,9 @@ struct input {
 /*
  * Open the files of @dir, or of the debugfs directory when @dir is NULL
  * (after checking, with a clear message for each, that debugfs is mounted,
- * the module loaded and the files readable).  Records are passed to @fn.
- * Returns EXIT_OK, or EXIT_RUNTIME after printing why (nothing left open;
- * input_close() may still be called).
+ * the module loaded and the files readable): the log files of @fmt.
+ * Records are passed to @fn.  Returns EXIT_OK, or EXIT_RUNTIME after
+ * printing why (nothing left open; input_close() may still be called).
  */
 /* 0 when debugfs is mounted, tcp_rt loaded and its directory readable;
  * otherwise -1, the reason said on stderr. */
@@ -77,8 +87,10 @@ int input_module_numbered(void);
 /* Say why opening @path of the module failed with @err. */
 void input_open_failed(const char *path, int err);
 
-int input_open(struct input *in, const char *dir, bool stats, record_fn fn,
-	       void *ctx);
+int input_open(struct input *in, const char *dir, bool stats,
+	       enum input_format fmt, record_fn fn, void *ctx);
+/* "auto", "text", "binary": its value; else INPUT_FORMAT_BAD. */
+enum input_format input_format_of(const char *s);
 
 /* Read what every file holds now; returns the number of lines read. */
 uint64_t input_read(struct input *in);

@@ -38,6 +38,16 @@ void bad_option(const char *cmd, int o, char **argv)
 	usage_error(cmd, "unknown option %s", name);
 }
 
+enum input_format opt_input_format(const char *cmd, const char *arg)
+{
+	enum input_format f = input_format_of(arg);
+
+	if (f == INPUT_FORMAT_BAD)
+		usage_error(cmd, "--input-format: '%s' is not auto, text or binary",
+			    arg);
+	return f;
+}
+
 uint16_t opt_port(const char *cmd, const char *arg)
 {
 	uint16_t port;

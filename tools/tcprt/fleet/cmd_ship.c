@@ -51,7 +51,7 @@
 static const char help[] =
 "usage: tcprt ship [--key-file FILE | --unsigned [--host-id ID]] [--socket PATH]\n"
 "                  [--rate BYTES] [--burst BYTES] [--state FILE]\n"
-"                  [--interval SECONDS] [--send-wait SECONDS] [--dir DIR]\n"
+"                  [--interval SECONDS] [--send-wait SECONDS] [--dir DIR] [--input-format F]\n"
 "                  [--series DIR] [--once]\n"
 "\n"
 "Drain every rt-network-log<cpu> of /sys/kernel/debug/tcp-rt (reading\n"
@@ -91,6 +91,7 @@ static const char help[] =
 "  -d, --dir DIR        read the rt-network-log* files of DIR instead\n"
 "                       (recorded logs; nothing consumed; what is appended\n"
 "                       is shipped too unless --once)\n"
+INPUT_FORMAT_HELP
 "  -m, --series DIR     ship the series runs kept in DIR (tcprt series --every\n"
 "                       --store DIR) too, each once, as they appear: their\n"
 "                       lines numbered, capped and counted with the records;\n"
@@ -865,6 +866,7 @@ int cmd_ship(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "send-wait", required_argument, NULL, 'w' },
 		{ "dir", required_argument, NULL, 'd' },
+		{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
 		{ "once", no_argument, NULL, '1' },
 		{ "unnumbered", no_argument, NULL, 'N' },
 		{ "key-file", required_argument, NULL, 'k' },
@@ -880,6 +882,7 @@ int cmd_ship(int argc, char **argv)
 	uint64_t rate = DEFAULT_RATE, burst = 0, interval = DEFAULT_INTERVAL_US;
 	uint64_t next_ctl;
 	const char *dir = NULL, *host = NULL, *state = NULL;
+	enum input_format infmt = INPUT_AUTO;
 	bool once = false, burst_set = false, unnumbered = false, ok;
 	uint64_t dropped;
 	unsigned int tick = 0;
@@ -912,6 +915,9 @@ int cmd_ship(int argc, char **argv)
 		case 'i': interval = opt_seconds("ship", "--interval", optarg, false); break;
 		case 'w': s.send_wait_us = opt_seconds("ship", "--send-wait", optarg, true); break;
 		case 'd': dir = optarg; break;
+		case OPT_INPUT_FORMAT:
+			infmt = opt_input_format("ship", optarg);
+			break;
 		case '1': once = true; break;
 		case 'k': key_file = optarg; break;
 		case 'U': unsigned_ = true; break;
@@ -985,7 +991,7 @@ int cmd_ship(int argc, char **argv)
 	bucket_init(&s.cap, rate, burst, mono_us());
 
 	signals_init();
-	st = input_open(&s.in, dir, false, ignore_record, &s);
+	st = input_open(&s.in, dir, false, infmt, ignore_record, &s);
 	if (st != EXIT_OK) {
 		input_close(&s.in);
 		ship_state_close(s.st);

@@ -18,6 +18,10 @@ expect_eq() {	# actual expected what
 	[ "$1" = "$2" ] || fail "$3: got '$1', expected '$2'"
 }
 
+expect_ge() {	# actual least what
+	[ "$1" -ge "$2" ] || fail "$3: got $1, expected $2 or more"
+}
+
 # Exit status of a command, its stdout in $T/out, stderr in $T/err.
 status_of() {
 	"$@" > "$T/out" 2> "$T/err"
@@ -1634,6 +1638,132 @@ case_bd_plot() {
 	grep -q "gnuplot not found (apt install gnuplot-nox): no $T/x.png" "$T/err" || fail "$(cat "$T/err")"
 }
 
+# Text logs and their binary form (log_format=binary's rt-network-bin<cpu>),
+# the same records: every type, IPv4 and IPv6, the container fields, the
+# breakdown's, seq - text2bin.py writes the binary from the layout's
+# description, not from tcprt's code.  In $T/bintxt and $T/binbin.
+make_bin_pair() {
+	local txt=$T/bintxt bin=$T/binbin d f c=1
+	rm -rf "$txt" "$bin" "$T/binseq"
+	mkdir -p "$txt" "$bin"
+	d=$(make_all_types)
+	cp "$d/rt-network-log0" "$txt/rt-network-log0"
+	cp "$d/rt-network-stats" "$txt/"
+	cp "$d/rt-network-stats" "$bin/"
+	d=$(make_ct_records)
+	grep -v future_field "$d/rt-network-log0" >> "$txt/rt-network-log0"
+	make_bd
+	make_seq "$T/binseq" 300
+	for f in "$T"/bd/rt-network-log* "$T"/binseq/rt-network-log*; do
+		cp "$f" "$txt/rt-network-log$c"
+		c=$((c + 1))
+	done
+	cp "$T/binseq/status" "$txt/"
+	cp "$T/binseq/status" "$bin/"
+	for f in "$txt"/rt-network-log*; do
+		python3 tests/text2bin.py "$f" "$bin/rt-network-bin${f##*rt-network-log}" ||
+			fail "text2bin $f"
+	done
+}
+
+# What ship sent (a receiver's file): its data messages' items, in order
+# (D1's after 6 fields, D2's after 7: frame.h).
+ship_items() {	# file
+	awk '$2 == "D1" || $2 == "D2" {
+		k = $2 == "D1" ? 8 : 9
+		n = split($0, a, " "); s = a[k]
+		for (i = k + 1; i <= n; i++) s = s " " a[i]
+		print s }' "$1"
+}
+
+case_binary_input() {
+	local how a b
+	command -v python3 > /dev/null || return 4
+	make_bin_pair
+	for how in "read --stats" "read --stats --format csv" "read --stats --format json" \
+		"summary --window 1"; do
+		# shellcheck disable=SC2086
+		expect_eq "$(status_of "$TCPRT" $how --dir "$T/bintxt")" 0 "$how, text"
+		mv "$T/out" "$T/a.out"
+		mv "$T/err" "$T/a.err"
+		# shellcheck disable=SC2086
+		expect_eq "$(status_of "$TCPRT" $how --dir "$T/binbin")" 0 "$how, binary"
+		cmp -s "$T/a.out" "$T/out" ||
+			fail "$how: the binary folder's output differs: $(diff "$T/a.out" "$T/out" | head -n 5)"
+		cmp -s "$T/a.err" "$T/err" ||
+			fail "$how: the binary folder's messages differ: $(diff "$T/a.err" "$T/err" | head -n 5)"
+	done
+	expect_ge "$(wc -l < "$T/a.out")" 10 "summary lines"
+	for a in bintxt binbin; do
+		expect_eq "$(status_of "$TCPRT" export --once --dir "$T/$a" --textfile "$T/$a.prom")" 0 "export, $a"
+	done
+	cmp -s "$T/bintxt.prom" "$T/binbin.prom" || fail "export's textfiles differ"
+	for a in bintxt binbin; do
+		receive_until_final "$T/$a.sock" "$T/$a.got"
+		expect_eq "$(status_of "$TCPRT" ship --unsigned --dir "$T/$a" --once --host-id h1 \
+			--socket "$T/$a.sock" --rate 0)" 0 "ship, $a"
+		wait "$RX" || fail "the receiver"
+		ship_items "$T/$a.got" > "$T/$a.items"
+		l1_of "$T/$a.got" > "$T/$a.l1"
+	done
+	expect_ge "$(wc -l < "$T/bintxt.items")" 1 "data messages"
+	cmp -s "$T/bintxt.items" "$T/binbin.items" || fail "ship's items differ"
+	cmp -s "$T/bintxt.l1" "$T/binbin.l1" || fail "ship's L1 accounts differ"
+	# the other files than auto's choice, asked for: none of them
+	expect_eq "$(status_of "$TCPRT" read --dir "$T/binbin" --input-format text)" 1 "text asked of binary files"
+	grep -q "no readable rt-network-log\* file" "$T/err" || fail "$(cat "$T/err")"
+	expect_eq "$(status_of "$TCPRT" read --dir "$T/bintxt" --input-format binary)" 1 "binary asked of text files"
+	grep -q "no readable rt-network-bin\* file" "$T/err" || fail "$(cat "$T/err")"
+	expect_eq "$(status_of "$TCPRT" summary --dir "$T/binbin" --input-format xml)" 2 "--input-format xml"
+	grep -q "input-format: 'xml' is not auto, text or binary" "$T/err" || fail "$(cat "$T/err")"
+	# both forms in one folder: auto reads the text, binary the binary
+	b=$T/binboth
+	rm -rf "$b"
+	mkdir -p "$b"
+	rec R 1795218000000001 > "$b/rt-network-log0"
+	rec R 1795218000000002 7 > "$T/one"
+	python3 tests/text2bin.py "$T/one" "$b/rt-network-bin0"
+	expect_eq "$(status_of "$TCPRT" read --dir "$b" --format csv)" 0 "auto, both forms"
+	expect_eq "$(tail -n +2 "$T/out" | cut -d, -f7)" 40000 "auto: the text file's record"
+	expect_eq "$(status_of "$TCPRT" read --dir "$b" --format csv --input-format binary)" 0 "binary, both forms"
+	expect_eq "$(tail -n +2 "$T/out" | cut -d, -f7)" 7 "binary: the binary file's record"
+}
+
+# Binary logs that are not what they should be: a layout version this
+# tcprt does not read (said once, the text files read instead), a record
+# whose header does not check (counted, its header shown in hex, the
+# rest of what was held dropped), a file that ends inside a record.
+case_binary_hostile() {
+	local d=$T/binbad b=$((BASE * 1000000))
+	command -v python3 > /dev/null || return 4
+	rm -rf "$d"
+	mkdir -p "$d"
+	{ rec R $((b + 1)); rec R $((b + 2)); rec R $((b + 3)); } > "$T/three"
+	python3 tests/text2bin.py "$T/three" "$d/rt-network-bin0" --version 2
+	expect_eq "$(status_of "$TCPRT" read --dir "$d")" 0 "a version 2 record"
+	grep -q "rt-network-bin0: a record of layout version 2 at byte 0; this tcprt reads version 1: reading the text files (rt-network-log\*) instead" \
+		"$T/err" || fail "$(cat "$T/err")"
+	grep -q "no readable rt-network-log\* file either" "$T/err" || fail "$(cat "$T/err")"
+	cp "$T/three" "$d/rt-network-log0"
+	expect_eq "$(status_of "$TCPRT" read --dir "$d" --input-format binary --format csv)" 0 \
+		"a version 2 record, text files beside it"
+	expect_eq "$(tail -n +2 "$T/out" | wc -l)" 3 "the text file's records read instead"
+	rm "$d/rt-network-log0"
+	python3 tests/text2bin.py "$T/three" "$d/rt-network-bin0"
+	# the second record's flags: a bit no layout has
+	printf '\xff' | dd of="$d/rt-network-bin0" bs=1 seek=$((120 + 2)) conv=notrunc status=none
+	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format csv)" 0 "a malformed record"
+	expect_eq "$(tail -n +2 "$T/out" | wc -l)" 1 "the record before it"
+	grep -q "rt-network-bin0:2: malformed binary record at byte 120 (its header in hex): \"0100ff0a7800" "$T/err" ||
+		fail "$(cat "$T/err")"
+	python3 tests/text2bin.py "$T/three" "$d/rt-network-bin0"
+	truncate -s 300 "$d/rt-network-bin0"
+	expect_eq "$(status_of "$TCPRT" read --dir "$d" --format csv)" 0 "a file cut inside a record"
+	expect_eq "$(tail -n +2 "$T/out" | wc -l)" 2 "the records before the cut"
+	grep -q "rt-network-bin0:3: truncated binary record (the file ends inside it)" "$T/err" ||
+		fail "$(cat "$T/err")"
+}
+
 run_case "--help of every command, exit 0" case_help
 run_case "tcprt.8: every option of every --help, the version, no warning" case_man
 run_case "usage errors exit 2 with a message" case_usage_errors
@@ -1676,4 +1806,6 @@ run_case "breakdown: malformed lines (out of order, twice, app on P, on N and E)
 run_case "breakdown: summary's split lines add up and match a model of the records" case_bd_summary
 run_case "breakdown: export's six histograms, counts and sums per series" case_bd_export
 run_case "breakdown: summary --plot draws a PNG, and says why it cannot" case_bd_plot
+run_case "binary logs: read, summary, export and ship give the same bytes as from the text logs; auto and --input-format choose the files" case_binary_input
+run_case "binary logs: another layout version, a malformed record, a file cut inside a record" case_binary_hostile
 tap_end

@@ -98,6 +98,14 @@ case_read_json() {
 	expect_eq "$("$TCPRT" read --format json | wc -l)" 0 "a second read"
 }
 
+# The same in binary mode (log_format=binary): tcprt reads the binary
+# files (--input-format auto: the module writes nothing else), each record
+# made text by the module's formatter, and finds the same records.
+case_read_json_binary() {
+	TCP_RT_LOG_FORMAT=binary case_read_json
+	expect_eq "$(status log_format)" binary "status log_format"
+}
+
 followed_11() {
 	[ "$(grep -c '^[RE],' $W/follow.csv)" = 11 ]
 }
@@ -548,6 +556,7 @@ case_messages() {
 
 run_case "live --socket on the module: both windows count the workload's tasks at once, the short one empties on time" case_live
 run_case "read --format json: exactly the workload's records, in start-time order" case_read_json
+run_case "read --format json, log_format=binary: the same records, read from the binary files" case_read_json_binary
 run_case "read --follow streams the records as they come" case_follow
 run_case "read --follow goes on across an unload and a reload of the module" case_follow_reload
 run_case "read --stats: stats lines counting the tasks" case_stats

@@ -181,7 +181,7 @@ static void test_files(void)
 
 	nout = 0;
 	merge_init(&m, 5 * SEC, 262144, collect, NULL);
-	ok(input_open(&in, dir, false, collect_rec, &m) == 0, "four per-CPU files open");
+	ok(input_open(&in, dir, false, INPUT_AUTO, collect_rec, &m) == 0, "four per-CPU files open");
 	input_read(&in);
 	input_finish(&in);
 	merge_flush(&m);
@@ -194,7 +194,7 @@ static void test_files(void)
 	/* the same files, window 1 s: tasks longer than that arrive late */
 	nout = 0;
 	merge_init(&m, 1 * SEC, 262144, collect, NULL);
-	input_open(&in, dir, false, collect_rec, &m);
+	input_open(&in, dir, false, INPUT_AUTO, collect_rec, &m);
 	input_read(&in);
 	input_finish(&in);
 	merge_flush(&m);

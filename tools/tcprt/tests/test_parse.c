@@ -835,7 +835,7 @@ static uint64_t read_dir(bool stats)
 	uint64_t bad;
 
 	got = got_stats = 0;
-	if (input_open(&in, dir, stats, collect, NULL) != 0)
+	if (input_open(&in, dir, stats, INPUT_AUTO, collect, NULL) != 0)
 		return (uint64_t)-1;
 	in.quiet = true;
 	input_read(&in);

@@ -7,12 +7,15 @@
 # the measurement (likely the 3 % low first tracked measurement of issue
 # 15's trial).
 
+# reader_start [GLOB]: the log files GLOB names (default rt-network-log*:
+# the text logs, or log_format=binary's text views; rt-network-bin* the
+# binary records), and rt-network-stats.
 reader_start() {
 	rm -f /tmp/reader.ready
-	python3 - "$DBG" /tmp/reader.ready <<'PY' &
+	python3 - "$DBG" /tmp/reader.ready "${1:-rt-network-log*}" <<'PY' &
 import glob, sys, time
 files = [open(f, "rb", buffering=0) for f in
-         sorted(glob.glob(sys.argv[1] + "/rt-network-log*")) +
+         sorted(glob.glob(sys.argv[1] + "/" + sys.argv[3])) +
          [sys.argv[1] + "/rt-network-stats"]]
 open(sys.argv[2], "w").close()
 while True:

@@ -676,6 +676,7 @@ int input_open(struct input *in, const char *dir, bool stats,
 		in->dir[i - 1] = '\0';
 	if (in->debugfs && input_check_module() < 0)
 		goto fail;
+	in->format = fmt;
 	in->binary = read_binary_files(in, fmt);
 	if (scan_dir(in, true) < 0)
 		goto fail;
@@ -790,6 +791,11 @@ void input_rescan(struct input *in)
 	}
 	dropped = in->nfiles - kept;
 	in->nfiles = kept;
+	/* the module reloaded, maybe with another log_format: auto follows */
+	for (i = 0; i < kept && in->files[i]->is_stats; i++)
+		;
+	if ((dropped || in->gone) && i == kept)
+		in->binary = read_binary_files(in, in->format);
 	if (scan_dir(in, false) < 0) {
 		if (!in->gone)
 			warnx_("%s is gone%s; waiting for it", in->dir,

@@ -32,6 +32,7 @@ enum input_format {
 struct input {
 	char *dir;
 	bool debugfs;		/* the module's own directory: reading consumes */
+	enum input_format format;	/* as asked for */
 	bool binary;		/* the log files read are rt-network-bin<cpu> */
 	bool bin_refused;	/* one's layout version is not ours: to text */
 	bool stats;		/* also read rt-network-stats */

@@ -118,14 +118,21 @@ static struct dentry *tcp_rt_log_bin_create_file(const char *filename,
 						 int *is_global)
 {
 	char text_name[sizeof("rt-network-text") + TCP_RT_FMT_U32_LEN];
+	unsigned int cpu;
 
+	/*
+	 * relay names the file after the channel and the buffer's CPU, and
+	 * sets buf->cpu only once this returns
+	 */
+	if (kstrtouint(filename + strlen("rt-network-bin"), 10, &cpu))
+		return NULL;
 	/* binary: the text view is the log readers know */
 	snprintf(text_name, sizeof(text_name), "%s%u",
 		 tcp_rt_log_format == TCP_RT_LOG_BINARY ? "rt-network-log" :
 							 "rt-network-text",
-		 buf->cpu);
+		 cpu);
 	return tcp_rt_relay_create_bin_file(filename, text_name, parent, mode,
-					    buf);
+					    buf, cpu);
 }
 
 static tcp_rt_relay_cb_const struct rchan_callbacks tcp_rt_log_bin_callbacks = {

@@ -444,15 +444,19 @@ struct dentry *tcp_rt_relay_create_file(const char *name,
  * A binary buffer's two files: @name, its records, and @text_name, their
  * lines (the text view).  Its dentry is @name's, which relay keeps; the
  * text view's is removed with it (tcp_rt_relay_remove_file()).  NULL if
- * either cannot be made.
+ * either cannot be made.  @cpu is the buffer's: relay sets buf->cpu only
+ * once its create_buf_file callback returned.
  */
 struct dentry *tcp_rt_relay_create_bin_file(const char *name,
 					    const char *text_name,
 					    struct dentry *parent, umode_t mode,
-					    struct rchan_buf *buf)
+					    struct rchan_buf *buf,
+					    unsigned int cpu)
 {
 	struct dentry *bin, *text;
 
+	if (WARN_ON_ONCE(cpu >= nr_cpu_ids))
+		return NULL;
 	bin = debugfs_create_file(name, mode, parent, buf,
 				  &tcp_rt_relay_fops[TCP_RT_VIEW_BIN]);
 	if (IS_ERR_OR_NULL(bin))
@@ -463,7 +467,8 @@ struct dentry *tcp_rt_relay_create_bin_file(const char *name,
 		debugfs_remove(bin);
 		return NULL;
 	}
-	tcp_rt_relay_buf(buf)->text_view = text;
+	((struct tcp_rt_relay_buf *)buf->chan->private_data)[cpu].text_view =
+		text;
 	return bin;
 }
 

@@ -276,7 +276,8 @@ struct dentry *tcp_rt_relay_create_file(const char *name,
 struct dentry *tcp_rt_relay_create_bin_file(const char *name,
 					    const char *text_name,
 					    struct dentry *parent, umode_t mode,
-					    struct rchan_buf *buf);
+					    struct rchan_buf *buf,
+					    unsigned int cpu);
 int tcp_rt_relay_remove_file(struct dentry *dentry);
 unsigned long tcp_rt_relay_reads_lapped(void);
 

@@ -250,7 +250,7 @@ TEST(load_time_bad_values_refused)
 		"stats_interval=0", "log_buf_num=0", "log_buf_num=65",
 		"stats_buf_num=100", "max_tracked=0", "deactivate=3",
 		"log_sample=0", "log_ext=bogus", "netns=x",
-		"log_format=binary", "log_format=",
+		"log_format=bin", "log_format=",
 		/* a bad value after good ones must not leave anything behind */
 		"lports=80 pports=443 stats_interval=x",
 	};

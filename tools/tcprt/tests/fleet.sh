@@ -1156,12 +1156,15 @@ case_ship_killed_live() {
 	[ -z "${FLEET_NO_MODULE:-}" ] || return 4
 	mod_load lports=7604 log_ext=seq
 	srv=$(start_server fleeta -- --port 7604 --req-bytes 100 --resp-bytes 1000 --conns 4)
-	# about 15 s of requests, 10 ms apart on each of 4 connections
-	ip netns exec fleeta "$PEER" client --port 7604 --req-bytes 100 \
-		--resp-bytes 1000 --requests 1500 --conns 4 --think-ms 10 > /dev/null &
-	load=$!
 	for ((i = 0; i < kills; i++)); do
 		n=$(spool_count $host)
+		# records for this ship to read, however long the last one took
+		# (one load for all six ended before the last ship on a slow
+		# machine): about 2.5 s of requests, 10 ms apart on each of 4
+		# connections
+		ip netns exec fleeta "$PEER" client --port 7604 --req-bytes 100 \
+			--resp-bytes 1000 --requests 250 --conns 4 --think-ms 10 > /dev/null &
+		load=$!
 		# not under ip netns exec: its own sysfs would hide debugfs
 		"$TCPRT" ship --key-file "$(key_for $host)" --socket $F/a/ship.sock \
 			--interval 1 --send-wait 30 --state $F/killed.state 2>> $F/killed.err &
@@ -1171,8 +1174,8 @@ case_ship_killed_live() {
 			fail "ship $i sent nothing: $(tail -3 $F/killed.err)"
 		kill -KILL $shipp
 		wait $shipp 2> /dev/null || true
+		wait $load || fail "the load's client"
 	done
-	wait $load || fail "the load's client"
 	wait_untracked
 	"$TCPRT" ship --key-file "$(key_for $host)" --socket $F/a/ship.sock \
 		--interval 1 --send-wait 30 --state $F/killed.state 2>> $F/killed.err &
@@ -1235,8 +1238,11 @@ case_ship_killed_live() {
 # docs/fleet.md (queue.size and queue.checkpointInterval messages).
 # The queue's memory part is made 500 messages (2000 as shipped) so that
 # a short run spills to disk; the generator paces the records (40000 in
-# 20 s, about 50 messages a second) so that the disk part, synced in the
-# emulated guest, keeps up and rsyslog discards nothing.
+# 20 s, about 50 messages a second), and imuxsock waits for room as long
+# as it takes (queue.timeoutEnqueue 10 min, 2 s as shipped: ship then
+# waits at the socket, --send-wait), so that rsyslog discards nothing
+# however slowly the disk part, synced in the emulated guest, is written
+# (it discarded 3 beside a busy loop, 2026-11-29).
 POWER_N=${POWER_N:-40000}
 POWER_QSIZE=500
 
@@ -1315,7 +1321,8 @@ power_lost_run() {	# host-id sed-filter-of-the-snippet
 	# shellcheck disable=SC2046
 	"$FLEET/render.sh" "$FLEET/tcprt-ship.conf" TCPRT_SOCKET=$h/ship.sock \
 		TCPRT_CENTRAL=10.98.0.1 TCPRT_PORT=$PORT $(tls_args $F/tls/a) |
-		sed -e "s/queue.size=\"[0-9]*\"/queue.size=\"$POWER_QSIZE\"/; $filter" > $h/snippet.conf
+		sed -e "s/queue.size=\"[0-9]*\"/queue.size=\"$POWER_QSIZE\" queue.timeoutEnqueue=\"600000\"/; $filter" \
+		> $h/snippet.conf
 	qsize=$(grep -o 'queue.size="[0-9]*"' $h/snippet.conf | grep -o '[0-9]*') || fail "no queue.size"
 	# none in the negative control
 	ckpt=$(grep -o 'queue.checkpointInterval="[0-9]*"' $h/snippet.conf | grep -o '[0-9]*' || true)

@@ -1155,7 +1155,9 @@ case_ship_killed_live() {
 	local host=killed-a kills=6 srv load shipp i n made rows csv
 	[ -z "${FLEET_NO_MODULE:-}" ] || return 4
 	mod_load lports=7604 log_ext=seq
-	srv=$(start_server fleeta -- --port 7604 --req-bytes 100 --resp-bytes 1000 --conns 4)
+	# 4 connections for each ship's load
+	srv=$(start_server fleeta -- --port 7604 --req-bytes 100 --resp-bytes 1000 \
+		--conns $((4 * kills)))
 	for ((i = 0; i < kills; i++)); do
 		n=$(spool_count $host)
 		# records for this ship to read, however long the last one took

@@ -584,19 +584,49 @@ int input_check_module(void)
 	return 0;
 }
 
+/* The log files open (the stats file is not one). */
+static size_t log_files(const struct input *in)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < in->nfiles; i++)
+		n += !in->files[i]->is_stats;
+	return n;
+}
+
+/*
+ * The loaded module's parameter @name, its newline dropped, into @buf of
+ * @size bytes: its length, or -1 if it cannot be read (not loaded, a
+ * tcp_rt without the parameter).
+ */
+static ssize_t module_param(const char *name, char *buf, size_t size)
+{
+	char path[128];
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), MODULE_DIR "/parameters/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, size - 1);
+	close(fd);
+	if (len < 0)
+		return -1;
+	if (len && buf[len - 1] == '\n')
+		len--;
+	buf[len] = '\0';
+	return len;
+}
+
 /* The loaded module's log_format is binary: its records are read so. */
 static bool module_binary(void)
 {
 	char buf[32];
-	int fd = open(MODULE_DIR "/parameters/log_format", O_RDONLY | O_CLOEXEC);
-	ssize_t len;
 
-	if (fd < 0)
-		return false;	/* a tcp_rt before log_format: text */
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return len > 0 && !strncmp(buf, "binary", 6) &&
-	       (len == 6 || buf[6] == '\n');
+	/* a tcp_rt before log_format: text */
+	return module_param("log_format", buf, sizeof(buf)) >= 0 &&
+	       !strcmp(buf, "binary");
 }
 
 /* Whether @dir holds a file whose name begins with @prefix. */
@@ -642,16 +672,9 @@ enum input_format input_format_of(const char *s)
 int input_module_numbered(void)
 {
 	char buf[256], *tok, *save = NULL;
-	int fd = open(MODULE_DIR "/parameters/log_ext", O_RDONLY | O_CLOEXEC);
-	ssize_t len;
 
-	if (fd < 0)
+	if (module_param("log_ext", buf, sizeof(buf)) < 0)
 		return -1;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len < 0)
-		return -1;
-	buf[len] = '\0';
 	for (tok = strtok_r(buf, ", \n", &save); tok; tok = strtok_r(NULL, ", \n", &save))
 		if (!strcmp(tok, "seq"))
 			return 1;
@@ -661,7 +684,7 @@ int input_module_numbered(void)
 int input_open(struct input *in, const char *dir, bool stats,
 	       enum input_format fmt, record_fn fn, void *ctx)
 {
-	size_t i, logs = 0;
+	size_t i;
 
 	memset(in, 0, sizeof(*in));
 	in->debugfs = !dir;
@@ -680,9 +703,7 @@ int input_open(struct input *in, const char *dir, bool stats,
 	in->binary = read_binary_files(in, fmt);
 	if (scan_dir(in, true) < 0)
 		goto fail;
-	for (i = 0; i < in->nfiles; i++)
-		logs += !in->files[i]->is_stats;
-	if (!logs) {
+	if (!log_files(in)) {
 		warnx_("%s: no readable %s* file", in->dir, log_prefix(in));
 		goto fail;
 	}
@@ -700,7 +721,7 @@ fail:
  */
 static void to_text_files(struct input *in)
 {
-	size_t i, kept = 0, logs = 0;
+	size_t i, kept = 0;
 
 	for (i = 0; i < in->nfiles; i++) {
 		if (in->files[i]->binary)
@@ -713,9 +734,7 @@ static void to_text_files(struct input *in)
 	in->bin_refused = false;
 	if (scan_dir(in, true) < 0)
 		return;
-	for (i = 0; i < in->nfiles; i++)
-		logs += !in->files[i]->is_stats;
-	if (!logs)
+	if (!log_files(in))
 		warnx_("%s: no readable %s* file either", in->dir, LOG_PREFIX);
 }
 
@@ -792,9 +811,7 @@ void input_rescan(struct input *in)
 	dropped = in->nfiles - kept;
 	in->nfiles = kept;
 	/* the module reloaded, maybe with another log_format: auto follows */
-	for (i = 0; i < kept && in->files[i]->is_stats; i++)
-		;
-	if ((dropped || in->gone) && i == kept)
+	if ((dropped || in->gone) && !log_files(in))
 		in->binary = read_binary_files(in, in->format);
 	if (scan_dir(in, false) < 0) {
 		if (!in->gone)

@@ -105,15 +105,17 @@ static atomic_long_t tcp_rt_relay_lapped = ATOMIC_LONG_INIT(0);
 #define TCP_RT_READ_CHUNK	4096
 #define TCP_RT_READ_TRIES	16	/* chunks overtaken in one read, at most */
 
-static struct tcp_rt_relay_buf *tcp_rt_relay_buf(struct rchan_buf *buf)
+/* What @chan keeps for its buffer of @cpu. */
+static struct tcp_rt_relay_buf *tcp_rt_relay_buf(struct rchan *chan,
+						 unsigned int cpu)
 {
-	return (struct tcp_rt_relay_buf *)buf->chan->private_data + buf->cpu;
+	return (struct tcp_rt_relay_buf *)chan->private_data + cpu;
 }
 
 /* @buf's switch count ("Writing"). */
 static unsigned long *tcp_rt_relay_switches(struct rchan_buf *buf)
 {
-	return &tcp_rt_relay_buf(buf)->switches;
+	return &tcp_rt_relay_buf(buf->chan, buf->cpu)->switches;
 }
 
 /*
@@ -237,7 +239,7 @@ static ssize_t tcp_rt_relay_read_whole(struct file *filp, char __user *ubuf,
 				       enum tcp_rt_relay_view view)
 {
 	struct rchan_buf *buf = filp->private_data;
-	struct mutex *lock = &tcp_rt_relay_buf(buf)->read_lock;
+	struct mutex *lock = &tcp_rt_relay_buf(buf->chan, buf->cpu)->read_lock;
 	bool text_view = view == TCP_RT_VIEW_BIN_TEXT;
 	size_t done = 0, room, whole, used;
 	unsigned int tries = 0;
@@ -467,8 +469,7 @@ struct dentry *tcp_rt_relay_create_bin_file(const char *name,
 		debugfs_remove(bin);
 		return NULL;
 	}
-	((struct tcp_rt_relay_buf *)buf->chan->private_data)[cpu].text_view =
-		text;
+	tcp_rt_relay_buf(buf->chan, cpu)->text_view = text;
 	return bin;
 }
 
@@ -480,7 +481,7 @@ struct dentry *tcp_rt_relay_create_bin_file(const char *name,
 int tcp_rt_relay_remove_file(struct dentry *dentry)
 {
 	struct rchan_buf *buf = d_inode(dentry)->i_private;
-	struct tcp_rt_relay_buf *rb = tcp_rt_relay_buf(buf);
+	struct tcp_rt_relay_buf *rb = tcp_rt_relay_buf(buf->chan, buf->cpu);
 
 	debugfs_remove(rb->text_view);
 	rb->text_view = NULL;

@@ -53,12 +53,6 @@ static inline void exp_val_free(void *arg)
 	}
 }
 
-/* A numeric line of tcp_rt's status file. */
-struct exp_status {
-	char key[64];
-	uint64_t value;
-};
-
 /* The record types that have histogram @h. */
 static inline unsigned int exp_hist_types(unsigned int h)
 {

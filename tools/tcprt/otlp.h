@@ -16,6 +16,7 @@
 
 #include "export.h"
 #include "record.h"
+#include "sink.h"
 
 #define OTLP_SERVICE_NAME	"tcprt"
 
@@ -34,7 +35,7 @@ struct otlp_metrics {
 	const char *host;	/* host.name */
 	uint64_t start_ns, time_ns;	/* tcprt's start, now */
 	struct otlp_self self;
-	const struct exp_status *status;
+	const struct sink_status *status;
 	unsigned int nstatus;
 };
 

@@ -53,6 +53,15 @@ void *xcalloc(size_t n, size_t size)
 	return p;
 }
 
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (!p)
+		die(EXIT_RUNTIME, "out of memory");
+	return p;
+}
+
 void *xrealloc(void *p, size_t n, size_t size)
 {
 	if (size && n > SIZE_MAX / size)

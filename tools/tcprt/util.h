@@ -22,6 +22,7 @@ void die(int status, const char *fmt, ...)
 
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n, size_t size);
+char *xstrdup(const char *s);
 
 /* Strict decimal parsers: digits only, no sign, no overflow. */
 bool parse_u64(const char *s, size_t len, uint64_t *v);

@@ -205,7 +205,7 @@ static void fill(struct series_table *t, const struct prom_buckets *b)
 static pb_req *pack_unpack(const struct series_table *t,
 			   const struct prom_buckets *b, bool exponential)
 {
-	struct exp_status st = { .key = "tracked", .value = 7 };
+	struct sink_status st = { .key = "tracked", .value = 7 };
 	struct otlp_metrics m = {
 		.t = t, .b = b, .exponential = exponential, .host = "host-a",
 		.start_ns = 1000, .time_ns = 2000, .status = &st, .nstatus = 1,

@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The metrics sink (sink_metrics.h): every record added to the counters
+ * and histograms of its series, kept since start; every interval the
+ * whole text file rewritten - written to a temporary file in the same
+ * directory (a name node_exporter ignores: it does not end in .prom),
+ * synced, then renamed over PATH, so a scrape sees the old file or the
+ * new one, never half of one - and/or the same counts sent to an
+ * OpenTelemetry collector: an OTLP/HTTP protobuf request of every series,
+ * cumulative since start, and each task as a log record if asked
+ * (otlp.c builds the messages, otlp_send.c queues and sends them).
+ *
+ * One thread: the reader's.  record() only adds; the files and requests
+ * are made in output(), sent or retried in output() and idle().
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "container.h"
+#include "export.h"
+#ifdef TCPRT_OTLP
+#include "otlp.h"
+#endif
+#include "otlp_send.h"
+#include "prom.h"
+#include "series.h"
+#include "sink_metrics.h"
+#include "util.h"
+
+static const enum metric hist_metric[NMETRIC_HIST] = {
+	M_DURATION, M_PROCESS, M_UPLOAD, M_DOWNLOAD,
+};
+
+/* The extension field of histogram @h (>= NMETRIC_HIST). */
+static enum rec_ext hist_ext(unsigned int h)
+{
+	return (enum rec_ext)(EXT_BREAKDOWN + h - NMETRIC_HIST);
+}
+
+enum value { V_RECORDS, V_SENT, V_RECV, V_RETRANS };
+
+static const struct counter {
+	const char *name, *help;
+	unsigned int types;
+	enum value value;
+} counters[] = {
+	{ "tcprt_tasks_total", "Tasks: R, W, N and P records of tcp_rt.",
+	  T(R) | T(W) | T(N) | T(P), V_RECORDS },
+	{ "tcprt_failed_tasks_total",
+	  "Failed tasks: W (closed with the response unacknowledged) and N (closed during the request).",
+	  T(W) | T(N), V_RECORDS },
+	{ "tcprt_connections_total", "Tracked connections closed (E records).",
+	  T(E), V_RECORDS },
+	{ "tcprt_sent_bytes_total", "Bytes sent by the tasks.",
+	  EXP_SENT_TYPES, V_SENT },
+	{ "tcprt_received_bytes_total", "Bytes received by the tasks.",
+	  EXP_RECV_TYPES, V_RECV },
+	{ "tcprt_retransmissions_total", "Segments retransmitted during the tasks.",
+	  EXP_RETRANS_TYPES, V_RETRANS },
+};
+
+static const struct histogram {
+	const char *name, *help;
+} histograms[NHIST] = {
+	[H_DURATION] = { "tcprt_duration_seconds",
+		"Task duration: first request byte to last response byte acknowledged (P: received)." },
+	[H_PROCESS] = { "tcprt_process_seconds",
+		"Process time: last request byte to first response byte (P: service time)." },
+	[H_UPLOAD] = { "tcprt_upload_seconds",
+		"Upload time: first to last request byte." },
+	[H_DOWNLOAD] = { "tcprt_download_seconds",
+		"Download time: duration - upload - process (P: response time)." },
+	[H_RQ_WAIT] = { "tcprt_rq_wait_seconds",
+		"Process time spent in the receive queue: last request byte to the application's read of it (P: the response, last byte to its read)." },
+	[H_APP] = { "tcprt_app_seconds",
+		"Process time spent in the application: its read of the request to its first write of the response." },
+	[H_SQ_WAIT] = { "tcprt_sq_wait_seconds",
+		"Process time spent in the send queue: the first write of the response to its first transmission (P: of the request)." },
+	[H_RWND_LIMITED] = { "tcprt_rwnd_limited_seconds",
+		"Download (P: upload) time during which the peer's receive window stopped the sender." },
+	[H_SNDBUF_LIMITED] = { "tcprt_sndbuf_limited_seconds",
+		"Download (P: upload) time during which the application was blocked on a full send buffer." },
+	[H_APP_LIMITED] = { "tcprt_app_limited_seconds",
+		"Download (P: upload) time during which everything written was sent and the application wrote more later." },
+};
+
+#define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
+
+#ifndef TCPRT_OTLP
+struct otlp_log { int unused; };
+#endif
+#define LABELS_MAX	8192	/* a series' labels, escaped */
+
+struct metrics {
+	const char *textfile;
+	const struct prom_buckets *b;
+	int port;
+	struct ct_filter ctf;	/* --netns, --container */
+	bool containers;	/* the container label: --max-containers > 0 */
+	struct series_table t;
+	struct otlp_queue *oq, *lq;	/* --otlp's metrics, --otlp-logs' */
+	struct otlp_tls tls;	/* their https: --otlp-ca, --otlp-cert, --otlp-key */
+	bool exponential;		/* --otlp-exponential */
+	uint64_t log_rate;		/* --otlp-logs RATE; 0: none */
+	double log_tokens, log_burst;	/* the rate's token bucket */
+	uint64_t log_refill_us;
+	uint64_t log_capped;		/* records past the rate */
+	struct otlp_log *logs;		/* read, not yet packed */
+	size_t nlogs, logs_cap;
+	char *url, *logs_url;		/* the queues' */
+	char host[256];
+	uint64_t start_ns;
+};
+
+/*
+ * --otlp-logs: keep a copy of task @r for the next logs request, if the
+ * rate allows - a token bucket of RATE a second, bursts of RATE x interval
+ * (the logs are drained in bursts) - and fewer than LOG_PENDING_MAX wait
+ * (as many as the logs queue holds); else count it as capped.
+ */
+#define LOG_BATCH		1024	/* records in a logs request */
+#define LOG_PENDING_MAX		(OTLP_QUEUE_MAX * LOG_BATCH)
+
+static void keep_log(struct metrics *x, const struct record *r,
+		     const struct series *se)
+{
+#ifdef TCPRT_OTLP
+	const struct exp_val *v = se->val;
+	uint64_t now = mono_us();
+	struct otlp_log *l;
+
+	x->log_tokens += (double)(now - x->log_refill_us) / 1e6 * (double)x->log_rate;
+	if (x->log_tokens > x->log_burst)
+		x->log_tokens = x->log_burst;
+	x->log_refill_us = now;
+	if (x->log_tokens < 1) {
+		x->log_capped++;
+		return;
+	}
+	if (x->nlogs == LOG_PENDING_MAX) {	/* memory: a long interval, a high rate */
+		x->log_capped++;
+		return;
+	}
+	x->log_tokens -= 1;
+	if (x->nlogs == x->logs_cap) {
+		x->logs_cap = x->logs_cap ? 2 * x->logs_cap : 256;
+		x->logs = xrealloc(x->logs, x->logs_cap, sizeof(*x->logs));
+	}
+	l = &x->logs[x->nlogs++];
+	memset(l, 0, sizeof(*l));
+	l->r = *r;
+	l->observed_ns = now_us() * 1000;
+	if (se->other_key)
+		snprintf(l->container, sizeof(l->container), "other");
+	else if (se->key)
+		snprintf(l->container, sizeof(l->container), "%s", se->key);
+	snprintf(l->pod, sizeof(l->pod), "%s", v->pod);
+	l->ct_id = v->ct_id;
+#else
+	(void)x; (void)r; (void)se;
+#endif
+}
+
+static void metrics_record(void *priv, const struct record *r)
+{
+	struct metrics *x = priv;
+	const struct ct_info *ci = NULL;
+	struct series *se;
+	struct exp_val *v;
+	uint64_t val;
+	unsigned int i;
+
+	if (r->type == REC_STATS)
+		return;
+	if (x->port >= 0 && r->port != x->port)
+		return;
+	if (!ct_match(&x->ctf, r))
+		return;
+	if (x->containers && rec_has_ct(r))
+		ci = ct_of_record(r);
+	v = series_get_key(&x->t, r->port, ci && ci->any ? ci->key : NULL,
+			   r->role, r->type, &se);
+	if (ci && !se->other_key && !v->pod[0]) {
+		snprintf(v->pod, sizeof(v->pod), "%s", ci->name.pod);
+		v->ct_id = ct_is_container(ci->name.runtime) && ci->name.id[0];
+	}
+	if (x->log_rate && rec_is_task(r->type))
+		keep_log(x, r, se);
+	v->records++;
+	v->sent += rec_sent_bytes(r);
+	v->recv += rec_recv_bytes(r);
+	v->retrans += rec_retrans(r);
+	if (r->type == REC_E)
+		return;
+	for (i = 0; i < NHIST; i++) {
+		if (i < NMETRIC_HIST) {
+			if (!rec_metric(r, hist_metric[i], &val))
+				continue;
+		} else {
+			if (!rec_has_ext(r, hist_ext(i)))
+				continue;
+			val = r->ext[hist_ext(i)];
+		}
+		prom_hist_add(&v->h[i], x->b, val);
+		if (x->exponential)
+			expo_hist_add(&v->e[i], val);
+	}
+}
+
+/* A label value: backslash, double quote and line feed escaped. */
+static size_t label_value(char *buf, size_t len, const char *v)
+{
+	size_t o = 0;
+
+	for (; *v && o + 3 < len; v++) {
+		if (*v == '\\' || *v == '"' || *v == '\n') {
+			buf[o++] = '\\';
+			buf[o++] = *v == '\n' ? 'n' : *v;
+		} else {
+			buf[o++] = *v;
+		}
+	}
+	buf[o] = '\0';
+	return o;
+}
+
+/* port, then container and pod when the series has them, role, type. */
+static void labels(char *buf, size_t len, const struct series *s)
+{
+	const struct exp_val *v = s->val;
+	char port[8], ct[LABELS_MAX / 2], pod[CT_POD_MAX + 16] = "";
+	char ctl[LABELS_MAX / 2 + 16] = "";
+
+	if (s->port == SERIES_OTHER)
+		snprintf(port, sizeof(port), "other");
+	else
+		snprintf(port, sizeof(port), "%u", s->port);
+	if (s->key || s->other_key) {
+		label_value(ct, sizeof(ct), s->other_key ? "other" : s->key);
+		snprintf(ctl, sizeof(ctl), ",container=\"%s\"", ct);
+	}
+	if (v->pod[0])
+		snprintf(pod, sizeof(pod), ",pod=\"%s\"", v->pod);
+	if (s->type == REC_E)
+		snprintf(buf, len, "port=\"%s\"%s%s,role=\"%s\"", port, ctl, pod,
+			 role_name(s->role));
+	else
+		snprintf(buf, len, "port=\"%s\"%s%s,role=\"%s\",type=\"%s\"", port,
+			 ctl, pod, role_name(s->role), rec_desc[s->type].name);
+}
+
+static bool any_series(const struct metrics *x, unsigned int types)
+{
+	size_t i;
+
+	for (i = 0; i < x->t.n; i++)
+		if (types & (1u << x->t.s[i].type))
+			return true;
+	return false;
+}
+
+static bool any_hist(const struct metrics *x, unsigned int h)
+{
+	size_t i;
+
+	for (i = 0; i < x->t.n; i++)
+		if (exp_hist_written(&x->t.s[i], h))
+			return true;
+	return false;
+}
+
+static void counter_line(FILE *out, const char *name, const char *what,
+			 uint64_t v)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, what,
+		name, name, (unsigned long long)v);
+}
+
+/* --otlp beside --textfile: its losses where the user already looks. */
+static void write_otlp_counters(FILE *out, const struct metrics *x)
+{
+	counter_line(out, "tcprt_otlp_requests_sent_total",
+		     "OTLP metrics requests the collector accepted.", x->oq->sent);
+	counter_line(out, "tcprt_otlp_requests_failed_total",
+		     "OTLP metrics requests that failed (each attempt); the next one carries the totals.",
+		     x->oq->failed);
+	counter_line(out, "tcprt_otlp_requests_dropped_total",
+		     "OTLP metrics requests given up (queue full, refused, or at exit).",
+		     x->oq->dropped);
+	if (!x->lq)
+		return;
+	counter_line(out, "tcprt_otlp_log_records_sent_total",
+		     "Task log records the collector accepted.", x->lq->records_sent);
+	counter_line(out, "tcprt_otlp_log_records_dropped_total",
+		     "Task log records not delivered: past --otlp-logs' rate, or their request given up.",
+		     x->lq->records_dropped + x->log_capped);
+}
+
+static void write_metrics(FILE *out, const struct metrics *x,
+			  const struct sink_input *in)
+{
+	static char lab[LABELS_MAX];
+	unsigned int c, h;
+	size_t i;
+
+	for (c = 0; c < NCOUNTERS; c++) {
+		const struct counter *k = &counters[c];
+
+		if (!any_series(x, k->types))
+			continue;
+		fprintf(out, "# HELP %s %s\n# TYPE %s counter\n", k->name,
+			k->help, k->name);
+		for (i = 0; i < x->t.n; i++) {
+			const struct series *s = &x->t.s[i];
+			const struct exp_val *v = s->val;
+			uint64_t val[] = { v->records, v->sent, v->recv, v->retrans };
+
+			if (!(k->types & (1u << s->type)))
+				continue;
+			labels(lab, sizeof(lab), s);
+			fprintf(out, "%s{%s} %llu\n", k->name, lab,
+				(unsigned long long)val[k->value]);
+		}
+	}
+	for (h = 0; h < NHIST; h++) {
+		const struct histogram *k = &histograms[h];
+
+		if (!any_hist(x, h))
+			continue;
+		fprintf(out, "# HELP %s %s\n# TYPE %s histogram\n", k->name,
+			k->help, k->name);
+		for (i = 0; i < x->t.n; i++) {
+			const struct series *s = &x->t.s[i];
+			const struct exp_val *v = s->val;
+
+			if (!exp_hist_written(s, h))
+				continue;
+			labels(lab, sizeof(lab), s);
+			prom_hist_write(out, k->name, lab, &v->h[h], x->b);
+		}
+	}
+	fprintf(out, "# HELP tcprt_container_overflow_records_total Records counted as container=\"other\": more than --max-containers containers had series.\n"
+		"# TYPE tcprt_container_overflow_records_total counter\n"
+		"tcprt_container_overflow_records_total %llu\n",
+		(unsigned long long)x->t.key_overflow);
+	fprintf(out, "# HELP tcprt_records_read_total Valid lines tcprt read.\n"
+		"# TYPE tcprt_records_read_total counter\n"
+		"tcprt_records_read_total %llu\n",
+		(unsigned long long)in->records);
+	fprintf(out, "# HELP tcprt_malformed_lines_total Malformed lines tcprt skipped.\n"
+		"# TYPE tcprt_malformed_lines_total counter\n"
+		"tcprt_malformed_lines_total %llu\n",
+		(unsigned long long)in->bad);
+	if (x->oq)
+		write_otlp_counters(out, x);
+	if (in->nstatus) {
+		fprintf(out, "# HELP tcprt_module_status The numeric lines of /sys/kernel/debug/tcp-rt/status.\n"
+			"# TYPE tcprt_module_status gauge\n");
+		for (c = 0; c < in->nstatus; c++)
+			fprintf(out, "tcprt_module_status{key=\"%s\"} %llu\n",
+				in->status[c].key,
+				(unsigned long long)in->status[c].value);
+	}
+}
+
+/* Write to PATH's folder under a name node_exporter ignores, then rename. */
+static int write_textfile(const char *path, const struct metrics *x,
+			  const struct sink_input *in)
+{
+	const char *slash = strrchr(path, '/');
+	int dlen = slash ? (int)(slash - path + 1) : 0;
+	char tmp[4096];
+	FILE *f;
+	int err = 0;
+
+	/* "dir/name.prom" -> "dir/.name.prom.tmp.PID" */
+	if (snprintf(tmp, sizeof(tmp), "%.*s.%s.tmp.%ld", dlen, path,
+		     path + dlen, (long)getpid()) >= (int)sizeof(tmp)) {
+		warnx_("%s: path too long", path);
+		return -1;
+	}
+	f = fopen(tmp, "w");
+	if (!f) {
+		warnx_("%s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	write_metrics(f, x, in);
+	if (fflush(f) || ferror(f) || fsync(fileno(f)))
+		err = errno ? errno : EIO;
+	if (fclose(f) && !err)
+		err = errno;
+	if (!err && chmod(tmp, 0644))
+		err = errno;
+	if (!err && rename(tmp, path))
+		err = errno;
+	if (err) {
+		warnx_("writing %s: %s", path, strerror(err));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+#ifdef TCPRT_OTLP
+/* The logs requests of the records kept, LOG_BATCH records each. */
+static void queue_logs(struct metrics *x)
+{
+	size_t i, n, len;
+	uint8_t *buf;
+
+	for (i = 0; i < x->nlogs; i += n) {
+		n = x->nlogs - i < LOG_BATCH ? x->nlogs - i : LOG_BATCH;
+		buf = otlp_pack_logs(x->logs + i, n, x->host, &len);
+		otlp_queue_push(x->lq, buf, len, n);
+	}
+	x->nlogs = 0;
+}
+
+/* This interval's metrics request, queued; then send what is queued. */
+static void publish(struct metrics *x, const struct sink_input *in,
+		    bool force)
+{
+	struct otlp_metrics m = {
+		.t = &x->t, .b = x->b, .exponential = x->exponential,
+		.host = x->host, .start_ns = x->start_ns,
+		.time_ns = now_us() * 1000,
+		.status = in->status, .nstatus = in->nstatus,
+	};
+	uint8_t *buf;
+	size_t len;
+
+	m.self = (struct otlp_self){
+		.records_read = in->records, .malformed_lines = in->bad,
+		.container_overflow = x->t.key_overflow,
+		.requests_sent = x->oq->sent, .requests_failed = x->oq->failed,
+		.requests_dropped = x->oq->dropped,
+		.logs = x->lq != NULL,
+	};
+	if (x->lq) {
+		m.self.log_records_sent = x->lq->records_sent;
+		m.self.log_records_dropped = x->lq->records_dropped + x->log_capped;
+	}
+	buf = otlp_pack_metrics(&m, &len);
+	otlp_queue_push(x->oq, buf, len, 0);
+	otlp_queue_flush(x->oq, force);
+	if (x->lq) {
+		queue_logs(x);
+		otlp_queue_flush(x->lq, force);
+	}
+}
+#else
+static void publish(struct metrics *x, const struct sink_input *in,
+		    bool force)
+{
+	(void)x; (void)in; (void)force;
+}
+#endif
+
+/* Between intervals: retry what waits, when its backoff is over. */
+static void metrics_idle(void *priv)
+{
+	struct metrics *x = priv;
+
+	if (x->oq)
+		otlp_queue_flush(x->oq, false);
+	if (x->lq)
+		otlp_queue_flush(x->lq, false);
+}
+
+/* Write the textfile and send the request of this interval. */
+static int metrics_output(void *priv, const struct sink_input *in, bool last)
+{
+	struct metrics *x = priv;
+	int st = 0;
+
+	if (x->textfile && write_textfile(x->textfile, x, in) < 0)
+		st = -1;
+	if (x->oq)
+		publish(x, in, last);
+	return st;
+}
+
+
+/* Say and count what never left, free everything: true when all went. */
+static bool metrics_stop(void *priv)
+{
+	struct metrics *x = priv;
+	bool all = true;
+
+	if (x->lq) {
+		if (x->log_capped)
+			warnx_("export: OTLP logs: %llu task records past --otlp-logs' rate of %llu a second not sent",
+			       (unsigned long long)x->log_capped,
+			       (unsigned long long)x->log_rate);
+		all = !x->lq->n && !x->lq->dropped;
+		/* the summary's dropped records: the cap's too */
+		x->lq->records_dropped += x->log_capped;
+		otlp_queue_close(x->lq);
+		free(x->lq);
+	}
+	if (x->oq) {
+		all = all && !x->oq->n && !x->oq->dropped;
+		otlp_queue_close(x->oq);
+		free(x->oq);
+	}
+	free(x->logs);
+	free(x->url);
+	free(x->logs_url);
+	series_free(&x->t, exp_val_free);
+	free(x);
+	return all;
+}
+
+static const struct sink_ops metrics_ops = {
+	.name = "metrics",
+	.record = metrics_record,
+	.output = metrics_output,
+	.idle = metrics_idle,
+	.stop = metrics_stop,
+};
+
+/* --otlp and --otlp-logs' queues: 0, or -1 with the reason in @err. */
+static int metrics_otlp_start(struct metrics *x, const struct metrics_conf *c,
+			      char *err, size_t len)
+{
+	char why[256];
+
+	if (gethostname(x->host, sizeof(x->host) - 1))
+		snprintf(x->host, sizeof(x->host), "unknown");
+	x->start_ns = now_us() * 1000;
+	x->exponential = c->exponential;
+	x->tls = c->tls;
+	x->url = xstrdup(c->otlp_url);
+	x->oq = xcalloc(1, sizeof(*x->oq));
+	if (otlp_queue_init(x->oq, x->url, "metrics", c->otlp_header, &x->tls,
+			    c->interval_us, why, sizeof(why)) < 0) {
+		snprintf(err, len, "--otlp: %s", why);
+		return -1;
+	}
+	x->oq->cumulative = true;
+	if (!c->log_rate)
+		return 0;
+	x->logs_url = xstrdup(c->otlp_logs_url);
+	x->lq = xcalloc(1, sizeof(*x->lq));
+	x->log_rate = c->log_rate;
+	/* the logs are drained once an interval: allow that burst */
+	x->log_burst = (double)c->log_rate *
+		       (c->interval_us > USEC_PER_SEC ? (double)c->interval_us / 1e6 : 1.0);
+	x->log_tokens = x->log_burst;
+	x->log_refill_us = mono_us();
+	if (otlp_queue_init(x->lq, x->logs_url, "logs", c->otlp_header, &x->tls,
+			    c->interval_us, why, sizeof(why)) < 0) {
+		snprintf(err, len, "--otlp-logs: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
+int metrics_sink_start(struct sink *s, const struct metrics_conf *c,
+		       char *err, size_t len)
+{
+	struct metrics *x = xcalloc(1, sizeof(*x));
+
+	x->textfile = c->textfile;
+	x->b = c->b;
+	x->port = c->port;
+	x->ctf = c->ctf;
+	series_init(&x->t, sizeof(struct exp_val), c->max_ports,
+		    c->max_containers);
+	x->containers = c->max_containers > 0;
+	if (c->otlp_url && metrics_otlp_start(x, c, err, len) < 0) {
+		metrics_stop(x);
+		return -1;
+	}
+	s->ops = &metrics_ops;
+	s->priv = x;
+	return 0;
+}

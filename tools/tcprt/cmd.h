@@ -4,6 +4,7 @@
 #define TCPRT_CMD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "input.h"
@@ -18,6 +19,7 @@
 #define DEFAULT_POLL_US		200000ULL		/* --follow polling */
 #define DEFAULT_MAX_HELD	262144			/* records in the merge */
 #define DEFAULT_MAX_PORTS	64
+#define DEFAULT_MAX_CONTAINERS	64
 
 int cmd_read(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
@@ -53,6 +55,12 @@ uint64_t opt_netns(const char *cmd, const char *arg);
 /* --container: an id, a prefix of 12 digits or more (not of two running
  * containers), or NAME.service; returns @arg. */
 const char *opt_container(const char *cmd, const char *arg);
+/*
+ * The same checks for a value from elsewhere (a configuration file): 0,
+ * or -1 with why @arg is not one in @err ("'ARG' is not ...").
+ */
+int check_netns(const char *arg, uint64_t *ino, char *err, size_t len);
+int check_container(const char *arg, char *err, size_t len);
 /* "R,W,N,P,E" -> a bit mask of 1 << REC_x. */
 unsigned int opt_types(const char *cmd, const char *arg);
 /*

@@ -160,141 +160,18 @@ static int output(struct export_reader *e, bool last)
 	return e->sink.ops->output(e->sink.priv, &si, last);
 }
 
-/* @opt's value: "http://..." or "https://..." with something after it. */
-static const char *opt_url(const char *opt, const char *u)
-{
-	if ((!strncmp(u, "http://", 7) && u[7]) ||
-	    (!strncmp(u, "https://", 8) && u[8]))
-		return u;
-	usage_error("export", "%s: '%s' is not an http:// or https:// URL", opt, u);
-}
-
-/* URL's .../v1/metrics as .../v1/logs: the collector's logs endpoint. */
-static char *logs_url_of(const char *url)
-{
-	static const char tail[] = "/v1/metrics";
-	size_t n = strlen(url), t = sizeof(tail) - 1;
-	char *u;
-
-	if (n < t || strcmp(url + n - t, tail))
-		return NULL;
-	u = xcalloc(n, 1);
-	snprintf(u, n, "%.*s/v1/logs", (int)(n - t), url);
-	return u;
-}
-
-/* --otlp-header-file: one "Name: value" line, mode 0600. */
-static char *read_header(const char *path)
-{
-	char err[512], *h = read_secret(path, "--otlp-header-file", err, sizeof(err));
-	const char *colon;
-
-	if (!h)
-		usage_error("export", "%s", err);
-	colon = strchr(h, ':');
-	if (!colon || colon == h || strcspn(h, " \t") < (size_t)(colon - h))
-		usage_error("export", "--otlp-header-file %s: not one \"Name: value\" line",
-			    path);
-	return h;
-}
-
 enum {
 	O_OTLP = 256, O_OTLP_EXPONENTIAL, O_OTLP_LOGS, O_OTLP_LOGS_URL,
 	O_OTLP_HEADER_FILE, O_OTLP_CA, O_OTLP_CERT, O_OTLP_KEY, O_OTLP_INSECURE,
 };
 
-/* What --otlp* set, checked once all options are read. */
-struct otlp_opts {
-	const char *url, *logs_url, *header_file;
-	struct otlp_tls tls;
-	bool exponential, any, insecure;
-	uint64_t log_rate;
-};
-
-/* The URL's host is this machine: localhost, 127.0.0.0/8 or [::1]. */
-static bool url_loopback(const char *url)
+/* The long name of option @o (a short one's value, or a long one's). */
+static const char *opt_name(const struct option *opts, int o)
 {
-	const char *h = strstr(url, "://") + 3;
-	size_t n = strcspn(h, ":/?#");
-
-	if (*h == '[')
-		return !strncmp(h, "[::1]", 5);
-	return (n == 9 && !strncmp(h, "localhost", 9)) || !strncmp(h, "127.", 4);
-}
-
-/*
- * Secure by default: what goes to another machine is encrypted (https)
- * and tcprt shows who it is (a client certificate, or the header file's
- * token); --otlp-insecure says otherwise.  A collector on this machine
- * (the usual agent) needs neither.
- */
-static void otlp_check_secure(const struct otlp_opts *o, const char *opt,
-			      const char *url)
-{
-	if (!url || o->insecure || url_loopback(url))
-		return;
-	if (strncmp(url, "https://", 8))
-		usage_error("export", "%s %s: not encrypted (http://) to another machine: use https://, or --otlp-insecure to send in clear",
-			    opt, url);
-	if (!o->tls.cert && !o->header_file)
-		usage_error("export", "%s %s: tcprt would not say who it is: give --otlp-cert and --otlp-key, or --otlp-header-file with a token, or --otlp-insecure",
-			    opt, url);
-}
-
-static void otlp_check(const struct otlp_opts *o, const char *path)
-{
-	if (!path && !o->url)
-		usage_error("export", "--textfile PATH or --otlp URL is required");
-	if (!o->any)
-		return;
-#ifndef TCPRT_OTLP
-	die(EXIT_USAGE, "export: --otlp: this tcprt was built without OTLP: %s",
-	    TCPRT_NO_OTLP);
-#endif
-	if (!o->url)
-		usage_error("export", "--otlp-exponential, --otlp-logs, --otlp-logs-url and --otlp-header-file need --otlp URL");
-	if (o->logs_url && !o->log_rate)
-		usage_error("export", "--otlp-logs-url needs --otlp-logs RATE");
-	if (!o->tls.cert != !o->tls.key)
-		usage_error("export", "--otlp-cert and --otlp-key go together");
-	if (o->tls.key) {
-		char err[512];
-		int fd = open_private(o->tls.key, "--otlp-key", err, sizeof(err));
-
-		if (fd < 0)
-			usage_error("export", "%s", err);
-		close(fd);
-	}
-	otlp_check_secure(o, "--otlp", o->url);
-	otlp_check_secure(o, "--otlp-logs-url", o->logs_url);
-}
-
-/*
- * The sink's OTLP settings of --otlp*, checked (otlp_check()): the header
- * file read (*@header, to be wiped by the caller) and the logs endpoint
- * (*@logs_url, allocated when made of --otlp's).
- */
-static void otlp_conf(struct metrics_conf *c, const struct otlp_opts *o,
-		      char **header, char **logs_url)
-{
-	c->otlp_url = o->url;
-	c->tls = o->tls;
-	c->exponential = o->exponential;
-	c->log_rate = o->log_rate;
-	if (o->header_file)
-		*header = read_header(o->header_file);
-	c->otlp_header = *header;
-	if (!o->log_rate)
-		return;
-	if (o->logs_url) {
-		c->otlp_logs_url = o->logs_url;
-		return;
-	}
-	*logs_url = logs_url_of(o->url);
-	if (!*logs_url)
-		usage_error("export", "--otlp-logs: '%s' does not end in /v1/metrics: give the logs endpoint with --otlp-logs-url",
-			    o->url);
-	c->otlp_logs_url = *logs_url;
+	for (; opts->name; opts++)
+		if (opts->val == o)
+			return opts->name;
+	return NULL;
 }
 
 int cmd_export(int argc, char **argv)
@@ -325,100 +202,45 @@ int cmd_export(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct export_reader *e = xcalloc(1, sizeof(*e));
-	uint64_t interval = 15 * USEC_PER_SEC, next, max_ports = DEFAULT_MAX_PORTS;
-	uint64_t max_containers = DEFAULT_MAX_CONTAINERS;
-	const char *path = NULL, *dir = NULL, *archive = NULL;
+	uint64_t interval = 15 * USEC_PER_SEC, next;
+	const char *dir = NULL, *archive = NULL, *name;
 	enum input_format infmt = INPUT_AUTO;
-	struct metrics_conf c = { .port = -1 };
-	struct otlp_opts oo = { 0 };
-	char err[512], *header = NULL, *logs_url = NULL;
+	struct metrics_conf c;
+	char err[512];
 	bool once = false, started;
 	unsigned int tick = 0;
 	int o, st = EXIT_OK;
-	size_t plen;
 
-	c.b = prom_buckets_of("r10");
+	metrics_conf_init(&c);
 	optind = 1;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, ":t:i:1b:p:m:n:c:M:a:d:h", opts, NULL)) != -1) {
 		switch (o) {
-		case 't': path = optarg; break;
 		case 'i': interval = opt_seconds("export", "--interval", optarg, false); break;
 		case '1': once = true; break;
-		case 'b':
-			c.b = prom_buckets_of(optarg);
-			if (!c.b)
-				usage_error("export", "--buckets: '%s' is not r5, r10 or r20",
-					    optarg);
-			break;
-		case 'p': c.port = opt_port("export", optarg); break;
-		case 'm':
-			if (!parse_u64(optarg, strlen(optarg), &max_ports) ||
-			    max_ports < 1 || max_ports > 65535)
-				usage_error("export", "--max-ports: '%s' is not 1..65535",
-					    optarg);
-			break;
-		case 'n':
-			c.ctf.netns_set = true;
-			c.ctf.netns = opt_netns("export", optarg);
-			break;
-		case 'c': c.ctf.container = opt_container("export", optarg); break;
-		case 'M':
-			if (!parse_u64(optarg, strlen(optarg), &max_containers) ||
-			    max_containers > 65535)
-				usage_error("export", "--max-containers: '%s' is not 0..65535",
-					    optarg);
-			break;
 		case 'a': archive = optarg; break;
 		case 'd': dir = optarg; break;
 		case OPT_INPUT_FORMAT:
 			infmt = opt_input_format("export", optarg);
 			break;
-		case O_OTLP: oo.url = opt_url("--otlp", optarg); oo.any = true; break;
-		case O_OTLP_EXPONENTIAL: oo.exponential = oo.any = true; break;
-		case O_OTLP_LOGS:
-			if (!parse_u64(optarg, strlen(optarg), &oo.log_rate) ||
-			    oo.log_rate < 1 || oo.log_rate > 1000000)
-				usage_error("export", "--otlp-logs: '%s' is not a rate of 1..1000000 records a second",
-					    optarg);
-			oo.any = true;
-			break;
-		case O_OTLP_LOGS_URL:
-			oo.logs_url = opt_url("--otlp-logs-url", optarg);
-			oo.any = true;
-			break;
-		case O_OTLP_HEADER_FILE: oo.header_file = optarg; oo.any = true; break;
-		case O_OTLP_CA: oo.tls.ca = optarg; oo.any = true; break;
-		case O_OTLP_CERT: oo.tls.cert = optarg; oo.any = true; break;
-		case O_OTLP_KEY: oo.tls.key = optarg; oo.any = true; break;
-		case O_OTLP_INSECURE: oo.insecure = oo.any = true; break;
 		case 'h': fputs(help, stdout); free(e); return EXIT_OK;
-		default: bad_option("export", o, argv);
+		case ':': case '?': bad_option("export", o, argv);
+		default:
+			/* the sink's own: its settings */
+			name = opt_name(opts, o);
+			if (metrics_set(&c, name, optarg, err, sizeof(err)))
+				usage_error("export", "--%s: %s", name, err);
 		}
 	}
 	if (optind < argc)
 		usage_error("export", "unexpected argument '%s'", argv[optind]);
-	otlp_check(&oo, path);
-	if (path) {
-		plen = strlen(path);
-		if (plen < 6 || strcmp(path + plen - 5, ".prom"))
-			usage_error("export", "--textfile: '%s' does not end in .prom (node_exporter reads only *.prom)",
-				    path);
-	}
+	if (metrics_check(&c, err, sizeof(err)) < 0)
+		usage_error("export", "%s", err);
 
 	signals_init();
-	c.textfile = path;
-	c.max_ports = (unsigned int)max_ports;
-	c.max_containers = (unsigned int)max_containers;
 	c.interval_us = interval;
-	if (oo.url)
-		otlp_conf(&c, &oo, &header, &logs_url);
 	started = metrics_sink_start(&e->sink, &c, err, sizeof(err)) == 0;
-	if (header) {
-		explicit_bzero(header, strlen(header));
-		free(header);
-	}
-	free(logs_url);
+	metrics_conf_free(&c);
 	if (!started) {
 		warnx_("export: %s", err);
 		st = EXIT_RUNTIME;

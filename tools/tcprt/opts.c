@@ -98,33 +98,57 @@ unsigned int opt_types(const char *cmd, const char *arg)
 	}
 }
 
-uint64_t opt_netns(const char *cmd, const char *arg)
+int check_netns(const char *arg, uint64_t *ino, char *err, size_t len)
 {
-	size_t len = strlen(arg);
+	size_t n = strlen(arg);
 	const char *p = arg;
-	uint64_t ino;
 
 	/* as readlink /proc/PID/ns/net prints it, too */
-	if (!strncmp(arg, "net:[", 5) && len > 6 && arg[len - 1] == ']') {
+	if (!strncmp(arg, "net:[", 5) && n > 6 && arg[n - 1] == ']') {
 		p = arg + 5;
-		len -= 6;
+		n -= 6;
 	}
-	if (!parse_u64(p, len, &ino) || ino == 0)
-		usage_error(cmd, "--netns: '%s' is not a network namespace's inode number (N or net:[N], N > 0)",
-			    arg);
+	if (!parse_u64(p, n, ino) || *ino == 0) {
+		snprintf(err, len, "'%s' is not a network namespace's inode number (N or net:[N], N > 0)",
+			 arg);
+		return -1;
+	}
+	return 0;
+}
+
+uint64_t opt_netns(const char *cmd, const char *arg)
+{
+	char err[256];
+	uint64_t ino;
+
+	if (check_netns(arg, &ino, err, sizeof(err)) < 0)
+		usage_error(cmd, "--netns: %s", err);
 	return ino;
 }
 
-const char *opt_container(const char *cmd, const char *arg)
+int check_container(const char *arg, char *err, size_t len)
 {
 	char first[CT_ID_MAX + 1];
 	const char *why;
 
-	if (!ct_container_arg_ok(arg, &why))
-		usage_error(cmd, "--container: '%s' is %s", arg, why);
+	if (!ct_container_arg_ok(arg, &why)) {
+		snprintf(err, len, "'%s' is %s", arg, why);
+		return -1;
+	}
 	if (strlen(arg) < CT_ID_LEN && !strstr(arg, ".service") &&
-	    ct_running(arg, first) > 1)
-		usage_error(cmd, "--container: '%s' is ambiguous: the ids of several running containers start with it; give more of the id",
-			    arg);
+	    ct_running(arg, first) > 1) {
+		snprintf(err, len, "'%s' is ambiguous: the ids of several running containers start with it; give more of the id",
+			 arg);
+		return -1;
+	}
+	return 0;
+}
+
+const char *opt_container(const char *cmd, const char *arg)
+{
+	char err[512];
+
+	if (check_container(arg, err, sizeof(err)) < 0)
+		usage_error(cmd, "--container: %s", err);
 	return arg;
 }

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd.h"
 #include "container.h"
 #include "export.h"
 #ifdef TCPRT_OTLP
@@ -96,7 +97,7 @@ struct otlp_log { int unused; };
 #define LABELS_MAX	8192	/* a series' labels, escaped */
 
 struct metrics {
-	const char *textfile;
+	char *textfile;
 	const struct prom_buckets *b;
 	int port;
 	struct ct_filter ctf;	/* --netns, --container */
@@ -510,6 +511,11 @@ static bool metrics_stop(void *priv)
 	free(x->logs);
 	free(x->url);
 	free(x->logs_url);
+	free((char *)x->tls.ca);
+	free((char *)x->tls.cert);
+	free((char *)x->tls.key);
+	free(x->textfile);
+	free((char *)x->ctf.container);
 	series_free(&x->t, exp_val_free);
 	free(x);
 	return all;
@@ -533,10 +539,12 @@ static int metrics_otlp_start(struct metrics *x, const struct metrics_conf *c,
 		snprintf(x->host, sizeof(x->host), "unknown");
 	x->start_ns = now_us() * 1000;
 	x->exponential = c->exponential;
-	x->tls = c->tls;
+	x->tls.ca = c->tls.ca ? xstrdup(c->tls.ca) : NULL;
+	x->tls.cert = c->tls.cert ? xstrdup(c->tls.cert) : NULL;
+	x->tls.key = c->tls.key ? xstrdup(c->tls.key) : NULL;
 	x->url = xstrdup(c->otlp_url);
 	x->oq = xcalloc(1, sizeof(*x->oq));
-	if (otlp_queue_init(x->oq, x->url, "metrics", c->otlp_header, &x->tls,
+	if (otlp_queue_init(x->oq, x->url, "metrics", c->header, &x->tls,
 			    c->interval_us, why, sizeof(why)) < 0) {
 		snprintf(err, len, "--otlp: %s", why);
 		return -1;
@@ -544,7 +552,7 @@ static int metrics_otlp_start(struct metrics *x, const struct metrics_conf *c,
 	x->oq->cumulative = true;
 	if (!c->log_rate)
 		return 0;
-	x->logs_url = xstrdup(c->otlp_logs_url);
+	x->logs_url = xstrdup(c->logs_url);
 	x->lq = xcalloc(1, sizeof(*x->lq));
 	x->log_rate = c->log_rate;
 	/* the logs are drained once an interval: allow that burst */
@@ -552,7 +560,7 @@ static int metrics_otlp_start(struct metrics *x, const struct metrics_conf *c,
 		       (c->interval_us > USEC_PER_SEC ? (double)c->interval_us / 1e6 : 1.0);
 	x->log_tokens = x->log_burst;
 	x->log_refill_us = mono_us();
-	if (otlp_queue_init(x->lq, x->logs_url, "logs", c->otlp_header, &x->tls,
+	if (otlp_queue_init(x->lq, x->logs_url, "logs", c->header, &x->tls,
 			    c->interval_us, why, sizeof(why)) < 0) {
 		snprintf(err, len, "--otlp-logs: %s", why);
 		return -1;
@@ -565,12 +573,14 @@ int metrics_sink_start(struct sink *s, const struct metrics_conf *c,
 {
 	struct metrics *x = xcalloc(1, sizeof(*x));
 
-	x->textfile = c->textfile;
+	x->textfile = c->textfile ? xstrdup(c->textfile) : NULL;
 	x->b = c->b;
 	x->port = c->port;
 	x->ctf = c->ctf;
-	series_init(&x->t, sizeof(struct exp_val), c->max_ports,
-		    c->max_containers);
+	if (c->ctf.container)
+		x->ctf.container = xstrdup(c->ctf.container);
+	series_init(&x->t, sizeof(struct exp_val), (unsigned int)c->max_ports,
+		    (unsigned int)c->max_containers);
 	x->containers = c->max_containers > 0;
 	if (c->otlp_url && metrics_otlp_start(x, c, err, len) < 0) {
 		metrics_stop(x);
@@ -579,4 +589,303 @@ int metrics_sink_start(struct sink *s, const struct metrics_conf *c,
 	s->ops = &metrics_ops;
 	s->priv = x;
 	return 0;
+}
+
+/* ---- the settings ---------------------------------------------------- */
+
+void metrics_conf_init(struct metrics_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->b = prom_buckets_of("r10");
+	c->port = -1;
+	c->max_ports = DEFAULT_MAX_PORTS;
+	c->max_containers = DEFAULT_MAX_CONTAINERS;
+}
+
+/* A setting's string, the conf's own copy (replacing an earlier one). */
+static void set_str(char **to, const char *v)
+{
+	free(*to);
+	*to = xstrdup(v);
+}
+
+/* "http://..." or "https://..." with something after it. */
+static int set_url(char **to, const char *v, char *err, size_t len)
+{
+	if ((strncmp(v, "http://", 7) || !v[7]) &&
+	    (strncmp(v, "https://", 8) || !v[8])) {
+		snprintf(err, len, "'%s' is not an http:// or https:// URL", v);
+		return -1;
+	}
+	set_str(to, v);
+	return 0;
+}
+
+/* A number of 0 or @min to @max: 0, or -1 with "'V' is not @what". */
+static int set_u64(uint64_t *to, const char *v, uint64_t min, uint64_t max,
+		   const char *what, char *err, size_t len)
+{
+	uint64_t n;
+
+	if (!parse_u64(v, strlen(v), &n) || n < min || n > max) {
+		snprintf(err, len, "'%s' is not %s", v, what);
+		return -1;
+	}
+	*to = n;
+	return 0;
+}
+
+/* A flag: given alone (an option), or yes/no, true/false, 1/0 (a key). */
+static int set_flag(bool *to, const char *v, char *err, size_t len)
+{
+	if (!v || !strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1")) {
+		*to = true;
+		return 0;
+	}
+	if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0")) {
+		*to = false;
+		return 0;
+	}
+	snprintf(err, len, "'%s' is not yes or no", v);
+	return -1;
+}
+
+/* The settings of the text file and the series. */
+static int set_series(struct metrics_conf *c, const char *name, const char *v,
+		      char *err, size_t len)
+{
+	uint16_t port;
+
+	if (!strcmp(name, "textfile")) {
+		set_str(&c->textfile, v);
+	} else if (!strcmp(name, "buckets")) {
+		c->b = prom_buckets_of(v);
+		if (!c->b) {
+			snprintf(err, len, "'%s' is not r5, r10 or r20", v);
+			return -1;
+		}
+	} else if (!strcmp(name, "port")) {
+		if (!parse_port(v, &port)) {
+			snprintf(err, len, "'%s' is not a port (1..65535)", v);
+			return -1;
+		}
+		c->port = port;
+	} else if (!strcmp(name, "max-ports")) {
+		return set_u64(&c->max_ports, v, 1, 65535, "1..65535", err, len);
+	} else if (!strcmp(name, "netns")) {
+		if (check_netns(v, &c->ctf.netns, err, len) < 0)
+			return -1;
+		c->ctf.netns_set = true;
+	} else if (!strcmp(name, "container")) {
+		if (check_container(v, err, len) < 0)
+			return -1;
+		free((char *)c->ctf.container);
+		c->ctf.container = xstrdup(v);
+	} else if (!strcmp(name, "max-containers")) {
+		return set_u64(&c->max_containers, v, 0, 65535, "0..65535", err, len);
+	} else {
+		return 1;
+	}
+	return 0;
+}
+
+/* The settings of OTLP (all "otlp*"). */
+static int set_otlp(struct metrics_conf *c, const char *name, const char *v,
+		    char *err, size_t len)
+{
+	char **path = NULL;
+
+	c->otlp_any = true;
+	if (!strcmp(name, "otlp"))
+		return set_url(&c->otlp_url, v, err, len);
+	if (!strcmp(name, "otlp-logs-url"))
+		return set_url(&c->otlp_logs_url, v, err, len);
+	if (!strcmp(name, "otlp-exponential"))
+		return set_flag(&c->exponential, v, err, len);
+	if (!strcmp(name, "otlp-insecure"))
+		return set_flag(&c->insecure, v, err, len);
+	if (!strcmp(name, "otlp-logs"))
+		return set_u64(&c->log_rate, v, 1, 1000000,
+			       "a rate of 1..1000000 records a second", err, len);
+	if (!strcmp(name, "otlp-header-file"))
+		path = &c->otlp_header_file;
+	else if (!strcmp(name, "otlp-ca"))
+		path = (char **)&c->tls.ca;
+	else if (!strcmp(name, "otlp-cert"))
+		path = (char **)&c->tls.cert;
+	else if (!strcmp(name, "otlp-key"))
+		path = (char **)&c->tls.key;
+	else
+		return 1;
+	set_str(path, v);
+	return 0;
+}
+
+int metrics_set(struct metrics_conf *c, const char *name, const char *value,
+		char *err, size_t len)
+{
+	bool flag = !strcmp(name, "otlp-exponential") ||
+		    !strcmp(name, "otlp-insecure");
+
+	if (!value && !flag) {
+		snprintf(err, len, "needs a value");
+		return -1;
+	}
+	if (!strncmp(name, "otlp", 4))
+		return set_otlp(c, name, value, err, len);
+	return set_series(c, name, value, err, len);
+}
+
+/* URL's .../v1/metrics as .../v1/logs: the collector's logs endpoint. */
+static char *logs_url_of(const char *url)
+{
+	static const char tail[] = "/v1/metrics";
+	size_t n = strlen(url), t = sizeof(tail) - 1;
+	char *u;
+
+	if (n < t || strcmp(url + n - t, tail))
+		return NULL;
+	u = xcalloc(n, 1);
+	snprintf(u, n, "%.*s/v1/logs", (int)(n - t), url);
+	return u;
+}
+
+/* --otlp-header-file: one "Name: value" line, mode 0600. */
+static int read_header(struct metrics_conf *c, char *err, size_t len)
+{
+	const char *colon;
+
+	c->header = read_secret(c->otlp_header_file, "--otlp-header-file", err, len);
+	if (!c->header)
+		return -1;
+	colon = strchr(c->header, ':');
+	if (!colon || colon == c->header ||
+	    strcspn(c->header, " \t") < (size_t)(colon - c->header)) {
+		snprintf(err, len, "--otlp-header-file %s: not one \"Name: value\" line",
+			 c->otlp_header_file);
+		return -1;
+	}
+	return 0;
+}
+
+/* The URL's host is this machine: localhost, 127.0.0.0/8 or [::1]. */
+static bool url_loopback(const char *url)
+{
+	const char *h = strstr(url, "://") + 3;
+	size_t n = strcspn(h, ":/?#");
+
+	if (*h == '[')
+		return !strncmp(h, "[::1]", 5);
+	return (n == 9 && !strncmp(h, "localhost", 9)) || !strncmp(h, "127.", 4);
+}
+
+/*
+ * Secure by default: what goes to another machine is encrypted (https)
+ * and tcprt shows who it is (a client certificate, or the header file's
+ * token); --otlp-insecure says otherwise.  A collector on this machine
+ * (the usual agent) needs neither.
+ */
+static int check_secure(const struct metrics_conf *c, const char *opt,
+			const char *url, char *err, size_t len)
+{
+	if (!url || c->insecure || url_loopback(url))
+		return 0;
+	if (strncmp(url, "https://", 8)) {
+		snprintf(err, len, "%s %s: not encrypted (http://) to another machine: use https://, or --otlp-insecure to send in clear",
+			 opt, url);
+		return -1;
+	}
+	if (!c->tls.cert && !c->otlp_header_file) {
+		snprintf(err, len, "%s %s: tcprt would not say who it is: give --otlp-cert and --otlp-key, or --otlp-header-file with a token, or --otlp-insecure",
+			 opt, url);
+		return -1;
+	}
+	return 0;
+}
+
+/* The OTLP settings together, and the files they name. */
+static int check_otlp(struct metrics_conf *c, char *err, size_t len)
+{
+	int fd;
+
+#ifndef TCPRT_OTLP
+	snprintf(err, len, "--otlp: this tcprt was built without OTLP: %s",
+		 TCPRT_NO_OTLP);
+	return -1;
+#endif
+	if (!c->otlp_url) {
+		snprintf(err, len, "--otlp-exponential, --otlp-logs, --otlp-logs-url and --otlp-header-file need --otlp URL");
+		return -1;
+	}
+	if (c->otlp_logs_url && !c->log_rate) {
+		snprintf(err, len, "--otlp-logs-url needs --otlp-logs RATE");
+		return -1;
+	}
+	if (!c->tls.cert != !c->tls.key) {
+		snprintf(err, len, "--otlp-cert and --otlp-key go together");
+		return -1;
+	}
+	if (c->tls.key) {
+		fd = open_private(c->tls.key, "--otlp-key", err, len);
+		if (fd < 0)
+			return -1;
+		close(fd);
+	}
+	if (check_secure(c, "--otlp", c->otlp_url, err, len) < 0 ||
+	    check_secure(c, "--otlp-logs-url", c->otlp_logs_url, err, len) < 0)
+		return -1;
+	return 0;
+}
+
+/* What the OTLP settings name, once all are known good. */
+static int otlp_files(struct metrics_conf *c, char *err, size_t len)
+{
+	if (c->otlp_header_file && read_header(c, err, len) < 0)
+		return -1;
+	if (!c->log_rate)
+		return 0;
+	c->logs_url = c->otlp_logs_url ? xstrdup(c->otlp_logs_url) :
+					 logs_url_of(c->otlp_url);
+	if (!c->logs_url) {
+		snprintf(err, len, "--otlp-logs: '%s' does not end in /v1/metrics: give the logs endpoint with --otlp-logs-url",
+			 c->otlp_url);
+		return -1;
+	}
+	return 0;
+}
+
+int metrics_check(struct metrics_conf *c, char *err, size_t len)
+{
+	size_t n;
+
+	if (!c->textfile && !c->otlp_url) {
+		snprintf(err, len, "--textfile PATH or --otlp URL is required");
+		return -1;
+	}
+	if (c->otlp_any && check_otlp(c, err, len) < 0)
+		return -1;
+	n = c->textfile ? strlen(c->textfile) : 0;
+	if (c->textfile && (n < 6 || strcmp(c->textfile + n - 5, ".prom"))) {
+		snprintf(err, len, "--textfile: '%s' does not end in .prom (node_exporter reads only *.prom)",
+			 c->textfile);
+		return -1;
+	}
+	return c->otlp_url ? otlp_files(c, err, len) : 0;
+}
+
+void metrics_conf_free(struct metrics_conf *c)
+{
+	if (c->header)
+		explicit_bzero(c->header, strlen(c->header));
+	free(c->header);
+	free(c->logs_url);
+	free(c->textfile);
+	free((char *)c->ctf.container);
+	free(c->otlp_url);
+	free(c->otlp_logs_url);
+	free(c->otlp_header_file);
+	free((char *)c->tls.ca);
+	free((char *)c->tls.cert);
+	free((char *)c->tls.key);
+	memset(c, 0, sizeof(*c));
 }

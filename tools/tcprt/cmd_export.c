@@ -3,10 +3,8 @@
  * tcprt export: Prometheus metrics for node_exporter's textfile collector,
  * and/or OTLP to an OpenTelemetry collector.
  *
- * One reader and one sink, the metrics sink (sink_metrics.c, which counts
- * and writes): every interval the logs are drained into it, the module's
- * status read, and the sink's output made.  This file is the options,
- * their checks and that loop.
+ * One reader (reader.c) and one sink, the metrics sink (sink_metrics.c,
+ * which counts and writes).  This file is the options and their checks.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,6 +19,7 @@
 #include "input.h"
 #include "otlp_send.h"
 #include "prom.h"
+#include "reader.h"
 #include "sink_metrics.h"
 #include "util.h"
 
@@ -114,52 +113,6 @@ INPUT_FORMAT_HELP
 "                                    (no labels)\n"
 "  tcprt_module_status{key}          every numeric line of tcp_rt's status\n";
 
-/* What export reads: the logs, and the module's status each interval. */
-struct export_reader {
-	struct input in;
-	struct sink sink;
-	struct sink_status status[SINK_STATUS_MAX];
-	unsigned int nstatus;
-};
-
-static void add(const struct record *r, void *arg)
-{
-	struct export_reader *e = arg;
-
-	e->sink.ops->record(e->sink.priv, r);
-}
-
-static void status_line(const char *key, uint64_t value, void *arg)
-{
-	struct export_reader *e = arg;
-
-	if (e->nstatus == SINK_STATUS_MAX || strlen(key) >= sizeof(e->status[0].key))
-		return;
-	/* keys are [a-z_A-Z0-9]; anything else would need escaping */
-	if (key[strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")])
-		return;
-	snprintf(e->status[e->nstatus].key, sizeof(e->status[0].key), "%s", key);
-	e->status[e->nstatus++].value = value;
-}
-
-static void update(struct export_reader *e)
-{
-	input_read(&e->in);
-	e->nstatus = 0;
-	input_status(&e->in, status_line, e);
-}
-
-/* The sink's output of this interval. */
-static int output(struct export_reader *e, bool last)
-{
-	struct sink_input si = {
-		.records = e->in.records, .bad = e->in.bad,
-		.status = e->status, .nstatus = e->nstatus,
-	};
-
-	return e->sink.ops->output(e->sink.priv, &si, last);
-}
-
 enum {
 	O_OTLP = 256, O_OTLP_EXPONENTIAL, O_OTLP_LOGS, O_OTLP_LOGS_URL,
 	O_OTLP_HEADER_FILE, O_OTLP_CA, O_OTLP_CERT, O_OTLP_KEY, O_OTLP_INSECURE,
@@ -201,14 +154,14 @@ int cmd_export(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct export_reader *e = xcalloc(1, sizeof(*e));
-	uint64_t interval = 15 * USEC_PER_SEC, next;
+	struct reader *rd = xcalloc(1, sizeof(*rd));
+	uint64_t interval = 15 * USEC_PER_SEC;
 	const char *dir = NULL, *archive = NULL, *name;
 	enum input_format infmt = INPUT_AUTO;
 	struct metrics_conf c;
+	struct sink sink;
 	char err[512];
 	bool once = false, started;
-	unsigned int tick = 0;
 	int o, st = EXIT_OK;
 
 	metrics_conf_init(&c);
@@ -223,7 +176,7 @@ int cmd_export(int argc, char **argv)
 		case OPT_INPUT_FORMAT:
 			infmt = opt_input_format("export", optarg);
 			break;
-		case 'h': fputs(help, stdout); free(e); return EXIT_OK;
+		case 'h': fputs(help, stdout); free(rd); return EXIT_OK;
 		case ':': case '?': bad_option("export", o, argv);
 		default:
 			/* the sink's own: its settings */
@@ -239,64 +192,21 @@ int cmd_export(int argc, char **argv)
 
 	signals_init();
 	c.interval_us = interval;
-	started = metrics_sink_start(&e->sink, &c, err, sizeof(err)) == 0;
+	started = metrics_sink_start(&sink, &c, err, sizeof(err)) == 0;
 	metrics_conf_free(&c);
-	if (!started) {
+	if (started) {
+		reader_add_sink(rd, &sink);
+		st = reader_open(rd, dir, infmt, archive);
+	} else {
 		warnx_("export: %s", err);
 		st = EXIT_RUNTIME;
 	}
 	if (st == EXIT_OK)
-		st = input_open(&e->in, dir, false, infmt, add, e);
-	if (st == EXIT_OK && archive) {
-		e->in.archive = fopen(archive, "a");
-		if (!e->in.archive) {
-			warnx_("%s: %s", archive, strerror(errno));
-			st = EXIT_RUNTIME;
-		}
-	}
-	if (st != EXIT_OK)
-		goto out;
-
-	update(e);
-	if (once)
-		input_finish(&e->in);
-	if (output(e, once) < 0) {
-		st = EXIT_RUNTIME;
-		goto out;
-	}
-	next = now_us() + interval;
-	while (!once && !stop_requested) {
-		uint64_t now = now_us();
-
-		if (now < next) {
-			e->sink.ops->idle(e->sink.priv);
-			now = now_us();
-			if (now < next)
-				sleep_us(next - now < DEFAULT_POLL_US ? next - now : DEFAULT_POLL_US);
-			continue;
-		}
-		next += interval;
-		if (next <= now)	/* fell behind (suspend?): no burst */
-			next = now + interval;
-		if (++tick % 4 == 0 || e->in.gone)
-			input_rescan(&e->in);
-		update(e);
-		output(e, false);	/* a failure is retried next time */
-	}
-	if (!once) {
-		update(e);
-		input_finish(&e->in);
-		output(e, true);
-	}
-	input_report(&e->in);
-out:
+		st = reader_run(rd, interval, once);
 	/* --once: what was read did not all go */
-	if (started && !e->sink.ops->stop(e->sink.priv) && once && st == EXIT_OK)
+	if (!reader_close(rd) && once && st == EXIT_OK)
 		st = EXIT_RUNTIME;
-	if (e->in.archive)
-		fclose(e->in.archive);
-	input_close(&e->in);
 	ct_free();
-	free(e);
+	free(rd);
 	return st;
 }

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The one reader of the module's logs that feeds sinks (sink.h): tcprt
+ * export's, with its one sink, and tcprt agent's, with every sink
+ * configured.  Every interval it drains the logs, each valid record
+ * handed to every sink in turn, reads the module's status, and has every
+ * sink make its output; between intervals the sinks retry what waits.
+ */
+#ifndef TCPRT_READER_H
+#define TCPRT_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "input.h"
+#include "sink.h"
+
+#define READER_SINKS_MAX	8
+
+struct reader {
+	struct input in;
+	struct sink sinks[READER_SINKS_MAX];
+	size_t nsinks;
+	struct sink_status status[SINK_STATUS_MAX];
+	unsigned int nstatus;
+};
+
+/* Hand @s to the reader, which stops it in reader_close(). */
+void reader_add_sink(struct reader *rd, const struct sink *s);
+
+/*
+ * Open the logs of @dir (the module's when NULL), of @fmt, and @archive
+ * (every valid line appended) when not NULL: EXIT_OK, or EXIT_RUNTIME
+ * after saying why.
+ */
+int reader_open(struct reader *rd, const char *dir, enum input_format fmt,
+		const char *archive);
+
+/*
+ * Read and output every @interval_us until a stop is asked (SIGTERM,
+ * SIGINT), then a last time; with @once, read what the logs hold, output
+ * once and return.  EXIT_OK, or EXIT_RUNTIME when the first output failed.
+ */
+int reader_run(struct reader *rd, uint64_t interval_us, bool once);
+
+/*
+ * Stop every sink and close the logs: whether every sink delivered all
+ * it was handed.
+ */
+bool reader_close(struct reader *rd);
+
+#endif

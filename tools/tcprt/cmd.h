@@ -24,6 +24,7 @@
 int cmd_read(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
 int cmd_series(int argc, char **argv);
 int cmd_live(int argc, char **argv);
 int cmd_ship(int argc, char **argv);

@@ -22,6 +22,8 @@ static const char usage[] =
 "  read      print the records merged in start-time order (text, JSON, CSV)\n"
 "  summary   per port and type: count, rate, p50/p90/p99/max per window\n"
 "  export    Prometheus metrics for node_exporter's textfile collector\n"
+"  agent     one reader of the logs for every sink of a configuration file\n"
+"            (so far the metrics: Prometheus text file, OTLP)\n"
 "  series    run a fine-timescale sampling run (per-bucket counts), or\n"
 "            read a saved one; table or --plot PNG\n"
 "  live      sliding windows, live: a terminal view, a query socket for\n"
@@ -43,6 +45,7 @@ static const struct {
 	{ "read", cmd_read },
 	{ "summary", cmd_summary },
 	{ "export", cmd_export },
+	{ "agent", cmd_agent },
 	{ "series", cmd_series },
 	{ "live", cmd_live },
 	{ "ship", cmd_ship },

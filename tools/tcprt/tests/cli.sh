@@ -82,7 +82,7 @@ case_help() {
 	local c
 	expect_eq "$(status_of "$TCPRT" --help)" 0 "tcprt --help"
 	grep -q '^usage: tcprt COMMAND' "$T/out" || fail "tcprt --help text"
-	for c in read summary export ship spool ingest fleet; do
+	for c in read summary export agent ship spool ingest fleet; do
 		expect_eq "$(status_of "$TCPRT" "$c" --help)" 0 "tcprt $c --help"
 		grep -q "^usage: tcprt $c" "$T/out" || fail "tcprt $c --help text"
 		cp "$T/out" "$T/help1"
@@ -101,7 +101,7 @@ case_man() {
 		"tcprt --version: tcp_rt's version"
 	grep -q "^\.TH TCPRT 8 [0-9-]* \"$("$TCPRT" --version)\"" tcprt.8 ||
 		fail "tcprt.8's .TH does not name $("$TCPRT" --version)"
-	for c in read summary export series ship spool ingest fleet; do
+	for c in read summary export agent series ship spool ingest fleet; do
 		for o in $("$TCPRT" "$c" --help | grep -oE '^ +-[a-zA-Z0-9], --[a-z-]+' |
 			   sed 's/.*--//'); do
 			[ "$o" = help ] && continue
@@ -760,6 +760,86 @@ case_export_atomic() {
 	wait "$pid" || fail "exit status $?"
 	expect_eq "$bad" 0 "reads of a partial file (300 reads while rewritten every 10 ms)"
 	expect_eq "$(ls -A "$T/prom2")" tcprt.prom "no temporary file left"
+}
+
+# ---- agent -----------------------------------------------------------------------------------
+
+# tcprt agent with the metrics sink, configured by a file: the same text
+# file and archive as tcprt export of the same records (the same sink);
+# --check writes nothing.
+case_agent() {
+	local d c=$T/ag/agent.conf
+	command -v python3 > /dev/null || return 4
+	d=$(make_all_types)
+	rm -rf "$T/ag"
+	mkdir -p "$T/ag"
+	if ! "$TCPRT" agent --help | grep -q -- --config; then return 4; fi
+	expect_eq "$(status_of "$TCPRT" export --once --dir "$d" --textfile "$T/ag/export.prom" \
+		--archive "$T/ag/export.arch")" 0 "export --once"
+	cat > "$c" <<-EOF
+		# the test's agent
+		[agent]
+		dir = $d
+		  archive = $T/ag/agent.arch    ; every line read
+		interval = 0.5
+
+		[metrics]
+		textfile = $T/ag/agent.prom
+		buckets = r10
+	EOF
+	chmod 644 "$c"
+	expect_eq "$(status_of "$TCPRT" agent --config "$c" --check)" 0 "agent --check"
+	expect_eq "$(cat "$T/out")" "$c: good; sinks: metrics" "--check's line"
+	[ ! -e "$T/ag/agent.prom" ] || fail "--check wrote the text file"
+	expect_eq "$(status_of "$TCPRT" agent --config "$c" --once)" 0 "agent --once: $(cat "$T/err")"
+	cmp -s "$T/ag/export.prom" "$T/ag/agent.prom" ||
+		fail "the agent's text file differs from export's: $(diff "$T/ag/export.prom" "$T/ag/agent.prom" | head -n 5)"
+	cmp -s "$T/ag/export.arch" "$T/ag/agent.arch" || fail "the agent's archive differs from export's"
+	expect_eq "$(wc -l < "$T/ag/agent.arch")" 7 "archived lines"
+	grep -q '^tcprt_tasks_total{port="7100",role="server",type="R"} 1$' "$T/ag/agent.prom" || fail "tasks R"
+}
+
+# A configuration that is not right: exit 2 and one line naming the file,
+# the line when it is one line's, the section, the key and why; a file
+# that cannot be read, exit 1.
+case_agent_conf_errors() {
+	local c=$T/agbad.conf want text n=0
+	if ! "$TCPRT" agent --help | grep -q -- --config; then return 4; fi
+	while IFS='|' read -r want text; do
+		n=$((n + 1))
+		printf '%b' "$text" > "$c"
+		chmod 644 "$c"
+		expect_eq "$(status_of "$TCPRT" agent --config "$c" --check)" 2 "configuration $n: $text"
+		expect_eq "$(cat "$T/err")" "tcprt: agent: $c$want" "configuration $n's message"
+		[ ! -s "$T/out" ] || fail "configuration $n: something on stdout: $(cat "$T/out")"
+	done <<-'LIST'
+		:2: [metrics] max-ports: '0' is not 1..65535|[metrics]\nmax-ports = 0\ntextfile = /x.prom\n
+		:3: [metrics] port: given twice|[metrics]\nport = 80\n  port = 81\ntextfile = /x.prom\n
+		:3: not a [section], a key = value or a comment|[metrics]\ntextfile = /x.prom\nbogus\n[x]\na = 1\n
+		:1: a: a key before any [section]|a = 1\n[metrics]\ntextfile = /x.prom\n
+		:4: [nope]: not a section (agent, metrics)|[metrics]\ntextfile = /x.prom\n[nope]\na = 1\n
+		:2: [metrics] colour: not a key of [metrics]|[metrics]\ncolour = blue\n
+		:2: [metrics] otlp-exponential: 'maybe' is not yes or no|[metrics]\notlp-exponential = maybe\n
+		:2: [agent] interval: '0' is not a number of seconds > 0, at most a day|[agent]\ninterval = 0\n
+		:2: [agent] input-format: 'xml' is not auto, text or binary|[agent]\ninput-format = xml\n
+		:2: [metrics] netns: 'x' is not a network namespace's inode number (N or net:[N], N > 0)|[metrics]\nnetns = x\n
+		: [metrics] --textfile: '/x.txt' does not end in .prom (node_exporter reads only *.prom)|[metrics]\ntextfile = /x.txt\n
+		: [metrics] --otlp-exponential, --otlp-logs, --otlp-logs-url and --otlp-header-file need --otlp URL|[metrics]\ntextfile = /x.prom\notlp-logs = 5\n
+		: no sink: configure one ([metrics])|[agent]\ninterval = 5\n
+	LIST
+	# inih's lines are 200 bytes: a longer one is an error, not two lines
+	printf '[metrics]\ntextfile = /%0300d.prom\n' 0 > "$c"
+	expect_eq "$(status_of "$TCPRT" agent --config "$c" --check)" 2 "a long line"
+	expect_eq "$(cat "$T/err")" "tcprt: agent: $c:2: longer than 198 characters" "a long line's message"
+	# it says what the agent writes and where records go: not group-writable
+	printf '[metrics]\ntextfile = /x.prom\n' > "$c"
+	chmod 664 "$c"
+	expect_eq "$(status_of "$TCPRT" agent --config "$c" --check)" 2 "a group-writable file"
+	expect_eq "$(cat "$T/err")" "tcprt: agent: $c: writable by group or other users: chmod go-w $c" \
+		"a group-writable file's message"
+	expect_eq "$(status_of "$TCPRT" agent --config "$T/no/such.conf")" 1 "no file"
+	expect_eq "$(cat "$T/err")" "tcprt: agent: $T/no/such.conf: No such file or directory" "no file's message"
+	expect_eq "$(status_of "$TCPRT" agent --config)" 2 "--config without a value"
 }
 
 # --otlp's options: each bad value or combination a usage error naming
@@ -1779,6 +1859,8 @@ run_case "summary: less than one window observed: nothing reported" case_summary
 run_case "export --once: counters, histograms, labels, exposition format" case_export
 run_case "export: a reader never sees half a file" case_export_atomic
 run_case "export --otlp: bad values and combinations are usage errors" case_otlp_usage
+run_case "agent: the metrics sink from a configuration file: export's text file and archive, --check" case_agent
+run_case "agent: a wrong configuration: exit 2, the file, line, section, key and why" case_agent_conf_errors
 run_case "mixed folder, tcp_rt and vendor files: read counts every valid line once, by source" case_mixed_read
 run_case "mixed folder: summary counts every task once" case_mixed_summary
 run_case "mixed folder: export counts every record once" case_mixed_export

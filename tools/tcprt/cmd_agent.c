@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tcprt agent: one reader of the module's logs for every sink a host
+ * wants, configured by one INI file (docs/agent.md).  So far its sink is
+ * the metrics sink (tcprt export's: the Prometheus text file, OTLP); the
+ * live windows and the fleet ship are the next.
+ *
+ * The file is read with inih (libinih-dev) through a line reader of our
+ * own, which counts lines - so that every error names its line - and
+ * keeps inih's two surprises out: an indented line is not a continuation
+ * of the key above, and a line longer than inih's 200 bytes is an error,
+ * not two lines.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifndef TCPRT_NO_INIH
+#include <ini.h>
+#endif
+
+#include "cmd.h"
+#include "container.h"
+#include "reader.h"
+#include "sink_metrics.h"
+#include "util.h"
+
+#define AGENT_CONF	"/etc/tcprt/agent.conf"
+
+static const char help[] =
+"usage: tcprt agent [--config FILE] [--check] [--once]\n"
+"\n"
+"Read the tcp_rt logs once for every sink FILE configures (default\n"
+AGENT_CONF "): reading consumes the logs, so a host runs one reader.\n"
+"FILE is INI: a [section] per sink, its keys the long options of the\n"
+"command the sink comes from (tcprt(8), AGENT):\n"
+"\n"
+"  [agent]      interval = SECONDS (default 15), input-format = F,\n"
+"               archive = FILE, dir = DIR (recorded logs, not the module's)\n"
+"  [metrics]    tcprt export's: textfile, buckets, port, max-ports, netns,\n"
+"               container, max-containers, otlp, otlp-exponential,\n"
+"               otlp-logs, otlp-logs-url, otlp-header-file, otlp-ca,\n"
+"               otlp-cert, otlp-key, otlp-insecure (flags: yes or no)\n"
+"\n"
+"A comment is a line that starts with ; or #, or what follows \" ;\" on a\n"
+"line.  A secret is never a value: give the file that holds it\n"
+"(otlp-header-file, otlp-key).\n"
+"\n"
+"  -c, --config FILE  the configuration (default " AGENT_CONF ")\n"
+"  -n, --check        check FILE and exit: 0 good, 2 not (FILE:LINE and why)\n"
+"  -1, --once         read once, write every sink's output once, exit\n"
+"  -h, --help         this text\n";
+
+/* A configuration as read, and where its first error is. */
+struct agent_conf {
+	const char *path;
+	FILE *f;
+	char *buf;			/* the line being read */
+	size_t cap;
+	int line;			/* of the line being read */
+	/* the first error: its line (0: none; -1: not a line's) and reason */
+	int err_line;
+	char err[640];
+	/* [agent] */
+	uint64_t interval_us;
+	enum input_format fmt;
+	char *dir, *archive;
+	/* the sinks' sections */
+	bool metrics_on;
+	struct metrics_conf metrics;
+	/* "section\0key" of the keys given so far, to refuse one twice */
+	char **seen;
+	size_t nseen;
+};
+
+static void conf_error(struct agent_conf *a, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Keep the first error (inih goes on reading after one). */
+static void conf_error(struct agent_conf *a, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (a->err_line)
+		return;
+	a->err_line = line;
+	va_start(ap, fmt);
+	vsnprintf(a->err, sizeof(a->err), fmt, ap);
+	va_end(ap);
+}
+
+#ifndef TCPRT_NO_INIH
+/*
+ * inih's reader: the next line into @str (@num bytes), counted, without
+ * its leading blanks (no continuation lines); a longer line than inih
+ * takes is an error, and read as an empty one.
+ */
+static char *conf_line(char *str, int num, void *stream)
+{
+	struct agent_conf *a = stream;
+	ssize_t n = getline(&a->buf, &a->cap, a->f);
+	const char *p;
+
+	if (n < 0)
+		return NULL;
+	a->line++;
+	p = a->buf + strspn(a->buf, " \t");
+	if (strlen(p) + 1 > (size_t)num) {
+		conf_error(a, a->line, "longer than %d characters", num - 2);
+		p = "\n";
+	}
+	memcpy(str, p, strlen(p) + 1);
+	return str;
+}
+
+/* A key given twice in one section is an error, not the last one winning. */
+static bool seen_before(struct agent_conf *a, const char *section,
+			const char *name)
+{
+	size_t ls = strlen(section), ln = strlen(name), i;
+	char *k;
+
+	for (i = 0; i < a->nseen; i++)
+		if (!strcmp(a->seen[i], section) &&
+		    !strcmp(a->seen[i] + strlen(a->seen[i]) + 1, name))
+			return true;
+	k = xcalloc(ls + ln + 2, 1);
+	memcpy(k, section, ls);
+	memcpy(k + ls + 1, name, ln);
+	a->seen = xrealloc(a->seen, a->nseen + 1, sizeof(*a->seen));
+	a->seen[a->nseen++] = k;
+	return false;
+}
+
+/* A key of [agent]: 0, or -1 with the reason in @err. */
+static int agent_set(struct agent_conf *a, const char *name, const char *v,
+		     char *err, size_t len)
+{
+	char **to;
+
+	if (!strcmp(name, "interval")) {
+		if (!parse_seconds(v, &a->interval_us) || a->interval_us == 0 ||
+		    a->interval_us > 86400 * USEC_PER_SEC) {
+			snprintf(err, len, "'%s' is not a number of seconds > 0, at most a day",
+				 v);
+			return -1;
+		}
+		return 0;
+	}
+	if (!strcmp(name, "input-format")) {
+		a->fmt = input_format_of(v);
+		if (a->fmt == INPUT_FORMAT_BAD) {
+			snprintf(err, len, "'%s' is not auto, text or binary", v);
+			return -1;
+		}
+		return 0;
+	}
+	if (!strcmp(name, "dir"))
+		to = &a->dir;
+	else if (!strcmp(name, "archive"))
+		to = &a->archive;
+	else
+		return 1;
+	free(*to);
+	*to = xstrdup(v);
+	return 0;
+}
+
+/* inih's handler: one key = value of @section.  1 to go on, 0 on error. */
+static int conf_key(void *user, const char *section, const char *name,
+		    const char *value)
+{
+	struct agent_conf *a = user;
+	char why[512];
+	int r;
+
+	if (!*section) {
+		conf_error(a, a->line, "%s: a key before any [section]", name);
+		return 0;
+	}
+	if (seen_before(a, section, name)) {
+		conf_error(a, a->line, "[%s] %s: given twice", section, name);
+		return 0;
+	}
+	if (!strcmp(section, "agent")) {
+		r = agent_set(a, name, value, why, sizeof(why));
+	} else if (!strcmp(section, "metrics")) {
+		a->metrics_on = true;
+		r = metrics_set(&a->metrics, name, value, why, sizeof(why));
+	} else {
+		conf_error(a, a->line, "[%s]: not a section (agent, metrics)", section);
+		return 0;
+	}
+	if (r > 0)
+		conf_error(a, a->line, "[%s] %s: not a key of [%s]", section, name,
+			   section);
+	else if (r < 0)
+		conf_error(a, a->line, "[%s] %s: %s", section, name, why);
+	return r == 0;
+}
+#endif
+
+#ifndef TCPRT_NO_INIH
+/* Parse the open file and check what it sets, as conf_read(). */
+static int conf_parse(struct agent_conf *a, int *st)
+{
+	char why[640];
+	int rc = ini_parse_stream(conf_line, a, conf_key, a);
+
+	if (rc == -2) {
+		conf_error(a, -1, "out of memory");
+		return -1;
+	}
+	/* inih's own error before any of ours: a line it could not read */
+	if (rc > 0 && (!a->err_line || rc < a->err_line)) {
+		a->err_line = 0;
+		conf_error(a, rc, "not a [section], a key = value or a comment");
+	}
+	if (a->err_line)
+		return -1;
+	if (!a->metrics_on) {
+		conf_error(a, -1, "no sink: configure one ([metrics])");
+		return -1;
+	}
+	if (metrics_check(&a->metrics, why, sizeof(why)) < 0) {
+		conf_error(a, -1, "[metrics] %s", why);
+		return -1;
+	}
+	*st = EXIT_OK;
+	return 0;
+}
+#endif
+
+/*
+ * Read and check @a->path: 0, or -1 with the first error in @a (its line
+ * in err_line, -1 for one of the whole file).  EXIT_RUNTIME in *@st when
+ * the file cannot be read, EXIT_USAGE when it is wrong.
+ */
+static int conf_read(struct agent_conf *a, int *st)
+{
+	struct stat sb;
+
+	*st = EXIT_RUNTIME;
+	a->f = fopen(a->path, "r");
+	if (!a->f || fstat(fileno(a->f), &sb) < 0) {
+		conf_error(a, -1, "%s", strerror(errno));
+		return -1;
+	}
+	*st = EXIT_USAGE;
+	/* it names what the agent writes, and where records go */
+	if (sb.st_mode & (S_IWGRP | S_IWOTH)) {
+		conf_error(a, -1, "writable by group or other users: chmod go-w %s",
+			   a->path);
+		return -1;
+	}
+#ifdef TCPRT_NO_INIH
+	conf_error(a, -1, "this tcprt was built without the agent: %s",
+		   TCPRT_NO_INIH);
+	return -1;
+#else
+	return conf_parse(a, st);
+#endif
+}
+
+static void conf_free(struct agent_conf *a)
+{
+	size_t i;
+
+	if (a->f)
+		fclose(a->f);
+	free(a->buf);
+	free(a->dir);
+	free(a->archive);
+	for (i = 0; i < a->nseen; i++)
+		free(a->seen[i]);
+	free(a->seen);
+	metrics_conf_free(&a->metrics);
+}
+
+/* Run the sinks of @a until stopped (or once): an exit status. */
+static int agent_run(struct agent_conf *a, bool once)
+{
+	struct reader *rd = xcalloc(1, sizeof(*rd));
+	char err[512];
+	struct sink s;
+	int st;
+
+	signals_init();
+	a->metrics.interval_us = a->interval_us;
+	if (metrics_sink_start(&s, &a->metrics, err, sizeof(err)) < 0) {
+		warnx_("agent: [metrics] %s", err);
+		st = EXIT_RUNTIME;
+	} else {
+		reader_add_sink(rd, &s);
+		st = reader_open(rd, a->dir, a->fmt, a->archive);
+	}
+	if (st == EXIT_OK)
+		st = reader_run(rd, a->interval_us, once);
+	/* --once: what was read did not all go */
+	if (!reader_close(rd) && once && st == EXIT_OK)
+		st = EXIT_RUNTIME;
+	ct_free();
+	free(rd);
+	return st;
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "check", no_argument, NULL, 'n' },
+		{ "once", no_argument, NULL, '1' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct agent_conf a = {
+		.path = AGENT_CONF, .interval_us = 15 * USEC_PER_SEC,
+		.fmt = INPUT_AUTO,
+	};
+	bool check = false, once = false;
+	int o, st;
+
+	optind = 1;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":c:n1h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'c': a.path = optarg; break;
+		case 'n': check = true; break;
+		case '1': once = true; break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: bad_option("agent", o, argv);
+		}
+	}
+	if (optind < argc)
+		usage_error("agent", "unexpected argument '%s'", argv[optind]);
+	metrics_conf_init(&a.metrics);
+	if (conf_read(&a, &st) < 0) {
+		if (a.err_line > 0)
+			warnx_("agent: %s:%d: %s", a.path, a.err_line, a.err);
+		else
+			warnx_("agent: %s: %s", a.path, a.err);
+	} else if (check) {
+		printf("%s: good; sinks: metrics\n", a.path);
+	} else {
+		st = agent_run(&a, once);
+	}
+	conf_free(&a);
+	return st;
+}

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What tcprt export keeps per series (port, container, role, type) since
- * it started, shared by its two outputs: the Prometheus text file
- * (cmd_export.c) and OTLP (otlp.c).  Both write the same counts; each
- * names them its own way.
+ * What the metrics sink (tcprt export's, the agent's) keeps per series
+ * (port, container, role, type) since it started, shared by its two
+ * outputs: the Prometheus text file (sink_metrics.c) and OTLP (otlp.c).
+ * Both write the same counts; each names them its own way.
  */
 #ifndef TCPRT_EXPORT_H
 #define TCPRT_EXPORT_H

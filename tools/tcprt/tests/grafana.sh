@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # tcprt's Grafana dashboards (grafana/): Grafana's import format, the files
 # what grafana/make-dashboards.py writes, the Prometheus dashboard's metric
-# and label names those tcprt export writes (from cmd_export.c's tables and
+# and label names those tcprt export writes (from sink_metrics.c's tables and
 # export --help), the OTLP one's those of the generator's table, every
 # expression parsed by promtool (check rules) and, over the series of a
 # file export wrote, returning something (test rules).  Prints TAP.
@@ -49,7 +49,7 @@ case_generated() {
 case_prometheus_names() {
 	need python3
 	"$TCPRT" export --help > "$T/help" || fail "export --help"
-	python3 "$CHECK" prometheus "$G/tcprt-prometheus.json" cmd_export.c prom.c "$T/help" \
+	python3 "$CHECK" prometheus "$G/tcprt-prometheus.json" sink_metrics.c prom.c "$T/help" \
 		> "$T/out" 2>&1 || fail "$(cat "$T/out")"
 }
 

@@ -7,8 +7,8 @@
         every panel's, target's and variable's data source set to it, the
         port, role and container variables (label_values queries), unique
         panel ids, positions inside the 24 columns, no undefined variable.
-    grafana_check.py prometheus FILE cmd_export.c prom.c HELP
-        Every metric an expression names is one cmd_export.c's tables or
+    grafana_check.py prometheus FILE sink_metrics.c prom.c HELP
+        Every metric an expression names is one sink_metrics.c's tables or
         its fixed lines write (and HELP, `tcprt export --help`, lists the
         same names); every metric export writes is on the dashboard; every
         label is one export or prom.c writes, or one a scrape adds.
@@ -236,10 +236,10 @@ def block(src, start):
     raise ValueError("%s: no end" % start)
 
 
-def export_names(cmd_export_c, prom_c, help_path):
+def export_names(sink_metrics_c, prom_c, help_path):
     """(counters and gauges, histograms, labels) tcprt export writes, from
     its source; HELP must list the same names"""
-    with open(cmd_export_c) as f:
+    with open(sink_metrics_c) as f:
         src = f.read()
     with open(prom_c) as f:
         psrc = f.read()
@@ -247,12 +247,12 @@ def export_names(cmd_export_c, prom_c, help_path):
     hists = set(re.findall(r'\]\s*=\s*\{\s*"(tcprt_\w+)"', block(src, "} histograms[NHIST]")))
     fixed = set(re.findall(r"# TYPE (tcprt_\w+) (?:counter|gauge)", src))
     if not counters or not hists or not fixed:
-        err("%s: found no counters, histograms or fixed metrics" % cmd_export_c)
+        err("%s: found no counters, histograms or fixed metrics" % sink_metrics_c)
     plain = counters | fixed
     with open(help_path) as f:
         helped = set(re.findall(r"^\s+(tcprt_\w+)", f.read(), re.M))
     if helped != plain | hists:
-        err("export --help lists %s, cmd_export.c writes %s" % (
+        err("export --help lists %s, sink_metrics.c writes %s" % (
             sorted(helped), sorted(plain | hists)))
     # label names in the format strings: name=\"...\"
     labels = set(re.findall(r'(\w+)=\\"', src)) | set(re.findall(r'(\w+)=\\"', psrc))
@@ -279,11 +279,11 @@ def check_names(path, d, plain, hists, labels, require_all=True):
     return used
 
 
-def prometheus(path, cmd_export_c, prom_c, help_path):
-    plain, hists, labels = export_names(cmd_export_c, prom_c, help_path)
+def prometheus(path, sink_metrics_c, prom_c, help_path):
+    plain, hists, labels = export_names(sink_metrics_c, prom_c, help_path)
     for l in ("port", "role", "type", "container", "pod", "le", "key"):
         if l not in labels:
-            err("%s: label %s not found in the source" % (cmd_export_c, l))
+            err("%s: label %s not found in the source" % (sink_metrics_c, l))
     check_names(path, load(path), plain, hists, labels | SCRAPE_LABELS)
 
 

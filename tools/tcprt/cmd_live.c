@@ -201,12 +201,13 @@ static void answer_status(const struct live *l, struct buf *b)
 	for (w = 0; w < l->t.nwin; w++)
 		buf_printf(b, "%s%u", w ? "," : "", l->t.len[w]);
 	buf_printf(b, "],\"keys\":%zu,\"tasks\":%llu,\"late\":%llu,\"future\":%llu,\"overflow\":%llu,"
-		   "\"bad_lines\":%llu,\"clients\":%u,\"answered\":%llu,"
+		   "\"expired\":%llu,\"bad_lines\":%llu,\"clients\":%u,\"answered\":%llu,"
 		   "\"refused\":%llu,\"oversized\":%llu,\"slow\":%llu}\n",
 		   l->t.nkeys, (unsigned long long)l->t.records,
 		   (unsigned long long)l->t.late,
 		   (unsigned long long)l->t.future,
 		   (unsigned long long)l->t.overflow,
+		   (unsigned long long)l->t.expired,
 		   (unsigned long long)l->in.bad, l->sock.nclients,
 		   (unsigned long long)l->sock.answered,
 		   (unsigned long long)l->sock.refused,

@@ -33,23 +33,26 @@ static void free_slot(struct wslot *s)
 	free(s->m);
 }
 
+static void key_free(const struct win_table *t, struct wkey *k)
+{
+	unsigned int s, w, m;
+
+	for (s = 0; s < t->span; s++)
+		free_slot(&k->ring[s]);
+	for (w = 0; w < t->nwin; w++)
+		for (m = 0; m < WM_N; m++)
+			hist_reset(&k->agg[w].h[m]);
+	free(k->ring);
+	free(k->agg);
+	free(k->name);
+}
+
 void win_free(struct win_table *t)
 {
 	size_t i;
-	unsigned int s, w, m;
 
-	for (i = 0; i < t->nkeys; i++) {
-		struct wkey *k = &t->key[i];
-
-		for (s = 0; s < t->span; s++)
-			free_slot(&k->ring[s]);
-		for (w = 0; w < t->nwin; w++)
-			for (m = 0; m < WM_N; m++)
-				hist_reset(&k->agg[w].h[m]);
-		free(k->ring);
-		free(k->agg);
-		free(k->name);
-	}
+	for (i = 0; i < t->nkeys; i++)
+		key_free(t, &t->key[i]);
 	free(t->key);
 	keyidx_free(&t->idx);
 	*t = (struct win_table){ 0 };
@@ -220,7 +223,7 @@ static struct wkey *key_get(struct win_table *t, uint16_t port, enum role role,
 		t->key = xrealloc(t->key, t->cap, sizeof(*t->key));
 	}
 	k = &t->key[t->nkeys];
-	*k = (struct wkey){ .port = port, .role = role };
+	*k = (struct wkey){ .port = port, .role = role, .last_sec = -1 };
 	memcpy(k->id, id, sizeof(id));
 	keyidx_find(&t->idx, id, t->key, t->nkeys, sizeof(*t->key));
 	t->nkeys++;
@@ -285,6 +288,33 @@ static void key_shift(struct win_table *t, struct wkey *k, int64_t from,
 	}
 }
 
+/*
+ * Drop the keys whose latest task is older than the longest window at
+ * second @sec: each window of theirs is empty.  The array is compacted and
+ * the index made again (keyidx has no removal): once a second at most.
+ */
+static void expire_keys(struct win_table *t, int64_t sec)
+{
+	size_t i, kept = 0;
+
+	for (i = 0; i < t->nkeys; i++) {
+		if (t->key[i].last_sec > sec - (int64_t)t->span) {
+			if (kept != i)
+				t->key[kept] = t->key[i];
+			kept++;
+			continue;
+		}
+		key_free(t, &t->key[i]);
+		t->expired++;
+	}
+	if (kept == t->nkeys)
+		return;
+	t->nkeys = kept;
+	keyidx_free(&t->idx);
+	for (i = 0; i < t->nkeys; i++)
+		keyidx_find(&t->idx, t->key[i].id, t->key, i, sizeof(*t->key));
+}
+
 void win_advance(struct win_table *t, uint64_t now_us)
 {
 	int64_t sec = (int64_t)(now_us / USEC_PER_SEC);
@@ -297,9 +327,11 @@ void win_advance(struct win_table *t, uint64_t now_us)
 	}
 	if (now_us <= t->clock_us)
 		return;
-	if (sec > t->clock_sec)
+	if (sec > t->clock_sec) {
 		for (i = 0; i < t->nkeys; i++)
 			key_shift(t, &t->key[i], t->clock_sec, sec);
+		expire_keys(t, sec);
+	}
 	t->clock_sec = sec;
 	t->clock_us = now_us;
 }
@@ -331,6 +363,8 @@ void win_add(struct win_table *t, const struct record *r, const char *name)
 		t->start_us = t0;
 	task_values(r, &c, v, &have);
 	k = key_get(t, r->port, r->role, name);
+	if (sec > k->last_sec)
+		k->last_sec = sec;
 	s = &k->ring[(uint64_t)sec % t->span];
 	if (s->sec != sec)
 		slot_reset(s, sec);

@@ -27,6 +27,11 @@
  * are not subtractable: they are taken from the slots at query time.
  * Percentiles are those of hist.h, within 0.79 % of the exact value.
  *
+ * A key whose latest task left the longest window has nothing left in
+ * any: it is dropped (counted in `expired`) and its place is free for
+ * another, so that a host that sees many peers over a day keeps serving
+ * new ones within max_keys; it comes back with its next task.
+ *
  * The clock only moves forward: to the wall clock (win_advance) or to a
  * record's start (a record ahead of the clock moves it).  A record of a
  * second no longer in the ring (older than the longest window) is counted
@@ -103,6 +108,7 @@ struct wkey {
 	char *name;			/* the --by key; "" for --by port */
 	struct wslot *ring;		/* span slots, ring[sec % span] */
 	struct wagg *agg;		/* one per window length */
+	int64_t last_sec;		/* the latest second it has a task of */
 };
 
 struct win_table {
@@ -121,6 +127,7 @@ struct win_table {
 	uint64_t max_ahead_us;		/* 0: records may move the clock freely */
 	uint64_t future;		/* past max_ahead_us */
 	uint64_t overflow;		/* counted under WIN_OTHER */
+	uint64_t expired;		/* keys dropped: no task in any window */
 };
 
 /* @len: @nwin lengths in seconds, ascending, 1..WIN_MAX_SEC. */
@@ -128,7 +135,10 @@ void win_init(struct win_table *t, const unsigned int *len, unsigned int nwin,
 	      size_t max_keys);
 void win_free(struct win_table *t);
 
-/* Move the clock to @now_us (never back); windows drop what left them. */
+/*
+ * Move the clock to @now_us (never back); windows drop what left them, and
+ * the table the keys with no task left (pointers to keys are then stale).
+ */
 void win_advance(struct win_table *t, uint64_t now_us);
 
 /*

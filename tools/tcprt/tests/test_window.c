@@ -381,6 +381,60 @@ static void test_overflow(void)
 	win_free(&t);
 }
 
+/*
+ * A key whose last task left the longest window is dropped, counted, and
+ * its place taken by a new key instead of "other"; one with a task still
+ * in a window stays, its figures whole; a dropped key comes back with its
+ * next task.
+ */
+static void test_expire(void)
+{
+	static const unsigned int len[] = { 3, 10 };
+	uint64_t t0 = 1800000000ULL * 1000000;
+	const struct wkey *k;
+	struct win_table t;
+	struct record r;
+	char name[16];
+	int i;
+
+	win_init(&t, len, 2, 4);
+	for (i = 0; i < 4; i++) {	/* 4 keys: the table is full */
+		make(&r, 'R', t0 + (uint64_t)i * 1000000, 80, 1000, false);
+		snprintf(name, sizeof(name), "k%d", i);
+		win_add(&t, &r, name);
+	}
+	/* at t0 + 12 s the 10 s window holds seconds 3..12: k3's task only */
+	win_advance(&t, t0 + 12 * 1000000);
+	k = win_find(&t, 80, ROLE_SERVER, "k3");
+	ok(t.nkeys == 1 && t.expired == 3 && k && k->agg[1].c.tasks == 1 &&
+	   k->agg[0].c.tasks == 0 && !win_find(&t, 80, ROLE_SERVER, "k0"),
+	   "keys whose tasks left the longest window dropped: %zu kept, %llu expired, k3's task in its 10 s window",
+	   t.nkeys, (unsigned long long)t.expired);
+	for (i = 4; i < 7; i++) {
+		make(&r, 'R', t0 + 12 * 1000000 + (uint64_t)i, 80, 1000, false);
+		snprintf(name, sizeof(name), "k%d", i);
+		win_add(&t, &r, name);
+	}
+	ok(t.nkeys == 4 && t.overflow == 0 && win_find(&t, 80, ROLE_SERVER, "k6"),
+	   "their places taken by new keys, none under \"other\" (%zu keys, %llu overflow)",
+	   t.nkeys, (unsigned long long)t.overflow);
+	make(&r, 'R', t0 + 12 * 1000000 + 9, 80, 1000, false);
+	win_add(&t, &r, "k7");
+	make(&r, 'R', t0 + 12 * 1000000 + 10, 80, 1000, false);
+	win_add(&t, &r, "k0");
+	ok(t.overflow == 2 && !win_find(&t, 80, ROLE_SERVER, "k0"),
+	   "the table full again: a fifth key and a dropped one's return go to \"other\"");
+	win_advance(&t, t0 + 30 * 1000000);
+	make(&r, 'R', t0 + 30 * 1000000, 80, 1000, false);
+	win_add(&t, &r, "k0");
+	k = win_find(&t, 80, ROLE_SERVER, "k0");
+	ok(t.nkeys == 1 && t.expired == 8 && k && k->agg[0].c.tasks == 1 &&
+	   t.tot[1].tasks == 1,
+	   "every key idle: all dropped (%llu in all); k0 back with its next task, the totals its alone",
+	   (unsigned long long)t.expired);
+	win_free(&t);
+}
+
 /* On the wall clock, a record far ahead is counted, and moves nothing. */
 static void test_future(void)
 {
@@ -435,6 +489,7 @@ int main(void)
 		return 1;
 	test_traffic();
 	test_overflow();
+	test_expire();
 	test_future();
 	test_cost();
 	free(kept);

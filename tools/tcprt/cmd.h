@@ -40,6 +40,10 @@ int fleet_expire(int argc, char **argv);
 void usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
 
+struct option;
+/* The long name of the option getopt_long returned @o for, in @opts. */
+const char *opt_long_name(const struct option *opts, int o);
+
 /* getopt_long returned ':' or '?': a usage error naming the option. */
 void bad_option(const char *cmd, int o, char **argv)
 	__attribute__((noreturn));

@@ -299,7 +299,7 @@ static int agent_run(struct agent_conf *a, bool once)
 		st = reader_open(rd, a->dir, a->fmt, a->archive);
 	}
 	if (st == EXIT_OK)
-		st = reader_run(rd, a->interval_us, once);
+		st = reader_run(rd, a->interval_us, a->interval_us, once);
 	/* --once: what was read did not all go */
 	if (!reader_close(rd) && once && st == EXIT_OK)
 		st = EXIT_RUNTIME;

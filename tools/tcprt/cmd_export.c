@@ -118,15 +118,6 @@ enum {
 	O_OTLP_HEADER_FILE, O_OTLP_CA, O_OTLP_CERT, O_OTLP_KEY, O_OTLP_INSECURE,
 };
 
-/* The long name of option @o (a short one's value, or a long one's). */
-static const char *opt_name(const struct option *opts, int o)
-{
-	for (; opts->name; opts++)
-		if (opts->val == o)
-			return opts->name;
-	return NULL;
-}
-
 int cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -180,7 +171,7 @@ int cmd_export(int argc, char **argv)
 		case ':': case '?': bad_option("export", o, argv);
 		default:
 			/* the sink's own: its settings */
-			name = opt_name(opts, o);
+			name = opt_long_name(opts, o);
 			if (metrics_set(&c, name, optarg, err, sizeof(err)))
 				usage_error("export", "--%s: %s", name, err);
 		}
@@ -202,7 +193,7 @@ int cmd_export(int argc, char **argv)
 		st = EXIT_RUNTIME;
 	}
 	if (st == EXIT_OK)
-		st = reader_run(rd, interval, once);
+		st = reader_run(rd, interval, interval, once);
 	/* --once: what was read did not all go */
 	if (!reader_close(rd) && once && st == EXIT_OK)
 		st = EXIT_RUNTIME;

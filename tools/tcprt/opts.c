@@ -27,6 +27,14 @@ void usage_error(const char *cmd, const char *fmt, ...)
 	exit(EXIT_USAGE);
 }
 
+const char *opt_long_name(const struct option *opts, int o)
+{
+	for (; opts->name; opts++)
+		if (opts->val == o)
+			return opts->name;
+	return NULL;
+}
+
 void bad_option(const char *cmd, int o, char **argv)
 {
 	char opt[3] = { '-', (char)optopt, '\0' };

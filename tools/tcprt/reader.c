@@ -4,12 +4,15 @@
  * record() run in the reader's, and must not block it (docs/agent.md).
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "reader.h"
 #include "util.h"
+
+#define RESCAN_US	1000000ULL	/* log files that came or went */
 
 void reader_add_sink(struct reader *rd, const struct sink *s)
 {
@@ -56,21 +59,40 @@ int reader_open(struct reader *rd, const char *dir, enum input_format fmt,
 	return EXIT_OK;
 }
 
-/* Drain the logs into the sinks; the module's status as it is now. */
+/* The module's status as it is now. */
+static void read_status(struct reader *rd)
+{
+	rd->nstatus = 0;
+	input_status(&rd->in, status_line, rd);
+}
+
+/* Drain the logs into the sinks; the status. */
 static void update(struct reader *rd)
 {
 	input_read(&rd->in);
-	rd->nstatus = 0;
-	input_status(&rd->in, status_line, rd);
+	read_status(rd);
+}
+
+/* The next time of a thing due every @every after @t, not before @now. */
+static uint64_t later(uint64_t t, uint64_t every, uint64_t now)
+{
+	t += every;
+	return t > now ? t : now + every;	/* fell behind (suspend?): no burst */
+}
+
+/* What the reader tells the sinks now. */
+static struct sink_input reader_input(const struct reader *rd)
+{
+	return (struct sink_input){
+		.records = rd->in.records, .bad = rd->in.bad,
+		.status = rd->status, .nstatus = rd->nstatus,
+	};
 }
 
 /* Every sink's output of this interval: -1 if one failed. */
 static int output(struct reader *rd, bool last)
 {
-	struct sink_input si = {
-		.records = rd->in.records, .bad = rd->in.bad,
-		.status = rd->status, .nstatus = rd->nstatus,
-	};
+	struct sink_input si = reader_input(rd);
 	int st = 0;
 	size_t i;
 
@@ -80,42 +102,88 @@ static int output(struct reader *rd, bool last)
 	return st;
 }
 
-static void idle(struct reader *rd)
+/* Every sink's tick; the earliest of @next and the ticks they want. */
+static uint64_t tick(struct reader *rd, uint64_t now, uint64_t next)
 {
+	struct sink_input si = reader_input(rd);
+	uint64_t t;
 	size_t i;
 
-	for (i = 0; i < rd->nsinks; i++)
-		rd->sinks[i].ops->idle(rd->sinks[i].priv);
+	for (i = 0; i < rd->nsinks; i++) {
+		const struct sink *s = &rd->sinks[i];
+
+		if (s->ops->tick)
+			s->ops->tick(s->priv, now, &si);
+		t = s->ops->next_tick ? s->ops->next_tick(s->priv) : 0;
+		if (t && t < next)
+			next = t;
+	}
+	return next;
 }
 
-int reader_run(struct reader *rd, uint64_t interval_us, bool once)
+/*
+ * Wait until @next (mono_us()), at most DEFAULT_POLL_US (a stop asked
+ * between the test and poll() waits no longer), for the sinks' file
+ * descriptors too; hand them what came.  False: a sink asked to stop.
+ */
+static bool wait_and_serve(struct reader *rd, uint64_t next)
 {
-	unsigned int tick = 0;
-	uint64_t next;
+	struct pollfd pfd[READER_SINKS_MAX * SINK_POLL_MAX];
+	unsigned int n = 0, first[READER_SINKS_MAX], count[READER_SINKS_MAX];
+	uint64_t now = mono_us(), wait = next > now ? next - now : 0;
+	bool go_on = true;
+	size_t i;
+
+	for (i = 0; i < rd->nsinks; i++) {
+		const struct sink *s = &rd->sinks[i];
+
+		first[i] = n;
+		count[i] = s->ops->pollfds ? s->ops->pollfds(s->priv, pfd + n) : 0;
+		n += count[i];
+	}
+	if (wait > DEFAULT_POLL_US)
+		wait = DEFAULT_POLL_US;
+	if (poll(pfd, n, (int)(wait / 1000)) <= 0)
+		return true;
+	for (i = 0; i < rd->nsinks; i++)
+		if (count[i] && !rd->sinks[i].ops->serve(rd->sinks[i].priv,
+							   pfd + first[i], count[i]))
+			go_on = false;
+	return go_on;
+}
+
+int reader_run(struct reader *rd, uint64_t read_us, uint64_t output_us,
+	       bool once)
+{
+	uint64_t now = mono_us(), next_read, next_out, next_rescan;
 
 	update(rd);
 	if (once)
 		input_finish(&rd->in);
 	if (output(rd, once) < 0)
 		return EXIT_RUNTIME;
-	next = now_us() + interval_us;
+	next_read = now + read_us;
+	next_out = now + output_us;
+	next_rescan = now + RESCAN_US;
 	while (!once && !stop_requested) {
-		uint64_t now = now_us();
-
-		if (now < next) {
-			idle(rd);
-			now = now_us();
-			if (now < next)
-				sleep_us(next - now < DEFAULT_POLL_US ? next - now : DEFAULT_POLL_US);
-			continue;
+		now = mono_us();
+		if (now >= next_read || now >= next_out) {
+			if (now >= next_rescan || rd->in.gone) {
+				input_rescan(&rd->in);
+				next_rescan = now + RESCAN_US;
+			}
+			input_read(&rd->in);
+			if (now >= next_read)
+				next_read = later(next_read, read_us, now);
 		}
-		next += interval_us;
-		if (next <= now)	/* fell behind (suspend?): no burst */
-			next = now + interval_us;
-		if (++tick % 4 == 0 || rd->in.gone)
-			input_rescan(&rd->in);
-		update(rd);
-		output(rd, false);	/* a failure is retried next time */
+		if (now >= next_out) {
+			read_status(rd);
+			output(rd, false);	/* a failure is retried next time */
+			next_out = later(next_out, output_us, now);
+		}
+		if (!wait_and_serve(rd, tick(rd, now, next_read < next_out ?
+						     next_read : next_out)))
+			break;
 	}
 	if (!once) {
 		update(rd);

@@ -2,9 +2,10 @@
 /*
  * The one reader of the module's logs that feeds sinks (sink.h): tcprt
  * export's, with its one sink, and tcprt agent's, with every sink
- * configured.  Every interval it drains the logs, each valid record
- * handed to every sink in turn, reads the module's status, and has every
- * sink make its output; between intervals the sinks retry what waits.
+ * configured.  It drains the logs every read, each valid record handed
+ * to every sink in turn; every output interval it reads the module's
+ * status and has every sink make its output; between, the sinks tick and
+ * their file descriptors (a socket, a terminal) are served.
  */
 #ifndef TCPRT_READER_H
 #define TCPRT_READER_H
@@ -38,11 +39,14 @@ int reader_open(struct reader *rd, const char *dir, enum input_format fmt,
 		const char *archive);
 
 /*
- * Read and output every @interval_us until a stop is asked (SIGTERM,
- * SIGINT), then a last time; with @once, read what the logs hold, output
+ * Read the logs every @read_us and have every sink make its output every
+ * @output_us, ticking them and waiting on their file descriptors between,
+ * until a stop is asked (SIGTERM, SIGINT, or a sink's serve()), then read
+ * and output a last time; with @once, read what the logs hold, output
  * once and return.  EXIT_OK, or EXIT_RUNTIME when the first output failed.
  */
-int reader_run(struct reader *rd, uint64_t interval_us, bool once);
+int reader_run(struct reader *rd, uint64_t read_us, uint64_t output_us,
+	       bool once);
 
 /*
  * Stop every sink and close the logs: whether every sink delivered all

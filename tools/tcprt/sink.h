@@ -5,11 +5,14 @@
  * is to be one reader and every sink configured.  Records go one way: the
  * reader hands each to record(), which never blocks and never calls the
  * reader back; what the reader knows of itself (its counts, the module's
- * status) reaches the sink with output(), once an interval.
+ * status) reaches the sink with output(), once an interval, and tick().
+ * A sink may wait on file descriptors of its own (a socket, a terminal):
+ * the reader's one poll() waits for them and the next read together.
  */
 #ifndef TCPRT_SINK_H
 #define TCPRT_SINK_H
 
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +26,7 @@ struct sink_status {
 };
 
 #define SINK_STATUS_MAX	64
+#define SINK_POLL_MAX	72	/* a socket, its 64 clients, a terminal */
 
 /* What the reader tells every sink at output time. */
 struct sink_input {
@@ -42,8 +46,23 @@ struct sink_ops {
 	 * the next interval.
 	 */
 	int (*output)(void *priv, const struct sink_input *in, bool last);
-	/* Between intervals: what waits to be retried, when its time came. */
-	void (*idle)(void *priv);
+	/*
+	 * Every turn of the reader's loop (at least once a read): what is
+	 * due at @now (mono_us()); @in as in output().  NULL: nothing.
+	 */
+	void (*tick)(void *priv, uint64_t now, const struct sink_input *in);
+	/*
+	 * When the sink wants its next tick (mono_us()), at the latest; 0:
+	 * no wish of its own.  NULL: none.
+	 */
+	uint64_t (*next_tick)(const void *priv);
+	/*
+	 * The file descriptors it waits on: @pfd has room for SINK_POLL_MAX;
+	 * their count.  After poll(), serve() gets them back with their
+	 * revents: false to stop the reader (a view's quit).  NULL: none.
+	 */
+	unsigned int (*pollfds)(void *priv, struct pollfd *pfd);
+	bool (*serve)(void *priv, const struct pollfd *pfd, unsigned int n);
 	/*
 	 * Stop and free: whether everything handed to the sink was delivered
 	 * (what was not is said on stderr).

@@ -462,10 +462,12 @@ static void publish(struct metrics *x, const struct sink_input *in,
 #endif
 
 /* Between intervals: retry what waits, when its backoff is over. */
-static void metrics_idle(void *priv)
+static void metrics_tick(void *priv, uint64_t now, const struct sink_input *in)
 {
 	struct metrics *x = priv;
 
+	(void)now;
+	(void)in;
 	if (x->oq)
 		otlp_queue_flush(x->oq, false);
 	if (x->lq)
@@ -525,7 +527,7 @@ static const struct sink_ops metrics_ops = {
 	.name = "metrics",
 	.record = metrics_record,
 	.output = metrics_output,
-	.idle = metrics_idle,
+	.tick = metrics_tick,
 	.stop = metrics_stop,
 };
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tcprt agent: one reader of the module's logs for every sink a host
- * wants, configured by one INI file (docs/agent.md).  So far its sink is
- * the metrics sink (tcprt export's: the Prometheus text file, OTLP); the
- * live windows and the fleet ship are the next.
+ * wants, configured by one INI file (docs/agent.md).  So far its sinks
+ * are the metrics sink (tcprt export's: the Prometheus text file, OTLP)
+ * and the windows sink (tcprt live's: the windows and their query
+ * socket); the fleet's ship is the next.
  *
  * The file is read with inih (libinih-dev) through a line reader of our
  * own, which counts lines - so that every error names its line - and
@@ -27,9 +28,11 @@
 #include "container.h"
 #include "reader.h"
 #include "sink_metrics.h"
+#include "sink_windows.h"
 #include "util.h"
 
 #define AGENT_CONF	"/etc/tcprt/agent.conf"
+#define AGENT_READ_US	200000ULL	/* with the windows: tcprt live's */
 
 static const char help[] =
 "usage: tcprt agent [--config FILE] [--check] [--once]\n"
@@ -45,6 +48,9 @@ AGENT_CONF "): reading consumes the logs, so a host runs one reader.\n"
 "               container, max-containers, otlp, otlp-exponential,\n"
 "               otlp-logs, otlp-logs-url, otlp-header-file, otlp-ca,\n"
 "               otlp-cert, otlp-key, otlp-insecure (flags: yes or no)\n"
+"  [windows]    tcprt live's: windows, by, port, netns, container,\n"
+"               max-keys, socket, socket-group, clock (the logs are then\n"
+"               read every 0.2 s)\n"
 "\n"
 "A comment is a line that starts with ; or #, or what follows \" ;\" on a\n"
 "line.  A secret is never a value: give the file that holds it\n"
@@ -70,8 +76,9 @@ struct agent_conf {
 	enum input_format fmt;
 	char *dir, *archive;
 	/* the sinks' sections */
-	bool metrics_on;
+	bool metrics_on, windows_on;
 	struct metrics_conf metrics;
+	struct windows_conf windows;
 	/* "section\0key" of the keys given so far, to refuse one twice */
 	char **seen;
 	size_t nseen;
@@ -191,8 +198,12 @@ static int conf_key(void *user, const char *section, const char *name,
 	} else if (!strcmp(section, "metrics")) {
 		a->metrics_on = true;
 		r = metrics_set(&a->metrics, name, value, why, sizeof(why));
+	} else if (!strcmp(section, "windows")) {
+		a->windows_on = true;
+		r = windows_set(&a->windows, name, value, why, sizeof(why));
 	} else {
-		conf_error(a, a->line, "[%s]: not a section (agent, metrics)", section);
+		conf_error(a, a->line, "[%s]: not a section (agent, metrics, windows)",
+			   section);
 		return 0;
 	}
 	if (r > 0)
@@ -222,12 +233,16 @@ static int conf_parse(struct agent_conf *a, int *st)
 	}
 	if (a->err_line)
 		return -1;
-	if (!a->metrics_on) {
-		conf_error(a, -1, "no sink: configure one ([metrics])");
+	if (!a->metrics_on && !a->windows_on) {
+		conf_error(a, -1, "no sink: configure one ([metrics], [windows])");
 		return -1;
 	}
-	if (metrics_check(&a->metrics, why, sizeof(why)) < 0) {
+	if (a->metrics_on && metrics_check(&a->metrics, why, sizeof(why)) < 0) {
 		conf_error(a, -1, "[metrics] %s", why);
+		return -1;
+	}
+	if (a->windows_on && windows_check(&a->windows, why, sizeof(why)) < 0) {
+		conf_error(a, -1, "[windows] %s", why);
 		return -1;
 	}
 	*st = EXIT_OK;
@@ -279,27 +294,46 @@ static void conf_free(struct agent_conf *a)
 		free(a->seen[i]);
 	free(a->seen);
 	metrics_conf_free(&a->metrics);
+	windows_conf_free(&a->windows);
+}
+
+/* Start the sinks configured, into @rd: EXIT_OK or EXIT_RUNTIME. */
+static int agent_sinks(struct agent_conf *a, struct reader *rd)
+{
+	char err[512];
+	struct sink s;
+
+	if (a->metrics_on) {
+		a->metrics.interval_us = a->interval_us;
+		if (metrics_sink_start(&s, &a->metrics, err, sizeof(err)) < 0) {
+			warnx_("agent: [metrics] %s", err);
+			return EXIT_RUNTIME;
+		}
+		reader_add_sink(rd, &s);
+	}
+	if (a->windows_on) {
+		if (windows_sink_start(&s, &a->windows, a->dir != NULL) < 0)
+			return EXIT_RUNTIME;
+		reader_add_sink(rd, &s);
+	}
+	return EXIT_OK;
 }
 
 /* Run the sinks of @a until stopped (or once): an exit status. */
 static int agent_run(struct agent_conf *a, bool once)
 {
 	struct reader *rd = xcalloc(1, sizeof(*rd));
-	char err[512];
-	struct sink s;
+	/* the windows are live: read as tcprt live does */
+	uint64_t read_us = a->windows_on && a->interval_us > AGENT_READ_US ?
+			   AGENT_READ_US : a->interval_us;
 	int st;
 
 	signals_init();
-	a->metrics.interval_us = a->interval_us;
-	if (metrics_sink_start(&s, &a->metrics, err, sizeof(err)) < 0) {
-		warnx_("agent: [metrics] %s", err);
-		st = EXIT_RUNTIME;
-	} else {
-		reader_add_sink(rd, &s);
-		st = reader_open(rd, a->dir, a->fmt, a->archive);
-	}
+	st = agent_sinks(a, rd);
 	if (st == EXIT_OK)
-		st = reader_run(rd, a->interval_us, a->interval_us, once);
+		st = reader_open(rd, a->dir, a->fmt, a->archive);
+	if (st == EXIT_OK)
+		st = reader_run(rd, read_us, a->interval_us, once);
 	/* --once: what was read did not all go */
 	if (!reader_close(rd) && once && st == EXIT_OK)
 		st = EXIT_RUNTIME;
@@ -338,13 +372,16 @@ int cmd_agent(int argc, char **argv)
 	if (optind < argc)
 		usage_error("agent", "unexpected argument '%s'", argv[optind]);
 	metrics_conf_init(&a.metrics);
+	windows_conf_init(&a.windows);
 	if (conf_read(&a, &st) < 0) {
 		if (a.err_line > 0)
 			warnx_("agent: %s:%d: %s", a.path, a.err_line, a.err);
 		else
 			warnx_("agent: %s: %s", a.path, a.err);
 	} else if (check) {
-		printf("%s: good; sinks: metrics\n", a.path);
+		printf("%s: good; sinks:%s%s\n", a.path,
+		       a.metrics_on ? " metrics" : "",
+		       a.windows_on ? " windows" : "");
 	} else {
 		st = agent_run(&a, once);
 	}

@@ -23,7 +23,7 @@ static const char usage[] =
 "  summary   per port and type: count, rate, p50/p90/p99/max per window\n"
 "  export    Prometheus metrics for node_exporter's textfile collector\n"
 "  agent     one reader of the logs for every sink of a configuration file\n"
-"            (so far the metrics: Prometheus text file, OTLP)\n"
+"            (so far export's metrics and live's windows and socket)\n"
 "  series    run a fine-timescale sampling run (per-bucket counts), or\n"
 "            read a saved one; table or --plot PNG\n"
 "  live      sliding windows, live: a terminal view, a query socket for\n"

@@ -817,7 +817,7 @@ case_agent_conf_errors() {
 		:3: [metrics] port: given twice|[metrics]\nport = 80\n  port = 81\ntextfile = /x.prom\n
 		:3: not a [section], a key = value or a comment|[metrics]\ntextfile = /x.prom\nbogus\n[x]\na = 1\n
 		:1: a: a key before any [section]|a = 1\n[metrics]\ntextfile = /x.prom\n
-		:4: [nope]: not a section (agent, metrics)|[metrics]\ntextfile = /x.prom\n[nope]\na = 1\n
+		:4: [nope]: not a section (agent, metrics, windows)|[metrics]\ntextfile = /x.prom\n[nope]\na = 1\n
 		:2: [metrics] colour: not a key of [metrics]|[metrics]\ncolour = blue\n
 		:2: [metrics] otlp-exponential: 'maybe' is not yes or no|[metrics]\notlp-exponential = maybe\n
 		:2: [agent] interval: '0' is not a number of seconds > 0, at most a day|[agent]\ninterval = 0\n
@@ -825,7 +825,10 @@ case_agent_conf_errors() {
 		:2: [metrics] netns: 'x' is not a network namespace's inode number (N or net:[N], N > 0)|[metrics]\nnetns = x\n
 		: [metrics] --textfile: '/x.txt' does not end in .prom (node_exporter reads only *.prom)|[metrics]\ntextfile = /x.txt\n
 		: [metrics] --otlp-exponential, --otlp-logs, --otlp-logs-url and --otlp-header-file need --otlp URL|[metrics]\ntextfile = /x.prom\notlp-logs = 5\n
-		: no sink: configure one ([metrics])|[agent]\ninterval = 5\n
+		: no sink: configure one ([metrics], [windows])|[agent]\ninterval = 5\n
+		: [windows] --socket-group needs --socket|[windows]\nsocket-group = 0\n
+		:2: [windows] windows: at most 4 lengths|[windows]\nwindows = 1,2,3,4,5\n
+		:3: [windows] by: 'x' is not port, container, netns or peer|[windows]\nsocket = /tmp/s\nby = x\n
 	LIST
 	# inih's lines are 200 bytes: a longer one is an error, not two lines
 	printf '[metrics]\ntextfile = /%0300d.prom\n' 0 > "$c"

@@ -102,6 +102,52 @@ case_once() {
 	check_model "$T/once.json"
 }
 
+# tcprt agent with the windows sink and the metrics sink on one reader:
+# every answer of its socket is tcprt live's on the same records, and its
+# text file export's.
+case_agent() {
+	local c=$T/agent.conf q
+	if ! "$TCPRT" agent --help | grep -q -- --config; then return 4; fi
+	cat > "$c" <<-EOF
+		[agent]
+		dir = $T/d
+		interval = 0.5
+		[windows]
+		socket = $SOCK
+		windows = 10s,1m,5m
+		[metrics]
+		textfile = $T/agent.prom
+	EOF
+	chmod 644 "$c"
+	"$TCPRT" agent --config "$c" --check > "$T/check" || fail "--check: $(cat "$T/check")"
+	[ "$(cat "$T/check")" = "$c: good; sinks: metrics windows" ] || fail "--check's line: $(cat "$T/check")"
+	"$TCPRT" agent --config "$c" 2> "$T/live.err" &
+	echo $! > "$T/live.pid"
+	wait_socket
+	for q in "port=80 window=10s" "port=80" "port=443 role=client" keys "port=9 window=5m"; do
+		ask "$q" > "$T/agent-$q.json"
+	done
+	ask status > "$T/agent-status.json"
+	stop_live
+	[ -s "$T/agent.prom" ] || fail "no text file"
+	start_live
+	for q in "port=80 window=10s" "port=80" "port=443 role=client" keys "port=9 window=5m"; do
+		ask "$q" > "$T/live-$q.json"
+		cmp -s "$T/agent-$q.json" "$T/live-$q.json" ||
+			fail "$q: the agent answered $(cat "$T/agent-$q.json"), live $(cat "$T/live-$q.json")"
+	done
+	stop_live
+	python3 - "$T/agent-status.json" <<-'PY' || fail "agent's status: $(cat "$T/agent-status.json")"
+		import json, sys
+		s = json.load(open(sys.argv[1]))
+		assert s["ok"] and s["tasks"] > 0 and s["bad_lines"] == 0 and s["keys"] > 0, s
+		print("# agent's status: %d tasks, %d keys" % (s["tasks"], s["keys"]))
+	PY
+	"$TCPRT" export --once --dir "$T/d" --textfile "$T/export.prom" || fail "export"
+	cmp -s "$T/agent.prom" "$T/export.prom" ||
+		fail "the agent's text file is not export's: $(diff "$T/agent.prom" "$T/export.prom" | head -n 5)"
+}
+
 case_socket_answers() {
 	local cq=$T/live-query
 	cc -Wall -Wextra -Werror -o "$cq" examples/live-query.c || fail "the C example does not build"
@@ -265,6 +311,7 @@ case_usage() {
 }
 
 run_case "live --once: every key's windows as the model of the records says" case_once
+run_case "agent: [windows] and [metrics] fed by one reader: the socket answers as live's, the text file is export's" case_agent
 run_case "live --socket: C, shell and Python ask; answers as --once's; unseen ports zero; SIGTERM removes it" case_socket_answers
 run_case "live --socket: 20 clients at once" case_concurrent
 run_case "live --socket: malformed, oversized, never-reading, silent and too many clients; service unharmed, counted" case_hostile

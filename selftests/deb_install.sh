@@ -134,6 +134,12 @@ case_install() {
 	workload_recorded "$OLD"
 	expect_eq "$(in_root tcprt --version | awk '{ print $1 }')" tcprt "tcprt --version"
 	in_root dpkg -L tcprt | grep -q '/man8/tcprt\.8\.gz$' || fail "tcprt(8) not in the package"
+	# the agent's configuration, a conffile, good as shipped
+	in_root tcprt agent --check > /tmp/agent-check 2>&1 || fail "tcprt agent --check: $(cat /tmp/agent-check)"
+	grep -q "^/etc/tcprt/agent.conf: good; sinks: metrics windows$" /tmp/agent-check ||
+		fail "tcprt agent --check: $(cat /tmp/agent-check)"
+	in_root dpkg-query -W -f '${Conffiles}' tcprt | grep -q '/etc/tcprt/agent.conf' ||
+		fail "/etc/tcprt/agent.conf is not a conffile"
 }
 
 case_upgrade() {
@@ -167,6 +173,7 @@ case_purge() {
 	expect_eq "$(find $R/var/lib/dkms $R/usr/src $R/lib/modules/$REL -name '*tcp_rt*' 2> /dev/null)" "" \
 		"DKMS's trees, the sources, built modules"
 	expect_eq "$(find $R/etc/default -name 'tcprt*' | wc -l)" 0 "configuration files in /etc/default"
+	[ ! -e $R/etc/tcprt/agent.conf ] || fail "/etc/tcprt/agent.conf left after the purge"
 	expect_eq "$(in_root dpkg-query -W -f '${db:Status-Abbrev}' tcprt tcp-rt-dkms 2> /dev/null)" "" \
 		"dpkg's knowledge of the packages"
 }

@@ -1331,8 +1331,16 @@ case_install() {
 	grep -q '^ExecStart=/usr/local/bin/tcprt live --no-view --socket=/run/tcprt-live/live.sock ' \
 		"$dest/usr/local/lib/systemd/system/tcprt-live.service" || fail "live unit"
 	[ -s "$dest/usr/local/share/doc/tcprt/examples/live-query.c" ] || fail "the C example"
+	grep -q '^ExecStart=/usr/local/bin/tcprt agent --config=/etc/tcprt/agent.conf$' \
+		"$dest/usr/local/lib/systemd/system/tcprt-agent.service" || fail "agent unit"
+	grep -q '^Conflicts=tcprt-export.service tcprt-live.service tcprt-ship.service$' \
+		"$dest/usr/local/lib/systemd/system/tcprt-agent.service" || fail "the agent unit's conflicts"
+	# the configuration shipped is a good one, with both sinks
+	expect_eq "$(status_of "$TCPRT" agent --check --config "$dest/usr/local/share/doc/tcprt/examples/agent.conf")" \
+		0 "the example agent.conf: $(cat "$T/err")"
+	grep -q "good; sinks: metrics windows$" "$T/out" || fail "agent.conf: $(cat "$T/out")"
 	if command -v systemd-analyze > /dev/null; then
-		for u in tcprt-series tcprt-live; do
+		for u in tcprt-series tcprt-live tcprt-agent; do
 			systemd-analyze verify "$dest/usr/local/lib/systemd/system/$u.service" \
 				> "$T/verify" 2>&1 || grep -q "/usr/local/bin/tcprt.*No such file" "$T/verify" ||
 				fail "systemd-analyze verify $u: $(cat "$T/verify")"

@@ -257,6 +257,30 @@ static int tcp_rt_ext_names_check(void)
 }
 
 /*
+ * The flags and length of the binary records of a connection of log_ext
+ * @mask, but for their fields and breakdown: what each record would
+ * otherwise work out again.
+ */
+static void tcp_rt_log_conn_bin(struct tcp_rt_log_conn *lc,
+				const struct sock *sk, unsigned int mask)
+{
+	unsigned int flags = 0;
+
+	if (tcp_rt_is_ipv6(sk))
+		flags |= TCP_RT_BIN_V6;
+	if (mask & BIT(TCP_RT_EXT_SEQ))
+		flags |= TCP_RT_BIN_NUMBERED;
+	if (mask & BIT(TCP_RT_EXT_NETNS))
+		flags |= TCP_RT_BIN_NETNS;
+	if (mask & BIT(TCP_RT_EXT_CGROUP))
+		flags |= TCP_RT_BIN_CGROUP;
+	/* the longest: IPv6, netns, cgroup and seq */
+	BUILD_BUG_ON(tcp_rt_bin_size(TCP_RT_BIN_FLAGS & ~TCP_RT_BIN_BD, 0) > U8_MAX);
+	lc->bin_flags = flags;
+	lc->bin_len = tcp_rt_bin_size(flags, 0);
+}
+
+/*
  * What the records of a connection established now carry of it, log_ext
  * being @mask: whether they are numbered, and its fields of the
  * connection rather than of a task (TCP_RT_EXT_CONN), as numbers and as
@@ -275,10 +299,10 @@ void tcp_rt_log_conn_init(struct tcp_rt_log_conn *lc, const struct sock *sk,
 	BUILD_BUG_ON(sizeof(" netns=4294967295") - 1 + TCP_RT_FMT_EXT_NAME >
 		     TCP_RT_EXT_CONN_LEN);
 	lc->numbered = !!(mask & BIT(TCP_RT_EXT_SEQ));
-	lc->ext_mask = mask & TCP_RT_EXT_CONN;
 	lc->netns = 0;
 	lc->cgroup = 0;
-	if (likely(!lc->ext_mask)) {
+	tcp_rt_log_conn_bin(lc, sk, mask);
+	if (likely(!(mask & TCP_RT_EXT_CONN))) {
 		lc->ext_len = 0;
 		return;
 	}
@@ -363,21 +387,16 @@ tcp_rt_log_bin(const struct sock *sk, enum tcp_rt_rec type, s64 real_ns,
 {
 	struct rchan_buf *buf = *this_cpu_ptr(tcp_rt_log_bin_chan->buf);
 	const struct inet_sock *inet = inet_sk(sk);
-	unsigned int flags = 0, len, i;
+	unsigned int flags = lc->bin_flags, len, i;
 	struct tcp_rt_bin *rec;
 	u64 *t;
 
-	if (tcp_rt_is_ipv6(sk))
-		flags |= TCP_RT_BIN_V6;
-	if (numbered)
-		flags |= TCP_RT_BIN_NUMBERED;
-	if (lc->ext_mask & BIT(TCP_RT_EXT_NETNS))
-		flags |= TCP_RT_BIN_NETNS;
-	if (lc->ext_mask & BIT(TCP_RT_EXT_CGROUP))
-		flags |= TCP_RT_BIN_CGROUP;
-	if (xt)
+	/* the connection's part worked out once (tcp_rt_log_conn_bin()) */
+	len = lc->bin_len + n * sizeof(u64);
+	if (xt) {
 		flags |= TCP_RT_BIN_BD;
-	len = tcp_rt_bin_size(flags, n);
+		len += sizeof(struct tcp_rt_bin_bd);
+	}
 	rec = (void *)tcp_rt_relay_reserve(buf, len);
 	if (unlikely(!rec))
 		return false;

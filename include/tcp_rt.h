@@ -89,7 +89,12 @@ enum tcp_rt_ext {
 struct tcp_rt_log_conn {
 	u8 ext_len;		/* of ext: 0 unless netns or cgroup is listed */
 	u8 numbered;		/* its records end with seq */
-	u8 ext_mask;		/* the TCP_RT_EXT_CONN fields listed */
+	/*
+	 * Its binary records' flags (TCP_RT_BIN_*, all but the breakdown's)
+	 * and length without the fields and the breakdown: the same in each.
+	 */
+	u8 bin_flags;
+	u8 bin_len;
 	u32 netns;		/* with BIT(TCP_RT_EXT_NETNS) */
 	u64 cgroup;		/* with BIT(TCP_RT_EXT_CGROUP) */
 	char ext[TCP_RT_EXT_CONN_LEN];

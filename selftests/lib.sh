@@ -179,6 +179,28 @@ wait_until() {	# what cmd...
 	return 1
 }
 
+# Wait for CMD, which prints a count, to reach N for as long as the count
+# moves: a timeout only once it stood still for WAIT_S seconds.  A slow
+# machine's pipeline still delivering has lost nothing yet; one that
+# stopped has.
+wait_count() {	# what n cmd...
+	local what=$1 n=$2 v last='' end=$((SECONDS + WAIT_S + 1))
+	shift 2
+	while :; do
+		# a failed count is no move
+		v=$("$@") || v=$last
+		[ "${v:-0}" -ge "$n" ] 2> /dev/null && return 0
+		if [ "$v" != "$last" ]; then
+			last=$v
+			end=$((SECONDS + WAIT_S + 1))
+		elif ((SECONDS >= end)); then
+			echo "# timeout waiting for $what: $v of $n, the same for $WAIT_S s"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
 # ---- module -------------------------------------------------------------------
 
 # With TCP_RT_LOG_FORMAT set (scripts/vm-run passes TCP_RT_* into the

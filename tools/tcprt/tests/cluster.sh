@@ -155,7 +155,7 @@ case_faults() {
 
 	wait $gen || fail "generator"
 	total=$(awk '{ s += $1 } END { print s }' $F/gen.out)
-	WAIT_S=$SETTLE_S wait_until "the last record of cl-gen in the store" store_has cl-gen "$total" ||
+	WAIT_S=$SETTLE_S wait_count "the last record of cl-gen in the store" "$total" store_count cl-gen ||
 		fail "store: $(account cl-gen); $(tail -3 $F/ingest.log)"
 	diag "cl-gen: its $total records in the store"
 	kill -TERM $pid

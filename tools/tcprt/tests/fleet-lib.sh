@@ -372,8 +372,12 @@ lines_in() {	# dir: lines of its logs
 	cat "$1"/rt-network-log* | wc -l
 }
 
+store_count() {	# host: its records loaded
+	sql "SELECT count() FROM tcprt.records WHERE host = '$1'"
+}
+
 store_has() {	# host n: at least n records of host loaded
-	[ "$(sql "SELECT count() FROM tcprt.records WHERE host = '$1'")" -ge "$2" ]
+	[ "$(store_count "$1")" -ge "$2" ]
 }
 
 # fleet top -n 3 --format json's answer (JSON) lists the three longest

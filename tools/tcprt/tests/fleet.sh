@@ -234,8 +234,8 @@ fault_run() {	# host-id fault-fn [n]
 	go_on "$id"
 	wait $gen || fail "generator"
 	total=$(awk '{ s += $1 } END { print s }' $F/$id.gen)
-	WAIT_S=$SETTLE_S wait_until "the last record of $id in the store" \
-		store_has "$id" "$total" || fail "store: $(account "$id")"
+	WAIT_S=$SETTLE_S wait_count "the last record of $id in the store" "$total" \
+		store_count "$id" || fail "store: $(whereabouts "$id")"
 	kill -TERM $pid
 	wait $pid || fail "ship: $(cat $F/$id.err)"
 	wait_settled "$id"
@@ -245,6 +245,19 @@ fault_run() {	# host-id fault-fn [n]
 
 go_on() {	# host-id: fault_run's generator goes on
 	touch $F/$1.go
+}
+
+# Where a host's records are when the store lacks some: its account, the
+# central's spools (data messages), host a's rsyslog queue, what ingest
+# and ship said last.
+whereabouts() {	# host-id
+	echo "account $(account "$1");" \
+	     "spool messages $(cat $F/spool/*.frames $F/small/*.frames $F/bound/*.frames 2> /dev/null |
+			       grep -c -E "^(S1 [0-9a-f]{32} )?D[12] $1 " || true);" \
+	     "host a's queue $(tail -n 50 $F/a/stats.log 2> /dev/null | grep 'tcprt_ship_relp queue' |
+			       tail -1 | grep -o 'size=[0-9]*');" \
+	     "ingest: $(tail -n 3 $F/ingest.log);" \
+	     "ship: $(tail -n 3 $F/$1.err)"
 }
 
 spool_count() {	# host: its data messages in the spool (signed or not)

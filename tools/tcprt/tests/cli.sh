@@ -1789,6 +1789,14 @@ case_binary_input() {
 		expect_eq "$(status_of "$TCPRT" export --once --dir "$T/$a" --textfile "$T/$a.prom")" 0 "export, $a"
 	done
 	cmp -s "$T/bintxt.prom" "$T/binbin.prom" || fail "export's textfiles differ"
+	# the agent's reader the same (auto: the binary files of binbin)
+	if "$TCPRT" agent --help | grep -q -- --config; then
+		printf '[agent]\ndir = %s\n[metrics]\ntextfile = %s\n' "$T/binbin" "$T/binagent.prom" \
+			> "$T/binagent.conf"
+		chmod 644 "$T/binagent.conf"
+		expect_eq "$(status_of "$TCPRT" agent --config "$T/binagent.conf" --once)" 0 "agent, binary"
+		cmp -s "$T/bintxt.prom" "$T/binagent.prom" || fail "the agent's textfile of the binary logs differs"
+	fi
 	for a in bintxt binbin; do
 		receive_until_final "$T/$a.sock" "$T/$a.got"
 		expect_eq "$(status_of "$TCPRT" ship --unsigned --dir "$T/$a" --once --host-id h1 \
@@ -1899,6 +1907,6 @@ run_case "breakdown: malformed lines (out of order, twice, app on P, on N and E)
 run_case "breakdown: summary's split lines add up and match a model of the records" case_bd_summary
 run_case "breakdown: export's six histograms, counts and sums per series" case_bd_export
 run_case "breakdown: summary --plot draws a PNG, and says why it cannot" case_bd_plot
-run_case "binary logs: read, summary, export and ship give the same bytes as from the text logs; auto and --input-format choose the files" case_binary_input
+run_case "binary logs: read, summary, export, agent and ship give the same bytes as from the text logs; auto and --input-format choose the files" case_binary_input
 run_case "binary logs: another layout version, a malformed record, a file cut inside a record" case_binary_hostile
 tap_end

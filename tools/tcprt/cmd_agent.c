@@ -24,6 +24,7 @@
 #include <ini.h>
 #endif
 
+#include "buf.h"
 #include "cmd.h"
 #include "container.h"
 #include "reader.h"
@@ -52,6 +53,8 @@ AGENT_CONF "): reading consumes the logs, so a host runs one reader.\n"
 "               max-keys, socket, socket-group, clock (the logs are then\n"
 "               read every 0.2 s)\n"
 "\n"
+"SIGHUP reads FILE again: changed sinks restart, the others run on, the\n"
+"reading goes on; a wrong FILE is said and the running one kept.\n"
 "A comment is a line that starts with ; or #, or what follows \" ;\" on a\n"
 "line.  A secret is never a value: give the file that holds it\n"
 "(otlp-header-file, otlp-key).\n"
@@ -60,6 +63,8 @@ AGENT_CONF "): reading consumes the logs, so a host runs one reader.\n"
 "  -n, --check        check FILE and exit: 0 good, 2 not (FILE:LINE and why)\n"
 "  -1, --once         read once, write every sink's output once, exit\n"
 "  -h, --help         this text\n";
+
+enum { SEC_AGENT, SEC_METRICS, SEC_WINDOWS, SEC_N };
 
 /* A configuration as read, and where its first error is. */
 struct agent_conf {
@@ -79,6 +84,8 @@ struct agent_conf {
 	bool metrics_on, windows_on;
 	struct metrics_conf metrics;
 	struct windows_conf windows;
+	/* each section's keys and values as given: what a reload compares */
+	struct buf sig[SEC_N];
 	/* "section\0key" of the keys given so far, to refuse one twice */
 	char **seen;
 	size_t nseen;
@@ -183,7 +190,7 @@ static int conf_key(void *user, const char *section, const char *name,
 {
 	struct agent_conf *a = user;
 	char why[512];
-	int r;
+	int r, sec;
 
 	if (!*section) {
 		conf_error(a, a->line, "%s: a key before any [section]", name);
@@ -194,11 +201,14 @@ static int conf_key(void *user, const char *section, const char *name,
 		return 0;
 	}
 	if (!strcmp(section, "agent")) {
+		sec = SEC_AGENT;
 		r = agent_set(a, name, value, why, sizeof(why));
 	} else if (!strcmp(section, "metrics")) {
+		sec = SEC_METRICS;
 		a->metrics_on = true;
 		r = metrics_set(&a->metrics, name, value, why, sizeof(why));
 	} else if (!strcmp(section, "windows")) {
+		sec = SEC_WINDOWS;
 		a->windows_on = true;
 		r = windows_set(&a->windows, name, value, why, sizeof(why));
 	} else {
@@ -206,6 +216,7 @@ static int conf_key(void *user, const char *section, const char *name,
 			   section);
 		return 0;
 	}
+	buf_printf(&a->sig[sec], "%s=%s\n", name, value);
 	if (r > 0)
 		conf_error(a, a->line, "[%s] %s: not a key of [%s]", section, name,
 			   section);
@@ -295,45 +306,150 @@ static void conf_free(struct agent_conf *a)
 	free(a->seen);
 	metrics_conf_free(&a->metrics);
 	windows_conf_free(&a->windows);
+	for (i = 0; i < SEC_N; i++)
+		buf_free(&a->sig[i]);
 }
 
-/* Start the sinks configured, into @rd: EXIT_OK or EXIT_RUNTIME. */
-static int agent_sinks(struct agent_conf *a, struct reader *rd)
+/* The metrics sink of @a, into @rd: 0, or -1 after saying why. */
+static int start_metrics(struct agent_conf *a, struct reader *rd)
 {
 	char err[512];
 	struct sink s;
 
-	if (a->metrics_on) {
-		a->metrics.interval_us = a->interval_us;
-		if (metrics_sink_start(&s, &a->metrics, err, sizeof(err)) < 0) {
-			warnx_("agent: [metrics] %s", err);
-			return EXIT_RUNTIME;
-		}
-		reader_add_sink(rd, &s);
+	a->metrics.interval_us = a->interval_us;
+	if (metrics_sink_start(&s, &a->metrics, err, sizeof(err)) < 0) {
+		warnx_("agent: [metrics] %s", err);
+		return -1;
 	}
-	if (a->windows_on) {
-		if (windows_sink_start(&s, &a->windows, a->dir != NULL) < 0)
-			return EXIT_RUNTIME;
-		reader_add_sink(rd, &s);
+	reader_add_sink(rd, &s);
+	return 0;
+}
+
+/* The windows sink of @a, into @rd: 0, or -1 after saying why. */
+static int start_windows(struct agent_conf *a, struct reader *rd)
+{
+	struct sink s;
+
+	if (windows_sink_start(&s, &a->windows, a->dir != NULL) < 0)
+		return -1;
+	reader_add_sink(rd, &s);
+	return 0;
+}
+
+static bool same_str(const char *x, const char *y)
+{
+	return x == y || (x && y && !strcmp(x, y));
+}
+
+static bool same_section(const struct agent_conf *a,
+			 const struct agent_conf *b, int sec)
+{
+	return a->sig[sec].len == b->sig[sec].len &&
+	       (!a->sig[sec].len ||
+		!memcmp(a->sig[sec].p, b->sig[sec].p, a->sig[sec].len));
+}
+
+/*
+ * One sink at a reload: kept when its section is the same, stopped when
+ * gone or changed, started when new or changed.  What was done, for the
+ * line that says so.
+ */
+static const char *reload_sink(struct agent_conf *a, struct agent_conf *b,
+			       struct reader *rd, int sec, const char *name,
+			       bool was, bool is, bool changed,
+			       int (*start)(struct agent_conf *, struct reader *))
+{
+	if (!was && !is)
+		return "off";
+	if (was && is && !changed && same_section(a, b, sec))
+		return "kept";
+	if (was)
+		reader_drop_sink(rd, name);
+	if (!is)
+		return "stopped";
+	if (start(b, rd) < 0)
+		return "failed to start: off";
+	return was ? "started again" : "started";
+}
+
+/*
+ * SIGHUP: read the file again.  A wrong one is said and the running
+ * configuration kept; otherwise each sink whose section changed is
+ * stopped (its output flushed) and started, the others run on, and the
+ * logs stay open: what was read went to the sinks of the time, what is
+ * read next goes to the new ones.
+ */
+static void agent_reload(struct agent_conf *a, struct reader *rd)
+{
+	struct agent_conf b = {
+		.path = a->path, .interval_us = 15 * USEC_PER_SEC,
+		.fmt = INPUT_AUTO,
+	};
+	const char *m, *w;
+	int st;
+
+	metrics_conf_init(&b.metrics);
+	windows_conf_init(&b.windows);
+	if (conf_read(&b, &st) < 0) {
+		if (b.err_line > 0)
+			warnx_("agent: %s:%d: %s (SIGHUP: the configuration running is kept)",
+			       b.path, b.err_line, b.err);
+		else
+			warnx_("agent: %s: %s (SIGHUP: the configuration running is kept)",
+			       b.path, b.err);
+		conf_free(&b);
+		return;
 	}
-	return EXIT_OK;
+	if (!same_str(a->dir, b.dir) || !same_str(a->archive, b.archive) ||
+	    a->fmt != b.fmt) {
+		warnx_("agent: %s: [agent] dir, input-format and archive change at a restart only (SIGHUP: the configuration running is kept)",
+		       a->path);
+		conf_free(&b);
+		return;
+	}
+	/* the metrics' interval is [agent]'s (its OTLP retries, its logs' burst) */
+	m = reload_sink(a, &b, rd, SEC_METRICS, "metrics", a->metrics_on,
+			b.metrics_on, a->interval_us != b.interval_us, start_metrics);
+	w = reload_sink(a, &b, rd, SEC_WINDOWS, "windows", a->windows_on,
+			b.windows_on, false, start_windows);
+	warnx_("agent: %s read again (SIGHUP): metrics %s, windows %s", a->path, m, w);
+	conf_free(a);
+	*a = b;
+	/* a sink that failed to start is off */
+	a->metrics_on = reader_has_sink(rd, "metrics");
+	a->windows_on = reader_has_sink(rd, "windows");
+}
+
+/* The reader's period: with the windows, tcprt live's. */
+static uint64_t read_period(const struct agent_conf *a)
+{
+	return a->windows_on && a->interval_us > AGENT_READ_US ?
+	       AGENT_READ_US : a->interval_us;
 }
 
 /* Run the sinks of @a until stopped (or once): an exit status. */
 static int agent_run(struct agent_conf *a, bool once)
 {
 	struct reader *rd = xcalloc(1, sizeof(*rd));
-	/* the windows are live: read as tcprt live does */
-	uint64_t read_us = a->windows_on && a->interval_us > AGENT_READ_US ?
-			   AGENT_READ_US : a->interval_us;
-	int st;
+	int st = EXIT_OK;
 
 	signals_init();
-	st = agent_sinks(a, rd);
+	if (!once) {
+		signals_reload_init();
+		rd->reloadable = true;
+	}
+	if ((a->metrics_on && start_metrics(a, rd) < 0) ||
+	    (a->windows_on && start_windows(a, rd) < 0))
+		st = EXIT_RUNTIME;
 	if (st == EXIT_OK)
 		st = reader_open(rd, a->dir, a->fmt, a->archive);
-	if (st == EXIT_OK)
-		st = reader_run(rd, read_us, a->interval_us, once);
+	while (st == EXIT_OK) {
+		st = reader_run(rd, read_period(a), a->interval_us, once);
+		if (st != EXIT_OK || once || stop_requested || !reload_requested)
+			break;
+		reload_requested = 0;
+		agent_reload(a, rd);
+	}
 	/* --once: what was read did not all go */
 	if (!reader_close(rd) && once && st == EXIT_OK)
 		st = EXIT_RUNTIME;

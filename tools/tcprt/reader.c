@@ -21,6 +21,33 @@ void reader_add_sink(struct reader *rd, const struct sink *s)
 	rd->sinks[rd->nsinks++] = *s;
 }
 
+bool reader_drop_sink(struct reader *rd, const char *name)
+{
+	bool all = true;
+	size_t i;
+
+	for (i = 0; i < rd->nsinks; i++) {
+		if (strcmp(rd->sinks[i].ops->name, name))
+			continue;
+		all = rd->sinks[i].ops->stop(rd->sinks[i].priv);
+		memmove(&rd->sinks[i], &rd->sinks[i + 1],
+			(rd->nsinks - i - 1) * sizeof(rd->sinks[0]));
+		rd->nsinks--;
+		break;
+	}
+	return all;
+}
+
+bool reader_has_sink(const struct reader *rd, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < rd->nsinks; i++)
+		if (!strcmp(rd->sinks[i].ops->name, name))
+			return true;
+	return false;
+}
+
 /* A record read: to every sink, in the order they were added. */
 static void reader_record(const struct record *r, void *arg)
 {
@@ -160,12 +187,16 @@ int reader_run(struct reader *rd, uint64_t read_us, uint64_t output_us,
 	update(rd);
 	if (once)
 		input_finish(&rd->in);
-	if (output(rd, once) < 0)
+	/* a sink started at a reload has its failures retried, as later */
+	if (output(rd, once) < 0 && !rd->started)
 		return EXIT_RUNTIME;
+	rd->started = true;
 	next_read = now + read_us;
 	next_out = now + output_us;
 	next_rescan = now + RESCAN_US;
 	while (!once && !stop_requested) {
+		if (rd->reloadable && reload_requested)
+			return EXIT_OK;	/* the caller changes the sinks */
 		now = mono_us();
 		if (now >= next_read || now >= next_out) {
 			if (now >= next_rescan || rd->in.gone) {

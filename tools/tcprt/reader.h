@@ -23,12 +23,23 @@ struct reader {
 	struct input in;
 	struct sink sinks[READER_SINKS_MAX];
 	size_t nsinks;
+	bool reloadable;	/* reader_run() returns at a SIGHUP */
+	bool started;		/* reader_run() ran once */
 	struct sink_status status[SINK_STATUS_MAX];
 	unsigned int nstatus;
 };
 
 /* Hand @s to the reader, which stops it in reader_close(). */
 void reader_add_sink(struct reader *rd, const struct sink *s);
+
+/*
+ * Stop the sink named @name (sink_ops.name) and take it out: whether it
+ * delivered all it was handed; true if there was none.
+ */
+bool reader_drop_sink(struct reader *rd, const char *name);
+
+/* Whether a sink named @name is fed. */
+bool reader_has_sink(const struct reader *rd, const char *name);
 
 /*
  * Open the logs of @dir (the module's when NULL), of @fmt, and @archive
@@ -43,7 +54,11 @@ int reader_open(struct reader *rd, const char *dir, enum input_format fmt,
  * @output_us, ticking them and waiting on their file descriptors between,
  * until a stop is asked (SIGTERM, SIGINT, or a sink's serve()), then read
  * and output a last time; with @once, read what the logs hold, output
- * once and return.  EXIT_OK, or EXIT_RUNTIME when the first output failed.
+ * once and return.  EXIT_OK, or EXIT_RUNTIME when the first output of the
+ * first run failed.  With @rd->reloadable, a SIGHUP returns EXIT_OK at
+ * once, with reload_requested set and no last output: the caller changes
+ * the sinks and runs it again, the logs kept open - no record is lost
+ * between.
  */
 int reader_run(struct reader *rd, uint64_t read_us, uint64_t output_us,
 	       bool once);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 volatile int stop_requested;
+volatile int reload_requested;
 
 static void vmsg(const char *fmt, va_list ap)
 {
@@ -201,6 +202,22 @@ static void on_stop(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
+}
+
+static void on_reload(int sig)
+{
+	(void)sig;
+	reload_requested = 1;
+}
+
+void signals_reload_init(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_reload;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 int name_index(const char *const *names, size_t n, const char *s)

@@ -101,5 +101,8 @@ int name_index(const char *const *names, size_t n, const char *s);
 /* Install handlers: SIGINT/SIGTERM set the stop flag; SIGPIPE ignored. */
 void signals_init(void);
 extern volatile int stop_requested;
+/* SIGHUP sets reload_requested (tcprt agent: read the configuration again). */
+void signals_reload_init(void);
+extern volatile int reload_requested;
 
 #endif

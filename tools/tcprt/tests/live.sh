@@ -148,6 +148,56 @@ case_agent() {
 		fail "the agent's text file is not export's: $(diff "$T/agent.prom" "$T/export.prom" | head -n 5)"
 }
 
+# SIGHUP reads the agent's configuration again: a sink added starts, one
+# removed stops (its socket gone), a wrong file is said and the running
+# configuration kept - and the sink left alone all the while misses no
+# record: its text file at the end is export's of every line.
+case_agent_reload() {
+	local c=$T/reload.conf d=$T/rl half total tasks2
+	if ! "$TCPRT" agent --help | grep -q -- --config; then return 4; fi
+	rm -rf "$d"
+	mkdir -p "$d"
+	total=$(wc -l < "$T/d/rt-network-log0")
+	half=$((total / 2))
+	head -n $half "$T/d/rt-network-log0" > "$d/rt-network-log0"
+	printf '[agent]\ndir = %s\ninterval = 0.2\n[metrics]\ntextfile = %s\n' "$d" "$T/rl.prom" > "$c.a"
+	cp "$c.a" "$c"
+	chmod 644 "$c" "$c.a"
+	"$TCPRT" agent --config "$c" 2> "$T/agent.err" &
+	echo $! > "$T/live.pid"
+	wait_for "the agent's first half" grep -qs "^tcprt_records_read_total $half\$" "$T/rl.prom" ||
+		fail "first half: $(cat "$T/agent.err")"
+	# a sink added
+	{ cat "$c.a"; printf '[windows]\nsocket = %s\n' "$SOCK"; } > "$c.b"
+	cp "$c.b" "$c"
+	kill -HUP "$(cat "$T/live.pid")"
+	wait_socket
+	wait_for "the reload said" grep -q "read again (SIGHUP): metrics kept, windows started" "$T/agent.err" ||
+		fail "$(cat "$T/agent.err")"
+	# records after it: the new sink has them, the kept one has all
+	tail -n +$((half + 1)) "$T/d/rt-network-log0" >> "$d/rt-network-log0"
+	tasks2=$(tail -n +$((half + 1)) "$T/d/rt-network-log0" | awk '$2 ~ /^[RWNP]$/' | wc -l)
+	wait_for "the agent's second half" grep -q "^tcprt_records_read_total $total\$" "$T/rl.prom" ||
+		fail "second half: $(grep records_read "$T/rl.prom")"
+	wait_for "the windows' tasks" eval 'ask status | grep -q "\"tasks\":$tasks2,"' ||
+		fail "the new sink's tasks: $(ask status), expected $tasks2"
+	# a wrong file: said, the running configuration kept
+	{ cat "$c.b"; printf 'max-keys = 0\n'; } > "$c"
+	kill -HUP "$(cat "$T/live.pid")"
+	wait_for "the wrong file said" grep -q "$c:8: \[windows\] max-keys: a number 1..1000000, not '0' (SIGHUP: the configuration running is kept)" \
+		"$T/agent.err" || fail "$(cat "$T/agent.err")"
+	ask status | grep -q "\"tasks\":$tasks2," || fail "the windows after a wrong file: $(ask status)"
+	# the sink removed: its socket gone
+	cp "$c.a" "$c"
+	kill -HUP "$(cat "$T/live.pid")"
+	wait_for "the socket removed" eval '! test -e "$SOCK"' || fail "the socket is still there"
+	grep -q "read again (SIGHUP): metrics kept, windows stopped" "$T/agent.err" || fail "$(cat "$T/agent.err")"
+	stop_live
+	"$TCPRT" export --once --dir "$d" --textfile "$T/rl-export.prom" || fail "export"
+	cmp -s "$T/rl.prom" "$T/rl-export.prom" ||
+		fail "the kept sink's text file is not export's: $(diff "$T/rl.prom" "$T/rl-export.prom" | head -n 5)"
+}
+
 case_socket_answers() {
 	local cq=$T/live-query
 	cc -Wall -Wextra -Werror -o "$cq" examples/live-query.c || fail "the C example does not build"
@@ -312,6 +362,7 @@ case_usage() {
 
 run_case "live --once: every key's windows as the model of the records says" case_once
 run_case "agent: [windows] and [metrics] fed by one reader: the socket answers as live's, the text file is export's" case_agent
+run_case "agent: SIGHUP adds a sink, refuses a wrong file, removes a sink; the sink left alone misses no record" case_agent_reload
 run_case "live --socket: C, shell and Python ask; answers as --once's; unseen ports zero; SIGTERM removes it" case_socket_answers
 run_case "live --socket: 20 clients at once" case_concurrent
 run_case "live --socket: malformed, oversized, never-reading, silent and too many clients; service unharmed, counted" case_hostile

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A sink: where the records one reader reads go (docs/agent.md).  Each of
- * tcprt's host commands is one reader (input.c) and one sink; tcprt agent
- * is to be one reader and every sink configured.  Records go one way: the
- * reader hands each to record(), which never blocks and never calls the
- * reader back; what the reader knows of itself (its counts, the module's
- * status) reaches the sink with output(), once an interval, and tick().
+ * A sink: where the records one reader reads go (docs/agent.md).  tcprt
+ * export and tcprt live are the reader (reader.c) and one sink each;
+ * tcprt agent is the reader and every sink configured.  Records go one
+ * way: the reader hands each to record(), which never blocks and never
+ * calls the reader back; what the reader knows of itself (its counts, the
+ * module's status) reaches the sink with output(), once an interval, and
+ * tick().
  * A sink may wait on file descriptors of its own (a socket, a terminal):
  * the reader's one poll() waits for them and the next read together.
  */

@@ -26,6 +26,9 @@
 /* a record may start this far after the wall clock (clocks of CPUs) */
 #define MAX_AHEAD_US		1000000ULL
 
+/* the view's terminal, the socket and its clients */
+_Static_assert(SINK_POLL_MAX >= 1 + 1 + LSOCK_CLIENTS, "SINK_POLL_MAX");
+
 static const char *const by_names[BY_N] = { "port", "container", "netns", "peer" };
 static const char *const by_title[BY_N] = { "-", "CONTAINER", "NETNS", "PEER" };
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util.h"
 
@@ -28,16 +29,28 @@ static size_t on_answer(char *p, size_t size, size_t nmemb, void *arg)
 	return len;
 }
 
+static void *sender(void *arg);
+
 int otlp_queue_init(struct otlp_queue *q, const char *url, const char *what,
 		    const char *header, const struct otlp_tls *tls,
-		    uint64_t interval_us, char *err, size_t len)
+		    uint64_t interval_us, bool cumulative, char *err, size_t len)
 {
 	struct curl_slist *h = NULL;
+	pthread_condattr_t ca;
+	int e;
 
 	memset(q, 0, sizeof(*q));
+	pthread_mutex_init(&q->lock, NULL);
+	/* the backoff's times are mono_us()'s */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&q->wake, &ca);
+	pthread_cond_init(&q->passed, &ca);
+	pthread_condattr_destroy(&ca);
 	q->url = url;
 	q->what = what;
 	q->tls = tls;
+	q->cumulative = cumulative;
 	/* no point waiting longer than a few intervals: the totals move on */
 	q->backoff_max_us = 4 * interval_us;
 	if (q->backoff_max_us > OTLP_BACKOFF_MAX_US)
@@ -57,6 +70,12 @@ int otlp_queue_init(struct otlp_queue *q, const char *url, const char *what,
 		return -1;
 	}
 	q->hdr = h;
+	e = pthread_create(&q->thread, NULL, sender, q);
+	if (e) {
+		snprintf(err, len, "no thread to send: %s", strerror(e));
+		return -1;
+	}
+	q->thread_on = true;
 	return 0;
 }
 
@@ -83,6 +102,7 @@ void otlp_queue_push(struct otlp_queue *q, uint8_t *buf, size_t len,
 {
 	struct otlp_req *r;
 
+	pthread_mutex_lock(&q->lock);
 	if (q->n == OTLP_QUEUE_MAX)
 		drop_head(q);
 	r = &q->q[(q->head + q->n) % OTLP_QUEUE_MAX];
@@ -90,6 +110,8 @@ void otlp_queue_push(struct otlp_queue *q, uint8_t *buf, size_t len,
 	r->len = len;
 	r->records = records;
 	q->n++;
+	pthread_cond_signal(&q->wake);
+	pthread_mutex_unlock(&q->lock);
 }
 
 enum outcome { SENT, RETRY, REFUSED };
@@ -174,42 +196,153 @@ static void backoff(struct otlp_queue *q)
 	q->next_try_us = mono_us() + q->backoff_us;
 }
 
-void otlp_queue_flush(struct otlp_queue *q, bool force)
+/*
+ * A request that failed and may be tried again goes back to the head -
+ * unless the queue filled meanwhile: it is the oldest, and dropped.
+ */
+static void put_back(struct otlp_queue *q, struct otlp_req *r)
+{
+	if (q->n == OTLP_QUEUE_MAX) {
+		q->dropped++;
+		q->records_dropped += r->records;
+		req_free(r);
+		return;
+	}
+	q->head = (q->head + OTLP_QUEUE_MAX - 1) % OTLP_QUEUE_MAX;
+	q->q[q->head] = *r;
+	q->n++;
+}
+
+/*
+ * Send what is queued, oldest first: until the queue is empty, a request
+ * fails, or OTLP_FLUSH_BUDGET_US went by.  Called and returning with the
+ * lock held; each request is taken out of the ring and sent without it.
+ */
+static void pass(struct otlp_queue *q)
 {
 	uint64_t start = mono_us();
+	struct otlp_req r;
+	enum outcome o;
 
-	if (!force && q->next_try_us && start < q->next_try_us)
-		return;
-	while (q->n && mono_us() - start < OTLP_FLUSH_BUDGET_US) {
-		struct otlp_req *r = &q->q[q->head];
-
-		switch (post(q, r)) {
+	while (q->n && !q->stopping && mono_us() - start < OTLP_FLUSH_BUDGET_US) {
+		r = q->q[q->head];
+		q->q[q->head].buf = NULL;
+		q->head = (q->head + 1) % OTLP_QUEUE_MAX;
+		q->n--;
+		pthread_mutex_unlock(&q->lock);
+		o = post(q, &r);
+		pthread_mutex_lock(&q->lock);
+		switch (o) {
 		case SENT:
 			q->sent++;
-			q->records_sent += r->records;
-			req_free(r);
-			q->head = (q->head + 1) % OTLP_QUEUE_MAX;
-			q->n--;
+			q->records_sent += r.records;
+			req_free(&r);
 			q->backoff_us = q->next_try_us = 0;
 			set_state(q, OTLP_OK);
 			break;
 		case REFUSED:
 			q->failed++;
 			set_state(q, OTLP_REFUSING);
-			drop_head(q);
+			q->dropped++;
+			q->records_dropped += r.records;
+			req_free(&r);
 			break;
 		case RETRY:
 			q->failed++;
 			set_state(q, OTLP_AWAY);
 			backoff(q);
+			put_back(q, &r);
 			return;
 		}
 	}
 }
 
+/* Wait on @c until @until (mono_us()), or a signal. */
+static void wait_until_us(pthread_cond_t *c, pthread_mutex_t *m, uint64_t until)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(until / USEC_PER_SEC),
+		.tv_nsec = (long)(until % USEC_PER_SEC) * 1000,
+	};
+
+	pthread_cond_timedwait(c, m, &ts);
+}
+
+/*
+ * The queue's thread: a pass when a request waits and no backoff holds it,
+ * or when one is forced; else asleep until the backoff ends or a request,
+ * a forced pass or the stop comes.
+ */
+static void *sender(void *arg)
+{
+	struct otlp_queue *q = arg;
+	uint64_t gen;
+
+	pthread_mutex_lock(&q->lock);
+	while (!q->stopping) {
+		if (q->passed_gen < q->force_gen) {
+			gen = q->force_gen;
+			pass(q);
+			q->passed_gen = gen;
+			pthread_cond_broadcast(&q->passed);
+		} else if (q->n && (!q->next_try_us || mono_us() >= q->next_try_us)) {
+			pass(q);
+		} else if (q->n) {
+			wait_until_us(&q->wake, &q->lock, q->next_try_us);
+		} else {
+			pthread_cond_wait(&q->wake, &q->lock);
+		}
+	}
+	/* whoever waits for a forced pass is not left waiting */
+	q->passed_gen = q->force_gen;
+	pthread_cond_broadcast(&q->passed);
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+void otlp_queue_flush(struct otlp_queue *q, bool force)
+{
+	uint64_t gen;
+
+	if (!force || !q->thread_on)
+		return;
+	pthread_mutex_lock(&q->lock);
+	gen = ++q->force_gen;
+	pthread_cond_signal(&q->wake);
+	while (q->passed_gen < gen)
+		pthread_cond_wait(&q->passed, &q->lock);
+	pthread_mutex_unlock(&q->lock);
+}
+
+void otlp_queue_counts(struct otlp_queue *q, struct otlp_counts *c)
+{
+	pthread_mutex_lock(&q->lock);
+	*c = (struct otlp_counts){
+		.sent = q->sent, .failed = q->failed, .dropped = q->dropped,
+		.records_sent = q->records_sent,
+		.records_dropped = q->records_dropped, .queued = q->n,
+	};
+	pthread_mutex_unlock(&q->lock);
+}
+
+void otlp_queue_stop(struct otlp_queue *q)
+{
+	if (!q->thread_on)
+		return;
+	pthread_mutex_lock(&q->lock);
+	q->stopping = true;
+	pthread_cond_signal(&q->wake);
+	pthread_mutex_unlock(&q->lock);
+	pthread_join(q->thread, NULL);
+	q->thread_on = false;
+}
+
 void otlp_queue_close(struct otlp_queue *q)
 {
-	bool tried = q->sent || q->failed || q->dropped || q->n;
+	bool tried;
+
+	otlp_queue_stop(q);
+	tried = q->sent || q->failed || q->dropped || q->n;
 
 	while (q->n)
 		drop_head(q);
@@ -231,4 +364,7 @@ void otlp_queue_close(struct otlp_queue *q)
 		curl_easy_cleanup(q->curl);
 	curl_slist_free_all(q->hdr);
 	q->curl = q->hdr = NULL;
+	pthread_cond_destroy(&q->wake);
+	pthread_cond_destroy(&q->passed);
+	pthread_mutex_destroy(&q->lock);
 }

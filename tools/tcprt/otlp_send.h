@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * OTLP/HTTP requests to a collector, through libcurl: a bounded queue,
- * retries with exponential backoff, and short timeouts, so that tcprt
- * export never stops draining tcp_rt's logs for long (docs/otlp.md).
+ * sent by a thread of its own with retries, exponential backoff and short
+ * timeouts, so that the reader (tcprt export, the agent) never waits for
+ * a collector that is slow, away or hung: it only queues (docs/otlp.md).
+ *
+ * Locking: q->lock protects the ring (q, head, n), the counters and the
+ * backoff; the thread alone uses curl, err and the request it is sending,
+ * which it takes out of the ring while it sends, without the lock.
  *
  * A request is POSTed as application/x-protobuf; 2xx is delivered.  A
  * failure to connect, a timeout, HTTP 429, 502, 503 or 504 (OTLP's
@@ -18,6 +23,7 @@
 #ifndef TCPRT_OTLP_SEND_H
 #define TCPRT_OTLP_SEND_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,6 +59,12 @@ struct otlp_queue {
 	bool cumulative;	/* a request's counts are in the next one too */
 	void *curl;
 	void *hdr;			/* struct curl_slist */
+	pthread_mutex_t lock;
+	pthread_cond_t wake;		/* a request, a forced pass, the stop */
+	pthread_cond_t passed;		/* a forced pass done */
+	pthread_t thread;
+	bool thread_on, stopping;
+	uint64_t force_gen, passed_gen;	/* forced passes asked, done */
 	struct otlp_req q[OTLP_QUEUE_MAX];
 	unsigned int head, n;
 	uint64_t sent, failed, dropped;		/* requests */
@@ -63,28 +75,46 @@ struct otlp_queue {
 	char err[256];
 };
 
+/* What the queue counted, taken under its lock. */
+struct otlp_counts {
+	uint64_t sent, failed, dropped;		/* requests */
+	uint64_t records_sent, records_dropped;	/* log records */
+	unsigned int queued;
+};
+
 /*
- * Set up @q for @url (@what names it in messages).  @header: one more
- * HTTP header ("Name: value", e.g. a token read from a file), or NULL.
- * @tls (kept, not copied) for https.  @interval_us bounds the backoff.  -1
- * with @err set when libcurl fails.
+ * Set up @q for @url (@what names it in messages) and start its thread.
+ * @header: one more HTTP header ("Name: value", e.g. a token read from a
+ * file), or NULL.  @tls (kept, not copied) for https.  @interval_us bounds
+ * the backoff.  @cumulative: a request's counts are in the next one too
+ * (said when the collector is back).  -1 with @err set when libcurl or
+ * the thread fails; otlp_queue_close() frees what was made.
  */
 int otlp_queue_init(struct otlp_queue *q, const char *url, const char *what,
 		    const char *header, const struct otlp_tls *tls,
-		    uint64_t interval_us, char *err, size_t len);
+		    uint64_t interval_us, bool cumulative, char *err, size_t len);
 
-/* Queue a request (@buf is taken): the oldest is dropped when full. */
+/*
+ * Queue a request (@buf is taken) for the thread to send: the oldest is
+ * dropped when full.  Never waits for the collector.
+ */
 void otlp_queue_push(struct otlp_queue *q, uint8_t *buf, size_t len,
 		     uint64_t records);
 
 /*
- * Send what is queued, oldest first, unless backing off: until the queue
- * is empty, a request fails, or OTLP_FLUSH_BUDGET_US went by.  @force
- * tries now even while backing off (the last flush, at exit).
+ * With @force (the last output, at exit), a pass now even while backing
+ * off - what is queued sent oldest first until the queue is empty, a
+ * request fails or OTLP_FLUSH_BUDGET_US went by - and wait for it; else
+ * nothing: the thread sends as its backoff allows.
  */
 void otlp_queue_flush(struct otlp_queue *q, bool force);
 
-/* Drop (and count) what is still queued, say the totals, free @q. */
+void otlp_queue_counts(struct otlp_queue *q, struct otlp_counts *c);
+
+/* Stop the thread: @q is the caller's alone after. */
+void otlp_queue_stop(struct otlp_queue *q);
+
+/* Stop the thread, drop (and count) what is still queued, say the totals. */
 void otlp_queue_close(struct otlp_queue *q);
 
 #endif

@@ -284,21 +284,25 @@ static void counter_line(FILE *out, const char *name, const char *what,
 /* --otlp beside --textfile: its losses where the user already looks. */
 static void write_otlp_counters(FILE *out, const struct metrics *x)
 {
+	struct otlp_counts m, l;
+
+	otlp_queue_counts(x->oq, &m);
 	counter_line(out, "tcprt_otlp_requests_sent_total",
-		     "OTLP metrics requests the collector accepted.", x->oq->sent);
+		     "OTLP metrics requests the collector accepted.", m.sent);
 	counter_line(out, "tcprt_otlp_requests_failed_total",
 		     "OTLP metrics requests that failed (each attempt); the next one carries the totals.",
-		     x->oq->failed);
+		     m.failed);
 	counter_line(out, "tcprt_otlp_requests_dropped_total",
 		     "OTLP metrics requests given up (queue full, refused, or at exit).",
-		     x->oq->dropped);
+		     m.dropped);
 	if (!x->lq)
 		return;
+	otlp_queue_counts(x->lq, &l);
 	counter_line(out, "tcprt_otlp_log_records_sent_total",
-		     "Task log records the collector accepted.", x->lq->records_sent);
+		     "Task log records the collector accepted.", l.records_sent);
 	counter_line(out, "tcprt_otlp_log_records_dropped_total",
 		     "Task log records not delivered: past --otlp-logs' rate, or their request given up.",
-		     x->lq->records_dropped + x->log_capped);
+		     l.records_dropped + x->log_capped);
 }
 
 static void write_metrics(FILE *out, const struct metrics *x,
@@ -431,19 +435,22 @@ static void publish(struct metrics *x, const struct sink_input *in,
 		.time_ns = now_us() * 1000,
 		.status = in->status, .nstatus = in->nstatus,
 	};
+	struct otlp_counts c;
 	uint8_t *buf;
 	size_t len;
 
+	otlp_queue_counts(x->oq, &c);
 	m.self = (struct otlp_self){
 		.records_read = in->records, .malformed_lines = in->bad,
 		.container_overflow = x->t.key_overflow,
-		.requests_sent = x->oq->sent, .requests_failed = x->oq->failed,
-		.requests_dropped = x->oq->dropped,
+		.requests_sent = c.sent, .requests_failed = c.failed,
+		.requests_dropped = c.dropped,
 		.logs = x->lq != NULL,
 	};
 	if (x->lq) {
-		m.self.log_records_sent = x->lq->records_sent;
-		m.self.log_records_dropped = x->lq->records_dropped + x->log_capped;
+		otlp_queue_counts(x->lq, &c);
+		m.self.log_records_sent = c.records_sent;
+		m.self.log_records_dropped = c.records_dropped + x->log_capped;
 	}
 	buf = otlp_pack_metrics(&m, &len);
 	otlp_queue_push(x->oq, buf, len, 0);
@@ -499,6 +506,7 @@ static bool metrics_stop(void *priv)
 			warnx_("export: OTLP logs: %llu task records past --otlp-logs' rate of %llu a second not sent",
 			       (unsigned long long)x->log_capped,
 			       (unsigned long long)x->log_rate);
+		otlp_queue_stop(x->lq);
 		all = !x->lq->n && !x->lq->dropped;
 		/* the summary's dropped records: the cap's too */
 		x->lq->records_dropped += x->log_capped;
@@ -506,6 +514,7 @@ static bool metrics_stop(void *priv)
 		free(x->lq);
 	}
 	if (x->oq) {
+		otlp_queue_stop(x->oq);
 		all = all && !x->oq->n && !x->oq->dropped;
 		otlp_queue_close(x->oq);
 		free(x->oq);
@@ -547,11 +556,10 @@ static int metrics_otlp_start(struct metrics *x, const struct metrics_conf *c,
 	x->url = xstrdup(c->otlp_url);
 	x->oq = xcalloc(1, sizeof(*x->oq));
 	if (otlp_queue_init(x->oq, x->url, "metrics", c->header, &x->tls,
-			    c->interval_us, why, sizeof(why)) < 0) {
+			    c->interval_us, true, why, sizeof(why)) < 0) {
 		snprintf(err, len, "--otlp: %s", why);
 		return -1;
 	}
-	x->oq->cumulative = true;
 	if (!c->log_rate)
 		return 0;
 	x->logs_url = xstrdup(c->logs_url);
@@ -563,7 +571,7 @@ static int metrics_otlp_start(struct metrics *x, const struct metrics_conf *c,
 	x->log_tokens = x->log_burst;
 	x->log_refill_us = mono_us();
 	if (otlp_queue_init(x->lq, x->logs_url, "logs", c->header, &x->tls,
-			    c->interval_us, why, sizeof(why)) < 0) {
+			    c->interval_us, false, why, sizeof(why)) < 0) {
 		snprintf(err, len, "--otlp-logs: %s", why);
 		return -1;
 	}

@@ -450,4 +450,57 @@ kill "$LOGS_PID"
 wait "$LOGS_PID" 2> /dev/null
 LOGS_PID=
 pass
+
+step "export --otlp: a collector that takes a request and never answers: the reader goes on reading meanwhile"
+# it notes the request, then holds the connection without an answer until
+# tcprt's timeout (5 s) closes it, and notes that
+cat > "$T/hang.py" <<-'PY'
+	import socket, sys
+	s = socket.socket()
+	s.bind(("127.0.0.1", 0))
+	s.listen(8)
+	open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+	while True:
+	    c, _ = s.accept()
+	    c.recv(65536)
+	    with open(sys.argv[2], "a") as f:
+	        f.write("request\n")
+	    while c.recv(65536):
+	        pass
+	    with open(sys.argv[2], "a") as f:
+	        f.write("closed\n")
+	    c.close()
+PY
+rm -f "$T/hang.port" "$T/hang.seen"
+python3 "$T/hang.py" "$T/hang.port" "$T/hang.seen" &
+LOGS_PID=$!
+for _ in $(seq 50); do [ -s "$T/hang.port" ] && break; sleep 0.1; done
+[ -s "$T/hang.port" ] || fail "the hanging collector did not start"
+H=$T/hang
+mkdir -p "$H"
+: > "$H/rt-network-log0"
+"$TCPRT" export --dir "$H" --otlp "http://127.0.0.1:$(cat "$T/hang.port")/v1/metrics" \
+	--textfile "$T/hang.prom" --interval 0.2 2> "$T/hang.err" &
+EXP_PID=$!
+for _ in $(seq 300); do grep -qs '^request$' "$T/hang.seen" && break; sleep 0.1; done
+grep -qs '^request$' "$T/hang.seen" || fail "the collector got no request"
+# a request unanswered: records come, and the text file has them
+printf 'V6 R 1795218000 000000 10.0.0.2:40000 10.0.0.1:7100 100 1000 300 0 1 500 100 200 0 1448\n%.0s' \
+	$(seq 25) >> "$H/rt-network-log0"
+for _ in $(seq 300); do
+	grep -qs '^tcprt_records_read_total 25$' "$T/hang.prom" && break
+	sleep 0.1
+done
+grep -q '^tcprt_records_read_total 25$' "$T/hang.prom" || fail "the text file never had the records"
+grep -q '^closed$' "$T/hang.seen" &&
+	fail "the request was over before the text file had the records: nothing shown"
+echo "# the text file had the 25 records while the collector held the first request"
+kill -TERM "$EXP_PID"
+wait "$EXP_PID" || fail "export exited with $?"
+EXP_PID=
+kill "$LOGS_PID"
+wait "$LOGS_PID" 2> /dev/null
+LOGS_PID=
+sed 's/^/# /' "$T/hang.err"
+pass
 echo "1..$n"

@@ -372,42 +372,17 @@ static void write_metrics(FILE *out, const struct metrics *x,
 	}
 }
 
-/* Write to PATH's folder under a name node_exporter ignores, then rename. */
-static int write_textfile(const char *path, const struct metrics *x,
-			  const struct sink_input *in)
-{
-	const char *slash = strrchr(path, '/');
-	int dlen = slash ? (int)(slash - path + 1) : 0;
-	char tmp[4096];
-	FILE *f;
-	int err = 0;
+/* The text file's content (write_file_atomic()'s @fill). */
+struct metrics_out {
+	const struct metrics *x;
+	const struct sink_input *in;
+};
 
-	/* "dir/name.prom" -> "dir/.name.prom.tmp.PID" */
-	if (snprintf(tmp, sizeof(tmp), "%.*s.%s.tmp.%ld", dlen, path,
-		     path + dlen, (long)getpid()) >= (int)sizeof(tmp)) {
-		warnx_("%s: path too long", path);
-		return -1;
-	}
-	f = fopen(tmp, "w");
-	if (!f) {
-		warnx_("%s: %s", tmp, strerror(errno));
-		return -1;
-	}
-	write_metrics(f, x, in);
-	if (fflush(f) || ferror(f) || fsync(fileno(f)))
-		err = errno ? errno : EIO;
-	if (fclose(f) && !err)
-		err = errno;
-	if (!err && chmod(tmp, 0644))
-		err = errno;
-	if (!err && rename(tmp, path))
-		err = errno;
-	if (err) {
-		warnx_("writing %s: %s", path, strerror(err));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
+static void fill_textfile(FILE *f, void *arg)
+{
+	const struct metrics_out *o = arg;
+
+	write_metrics(f, o->x, o->in);
 }
 
 #ifdef TCPRT_OTLP
@@ -485,9 +460,10 @@ static void metrics_tick(void *priv, uint64_t now, const struct sink_input *in)
 static int metrics_output(void *priv, const struct sink_input *in, bool last)
 {
 	struct metrics *x = priv;
+	struct metrics_out o = { .x = x, .in = in };
 	int st = 0;
 
-	if (x->textfile && write_textfile(x->textfile, x, in) < 0)
+	if (x->textfile && write_file_atomic(x->textfile, fill_textfile, &o) < 0)
 		st = -1;
 	if (x->oq)
 		publish(x, in, last);

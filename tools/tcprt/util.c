@@ -441,3 +441,40 @@ bool parse_when(const char *s, uint64_t now, uint64_t *t)
 	*t = (uint64_t)timegm(&tm);
 	return true;
 }
+
+int write_file_atomic(const char *path, void (*fill)(FILE *f, void *arg),
+		      void *arg)
+{
+	const char *slash = strrchr(path, '/');
+	int dlen = slash ? (int)(slash - path + 1) : 0;
+	char tmp[4096];
+	FILE *f;
+	int err = 0;
+
+	/* "dir/name.prom" -> "dir/.name.prom.tmp.PID" */
+	if (snprintf(tmp, sizeof(tmp), "%.*s.%s.tmp.%ld", dlen, path,
+		     path + dlen, (long)getpid()) >= (int)sizeof(tmp)) {
+		warnx_("%s: path too long", path);
+		return -1;
+	}
+	f = fopen(tmp, "w");
+	if (!f) {
+		warnx_("%s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	fill(f, arg);
+	if (fflush(f) || ferror(f) || fsync(fileno(f)))
+		err = errno ? errno : EIO;
+	if (fclose(f) && !err)
+		err = errno;
+	if (!err && chmod(tmp, 0644))
+		err = errno;
+	if (!err && rename(tmp, path))
+		err = errno;
+	if (err) {
+		warnx_("writing %s: %s", path, strerror(err));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}

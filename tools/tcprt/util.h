@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Exit statuses of every command. */
 #define EXIT_OK		0
@@ -99,6 +100,15 @@ bool parse_when(const char *s, uint64_t now, uint64_t *t);
 int name_index(const char *const *names, size_t n, const char *s);
 
 /* Install handlers: SIGINT/SIGTERM set the stop flag; SIGPIPE ignored. */
+/*
+ * Write @path whole or not at all: @fill writes the content to a file in
+ * the same folder under a name that starts with '.' (.NAME.tmp.PID: what
+ * node_exporter ignores), synced, mode 0644, then renamed over @path; a
+ * reader sees the old file or the new one.  0, or -1 after saying why.
+ */
+int write_file_atomic(const char *path, void (*fill)(FILE *f, void *arg),
+		      void *arg);
+
 void signals_init(void);
 extern volatile int stop_requested;
 /* SIGHUP sets reload_requested (tcprt agent: read the configuration again). */

@@ -44,7 +44,9 @@ AGENT_CONF "): reading consumes the logs, so a host runs one reader.\n"
 "command the sink comes from (tcprt(8), AGENT):\n"
 "\n"
 "  [agent]      interval = SECONDS (default 15), input-format = F,\n"
-"               archive = FILE, dir = DIR (recorded logs, not the module's)\n"
+"               archive = FILE, dir = DIR (recorded logs, not the module's),\n"
+"               status = FILE (rewritten every interval: what was read,\n"
+"               each sink's counts and losses by cause)\n"
 "  [metrics]    tcprt export's: textfile, buckets, port, max-ports, netns,\n"
 "               container, max-containers, otlp, otlp-exponential,\n"
 "               otlp-logs, otlp-logs-url, otlp-header-file, otlp-ca,\n"
@@ -79,7 +81,7 @@ struct agent_conf {
 	/* [agent] */
 	uint64_t interval_us;
 	enum input_format fmt;
-	char *dir, *archive;
+	char *dir, *archive, *status;
 	/* the sinks' sections */
 	bool metrics_on, windows_on;
 	struct metrics_conf metrics;
@@ -177,6 +179,8 @@ static int agent_set(struct agent_conf *a, const char *name, const char *v,
 		to = &a->dir;
 	else if (!strcmp(name, "archive"))
 		to = &a->archive;
+	else if (!strcmp(name, "status"))
+		to = &a->status;
 	else
 		return 1;
 	free(*to);
@@ -301,6 +305,7 @@ static void conf_free(struct agent_conf *a)
 	free(a->buf);
 	free(a->dir);
 	free(a->archive);
+	free(a->status);
 	for (i = 0; i < a->nseen; i++)
 		free(a->seen[i]);
 	free(a->seen);
@@ -415,6 +420,7 @@ static void agent_reload(struct agent_conf *a, struct reader *rd)
 	warnx_("agent: %s read again (SIGHUP): metrics %s, windows %s", a->path, m, w);
 	conf_free(a);
 	*a = b;
+	rd->status_path = a->status;
 	/* a sink that failed to start is off */
 	a->metrics_on = reader_has_sink(rd, "metrics");
 	a->windows_on = reader_has_sink(rd, "windows");
@@ -443,6 +449,7 @@ static int agent_run(struct agent_conf *a, bool once)
 		st = EXIT_RUNTIME;
 	if (st == EXIT_OK)
 		st = reader_open(rd, a->dir, a->fmt, a->archive);
+	rd->status_path = a->status;
 	while (st == EXIT_OK) {
 		st = reader_run(rd, read_period(a), a->interval_us, once);
 		if (st != EXIT_OK || once || stop_requested || !reload_requested)

@@ -116,7 +116,24 @@ static struct sink_input reader_input(const struct reader *rd)
 	};
 }
 
-/* Every sink's output of this interval: -1 if one failed. */
+/* The status file: what was read, then each sink's counts. */
+static void fill_status(FILE *f, void *arg)
+{
+	const struct reader *rd = arg;
+	size_t i;
+
+	fprintf(f, "records_read %llu\nmalformed_lines %llu\nsinks",
+		(unsigned long long)rd->in.records,
+		(unsigned long long)rd->in.bad);
+	for (i = 0; i < rd->nsinks; i++)
+		fprintf(f, " %s", rd->sinks[i].ops->name);
+	fputc('\n', f);
+	for (i = 0; i < rd->nsinks; i++)
+		if (rd->sinks[i].ops->stats)
+			rd->sinks[i].ops->stats(rd->sinks[i].priv, f);
+}
+
+/* Every sink's output of this interval, the status: -1 if one failed. */
 static int output(struct reader *rd, bool last)
 {
 	struct sink_input si = reader_input(rd);
@@ -126,6 +143,9 @@ static int output(struct reader *rd, bool last)
 	for (i = 0; i < rd->nsinks; i++)
 		if (rd->sinks[i].ops->output(rd->sinks[i].priv, &si, last) < 0)
 			st = -1;
+	/* a status that failed is said, and written again next time */
+	if (rd->status_path)
+		write_file_atomic(rd->status_path, fill_status, rd);
 	return st;
 }
 

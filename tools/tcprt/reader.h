@@ -24,6 +24,8 @@ struct reader {
 	struct sink sinks[READER_SINKS_MAX];
 	size_t nsinks;
 	bool reloadable;	/* reader_run() returns at a SIGHUP */
+	/* if set, rewritten at each output: the reader's and sinks' counts */
+	const char *status_path;
 	bool started;		/* reader_run() ran once */
 	struct sink_status status[SINK_STATUS_MAX];
 	unsigned int nstatus;

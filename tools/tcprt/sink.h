@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "record.h"
 
@@ -64,6 +65,12 @@ struct sink_ops {
 	 */
 	unsigned int (*pollfds)(void *priv, struct pollfd *pfd);
 	bool (*serve)(void *priv, const struct pollfd *pfd, unsigned int n);
+	/*
+	 * Its counts as "NAME_key value" lines appended to @out (@out is a
+	 * FILE: the agent's status): what it was handed, and what it did not
+	 * deliver, by cause.  NULL: none.
+	 */
+	void (*stats)(void *priv, FILE *out);
 	/*
 	 * Stop and free: whether everything handed to the sink was delivered
 	 * (what was not is said on stderr).

@@ -113,6 +113,7 @@ struct metrics {
 	struct otlp_log *logs;		/* read, not yet packed */
 	size_t nlogs, logs_cap;
 	char *url, *logs_url;		/* the queues' */
+	uint64_t handed, textfile_failed;
 	char host[256];
 	uint64_t start_ns;
 };
@@ -175,6 +176,7 @@ static void metrics_record(void *priv, const struct record *r)
 	uint64_t val;
 	unsigned int i;
 
+	x->handed++;
 	if (r->type == REC_STATS)
 		return;
 	if (x->port >= 0 && r->port != x->port)
@@ -463,8 +465,10 @@ static int metrics_output(void *priv, const struct sink_input *in, bool last)
 	struct metrics_out o = { .x = x, .in = in };
 	int st = 0;
 
-	if (x->textfile && write_file_atomic(x->textfile, fill_textfile, &o) < 0)
+	if (x->textfile && write_file_atomic(x->textfile, fill_textfile, &o) < 0) {
+		x->textfile_failed++;
 		st = -1;
+	}
 	if (x->oq)
 		publish(x, in, last);
 	return st;
@@ -508,11 +512,42 @@ static bool metrics_stop(void *priv)
 	return all;
 }
 
+static void stats_line(FILE *out, const char *key, uint64_t v)
+{
+	fprintf(out, "metrics_%s %llu\n", key, (unsigned long long)v);
+}
+
+/* What it was handed, its series, and what did not go, by cause. */
+static void metrics_stats(void *priv, FILE *out)
+{
+	struct metrics *x = priv;
+	struct otlp_counts c;
+
+	stats_line(out, "records", x->handed);
+	stats_line(out, "series", x->t.n);
+	stats_line(out, "container_overflow", x->t.key_overflow);
+	stats_line(out, "textfile_failed", x->textfile_failed);
+	if (x->oq) {
+		otlp_queue_counts(x->oq, &c);
+		stats_line(out, "otlp_requests_sent", c.sent);
+		stats_line(out, "otlp_requests_failed", c.failed);
+		stats_line(out, "otlp_requests_dropped", c.dropped);
+		stats_line(out, "otlp_requests_queued", c.queued);
+	}
+	if (x->lq) {
+		otlp_queue_counts(x->lq, &c);
+		stats_line(out, "otlp_log_records_sent", c.records_sent);
+		stats_line(out, "otlp_log_records_dropped", c.records_dropped);
+		stats_line(out, "otlp_log_records_capped", x->log_capped);
+	}
+}
+
 static const struct sink_ops metrics_ops = {
 	.name = "metrics",
 	.record = metrics_record,
 	.output = metrics_output,
 	.tick = metrics_tick,
+	.stats = metrics_stats,
 	.stop = metrics_stop,
 };
 

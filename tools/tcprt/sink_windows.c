@@ -44,6 +44,7 @@ struct windows {
 	struct live_view v;
 	bool view, view_open, print_at_end;
 	uint64_t next_draw;
+	uint64_t handed;
 };
 
 /* ---- records in ------------------------------------------------------------ */
@@ -73,6 +74,7 @@ static void windows_record(void *priv, const struct record *r)
 	struct windows *l = priv;
 	char buf[32];
 
+	l->handed++;
 	if (!rec_is_task(r->type))
 		return;
 	if (l->port >= 0 && r->port != l->port)
@@ -393,6 +395,32 @@ static bool windows_stop(void *priv)
 	return true;
 }
 
+static void stats_line(FILE *out, const char *key, uint64_t v)
+{
+	fprintf(out, "windows_%s %llu\n", key, (unsigned long long)v);
+}
+
+/* What it was handed, kept and not, and its socket's guards. */
+static void windows_stats(void *priv, FILE *out)
+{
+	struct windows *l = priv;
+
+	stats_line(out, "records", l->handed);
+	stats_line(out, "tasks", l->t.records);
+	stats_line(out, "keys", l->t.nkeys);
+	stats_line(out, "late", l->t.late);
+	stats_line(out, "future", l->t.future);
+	stats_line(out, "overflow", l->t.overflow);
+	stats_line(out, "expired", l->t.expired);
+	if (!l->serving)
+		return;
+	stats_line(out, "clients", l->sock.nclients);
+	stats_line(out, "answered", l->sock.answered);
+	stats_line(out, "refused", l->sock.refused);
+	stats_line(out, "oversized", l->sock.oversized);
+	stats_line(out, "slow", l->sock.slow);
+}
+
 static const struct sink_ops windows_ops = {
 	.name = "windows",
 	.record = windows_record,
@@ -401,6 +429,7 @@ static const struct sink_ops windows_ops = {
 	.next_tick = windows_next_tick,
 	.pollfds = windows_pollfds,
 	.serve = windows_serve,
+	.stats = windows_stats,
 	.stop = windows_stop,
 };
 

@@ -782,6 +782,7 @@ case_agent() {
 		dir = $d
 		  archive = $T/ag/agent.arch    ; every line read
 		interval = 0.5
+		status = $T/ag/agent.status
 
 		[metrics]
 		textfile = $T/ag/agent.prom
@@ -797,6 +798,11 @@ case_agent() {
 	cmp -s "$T/ag/export.arch" "$T/ag/agent.arch" || fail "the agent's archive differs from export's"
 	expect_eq "$(wc -l < "$T/ag/agent.arch")" 7 "archived lines"
 	grep -q '^tcprt_tasks_total{port="7100",role="server",type="R"} 1$' "$T/ag/agent.prom" || fail "tasks R"
+	# the status: what was read, what each sink was handed and lost
+	expect_eq "$(grep -E '^(records_read|malformed_lines|sinks|metrics_records|metrics_textfile_failed) ' \
+		"$T/ag/agent.status" | tr '\n' ' ')" \
+		"records_read 7 malformed_lines 0 sinks metrics metrics_records 7 metrics_textfile_failed 0 " \
+		"the agent's status"
 }
 
 # A configuration that is not right: exit 2 and one line naming the file,

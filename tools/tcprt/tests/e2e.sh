@@ -409,6 +409,53 @@ case_live() {
 	[ ! -s $W/live.err ] || fail "stderr: $(cat $W/live.err)"
 }
 
+# tcprt agent on the module, one reader for the windows (their socket)
+# and the metrics (the text file), its status beside: each equal to the
+# R records the module wrote (status), every one of them.
+case_agent() {
+	local srv pid r
+	fresh
+	mod_load lports=7305
+	cat > $W/agent.conf <<-EOF
+		[agent]
+		interval = 0.5
+		status = $W/agent.status
+		[metrics]
+		textfile = $W/agent.prom
+		[windows]
+		socket = $W/live.sock
+		windows = 10s,1m
+	EOF
+	chmod 644 $W/agent.conf
+	"$TCPRT" agent --config $W/agent.conf 2> $W/agent.err &
+	pid=$!
+	wait_until "the agent's socket" live_says status 'a["ok"]' True || fail "agent: $(cat $W/agent.err)"
+	srv=$(start_server -- --port 7305 --req-bytes 300 --resp-bytes 5000 \
+		--delay-ms 10 --conns 3)
+	"$PEER" client --port 7305 --req-bytes 300 --resp-bytes 5000 \
+		--requests 20 --conns 3 > /dev/null || fail "client"
+	wait_untracked
+	r=$(status records_R)
+	expect_eq "$r" 60 "the module's R records"
+	wait_until "the windows' R" live_says "port=7305 window=1m" 'a["windows"][0]["R"]' "$r" ||
+		fail "1 min window: $(live_ask "port=7305 window=1m" a)"
+	wait_until "the text file's R" grep -q "^tcprt_tasks_total{port=\"7305\",role=\"server\",type=\"R\"} $r\$" \
+		$W/agent.prom || fail "text file: $(grep tcprt_tasks_total $W/agent.prom)"
+	kill $pid
+	wait $pid || fail "agent exited $?"
+	[ ! -e $W/live.sock ] || fail "socket left"
+	[ ! -s $W/agent.err ] || fail "stderr: $(cat $W/agent.err)"
+	sed 's/^/# /' $W/agent.status
+	grep -q "^sinks metrics windows$" $W/agent.status || fail "status: $(cat $W/agent.status)"
+	for k in metrics_records windows_records; do
+		expect_eq "$(awk -v k=$k '$1 == k { print $2 }' $W/agent.status)" \
+			"$(awk '$1 == "records_read" { print $2 }' $W/agent.status)" "$k: every record read"
+	done
+	for k in metrics_textfile_failed windows_late windows_future windows_overflow; do
+		expect_eq "$(awk -v k=$k '$1 == k { print $2 }' $W/agent.status)" 0 "$k"
+	done
+}
+
 # ---- export, node_exporter, Prometheus ----------------------------------------------
 
 # The value of an instant PromQL query, or nothing.
@@ -555,6 +602,7 @@ case_messages() {
 }
 
 run_case "live --socket on the module: both windows count the workload's tasks at once, the short one empties on time" case_live
+run_case "agent on the module: one reader, the windows and the text file each have every R record the module wrote" case_agent
 run_case "read --format json: exactly the workload's records, in start-time order" case_read_json
 run_case "read --format json, log_format=binary: the same records, read from the binary files" case_read_json_binary
 run_case "read --follow streams the records as they come" case_follow

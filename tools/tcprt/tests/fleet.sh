@@ -248,16 +248,27 @@ go_on() {	# host-id: fault_run's generator goes on
 }
 
 # Where a host's records are when the store lacks some: its account, the
-# central's spools (data messages), host a's rsyslog queue, what ingest
-# and ship said last.
+# central's spools (messages, and records: an item ends with '|'), the
+# loader's state against the files' sizes, host a's rsyslog queue, what
+# ingest, ship, the spool writer and the central's rsyslog said last.
 whereabouts() {	# host-id
-	echo "account $(account "$1");" \
-	     "spool messages $(cat $F/spool/*.frames $F/small/*.frames $F/bound/*.frames 2> /dev/null |
-			       grep -c -E "^(S1 [0-9a-f]{32} )?D[12] $1 " || true);" \
-	     "host a's queue $(tail -n 50 $F/a/stats.log 2> /dev/null | grep 'tcprt_ship_relp queue' |
-			       tail -1 | grep -o 'size=[0-9]*');" \
-	     "ingest: $(tail -n 3 $F/ingest.log);" \
-	     "ship: $(tail -n 3 $F/$1.err)"
+	local d
+	echo "account $(account "$1");"
+	for d in spool small bound; do
+		ls $F/$d/*.frames > /dev/null 2>&1 || continue
+		echo "$d: $(cat $F/$d/*.frames | grep -c -E "^(S1 [0-9a-f]{32} )?D[12] $1 " || true) messages," \
+		     "$(cat $F/$d/*.frames | grep -E "^(S1 [0-9a-f]{32} )?D[12] $1 " | tr -cd '|' | wc -c) records;" \
+		     "files $(stat -c '%n %s' $F/$d/*.frames | sed "s|$F/||" | tr '\n' ' ')"
+	done
+	echo "loader states: $(cat $F/spool/.tcprt-ingest.state $F/small.state 2> /dev/null | tr '\n' ' ')"
+	echo "host a's queue $(tail -n 50 $F/a/stats.log 2> /dev/null | grep 'tcprt_ship_relp queue' |
+			       tail -1 | grep -o ' size=[0-9]*');"
+	echo "the central's spool action: $(tail -n 50 $F/central/stats.log 2> /dev/null |
+					     grep 'tcprt_central_spool' | tail -1)"
+	echo "ingest: $(tail -n 3 $F/ingest.log);"
+	echo "ship: $(tail -n 3 $F/$1.err)"
+	echo "spool writer: $(tail -n 5 $F/central/spool.log 2> /dev/null)"
+	echo "the central's rsyslog: $(tail -n 5 $F/central/stdout 2> /dev/null)"
 }
 
 spool_count() {	# host: its data messages in the spool (signed or not)

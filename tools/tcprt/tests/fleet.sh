@@ -265,8 +265,8 @@ whereabouts() {	# host-id
 			       tail -1 | grep -o ' size=[0-9]*');"
 	echo "the central's spool action: $(tail -n 50 $F/central/stats.log 2> /dev/null |
 					     grep 'tcprt_central_spool' | tail -1)"
-	echo "ingest: $(tail -n 3 $F/ingest.log);"
-	echo "ship: $(tail -n 3 $F/$1.err)"
+	echo "ingest: $(tail -n 3 $F/ingest.log 2> /dev/null);"
+	echo "ship: $(tail -n 3 $F/$1.err 2> /dev/null)"
 	echo "spool writer: $(tail -n 5 $F/central/spool.log 2> /dev/null)"
 	echo "the central's rsyslog: $(tail -n 5 $F/central/stdout 2> /dev/null)"
 }

@@ -66,6 +66,13 @@ const char *opt_container(const char *cmd, const char *arg);
  */
 int check_netns(const char *arg, uint64_t *ino, char *err, size_t len);
 int check_container(const char *arg, char *err, size_t len);
+/*
+ * A sink's filter setting (port, netns, container; the container's
+ * string copied): 0, 1 when @name is none of them, -1 as above.
+ */
+struct ct_filter;
+int set_filter(const char *name, const char *v, int *port,
+	       struct ct_filter *ctf, char *err, size_t len);
 /* "R,W,N,P,E" -> a bit mask of 1 << REC_x. */
 unsigned int opt_types(const char *cmd, const char *arg);
 /*

@@ -160,3 +160,29 @@ const char *opt_container(const char *cmd, const char *arg)
 		usage_error(cmd, "--container: %s", err);
 	return arg;
 }
+
+int set_filter(const char *name, const char *v, int *port,
+	       struct ct_filter *ctf, char *err, size_t len)
+{
+	uint16_t p;
+
+	if (!strcmp(name, "port")) {
+		if (!parse_port(v, &p)) {
+			snprintf(err, len, "'%s' is not a port (1..65535)", v);
+			return -1;
+		}
+		*port = p;
+	} else if (!strcmp(name, "netns")) {
+		if (check_netns(v, &ctf->netns, err, len) < 0)
+			return -1;
+		ctf->netns_set = true;
+	} else if (!strcmp(name, "container")) {
+		if (check_container(v, err, len) < 0)
+			return -1;
+		free((char *)ctf->container);
+		ctf->container = xstrdup(v);
+	} else {
+		return 1;
+	}
+	return 0;
+}

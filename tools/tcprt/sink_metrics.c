@@ -675,8 +675,6 @@ static int set_flag(bool *to, const char *v, char *err, size_t len)
 static int set_series(struct metrics_conf *c, const char *name, const char *v,
 		      char *err, size_t len)
 {
-	uint16_t port;
-
 	if (!strcmp(name, "textfile")) {
 		set_str(&c->textfile, v);
 	} else if (!strcmp(name, "buckets")) {
@@ -685,27 +683,12 @@ static int set_series(struct metrics_conf *c, const char *name, const char *v,
 			snprintf(err, len, "'%s' is not r5, r10 or r20", v);
 			return -1;
 		}
-	} else if (!strcmp(name, "port")) {
-		if (!parse_port(v, &port)) {
-			snprintf(err, len, "'%s' is not a port (1..65535)", v);
-			return -1;
-		}
-		c->port = port;
 	} else if (!strcmp(name, "max-ports")) {
 		return set_u64(&c->max_ports, v, 1, 65535, "1..65535", err, len);
-	} else if (!strcmp(name, "netns")) {
-		if (check_netns(v, &c->ctf.netns, err, len) < 0)
-			return -1;
-		c->ctf.netns_set = true;
-	} else if (!strcmp(name, "container")) {
-		if (check_container(v, err, len) < 0)
-			return -1;
-		free((char *)c->ctf.container);
-		c->ctf.container = xstrdup(v);
 	} else if (!strcmp(name, "max-containers")) {
 		return set_u64(&c->max_containers, v, 0, 65535, "0..65535", err, len);
 	} else {
-		return 1;
+		return set_filter(name, v, &c->port, &c->ctf, err, len);
 	}
 	return 0;
 }

@@ -549,7 +549,6 @@ static int set_group(struct windows_conf *c, const char *arg, char *err,
 static int set_keys(struct windows_conf *c, const char *name, const char *v,
 		    char *err, size_t len)
 {
-	uint16_t port;
 	int i;
 
 	if (!strcmp(name, "by")) {
@@ -559,21 +558,6 @@ static int set_keys(struct windows_conf *c, const char *name, const char *v,
 			return -1;
 		}
 		c->by = (enum win_by)i;
-	} else if (!strcmp(name, "port")) {
-		if (!parse_port(v, &port)) {
-			snprintf(err, len, "'%s' is not a port (1..65535)", v);
-			return -1;
-		}
-		c->port = port;
-	} else if (!strcmp(name, "netns")) {
-		if (check_netns(v, &c->ctf.netns, err, len) < 0)
-			return -1;
-		c->ctf.netns_set = true;
-	} else if (!strcmp(name, "container")) {
-		if (check_container(v, err, len) < 0)
-			return -1;
-		free((char *)c->ctf.container);
-		c->ctf.container = xstrdup(v);
 	} else if (!strcmp(name, "max-keys")) {
 		if (!parse_u64(v, strlen(v), &c->max_keys) || !c->max_keys ||
 		    c->max_keys > 1000000) {
@@ -587,7 +571,7 @@ static int set_keys(struct windows_conf *c, const char *name, const char *v,
 		}
 		c->wall = !strcmp(v, "wall");
 	} else {
-		return 1;
+		return set_filter(name, v, &c->port, &c->ctf, err, len);
 	}
 	return 0;
 }

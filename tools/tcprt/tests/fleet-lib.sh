@@ -268,12 +268,30 @@ stop_sender() {	# a|b
 
 # INGEST_SPOOL: another spool; INGEST_LOG, INGEST_URL: another log, store;
 # INGEST_KEEP= (empty): files retired as ingest's options say, not kept
+# Started, and holding its state's lock (or gone, having refused to
+# start): a process alone is not yet a loader - a second one started
+# right after it, on a busy machine, once took the lock first.
 start_ingest() {	# [options]
-	local spool=${INGEST_SPOOL:-$F/spool}
+	local spool=${INGEST_SPOOL:-$F/spool} state a prev=
+	state=$spool/.tcprt-ingest.state
+	for a in "$@"; do
+		[ "$prev" = --state ] && state=$a
+		prev=$a
+	done
 	# shellcheck disable=SC2086
 	detach "${INGEST_LOG:-$F/ingest.log}" ip netns exec fleetc "$TCPRT" ingest --spool "$spool" \
 		--frame-master $MASTER --url "${INGEST_URL:-$CH}" --interval 0.2 ${INGEST_KEEP---keep} "$@"
 	wait_until "ingest running" pgrep -f "$TCPRT ingest --spool $spool " > /dev/null
+	wait_until "ingest holding $state.lock, or gone" \
+		eval "lock_held '$state.lock' || ! pgrep -f '$TCPRT ingest --spool $spool ' > /dev/null"
+}
+
+# Whether someone holds a lock on FILE (/proc/locks, by inode: taking it
+# to see would race with its owner's own try).
+lock_held() {	# file
+	local ino
+	ino=$(stat -c %i "$1" 2> /dev/null) || return 1
+	grep -q ":$ino " /proc/locks
 }
 
 stop_ingest() {	# [signal]
@@ -326,7 +344,8 @@ final_seen() {	# host
 
 wait_settled() {	# host
 	WAIT_S=$SETTLE_S wait_until "the account of $1 to settle" settled "$1" ||
-		fail "account of $1: $(account "$1"); ingest: $(tail -3 $F/ingest.log)"
+		fail "account of $1: $(account "$1"); gaps: $(inc "$TCPRT" fleet gaps --since 0 --url $CH --host "$1" --format csv 2>&1 |
+						  tail -n 3); ingest: $(tail -3 $F/ingest.log)"
 }
 
 # The records of HOST's last epoch that ClickHouse refused (gaps' STORE).

@@ -253,7 +253,7 @@ go_on() {	# host-id: fault_run's generator goes on
 # ingest, ship, the spool writer and the central's rsyslog said last.
 whereabouts() {	# host-id
 	local d
-	echo "account $(account "$1");"
+	echo "account $(account "$1"); gaps: $(inc "$TCPRT" fleet gaps --since 0 --url $CH --host "$1" --format csv 2>&1 | tail -n 3);"
 	for d in spool small bound; do
 		ls $F/$d/*.frames > /dev/null 2>&1 || continue
 		echo "$d: $(cat $F/$d/*.frames | grep -c -E "^(S1 [0-9a-f]{32} )?D[12] $1 " || true) messages," \
@@ -265,10 +265,20 @@ whereabouts() {	# host-id
 			       tail -1 | grep -o ' size=[0-9]*');"
 	echo "the central's spool action: $(tail -n 50 $F/central/stats.log 2> /dev/null |
 					     grep 'tcprt_central_spool' | tail -1)"
+	echo "host a's action: $(tail -n 50 $F/a/stats.log 2> /dev/null | grep 'tcprt_ship_relp: origin=core.action' |
+				tail -1 | grep -o 'processed.*');"
+	echo "host a's queue, discarded: $(tail -n 50 $F/a/stats.log 2> /dev/null | grep 'tcprt_ship_relp queue' |
+					  tail -1 | grep -o 'discarded\.[a-z]*=[0-9]*' | tr '\n' ' ');"
+	echo "the store's numbers missing: $(sql "SELECT DISTINCT seq FROM tcprt.records WHERE host = '$1' ORDER BY seq" |
+		python3 -c 'import sys
+s = [int(l) for l in sys.stdin if l.strip()]
+gaps = [(a + 1, b - 1) for a, b in zip(s, s[1:]) if b > a + 1]
+print(len(s), "numbers, from", s[0] if s else "-", "to", s[-1] if s else "-", "missing", gaps[:5])');"
 	echo "ingest: $(tail -n 3 $F/ingest.log 2> /dev/null);"
 	echo "ship: $(tail -n 3 $F/$1.err 2> /dev/null)"
 	echo "spool writer: $(tail -n 5 $F/central/spool.log 2> /dev/null)"
-	echo "the central's rsyslog: $(tail -n 5 $F/central/stdout 2> /dev/null)"
+	echo "the central's rsyslog: $(tail -n 5 $F/central/stdout 2> /dev/null) $(tail -n 8 $F/central/rsyslogd.log 2> /dev/null)"
+	echo "host a's rsyslog: $(tail -n 8 $F/a/rsyslogd.log 2> /dev/null)"
 }
 
 spool_count() {	# host: its data messages in the spool (signed or not)

@@ -73,6 +73,13 @@ int check_container(const char *arg, char *err, size_t len);
 struct ct_filter;
 int set_filter(const char *name, const char *v, int *port,
 	       struct ct_filter *ctf, char *err, size_t len);
+/* A setting's string, its conf's own copy (replacing an earlier one). */
+void set_str(char **to, const char *v);
+/*
+ * A flag: given alone (an option, @v NULL), or yes/no, true/false, 1/0
+ * (a key): 0, or -1 with "'V' is not yes or no" in @err.
+ */
+int set_flag(bool *to, const char *v, char *err, size_t len);
 /* "R,W,N,P,E" -> a bit mask of 1 << REC_x. */
 unsigned int opt_types(const char *cmd, const char *arg);
 /*

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * tcprt agent: one reader of the module's logs for every sink a host
- * wants, configured by one INI file (docs/agent.md).  So far its sinks
- * are the metrics sink (tcprt export's: the Prometheus text file, OTLP)
- * and the windows sink (tcprt live's: the windows and their query
- * socket); the fleet's ship is the next.
+ * wants, configured by one INI file (docs/agent.md): the metrics sink
+ * (tcprt export's: the Prometheus text file, OTLP), the windows sink
+ * (tcprt live's: the windows and their query socket) and the ship sink
+ * (tcprt ship's: the fleet).
  *
  * The file is read with inih (libinih-dev) through a line reader of our
  * own, which counts lines - so that every error names its line - and
@@ -29,11 +29,13 @@
 #include "container.h"
 #include "reader.h"
 #include "sink_metrics.h"
+#include "sink_ship.h"
 #include "sink_windows.h"
 #include "util.h"
 
 #define AGENT_CONF	"/etc/tcprt/agent.conf"
-#define AGENT_READ_US	200000ULL	/* with the windows: tcprt live's */
+/* with the windows or ship: tcprt live's and ship's */
+#define AGENT_READ_US	200000ULL
 
 static const char help[] =
 "usage: tcprt agent [--config FILE] [--check] [--once]\n"
@@ -54,6 +56,10 @@ AGENT_CONF "): reading consumes the logs, so a host runs one reader.\n"
 "  [windows]    tcprt live's: windows, by, port, netns, container,\n"
 "               max-keys, socket, socket-group, clock (the logs are then\n"
 "               read every 0.2 s)\n"
+"  [ship]       tcprt ship's: key-file, unsigned, host-id, socket, rate,\n"
+"               burst, interval, send-wait, state, series, unnumbered\n"
+"               (the logs are then read every 0.2 s, each to its end in\n"
+"               turn)\n"
 "\n"
 "SIGHUP reads FILE again: changed sinks restart, the others run on, the\n"
 "reading goes on; a wrong FILE is said and the running one kept.\n"
@@ -66,7 +72,7 @@ AGENT_CONF "): reading consumes the logs, so a host runs one reader.\n"
 "  -1, --once         read once, write every sink's output once, exit\n"
 "  -h, --help         this text\n";
 
-enum { SEC_AGENT, SEC_METRICS, SEC_WINDOWS, SEC_N };
+enum { SEC_AGENT, SEC_METRICS, SEC_WINDOWS, SEC_SHIP, SEC_N };
 
 /* A configuration as read, and where its first error is. */
 struct agent_conf {
@@ -83,9 +89,10 @@ struct agent_conf {
 	enum input_format fmt;
 	char *dir, *archive, *status;
 	/* the sinks' sections */
-	bool metrics_on, windows_on;
+	bool metrics_on, windows_on, ship_on;
 	struct metrics_conf metrics;
 	struct windows_conf windows;
+	struct ship_conf ship;
 	/* each section's keys and values as given: what a reload compares */
 	struct buf sig[SEC_N];
 	/* "section\0key" of the keys given so far, to refuse one twice */
@@ -215,8 +222,12 @@ static int conf_key(void *user, const char *section, const char *name,
 		sec = SEC_WINDOWS;
 		a->windows_on = true;
 		r = windows_set(&a->windows, name, value, why, sizeof(why));
+	} else if (!strcmp(section, "ship")) {
+		sec = SEC_SHIP;
+		a->ship_on = true;
+		r = ship_set(&a->ship, name, value, why, sizeof(why));
 	} else {
-		conf_error(a, a->line, "[%s]: not a section (agent, metrics, windows)",
+		conf_error(a, a->line, "[%s]: not a section (agent, metrics, windows, ship)",
 			   section);
 		return 0;
 	}
@@ -248,8 +259,8 @@ static int conf_parse(struct agent_conf *a, int *st)
 	}
 	if (a->err_line)
 		return -1;
-	if (!a->metrics_on && !a->windows_on) {
-		conf_error(a, -1, "no sink: configure one ([metrics], [windows])");
+	if (!a->metrics_on && !a->windows_on && !a->ship_on) {
+		conf_error(a, -1, "no sink: configure one ([metrics], [windows], [ship])");
 		return -1;
 	}
 	if (a->metrics_on && metrics_check(&a->metrics, why, sizeof(why)) < 0) {
@@ -258,6 +269,11 @@ static int conf_parse(struct agent_conf *a, int *st)
 	}
 	if (a->windows_on && windows_check(&a->windows, why, sizeof(why)) < 0) {
 		conf_error(a, -1, "[windows] %s", why);
+		return -1;
+	}
+	a->ship.dir = a->dir;
+	if (a->ship_on && ship_check(&a->ship, why, sizeof(why)) < 0) {
+		conf_error(a, -1, "[ship] %s", why);
 		return -1;
 	}
 	*st = EXIT_OK;
@@ -311,6 +327,7 @@ static void conf_free(struct agent_conf *a)
 	free(a->seen);
 	metrics_conf_free(&a->metrics);
 	windows_conf_free(&a->windows);
+	ship_conf_free(&a->ship);
 	for (i = 0; i < SEC_N; i++)
 		buf_free(&a->sig[i]);
 }
@@ -337,6 +354,20 @@ static int start_windows(struct agent_conf *a, struct reader *rd)
 
 	if (windows_sink_start(&s, &a->windows, a->dir != NULL) < 0)
 		return -1;
+	reader_add_sink(rd, &s);
+	return 0;
+}
+
+/* The ship sink of @a, into @rd: 0, or -1 after saying why. */
+static int start_ship(struct agent_conf *a, struct reader *rd)
+{
+	char err[1024];
+	struct sink s;
+
+	if (ship_sink_start(&s, &a->ship, err, sizeof(err)) < 0) {
+		warnx_("agent: [ship] %s", err);
+		return -1;
+	}
 	reader_add_sink(rd, &s);
 	return 0;
 }
@@ -390,11 +421,12 @@ static void agent_reload(struct agent_conf *a, struct reader *rd)
 		.path = a->path, .interval_us = 15 * USEC_PER_SEC,
 		.fmt = INPUT_AUTO,
 	};
-	const char *m, *w;
+	const char *m, *w, *sh;
 	int st;
 
 	metrics_conf_init(&b.metrics);
 	windows_conf_init(&b.windows);
+	ship_conf_init(&b.ship);
 	if (conf_read(&b, &st) < 0) {
 		if (b.err_line > 0)
 			warnx_("agent: %s:%d: %s (SIGHUP: the configuration running is kept)",
@@ -417,19 +449,25 @@ static void agent_reload(struct agent_conf *a, struct reader *rd)
 			b.metrics_on, a->interval_us != b.interval_us, start_metrics);
 	w = reload_sink(a, &b, rd, SEC_WINDOWS, "windows", a->windows_on,
 			b.windows_on, false, start_windows);
-	warnx_("agent: %s read again (SIGHUP): metrics %s, windows %s", a->path, m, w);
+	/* a ship stopped closes its epoch; started, it begins the next */
+	sh = reload_sink(a, &b, rd, SEC_SHIP, "ship", a->ship_on, b.ship_on,
+			 false, start_ship);
+	warnx_("agent: %s read again (SIGHUP): metrics %s, windows %s, ship %s",
+	       a->path, m, w, sh);
 	conf_free(a);
 	*a = b;
+	a->ship.dir = a->dir;
 	rd->status_path = a->status;
 	/* a sink that failed to start is off */
 	a->metrics_on = reader_has_sink(rd, "metrics");
 	a->windows_on = reader_has_sink(rd, "windows");
+	a->ship_on = reader_has_sink(rd, "ship");
 }
 
-/* The reader's period: with the windows, tcprt live's. */
+/* The reader's period: with the windows or ship, theirs. */
 static uint64_t read_period(const struct agent_conf *a)
 {
-	return a->windows_on && a->interval_us > AGENT_READ_US ?
+	return (a->windows_on || a->ship_on) && a->interval_us > AGENT_READ_US ?
 	       AGENT_READ_US : a->interval_us;
 }
 
@@ -449,6 +487,9 @@ static int agent_run(struct agent_conf *a, bool once)
 		st = EXIT_RUNTIME;
 	if (st == EXIT_OK)
 		st = reader_open(rd, a->dir, a->fmt, a->archive);
+	/* once the logs open: a ship that cannot read sends nothing */
+	if (st == EXIT_OK && a->ship_on && start_ship(a, rd) < 0)
+		st = EXIT_RUNTIME;
 	rd->status_path = a->status;
 	while (st == EXIT_OK) {
 		st = reader_run(rd, read_period(a), a->interval_us, once);
@@ -496,15 +537,17 @@ int cmd_agent(int argc, char **argv)
 		usage_error("agent", "unexpected argument '%s'", argv[optind]);
 	metrics_conf_init(&a.metrics);
 	windows_conf_init(&a.windows);
+	ship_conf_init(&a.ship);
 	if (conf_read(&a, &st) < 0) {
 		if (a.err_line > 0)
 			warnx_("agent: %s:%d: %s", a.path, a.err_line, a.err);
 		else
 			warnx_("agent: %s: %s", a.path, a.err);
 	} else if (check) {
-		printf("%s: good; sinks:%s%s\n", a.path,
+		printf("%s: good; sinks:%s%s%s\n", a.path,
 		       a.metrics_on ? " metrics" : "",
-		       a.windows_on ? " windows" : "");
+		       a.windows_on ? " windows" : "",
+		       a.ship_on ? " ship" : "");
 	} else {
 		st = agent_run(&a, once);
 	}

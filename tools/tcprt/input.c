@@ -871,10 +871,17 @@ void input_status(const struct input *in,
 		  void (*fn)(const char *key, uint64_t value, void *ctx),
 		  void *ctx)
 {
+	status_read(in->dir, fn, ctx);
+}
+
+void status_read(const char *dir,
+		 void (*fn)(const char *key, uint64_t value, void *ctx),
+		 void *ctx)
+{
 	char path[4096], line[256];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/status", in->dir);
+	snprintf(path, sizeof(path), "%s/status", dir ? dir : DEBUGFS_DIR);
 	f = fopen(path, "r");
 	if (!f)
 		return;

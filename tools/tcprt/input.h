@@ -114,5 +114,9 @@ void input_close(struct input *in);
 void input_status(const struct input *in,
 		  void (*fn)(const char *key, uint64_t value, void *ctx),
 		  void *ctx);
+/* The same of @dir (the module's when NULL), for a reader's sink. */
+void status_read(const char *dir,
+		 void (*fn)(const char *key, uint64_t value, void *ctx),
+		 void *ctx);
 
 #endif

@@ -161,6 +161,26 @@ const char *opt_container(const char *cmd, const char *arg)
 	return arg;
 }
 
+void set_str(char **to, const char *v)
+{
+	free(*to);
+	*to = xstrdup(v);
+}
+
+int set_flag(bool *to, const char *v, char *err, size_t len)
+{
+	if (!v || !strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1")) {
+		*to = true;
+		return 0;
+	}
+	if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0")) {
+		*to = false;
+		return 0;
+	}
+	snprintf(err, len, "'%s' is not yes or no", v);
+	return -1;
+}
+
 int set_filter(const char *name, const char *v, int *port,
 	       struct ct_filter *ctf, char *err, size_t len)
 {

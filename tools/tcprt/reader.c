@@ -14,11 +14,77 @@
 
 #define RESCAN_US	1000000ULL	/* log files that came or went */
 
+/* A line of a log: to every sink that wants lines. */
+static void reader_line(const char *line, size_t len, int cpu, uint64_t load_id,
+			const struct record *r, void *arg)
+{
+	struct reader *rd = arg;
+	size_t i;
+
+	for (i = 0; i < rd->nsinks; i++)
+		if (rd->sinks[i].ops->line)
+			rd->sinks[i].ops->line(rd->sinks[i].priv, line, len, cpu,
+					       load_id, r);
+}
+
+static void reader_chunk(const char *buf, size_t len, int cpu, uint64_t load_id,
+			 void *arg)
+{
+	struct reader *rd = arg;
+	size_t i;
+
+	for (i = 0; i < rd->nsinks; i++)
+		if (rd->sinks[i].ops->chunk)
+			rd->sinks[i].ops->chunk(rd->sinks[i].priv, buf, len, cpu,
+						load_id);
+}
+
+static void load_id_line(const char *key, uint64_t value, void *arg)
+{
+	if (!strcmp(key, "load_id"))
+		*(uint64_t *)arg = value;
+}
+
+/* A log opened: the module load it belongs to, by the status file now. */
+static uint64_t reader_load_id(int cpu, void *arg)
+{
+	struct reader *rd = arg;
+	uint64_t id = 0;
+
+	(void)cpu;
+	input_status(&rd->in, load_id_line, &id);
+	return id;
+}
+
+/*
+ * The input's hooks and order for the sinks fed now: lines, chunks and
+ * the logs' load ids only when a sink takes them (no cost otherwise).
+ */
+static void reader_hooks(struct reader *rd)
+{
+	bool lines = false, chunks = false, per_log = false;
+	size_t i;
+
+	if (!rd->in.dir)
+		return;		/* not open yet: reader_open() sets them */
+	for (i = 0; i < rd->nsinks; i++) {
+		lines |= rd->sinks[i].ops->line != NULL;
+		chunks |= rd->sinks[i].ops->chunk != NULL;
+		per_log |= rd->sinks[i].ops->per_log;
+	}
+	rd->in.line_fn = lines ? reader_line : NULL;
+	rd->in.chunk_fn = chunks ? reader_chunk : NULL;
+	rd->in.by_file = per_log;
+	if ((lines || chunks) && !rd->in.open_fn)
+		input_set_open_fn(&rd->in, reader_load_id);
+}
+
 void reader_add_sink(struct reader *rd, const struct sink *s)
 {
 	if (rd->nsinks == READER_SINKS_MAX)
 		die(EXIT_RUNTIME, "more than %d sinks", READER_SINKS_MAX);
 	rd->sinks[rd->nsinks++] = *s;
+	reader_hooks(rd);
 }
 
 bool reader_drop_sink(struct reader *rd, const char *name)
@@ -35,6 +101,7 @@ bool reader_drop_sink(struct reader *rd, const char *name)
 		rd->nsinks--;
 		break;
 	}
+	reader_hooks(rd);
 	return all;
 }
 
@@ -55,7 +122,8 @@ static void reader_record(const struct record *r, void *arg)
 	size_t i;
 
 	for (i = 0; i < rd->nsinks; i++)
-		rd->sinks[i].ops->record(rd->sinks[i].priv, r);
+		if (rd->sinks[i].ops->record)
+			rd->sinks[i].ops->record(rd->sinks[i].priv, r);
 }
 
 static void status_line(const char *key, uint64_t value, void *arg)
@@ -76,6 +144,7 @@ int reader_open(struct reader *rd, const char *dir, enum input_format fmt,
 {
 	int st = input_open(&rd->in, dir, false, fmt, reader_record, rd);
 
+	reader_hooks(rd);
 	if (st != EXIT_OK || !archive)
 		return st;
 	rd->in.archive = fopen(archive, "a");

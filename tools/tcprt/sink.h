@@ -40,8 +40,30 @@ struct sink_input {
 
 struct sink_ops {
 	const char *name;
-	/* One valid record read. */
+	/* One valid record read.  NULL: none (a sink of lines). */
 	void (*record)(void *priv, const struct record *r);
+	/*
+	 * Every line of a log as read, valid or not (@r: NULL for a
+	 * malformed one, @line then what was kept of it), with its CPU (-1:
+	 * the file's name has none) and the module load it was read under
+	 * (status's load_id when the file was opened; 0: unknown); before
+	 * record().  NULL: none.
+	 */
+	void (*line)(void *priv, const char *line, size_t len, int cpu,
+		     uint64_t load_id, const struct record *r);
+	/*
+	 * Every chunk read from a log, before any of its lines is cut: what
+	 * a reader that consumes the logs holds from then on.  NULL: none.
+	 */
+	void (*chunk)(void *priv, const char *buf, size_t len, int cpu,
+		      uint64_t load_id);
+	/*
+	 * The lines of one log together (each log read to its end in turn)
+	 * rather than all logs' merged in time order: what a sink that packs
+	 * a log's lines into messages wants.  With one such sink, every sink
+	 * of the reader gets that order.
+	 */
+	bool per_log;
 	/*
 	 * The interval's output (@last: the final one, before stop): 0, or
 	 * -1 after saying why on stderr; a failed output is tried again at
@@ -82,5 +104,12 @@ struct sink {
 	const struct sink_ops *ops;
 	void *priv;
 };
+
+/* One line of a sink's stats(): "SINK_KEY VALUE". */
+static inline void sink_stat(FILE *out, const char *sink, const char *key,
+			     uint64_t v)
+{
+	fprintf(out, "%s_%s %llu\n", sink, key, (unsigned long long)v);
+}
 
 #endif

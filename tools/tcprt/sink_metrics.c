@@ -512,33 +512,28 @@ static bool metrics_stop(void *priv)
 	return all;
 }
 
-static void stats_line(FILE *out, const char *key, uint64_t v)
-{
-	fprintf(out, "metrics_%s %llu\n", key, (unsigned long long)v);
-}
-
 /* What it was handed, its series, and what did not go, by cause. */
 static void metrics_stats(void *priv, FILE *out)
 {
 	struct metrics *x = priv;
 	struct otlp_counts c;
 
-	stats_line(out, "records", x->handed);
-	stats_line(out, "series", x->t.n);
-	stats_line(out, "container_overflow", x->t.key_overflow);
-	stats_line(out, "textfile_failed", x->textfile_failed);
+	sink_stat(out, "metrics", "records", x->handed);
+	sink_stat(out, "metrics", "series", x->t.n);
+	sink_stat(out, "metrics", "container_overflow", x->t.key_overflow);
+	sink_stat(out, "metrics", "textfile_failed", x->textfile_failed);
 	if (x->oq) {
 		otlp_queue_counts(x->oq, &c);
-		stats_line(out, "otlp_requests_sent", c.sent);
-		stats_line(out, "otlp_requests_failed", c.failed);
-		stats_line(out, "otlp_requests_dropped", c.dropped);
-		stats_line(out, "otlp_requests_queued", c.queued);
+		sink_stat(out, "metrics", "otlp_requests_sent", c.sent);
+		sink_stat(out, "metrics", "otlp_requests_failed", c.failed);
+		sink_stat(out, "metrics", "otlp_requests_dropped", c.dropped);
+		sink_stat(out, "metrics", "otlp_requests_queued", c.queued);
 	}
 	if (x->lq) {
 		otlp_queue_counts(x->lq, &c);
-		stats_line(out, "otlp_log_records_sent", c.records_sent);
-		stats_line(out, "otlp_log_records_dropped", c.records_dropped);
-		stats_line(out, "otlp_log_records_capped", x->log_capped);
+		sink_stat(out, "metrics", "otlp_log_records_sent", c.records_sent);
+		sink_stat(out, "metrics", "otlp_log_records_dropped", c.records_dropped);
+		sink_stat(out, "metrics", "otlp_log_records_capped", x->log_capped);
 	}
 }
 
@@ -623,13 +618,6 @@ void metrics_conf_init(struct metrics_conf *c)
 	c->max_containers = DEFAULT_MAX_CONTAINERS;
 }
 
-/* A setting's string, the conf's own copy (replacing an earlier one). */
-static void set_str(char **to, const char *v)
-{
-	free(*to);
-	*to = xstrdup(v);
-}
-
 /* "http://..." or "https://..." with something after it. */
 static int set_url(char **to, const char *v, char *err, size_t len)
 {
@@ -654,21 +642,6 @@ static int set_u64(uint64_t *to, const char *v, uint64_t min, uint64_t max,
 	}
 	*to = n;
 	return 0;
-}
-
-/* A flag: given alone (an option), or yes/no, true/false, 1/0 (a key). */
-static int set_flag(bool *to, const char *v, char *err, size_t len)
-{
-	if (!v || !strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1")) {
-		*to = true;
-		return 0;
-	}
-	if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0")) {
-		*to = false;
-		return 0;
-	}
-	snprintf(err, len, "'%s' is not yes or no", v);
-	return -1;
 }
 
 /* The settings of the text file and the series. */

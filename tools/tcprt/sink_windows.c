@@ -395,30 +395,25 @@ static bool windows_stop(void *priv)
 	return true;
 }
 
-static void stats_line(FILE *out, const char *key, uint64_t v)
-{
-	fprintf(out, "windows_%s %llu\n", key, (unsigned long long)v);
-}
-
 /* What it was handed, kept and not, and its socket's guards. */
 static void windows_stats(void *priv, FILE *out)
 {
 	struct windows *l = priv;
 
-	stats_line(out, "records", l->handed);
-	stats_line(out, "tasks", l->t.records);
-	stats_line(out, "keys", l->t.nkeys);
-	stats_line(out, "late", l->t.late);
-	stats_line(out, "future", l->t.future);
-	stats_line(out, "overflow", l->t.overflow);
-	stats_line(out, "expired", l->t.expired);
+	sink_stat(out, "windows", "records", l->handed);
+	sink_stat(out, "windows", "tasks", l->t.records);
+	sink_stat(out, "windows", "keys", l->t.nkeys);
+	sink_stat(out, "windows", "late", l->t.late);
+	sink_stat(out, "windows", "future", l->t.future);
+	sink_stat(out, "windows", "overflow", l->t.overflow);
+	sink_stat(out, "windows", "expired", l->t.expired);
 	if (!l->serving)
 		return;
-	stats_line(out, "clients", l->sock.nclients);
-	stats_line(out, "answered", l->sock.answered);
-	stats_line(out, "refused", l->sock.refused);
-	stats_line(out, "oversized", l->sock.oversized);
-	stats_line(out, "slow", l->sock.slow);
+	sink_stat(out, "windows", "clients", l->sock.nclients);
+	sink_stat(out, "windows", "answered", l->sock.answered);
+	sink_stat(out, "windows", "refused", l->sock.refused);
+	sink_stat(out, "windows", "oversized", l->sock.oversized);
+	sink_stat(out, "windows", "slow", l->sock.slow);
 }
 
 static const struct sink_ops windows_ops = {

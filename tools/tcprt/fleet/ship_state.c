@@ -100,48 +100,75 @@ static struct ship_state *map_anon(void)
 	return st;
 }
 
-struct ship_state *ship_state_open(const char *path, uint64_t *dropped)
+/* -1 with "state file PATH: ..." in @err, @fd closed. */
+static int refuse(int fd, const char *path, char *err, size_t len,
+		  const char *why)
+{
+	snprintf(err, len, "state file %s: %s", path, why);
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/* Open, lock and check @path: its descriptor, or -1 with why in @err. */
+static int state_file(const char *path, char *err, size_t len)
+{
+	struct stat sb;
+	int fd;
+
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		char why[300];
+
+		snprintf(why, sizeof(why), "%s (state: a file in a folder only root may write, e.g. /var/lib/tcprt)",
+			 strerror(errno));
+		return refuse(fd, path, err, len, why);
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+		return refuse(fd, path, err, len, errno == EWOULDBLOCK ?
+			      "another tcprt ship uses it" : strerror(errno));
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))
+		return refuse(fd, path, err, len, "not a regular file");
+	/* another user's file, or a second name of another file: not ours */
+	if (sb.st_uid != geteuid() || sb.st_nlink != 1)
+		return refuse(fd, path, err, len, sb.st_uid != geteuid() ?
+			      "owned by another user" : "has other names (hard links)");
+	if (sb.st_size && !state_is_ours(fd))
+		return refuse(fd, path, err, len,
+			      "not a state file of tcprt ship; give it a path of its own");
+	/* it names hosts and counts their records: its owner's alone */
+	if ((sb.st_mode & 077) && fchmod(fd, 0600) < 0)
+		return refuse(fd, path, err, len, strerror(errno));
+	if ((size_t)sb.st_size != sizeof(struct ship_state) &&
+	    ftruncate(fd, sizeof(struct ship_state)) < 0)
+		return refuse(fd, path, err, len, strerror(errno));
+	/* every block now: a store to a hole on a full disk would be SIGBUS */
+	errno = posix_fallocate(fd, 0, sizeof(struct ship_state));
+	if (errno)
+		return refuse(fd, path, err, len, strerror(errno));
+	return fd;
+}
+
+struct ship_state *ship_state_open(const char *path, uint64_t *dropped,
+				   char *err, size_t len)
 {
 	struct ship_state *st;
-	struct stat sb;
+	bool had;
 	int fd;
 
 	*dropped = 0;
 	if (!path)
 		return map_anon();
-	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = state_file(path, err, len);
 	if (fd < 0)
-		die(EXIT_RUNTIME, "ship: state file %s: %s (--state: a file in a folder only root may write, e.g. /var/lib/tcprt)",
-		    path, strerror(errno));
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
-		die(EXIT_RUNTIME, "ship: state file %s: %s", path,
-		    errno == EWOULDBLOCK ? "another tcprt ship uses it" :
-		    strerror(errno));
-	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode))
-		die(EXIT_RUNTIME, "ship: state file %s: not a regular file", path);
-	/* another user's file, or a second name of another file: not ours */
-	if (sb.st_uid != geteuid() || sb.st_nlink != 1)
-		die(EXIT_RUNTIME, "ship: state file %s: %s", path,
-		    sb.st_uid != geteuid() ? "owned by another user" :
-		    "has other names (hard links)");
-	if (sb.st_size && !state_is_ours(fd))
-		die(EXIT_RUNTIME, "ship: state file %s: not a state file of tcprt ship; give --state a path of its own",
-		    path);
-	/* it names hosts and counts their records: its owner's alone */
-	if ((sb.st_mode & 077) && fchmod(fd, 0600) < 0)
-		die(EXIT_RUNTIME, "ship: state file %s: chmod 0600: %s", path,
-		    strerror(errno));
-	if ((size_t)sb.st_size != sizeof(*st) && ftruncate(fd, sizeof(*st)) < 0)
-		die(EXIT_RUNTIME, "ship: state file %s: %s", path, strerror(errno));
-	/* every block now: a store to a hole on a full disk would be SIGBUS */
-	errno = posix_fallocate(fd, 0, sizeof(*st));
-	if (errno)
-		die(EXIT_RUNTIME, "ship: state file %s: %s", path, strerror(errno));
+		return NULL;
+	had = state_is_ours(fd);
 	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (st == MAP_FAILED)
-		die(EXIT_RUNTIME, "ship: state file %s: mmap: %s", path,
-		    strerror(errno));
-	if (sb.st_size && !state_valid(st))
+	if (st == MAP_FAILED) {
+		refuse(fd, path, err, len, strerror(errno));
+		return NULL;
+	}
+	if (had && !state_valid(st))
 		warnx_("ship: state file %s is of another version of tcprt: started anew; an epoch it held is shown as ended by the central",
 		       path);
 	if (!state_valid(st))

@@ -75,12 +75,13 @@ struct ship_state {
 /*
  * Map @path (created 0600 when missing; never through a link), locked for
  * this process; NULL @path: an anonymous map (nothing kept).  A file of
- * another format is started anew, with a warning.  Exits with a message
- * when the file cannot be used.  If the file holds an epoch not closed,
+ * another format is started anew, with a warning.  NULL, with why in
+ * @err ("state file PATH: ..."), when the file cannot be used.  If the file holds an epoch not closed,
  * it moves to ->dead (unless a dead one is still there: then the older
  * is dropped, counted in *@dropped) and ->cur is cleared.
  */
-struct ship_state *ship_state_open(const char *path, uint64_t *dropped);
+struct ship_state *ship_state_open(const char *path, uint64_t *dropped,
+				   char *err, size_t len);
 
 /* Write the file back to disk (fdatasync); false on an error (said once). */
 bool ship_state_sync(struct ship_state *st);

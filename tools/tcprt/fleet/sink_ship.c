@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * tcprt ship: the records of this host, numbered, capped and handed to the
- * local rsyslog, which carries them to the central (docs/fleet.md).
+ * The ship sink (sink_ship.h): the records of this host, numbered, capped
+ * and handed to the local rsyslog, which carries them to the central
+ * (docs/fleet.md).
  *
- * Every line read from a log file gets the next sequence number of this
- * run (the epoch), in the order read; then the cap (bucket.h) passes or
- * drops it; those passed are packed, in order and per file, into data
- * messages (frame.h) sent as datagrams to rsyslog's socket.  A message the
- * socket refuses (rsyslog down, or its queue still full after --send-wait)
- * is not retried: its records are counted as refused.  A control message,
- * never capped, carries the counters every --interval and at exit, so the
- * central can tell every missing number's cause.  Nothing here delays a
- * record longer than one poll period plus --send-wait.
+ * Every line read from a log gets the next sequence number of this run
+ * (the epoch), in the order read; then the cap (bucket.h) passes or drops
+ * it; those passed are packed, in order and per log, into data messages
+ * (frame.h) sent as datagrams to rsyslog's socket.  A message the socket
+ * refuses (rsyslog down, or its queue still full after --send-wait) is
+ * not retried: its records are counted as refused.  A control message,
+ * never capped, carries the counters every --interval and at the stop, so
+ * the central can tell every missing number's cause.  Nothing here
+ * delays a record longer than one read period plus --send-wait.
  *
  * When the module numbers its records (log_ext's seq), each (load, CPU)
  * log has its own account as well (L1): what was read from the relay,
@@ -20,6 +21,12 @@
  * (ship_state.h), updated as it moves, so a ship killed at any point
  * leaves an account the next one closes: read and not handed over is then
  * lost with the sender, and counted so.
+ *
+ * It runs in its reader's thread: line() and chunk() as the logs are
+ * read (the reader reads each log to its end in turn: per_log), tick()
+ * for what is due (data sent, control messages, stored series runs).  A
+ * send waits for room in rsyslog's socket up to --send-wait, the reader
+ * and its other sinks with it (docs/agent.md).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,75 +49,12 @@
 #include "cmd.h"
 #include "frame.h"
 #include "input.h"
+#include "sink_ship.h"
 #include "series_line.h"
 #include "series_store.h"
 #include "ship_state.h"
 #include "sign.h"
 #include "util.h"
-
-static const char help[] =
-"usage: tcprt ship [--key-file FILE | --unsigned [--host-id ID]] [--socket PATH]\n"
-"                  [--rate BYTES] [--burst BYTES] [--state FILE]\n"
-"                  [--interval SECONDS] [--send-wait SECONDS] [--dir DIR] [--input-format F]\n"
-"                  [--series DIR] [--once]\n"
-"\n"
-"Drain every rt-network-log<cpu> of /sys/kernel/debug/tcp-rt (reading\n"
-"consumes them), give every line the next sequence number of this run,\n"
-"cap the rate, and hand the records to the local rsyslog, which forwards\n"
-"them to the central (RELP; share/tcprt/fleet/tcprt-ship.conf).  Runs\n"
-"until SIGINT/SIGTERM (or, with --once, until the files are read to their\n"
-"end), then sends a last control message.  Every loss is counted, sent to\n"
-"the central in the control messages and told by 'tcprt fleet gaps'.\n"
-"\n"
-"  -k, --key-file F     the frame key this host signs its messages with\n"
-"                       (default /etc/tcprt/tls/frame.key); its host id\n"
-"                       is this host's\n"
-"  -U, --unsigned       send unsigned messages (a central whose ingest\n"
-"                       checks signatures refuses them)\n"
-"  -H, --host-id ID     this host's name in the store, 1 to 64 of\n"
-"                       [A-Za-z0-9._-]: the frame key's; --unsigned: m- and\n"
-"                       a hash keyed by /etc/machine-id, which itself never\n"
-"                       leaves the host\n"
-"  -S, --socket PATH    rsyslog's socket (default " "/run/tcprt/ship.sock)\n"
-"  -R, --rate BYTES     the cap: bytes per second of record lines (with\n"
-"                       their newlines), k/M/G suffixes (powers of 1000);\n"
-"                       default 10M; 0: no cap.  A record over the cap is\n"
-"                       dropped and counted, never delayed\n"
-"  -B, --burst BYTES    the bytes the cap lets through at once after a quiet\n"
-"                       spell (default: one second of --rate, at least 1M)\n"
-"  -i, --interval S     seconds between control messages (default 10)\n"
-"  -w, --send-wait S    how long a message waits for room in rsyslog's\n"
-"                       socket before its records count as refused\n"
-"                       (default 1); after a refusal the next messages\n"
-"                       do not wait, until one is taken\n"
-"  -s, --state FILE     where the epoch's account is kept as it goes, so\n"
-"                       that a ship killed (SIGKILL, OOM) loses nothing\n"
-"                       uncounted: the next one closes the dead epoch's\n"
-"                       account from it (default /var/lib/tcprt/ship.state;\n"
-"                       with --dir, none unless given)\n"
-"  -d, --dir DIR        read the rt-network-log* files of DIR instead\n"
-"                       (recorded logs; nothing consumed; what is appended\n"
-"                       is shipped too unless --once)\n"
-INPUT_FORMAT_HELP
-"  -m, --series DIR     ship the series runs kept in DIR (tcprt series --every\n"
-"                       --store DIR) too, each once, as they appear: their\n"
-"                       lines numbered, capped and counted with the records;\n"
-"                       where the last run shipped is kept next to --state\n"
-"                       (FILE.series; no --state: every run of DIR)\n"
-"  -1, --once           read the files to their current end, then stop\n"
-"  -N, --unnumbered     ship the module's records though log_ext has no seq\n"
-"                       (refused otherwise: what a killed ship had read\n"
-"                       would be lost uncounted)\n"
-"  -h, --help           this text\n"
-"\n"
-"With tcp_rt's log_ext listing seq, every record carries its number in its\n"
-"CPU's log; ship follows those numbers per log and module load (status's\n"
-"load_id) and sends their account too (L1 messages), so that the central\n"
-"tells records overwritten in the relay, dropped, refused, lost with a\n"
-"killed ship and lost in transport apart, record by record.\n"
-"\n"
-"At exit it prints the run's counters on stderr.  Exit status 1 when the\n"
-"files cannot be read or the last control message could not be sent.\n";
 
 #define DEFAULT_SOCKET		"/run/tcprt/ship.sock"
 #define DEFAULT_KEY_FILE	"/etc/tcprt/tls/frame.key"
@@ -126,6 +70,8 @@ INPUT_FORMAT_HELP
 /* RFC 3164 without time and host: rsyslog's imuxsock adds its own */
 #define SYSLOG_PREFIX		"<134>tcprt: "
 #define EPOCH_MASK		((1ULL << 53) - 1)	/* exact in JSON */
+/* stored series runs looked for, log files rescanned (by the reader) */
+#define SERIES_LOOK_US		1000000ULL
 
 struct ship {
 	/* identity */
@@ -151,7 +97,7 @@ struct ship {
 	struct bucket cap;
 
 	/* the socket */
-	const char *path;
+	char *path;
 	int fd;
 	bool down;		/* last attempt failed: said once on stderr */
 	uint64_t send_wait_us;
@@ -161,11 +107,13 @@ struct ship {
 	char items[FRAME_MAX];
 	size_t ilen;
 
-	struct input in;
+	/* the module's status file's folder (NULL: the module's own) */
+	char *dir;
+	uint64_t interval_us, next_ctl_us, next_series_us;
 
 	/* series runs kept on disk (--series): those of start below next are
 	 * shipped; pos, the file that keeps next across restarts, or NULL */
-	const char *series_dir;
+	char *series_dir;
 	char *series_pos;
 	uint64_t series_next, series_runs, series_lines;
 	uint64_t series_unread;	/* 1 + the start of a run not opened, said */
@@ -466,7 +414,7 @@ static bool send_ctl(struct ship *s, bool final)
 
 	flush_data(s);
 	close_dead(s);
-	input_status(&s->in, status_line, s);
+	status_read(s->dir, status_line, s);
 	ok = send_account(s, s->e, final);
 	if (!ok)
 		s->ctl_refused++;
@@ -495,22 +443,11 @@ static struct ship_slot *slot_for(struct ship *s, uint64_t load_id, int cpu)
 	return sl;
 }
 
-/* A log file opened: the load it belongs to, by the status file now. */
-static uint64_t file_opened(int cpu, void *arg)
-{
-	struct ship *s = arg;
-
-	(void)cpu;
-	s->load_id = 0;
-	input_status(&s->in, status_line, s);
-	return s->load_id;
-}
-
 /* A chunk read from a log: its numbered records are now read (ship_state.h). */
-static void chunk_read(const char *buf, size_t len, int cpu, uint64_t load_id,
-		       void *arg)
+static void ship_chunk_read(void *priv, const char *buf, size_t len, int cpu,
+			    uint64_t load_id)
 {
-	struct ship *s = arg;
+	struct ship *s = priv;
 	struct ship_slot *sl = slot_for(s, load_id, cpu);
 
 	if (sl)
@@ -566,10 +503,10 @@ static void add_item(struct ship *s, uint64_t seq, const char *item, size_t n,
 }
 
 /* input -> number -> cap -> message */
-static void ship_line(const char *line, size_t len, int cpu, uint64_t load_id,
-		      const struct record *r, void *arg)
+static void ship_line(void *priv, const char *line, size_t len, int cpu,
+		      uint64_t load_id, const struct record *r)
 {
-	struct ship *s = arg;
+	struct ship *s = priv;
 	char item[FRAME_ITEM_MAX];
 	uint64_t seq = s->e->next_seq++;
 	struct ship_slot *sl = NULL;
@@ -601,12 +538,6 @@ static void ship_line(const char *line, size_t len, int cpu, uint64_t load_id,
 		s->mlast = rseq;
 	}
 	add_item(s, seq, item, n, cpu, load_id, 0);
-}
-
-static void ignore_record(const struct record *r, void *arg)
-{
-	(void)r;
-	(void)arg;
 }
 
 /* ---- series runs ------------------------------------------------------------ */
@@ -745,6 +676,7 @@ static void ship_series(struct ship *s)
 	free(runs);
 }
 
+
 /* ---- setup ------------------------------------------------------------------ */
 
 /*
@@ -762,17 +694,20 @@ static const unsigned char host_app_id[16] = {
 	0x9e, 0x21, 0x38, 0xc5, 0x5a, 0x77, 0x02, 0xe8,
 };
 
-static void machine_id(char host[HOST_ID_MAX + 1])
+/* 0, or -1 with why in @err. */
+static int machine_id(char host[HOST_ID_MAX + 1], char *err, size_t len)
 {
 	FILE *f = fopen("/etc/machine-id", "r");
 	unsigned char key[16], mac[EVP_MAX_MD_SIZE];
-	unsigned int len = 0;
+	unsigned int mlen = 0;
 	char buf[128] = "";
 	bool ok;
 
-	if (!f)
-		die(EXIT_RUNTIME, "ship: /etc/machine-id: %s; name this host with --host-id",
-		    strerror(errno));
+	if (!f) {
+		snprintf(err, len, "/etc/machine-id: %s; name this host with host-id",
+			 strerror(errno));
+		return -1;
+	}
 	if (!fgets(buf, sizeof(buf), f))
 		buf[0] = '\0';
 	fclose(f);
@@ -781,31 +716,41 @@ static void machine_id(char host[HOST_ID_MAX + 1])
 	ok = strlen(buf) == 32 && unhex(buf, key, sizeof(key));
 	explicit_bzero(buf, sizeof(buf));
 	if (!ok || !HMAC(EVP_sha256(), key, sizeof(key), host_app_id,
-			 sizeof(host_app_id), mac, &len) || len < 16)
-		die(EXIT_RUNTIME, "ship: /etc/machine-id is not 32 hex digits; name this host with --host-id");
+			 sizeof(host_app_id), mac, &mlen) || mlen < 16) {
+		explicit_bzero(key, sizeof(key));
+		snprintf(err, len, "/etc/machine-id is not 32 hex digits; name this host with host-id");
+		return -1;
+	}
 	explicit_bzero(key, sizeof(key));
 	strcpy(host, "m-");
 	tohex(host + 2, mac, 16);
 	host[2 + 2 * 16] = '\0';
+	return 0;
 }
 
 /*
  * The frame key (sign.h): its host id is this host's, by default; a
- * --host-id that is not the key's would have every message refused by
- * the central.
+ * host id that is not the key's would have every message refused by the
+ * central.  0, or -1 with why in @err (-2: host-id is not the key's).
  */
-static void take_key(struct ship *s, const char *path, const char *host)
+static int take_key(struct ship *s, const char *path, const char *host,
+		    char *err, size_t len)
 {
-	char err[512];
+	char why[512];
 
-	if (!sign_read_key(path ? path : DEFAULT_KEY_FILE, &s->key, err, sizeof(err)))
-		die(EXIT_RUNTIME, "ship: %s; a host signs its messages with the key it was enrolled with (make-certs.sh host, docs/fleet.md), or sends them --unsigned, which the central stores only if its ingest runs --unsigned",
-		    err);
-	if (host && strcmp(host, s->key.host))
-		usage_error("ship", "--host-id %s: the frame key is %s's (a message of one host signed with another's key is refused)",
-			    host, s->key.host);
+	if (!sign_read_key(path ? path : DEFAULT_KEY_FILE, &s->key, why, sizeof(why))) {
+		snprintf(err, len, "%s; a host signs its messages with the key it was enrolled with (make-certs.sh host, docs/fleet.md), or sends them unsigned, which the central stores only if its ingest runs --unsigned",
+			 why);
+		return -1;
+	}
+	if (host && strcmp(host, s->key.host)) {
+		snprintf(err, len, "host-id %s: the frame key is %s's (a message of one host signed with another's key is refused)",
+			 host, s->key.host);
+		return -2;
+	}
 	strcpy(s->host, s->key.host);
 	s->sign_len = SIGN_PREFIX_LEN;
+	return 0;
 }
 
 static uint64_t new_epoch(void)
@@ -818,16 +763,6 @@ static uint64_t new_epoch(void)
 		e &= EPOCH_MASK;
 	}
 	return e;
-}
-
-static uint64_t opt_bytes(const char *opt, const char *arg)
-{
-	uint64_t v;
-
-	if (!parse_bytes(arg, &v) || v > MAX_BYTES_OPT)
-		usage_error("ship", "%s: '%s' is not a number of bytes (up to 1000G; k, M, G: powers of 1000)",
-			    opt, arg);
-	return v;
 }
 
 static void report(const struct ship *s)
@@ -856,183 +791,318 @@ static void report(const struct ship *s)
 		       (unsigned long long)e->slots_full, SHIP_STATE_SLOTS);
 }
 
-int cmd_ship(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "host-id", required_argument, NULL, 'H' },
-		{ "socket", required_argument, NULL, 'S' },
-		{ "rate", required_argument, NULL, 'R' },
-		{ "burst", required_argument, NULL, 'B' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "send-wait", required_argument, NULL, 'w' },
-		{ "dir", required_argument, NULL, 'd' },
-		{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
-		{ "once", no_argument, NULL, '1' },
-		{ "unnumbered", no_argument, NULL, 'N' },
-		{ "key-file", required_argument, NULL, 'k' },
-		{ "unsigned", no_argument, NULL, 'U' },
-		{ "state", required_argument, NULL, 's' },
-		{ "series", required_argument, NULL, 'm' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	static struct ship s;
-	const char *key_file = NULL;
-	bool unsigned_ = false;
-	uint64_t rate = DEFAULT_RATE, burst = 0, interval = DEFAULT_INTERVAL_US;
-	uint64_t next_ctl;
-	const char *dir = NULL, *host = NULL, *state = NULL;
-	enum input_format infmt = INPUT_AUTO;
-	bool once = false, burst_set = false, unnumbered = false, ok;
-	uint64_t dropped;
-	unsigned int tick = 0;
-	int o, st;
+/* ---- the settings ------------------------------------------------------------ */
 
-	s.fd = -1;
-	s.path = DEFAULT_SOCKET;
-	s.send_wait_us = DEFAULT_SEND_WAIT_US;
-	optind = 1;
-	opterr = 0;
-	while ((o = getopt_long(argc, argv, ":H:S:R:B:i:w:d:1k:Us:m:Nh", opts, NULL)) != -1) {
-		switch (o) {
-		case 'H':
-			if (!frame_host_ok(optarg))
-				usage_error("ship", "--host-id: '%s' is not 1 to 64 of [A-Za-z0-9._-]",
-					    optarg);
-			host = optarg;
-			break;
-		case 'S':
-			if (!optarg[0] || strlen(optarg) >= sizeof(((struct sockaddr_un *)0)->sun_path))
-				usage_error("ship", "--socket: '%s' is not a socket path (1 to 107 bytes)",
-					    optarg);
-			s.path = optarg;
-			break;
-		case 'R': rate = opt_bytes("--rate", optarg); break;
-		case 'B':
-			burst = opt_bytes("--burst", optarg);
-			burst_set = true;
-			break;
-		case 'i': interval = opt_seconds("ship", "--interval", optarg, false); break;
-		case 'w': s.send_wait_us = opt_seconds("ship", "--send-wait", optarg, true); break;
-		case 'd': dir = optarg; break;
-		case OPT_INPUT_FORMAT:
-			infmt = opt_input_format("ship", optarg);
-			break;
-		case '1': once = true; break;
-		case 'k': key_file = optarg; break;
-		case 'U': unsigned_ = true; break;
-		case 's':
-			if (!optarg[0])
-				usage_error("ship", "--state: an empty path");
-			state = optarg;
-			break;
-		case 'm':
-			if (!optarg[0])
-				usage_error("ship", "--series: an empty path");
-			s.series_dir = optarg;
-			break;
-		case 'N': unnumbered = true; break;
-		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: bad_option("ship", o, argv);
-		}
+void ship_conf_init(struct ship_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->rate = DEFAULT_RATE;
+	c->interval_us = DEFAULT_INTERVAL_US;
+	c->send_wait_us = DEFAULT_SEND_WAIT_US;
+}
+
+/* B bytes, up to 1000G: 0, or -1 with why. */
+static int set_bytes(uint64_t *to, const char *v, char *err, size_t len)
+{
+	if (!parse_bytes(v, to) || *to > MAX_BYTES_OPT) {
+		snprintf(err, len, "'%s' is not a number of bytes (up to 1000G; k, M, G: powers of 1000)",
+			 v);
+		return -1;
 	}
-	if (optind < argc)
-		usage_error("ship", "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+/* Seconds, up to a year; 0 only when @zero_ok. */
+static int set_seconds(uint64_t *to, const char *v, bool zero_ok, char *err,
+		       size_t len)
+{
+	if (!parse_seconds(v, to) || (!zero_ok && *to == 0) ||
+	    *to > 86400 * 365 * USEC_PER_SEC) {
+		snprintf(err, len, "'%s' is not a number of seconds%s", v,
+			 zero_ok ? "" : " > 0");
+		return -1;
+	}
+	return 0;
+}
+
+/* A path: not empty. */
+static int set_path(char **to, const char *v, char *err, size_t len)
+{
+	if (!v[0]) {
+		snprintf(err, len, "an empty path");
+		return -1;
+	}
+	set_str(to, v);
+	return 0;
+}
+
+int ship_set(struct ship_conf *c, const char *name, const char *v, char *err,
+	     size_t len)
+{
+	bool flag = !strcmp(name, "unsigned") || !strcmp(name, "unnumbered");
+
+	if (!v && !flag) {
+		snprintf(err, len, "needs a value");
+		return -1;
+	}
+	if (!strcmp(name, "unsigned"))
+		return set_flag(&c->unsigned_, v, err, len);
+	if (!strcmp(name, "unnumbered"))
+		return set_flag(&c->unnumbered, v, err, len);
+	if (!strcmp(name, "host-id")) {
+		if (!frame_host_ok(v)) {
+			snprintf(err, len, "'%s' is not 1 to 64 of [A-Za-z0-9._-]", v);
+			return -1;
+		}
+		set_str(&c->host_id, v);
+		return 0;
+	}
+	if (!strcmp(name, "socket")) {
+		if (!v[0] || strlen(v) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+			snprintf(err, len, "'%s' is not a socket path (1 to 107 bytes)", v);
+			return -1;
+		}
+		set_str(&c->socket, v);
+		return 0;
+	}
+	if (!strcmp(name, "rate"))
+		return set_bytes(&c->rate, v, err, len);
+	if (!strcmp(name, "burst")) {
+		c->burst_set = true;
+		return set_bytes(&c->burst, v, err, len);
+	}
+	if (!strcmp(name, "interval"))
+		return set_seconds(&c->interval_us, v, false, err, len);
+	if (!strcmp(name, "send-wait"))
+		return set_seconds(&c->send_wait_us, v, true, err, len);
+	if (!strcmp(name, "key-file"))
+		return set_path(&c->key_file, v, err, len);
+	if (!strcmp(name, "state")) {
+		c->state_set = true;
+		return set_path(&c->state, v, err, len);
+	}
+	if (!strcmp(name, "series"))
+		return set_path(&c->series, v, err, len);
+	return 1;
+}
+
+int ship_check(struct ship_conf *c, char *err, size_t len)
+{
 	/*
 	 * Unnumbered, what a killed ship had read and not handed over is
 	 * lost without a count: the module's own numbers are the account
 	 * (docs/fleet.md, "By module seq").
 	 */
-	if (!dir && !unnumbered && input_module_numbered() == 0)
-		die(EXIT_USAGE, "ship: tcp_rt's records are not numbered (its log_ext has no seq): what a killed ship had read would be lost uncounted; add seq (echo seq > /sys/module/tcp_rt/parameters/log_ext, with the fields you have, or load it with log_ext=seq), or give --unnumbered");
-	if (!burst_set)
-		burst = rate > MIN_DEFAULT_BURST ? rate : MIN_DEFAULT_BURST;
-	if (rate && burst < FRAME_ITEM_MAX)
-		usage_error("ship", "--burst: %llu bytes is less than a record can take (%d)",
-			    (unsigned long long)burst, FRAME_ITEM_MAX);
-
-	if (unsigned_ && key_file)
-		usage_error("ship", "--unsigned and --key-file: one or the other");
-	if (!unsigned_)
-		take_key(&s, key_file, host);
-	else if (host)
-		strcpy(s.host, host);
-	else
-		machine_id(s.host);
-	/* recorded logs (--dir) are not consumed: no state unless asked */
-	if (!state && !dir) {
-		state = DEFAULT_STATE;
-		/*
-		 * The package's unit and tmpfiles make the folder; a ship
-		 * started by hand on a host without them makes it, root's
-		 * alone.  A folder of --state's is the user's to make.
-		 */
-		if (mkdir(DEFAULT_STATE_DIR, 0700) < 0 && errno != EEXIST)
-			die(EXIT_RUNTIME, "ship: state folder %s: %s (--state: a file in a folder only root may write)",
-			    DEFAULT_STATE_DIR, strerror(errno));
+	if (!c->dir && !c->unnumbered && input_module_numbered() == 0) {
+		snprintf(err, len, "tcp_rt's records are not numbered (its log_ext has no seq): what a killed ship had read would be lost uncounted; add seq (echo seq > /sys/module/tcp_rt/parameters/log_ext, with the fields you have, or load it with log_ext=seq), or give unnumbered");
+		return -1;
 	}
-	s.st = ship_state_open(state, &dropped);
+	if (!c->burst_set)
+		c->burst = c->rate > MIN_DEFAULT_BURST ? c->rate : MIN_DEFAULT_BURST;
+	if (c->rate && c->burst < FRAME_ITEM_MAX) {
+		snprintf(err, len, "burst: %llu bytes is less than a record can take (%d)",
+			 (unsigned long long)c->burst, FRAME_ITEM_MAX);
+		return -1;
+	}
+	if (c->unsigned_ && c->key_file) {
+		snprintf(err, len, "unsigned and key-file: one or the other");
+		return -1;
+	}
+	/* recorded logs are not consumed: no state unless asked */
+	if (!c->state_set && !c->dir)
+		set_str(&c->state, DEFAULT_STATE);
+	return 0;
+}
+
+void ship_conf_free(struct ship_conf *c)
+{
+	free(c->key_file);
+	free(c->host_id);
+	free(c->socket);
+	free(c->state);
+	free(c->series);
+	memset(c, 0, sizeof(*c));
+}
+
+/* ---- the sink ---------------------------------------------------------------- */
+
+/* What is due: the message filled, a control message, stored runs. */
+static void ship_tick(void *priv, uint64_t now, const struct sink_input *in)
+{
+	struct ship *s = priv;
+
+	(void)in;
+	flush_data(s);
+	if (now >= s->next_ctl_us) {
+		send_ctl(s, false);
+		s->next_ctl_us = mono_us() + s->interval_us;
+	}
+	if (now >= s->next_series_us) {
+		ship_series(s);
+		s->next_series_us = mono_us() + SERIES_LOOK_US;
+	}
+}
+
+static uint64_t ship_next_tick(const void *priv)
+{
+	const struct ship *s = priv;
+
+	return s->next_ctl_us < s->next_series_us ? s->next_ctl_us :
+	       s->next_series_us;
+}
+
+/* The reader's output: what was read so far goes (the last: stored runs). */
+static int ship_output(void *priv, const struct sink_input *in, bool last)
+{
+	struct ship *s = priv;
+
+	(void)in;
+	if (last)
+		ship_series(s);
+	flush_data(s);
+	return 0;
+}
+
+static void ship_stats(void *priv, FILE *out)
+{
+	const struct ship *s = priv;
+	const struct ship_epoch *e = s->e;
+	uint64_t skipped = 0;
+	unsigned int i;
+
+	for (i = 0; i < SHIP_STATE_SLOTS; i++)
+		skipped += e->slot[i].relay_skipped;
+	sink_stat(out, "ship", "epoch", e->epoch);
+	sink_stat(out, "ship", "numbered", e->next_seq);
+	sink_stat(out, "ship", "sent", s->sent);
+	sink_stat(out, "ship", "messages", s->messages);
+	sink_stat(out, "ship", "cap_dropped", e->cap_dropped);
+	sink_stat(out, "ship", "refused", e->refused);
+	sink_stat(out, "ship", "malformed", e->bad);
+	sink_stat(out, "ship", "relay_skipped", skipped);
+	sink_stat(out, "ship", "control_refused", s->ctl_refused);
+	if (s->series_dir)
+		sink_stat(out, "ship", "series_runs", s->series_runs);
+}
+
+static void ship_free(struct ship *s)
+{
+	sock_close(s);
+	if (s->st)
+		ship_state_close(s->st);
+	explicit_bzero(&s->key, sizeof(s->key));
+	free(s->path);
+	free(s->dir);
+	free(s->series_dir);
+	free(s->series_pos);
+	free(s);
+}
+
+/* The epoch's final control message; the report; all freed. */
+static bool ship_stop(void *priv)
+{
+	struct ship *s = priv;
+	bool ok = send_ctl(s, true);
+
+	report(s);
+	if (!ok)
+		warnx_("ship: the last control message could not be sent: the central will count this epoch's missing records as lost in transport");
+	ship_free(s);
+	return ok;
+}
+
+static const struct sink_ops ship_ops = {
+	.name = "ship",
+	.line = ship_line,
+	.chunk = ship_chunk_read,
+	.per_log = true,	/* a message holds one log's lines */
+	.output = ship_output,
+	.tick = ship_tick,
+	.next_tick = ship_next_tick,
+	.stats = ship_stats,
+	.stop = ship_stop,
+};
+
+/* Who this host is: the key's, or host-id, or the machine's. */
+static int identity(struct ship *s, const struct ship_conf *c, char *err,
+		    size_t len)
+{
+	if (!c->unsigned_)
+		return take_key(s, c->key_file, c->host_id, err, len);
+	if (c->host_id) {
+		strcpy(s->host, c->host_id);
+		return 0;
+	}
+	return machine_id(s->host, err, len);
+}
+
+/* The state file, its folder made when it is the default one. */
+static int open_state(struct ship *s, const struct ship_conf *c, char *err,
+		      size_t len)
+{
+	uint64_t dropped;
+
+	/*
+	 * The package's unit and tmpfiles make the folder; a ship started
+	 * by hand on a host without them makes it, root's alone.  A folder
+	 * of another state file is the user's to make.
+	 */
+	if (c->state && !strcmp(c->state, DEFAULT_STATE) &&
+	    mkdir(DEFAULT_STATE_DIR, 0700) < 0 && errno != EEXIST) {
+		snprintf(err, len, "state folder %s: %s (state: a file in a folder only root may write)",
+			 DEFAULT_STATE_DIR, strerror(errno));
+		return -1;
+	}
+	s->st = ship_state_open(c->state, &dropped, err, len);
+	if (!s->st)
+		return -1;
 	if (dropped)
 		warnx_("ship: the state file held two epochs whose ships died before closing them: the older is left to the central, which shows it as ended");
-	s.e = &s.st->cur;
-	if (s.series_dir && state) {
-		size_t len = strlen(state) + sizeof(".series");
+	s->e = &s->st->cur;
+	if (c->series && c->state) {
+		size_t n = strlen(c->state) + sizeof(".series");
 
-		s.series_pos = xrealloc(NULL, len, 1);
-		snprintf(s.series_pos, len, "%s.series", state);
-		series_pos_load(&s);
+		s->series_pos = xrealloc(NULL, n, 1);
+		snprintf(s->series_pos, n, "%s.series", c->state);
+		series_pos_load(s);
 	}
-	strcpy(s.e->host, s.host);
-	s.e->epoch = new_epoch();
-	s.e->start_us = now_us();
-	s.e->interval_us = interval;
-	memcpy(s.hdr.host, s.host, sizeof(s.hdr.host));
-	s.hdr.epoch = s.e->epoch;
-	bucket_init(&s.cap, rate, burst, mono_us());
+	return 0;
+}
 
-	signals_init();
-	st = input_open(&s.in, dir, false, infmt, ignore_record, &s);
-	if (st != EXIT_OK) {
-		input_close(&s.in);
-		ship_state_close(s.st);
-		return st;
-	}
-	s.in.line_fn = ship_line;
-	s.in.chunk_fn = chunk_read;
-	input_set_open_fn(&s.in, file_opened);
-	s.in.by_file = true;	/* no order to keep: fuller messages */
-	input_status(&s.in, status_line, &s);
-	s.e->ow_start = s.e->ow_now;
-	s.e->so_start = s.e->so_now;
-	close_dead(&s);
+int ship_sink_start(struct sink *sk, const struct ship_conf *c, char *err,
+		    size_t len)
+{
+	struct ship *s = xcalloc(1, sizeof(*s));
+	uint64_t now = mono_us();
+	int r;
 
-	input_read(&s.in);
-	ship_series(&s);
-	next_ctl = mono_us() + interval;
-	while (!once && !stop_requested) {
-		flush_data(&s);
-		if (mono_us() >= next_ctl) {
-			send_ctl(&s, false);
-			next_ctl = mono_us() + interval;
-		}
-		sleep_us(DEFAULT_POLL_US);
-		if (++tick % 5 == 0) {
-			input_rescan(&s.in);
-			ship_series(&s);
-		}
-		input_read(&s.in);
+	s->fd = -1;
+	s->path = xstrdup(c->socket ? c->socket : DEFAULT_SOCKET);
+	s->send_wait_us = c->send_wait_us;
+	s->interval_us = c->interval_us;
+	s->dir = c->dir ? xstrdup(c->dir) : NULL;
+	s->series_dir = c->series ? xstrdup(c->series) : NULL;
+	r = identity(s, c, err, len);
+	if (!r)
+		r = open_state(s, c, err, len);
+	if (r < 0) {
+		ship_free(s);
+		return r;
 	}
-	input_finish(&s.in);
-	ok = send_ctl(&s, true);
-	report(&s);
-	input_report(&s.in);
-	input_close(&s.in);
-	sock_close(&s);
-	ship_state_close(s.st);
-	free(s.series_pos);
-	if (!ok) {
-		warnx_("ship: the last control message could not be sent: the central will count this epoch's missing records as lost in transport");
-		return EXIT_RUNTIME;
-	}
-	return EXIT_OK;
+	strcpy(s->e->host, s->host);
+	s->e->epoch = new_epoch();
+	s->e->start_us = now_us();
+	s->e->interval_us = c->interval_us;
+	memcpy(s->hdr.host, s->host, sizeof(s->hdr.host));
+	s->hdr.epoch = s->e->epoch;
+	bucket_init(&s->cap, c->rate, c->burst, now);
+	status_read(s->dir, status_line, s);
+	s->e->ow_start = s->e->ow_now;
+	s->e->so_start = s->e->so_now;
+	close_dead(s);
+	s->next_ctl_us = now + c->interval_us;
+	s->next_series_us = now;
+	sk->ops = &ship_ops;
+	sk->priv = s;
+	return 0;
 }

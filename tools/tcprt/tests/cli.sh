@@ -805,6 +805,61 @@ case_agent() {
 		"the agent's status"
 }
 
+# The ship sink in the agent, beside the metrics sink: the same data
+# messages as tcprt ship sends of the same logs (but for the epoch, drawn
+# anew), the metrics as export's, and the ship's counts in the status.
+case_agent_ship() {
+	local d c=$T/ags/agent.conf
+	command -v python3 > /dev/null || return 4
+	if ! "$TCPRT" agent --help | grep -q -- --config; then return 4; fi
+	d=$(make_all_types)
+	rm -rf "$T/ags"
+	mkdir -p "$T/ags"
+	receive_until_final "$T/ags/sock1" "$T/ags/ship.got"
+	expect_eq "$(status_of "$TCPRT" ship --unsigned --dir "$d" --once --host-id h1 \
+		--socket "$T/ags/sock1" --rate 0)" 0 "ship --once"
+	wait "$RX" || fail "the receiver"
+	expect_eq "$(status_of "$TCPRT" export --once --dir "$d" --textfile "$T/ags/export.prom")" 0 "export --once"
+	cat > "$c" <<-EOF
+		[agent]
+		dir = $d
+		status = $T/ags/agent.status
+		[metrics]
+		textfile = $T/ags/agent.prom
+		[ship]
+		unsigned = yes
+		host-id = h1
+		socket = $T/ags/sock2
+		rate = 0
+	EOF
+	chmod 644 "$c"
+	expect_eq "$(status_of "$TCPRT" agent --config "$c" --check)" 0 "agent --check"
+	expect_eq "$(cat "$T/out")" "$c: good; sinks: metrics ship" "--check's line"
+	receive_until_final "$T/ags/sock2" "$T/ags/agent.got"
+	expect_eq "$(status_of "$TCPRT" agent --config "$c" --once)" 0 "agent --once: $(cat "$T/err")"
+	wait "$RX" || fail "the receiver"
+	grep -q "7 records numbered, 7 sent in" "$T/err" || fail "the ship's report: $(cat "$T/err")"
+	python3 - "$T/ags/ship.got" "$T/ags/agent.got" <<-'PY' || fail "the agent's data messages differ from ship's"
+		import sys
+		def data(path):
+		    out = []
+		    for m in open(path, "rb").read().split(b"\n")[:-1]:
+		        f = m.split(b" ")
+		        if f[1] in (b"D1", b"D2"):
+		            f[3] = b"EPOCH"
+		            out.append(b" ".join(f))
+		    return out
+		a, b = data(sys.argv[1]), data(sys.argv[2])
+		assert a and a == b, (a, b)
+	PY
+	cmp -s "$T/ags/export.prom" "$T/ags/agent.prom" ||
+		fail "the agent's text file differs from export's: $(diff "$T/ags/export.prom" "$T/ags/agent.prom" | head -n 5)"
+	expect_eq "$(grep -E '^(sinks|ship_numbered|ship_sent|ship_cap_dropped|ship_refused) ' \
+		"$T/ags/agent.status" | tr '\n' ' ')" \
+		"sinks metrics ship ship_numbered 7 ship_sent 7 ship_cap_dropped 0 ship_refused 0 " \
+		"the agent's status"
+}
+
 # A configuration that is not right: exit 2 and one line naming the file,
 # the line when it is one line's, the section, the key and why; a file
 # that cannot be read, exit 1.
@@ -823,7 +878,7 @@ case_agent_conf_errors() {
 		:3: [metrics] port: given twice|[metrics]\nport = 80\n  port = 81\ntextfile = /x.prom\n
 		:3: not a [section], a key = value or a comment|[metrics]\ntextfile = /x.prom\nbogus\n[x]\na = 1\n
 		:1: a: a key before any [section]|a = 1\n[metrics]\ntextfile = /x.prom\n
-		:4: [nope]: not a section (agent, metrics, windows)|[metrics]\ntextfile = /x.prom\n[nope]\na = 1\n
+		:4: [nope]: not a section (agent, metrics, windows, ship)|[metrics]\ntextfile = /x.prom\n[nope]\na = 1\n
 		:2: [metrics] colour: not a key of [metrics]|[metrics]\ncolour = blue\n
 		:2: [metrics] otlp-exponential: 'maybe' is not yes or no|[metrics]\notlp-exponential = maybe\n
 		:2: [agent] interval: '0' is not a number of seconds > 0, at most a day|[agent]\ninterval = 0\n
@@ -831,7 +886,10 @@ case_agent_conf_errors() {
 		:2: [metrics] netns: 'x' is not a network namespace's inode number (N or net:[N], N > 0)|[metrics]\nnetns = x\n
 		: [metrics] --textfile: '/x.txt' does not end in .prom (node_exporter reads only *.prom)|[metrics]\ntextfile = /x.txt\n
 		: [metrics] --otlp-exponential, --otlp-logs, --otlp-logs-url and --otlp-header-file need --otlp URL|[metrics]\ntextfile = /x.prom\notlp-logs = 5\n
-		: no sink: configure one ([metrics], [windows])|[agent]\ninterval = 5\n
+		: no sink: configure one ([metrics], [windows], [ship])|[agent]\ninterval = 5\n
+		:2: [ship] rate: '12x' is not a number of bytes (up to 1000G; k, M, G: powers of 1000)|[ship]\nrate = 12x\n
+		:3: [ship] socket: '' is not a socket path (1 to 107 bytes)|[ship]\nunsigned = yes\nsocket =\n
+		: [ship] unsigned and key-file: one or the other|[agent]\ndir = /tmp\n[ship]\nunsigned = yes\nkey-file = /k\n
 		: [windows] --socket-group needs --socket|[windows]\nsocket-group = 0\n
 		:2: [windows] windows: at most 4 lengths|[windows]\nwindows = 1,2,3,4,5\n
 		:3: [windows] by: 'x' is not port, container, netns or peer|[windows]\nsocket = /tmp/s\nby = x\n
@@ -1886,6 +1944,7 @@ run_case "export: a reader never sees half a file" case_export_atomic
 run_case "export --otlp: bad values and combinations are usage errors" case_otlp_usage
 run_case "agent: the metrics sink from a configuration file: export's text file and archive, --check" case_agent
 run_case "agent: a wrong configuration: exit 2, the file, line, section, key and why" case_agent_conf_errors
+run_case "agent: the ship sink beside the metrics sink: ship's data messages, export's text file, the status" case_agent_ship
 run_case "mixed folder, tcp_rt and vendor files: read counts every valid line once, by source" case_mixed_read
 run_case "mixed folder: summary counts every task once" case_mixed_summary
 run_case "mixed folder: export counts every record once" case_mixed_export

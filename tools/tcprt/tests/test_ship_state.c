@@ -132,7 +132,7 @@ static void test_full(void)
 
 static void test_file(void)
 {
-	char dir[] = "/tmp/tcprt-shipstate.XXXXXX", path[256], dir2[300];
+	char dir[] = "/tmp/tcprt-shipstate.XXXXXX", path[256], dir2[300], err[512];
 	struct ship_state *st;
 	struct stat sb;
 	uint64_t dropped = 9;
@@ -144,7 +144,7 @@ static void test_file(void)
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/ship.state", dir);
-	st = ship_state_open(path, &dropped);
+	st = ship_state_open(path, &dropped, err, sizeof(err));
 	ok(st && dropped == 0 && stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600,
 	   "a new state file, 0600");
 	ship_state_close(st);
@@ -153,7 +153,7 @@ static void test_file(void)
 	pid = fork();
 	if (pid == 0) {
 		uint64_t d;
-		struct ship_state *c = ship_state_open(path, &d);
+		struct ship_state *c = ship_state_open(path, &d, err, sizeof(err));
 		struct ship_slot *s;
 
 		strcpy(c->cur.host, "web-1");
@@ -168,7 +168,7 @@ static void test_file(void)
 	}
 	waitpid(pid, &status, 0);
 	ok(WIFSIGNALED(status), "a ship killed with its epoch open");
-	st = ship_state_open(path, &dropped);
+	st = ship_state_open(path, &dropped, err, sizeof(err));
 	ok(st->dead.epoch == 4242 && !st->dead.closed && st->dead.next_seq == 100 &&
 	   st->dead.sent_seq == 90 && !strcmp(st->dead.host, "web-1") &&
 	   st->cur.epoch == 0 && dropped == 0,
@@ -181,8 +181,7 @@ static void test_file(void)
 		uint64_t d;
 
 		fclose(stderr);
-		ship_state_open(path, &d);
-		_exit(0);
+		_exit(ship_state_open(path, &d, err, sizeof(err)) ? 0 : 1);
 	}
 	waitpid(pid, &status, 0);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) != 0, "a second ship on a locked file: refused");
@@ -193,24 +192,24 @@ static void test_file(void)
 	st->cur.next_seq = 10;
 	strcpy(st->cur.host, "web-1");
 	ship_state_close(st);
-	st = ship_state_open(path, &dropped);
+	st = ship_state_open(path, &dropped, err, sizeof(err));
 	ok(st->dead.epoch == 5000 && dropped == 1, "two dead epochs: the newer kept, the older counted");
 	st->dead.closed = 1;
 	st->cur.epoch = 6000;
 	st->cur.closed = 1;
 	ship_state_close(st);
-	st = ship_state_open(path, &dropped);
+	st = ship_state_open(path, &dropped, err, sizeof(err));
 	ok(st->dead.epoch == 5000 && st->dead.closed && st->cur.epoch == 0 && dropped == 0,
 	   "an epoch closed by its final is not taken over");
 	ship_state_close(st);
 
 	/* a successor that dies having read nothing: the dead one stays */
-	st = ship_state_open(path, &dropped);
+	st = ship_state_open(path, &dropped, err, sizeof(err));
 	st->dead.closed = 0;
 	st->cur.epoch = 7000;
 	strcpy(st->cur.host, "web-1");
 	ship_state_close(st);
-	st = ship_state_open(path, &dropped);
+	st = ship_state_open(path, &dropped, err, sizeof(err));
 	ok(st->dead.epoch == 5000 && !st->dead.closed && dropped == 0,
 	   "a successor that read nothing, killed: the dead epoch it had to close stays");
 	ship_state_close(st);
@@ -221,7 +220,7 @@ static void test_file(void)
 	close(fd);
 	fclose(stderr);
 	stderr = fopen("/dev/null", "w");
-	st = ship_state_open(path, &dropped);
+	st = ship_state_open(path, &dropped, err, sizeof(err));
 	ok(st->cur.epoch == 0 && st->dead.epoch == 0, "another version: started anew");
 	ship_state_close(st);
 
@@ -233,8 +232,7 @@ static void test_file(void)
 	if (pid == 0) {
 		uint64_t d;
 
-		ship_state_open(path, &d);
-		_exit(0);
+		_exit(ship_state_open(path, &d, err, sizeof(err)) ? 0 : 1);
 	}
 	waitpid(pid, &status, 0);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) != 0 && stat(path, &sb) == 0 &&
@@ -242,15 +240,14 @@ static void test_file(void)
 	/* another name of it */
 	snprintf(dir2, sizeof(dir2), "%s/link", dir);
 	unlink(path);
-	st = ship_state_open(path, &dropped);
+	st = ship_state_open(path, &dropped, err, sizeof(err));
 	ship_state_close(st);
 	ok(link(path, dir2) == 0, "a hard link to the state file");
 	pid = fork();
 	if (pid == 0) {
 		uint64_t d;
 
-		ship_state_open(path, &d);
-		_exit(0);
+		_exit(ship_state_open(path, &d, err, sizeof(err)) ? 0 : 1);
 	}
 	waitpid(pid, &status, 0);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) != 0, "a state file with two names: refused");

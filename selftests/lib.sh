@@ -162,6 +162,22 @@ cleanup_case() {
 	return 0
 }
 
+# A figure of tcprt live's (or the agent's windows') answer to a question
+# at socket SOCK: python's expression @expr over the answer a
+# (a["windows"][0] the first window asked).  Asked from Python: the arm64
+# guests' root has no socat.
+live_ask_at() {	# sock question expr
+	python3 - "$1" "$2" "$3" 2> /dev/null <<-'PY'
+		import json, socket, sys
+		s = socket.socket(socket.AF_UNIX)
+		s.settimeout(5)
+		s.connect(sys.argv[1])
+		s.sendall(sys.argv[2].encode() + b"\n")
+		a = json.loads(s.makefile("r").readline())
+		print(eval(sys.argv[3]))
+	PY
+}
+
 # ---- waiting for events -------------------------------------------------------
 
 # Poll a condition until it holds; fail after WAIT_S seconds of the

@@ -87,7 +87,6 @@ struct ship {
 	struct ship_epoch *e;
 	uint64_t sent, messages, ctl_refused;
 	uint64_t backwards;	/* module numbers that went back (ship_chunk) */
-	uint64_t load_id;	/* status's, when last read */
 	struct ship_slot *last_slot;
 
 	/* the numbered records of the message being filled, of one slot */
@@ -271,8 +270,6 @@ static void status_line(const char *key, uint64_t v, void *arg)
 		s->e->module_known = 1;
 	} else if (!strcmp(key, "records_sampled_out")) {
 		s->e->so_now = v;
-	} else if (!strcmp(key, "load_id")) {
-		s->load_id = v;
 	}
 }
 

@@ -348,19 +348,9 @@ case_summary() {
 
 # ---- live ----------------------------------------------------------------------
 
-# A figure of tcprt live's answer to a question: python's expression @expr
-# over the answer a (a["windows"][0] the first window asked).  Asked from
-# Python: the arm64 guests' root has no socat.
+# tcprt live's answers at this file's socket (selftests/lib.sh).
 live_ask() {	# question expr
-	python3 - "$W/live.sock" "$1" "$2" 2> /dev/null <<-'PY'
-		import json, socket, sys
-		s = socket.socket(socket.AF_UNIX)
-		s.settimeout(5)
-		s.connect(sys.argv[1])
-		s.sendall(sys.argv[2].encode() + b"\n")
-		a = json.loads(s.makefile("r").readline())
-		print(eval(sys.argv[3]))
-	PY
+	live_ask_at $W/live.sock "$@"
 }
 
 live_says() {	# question expr expected

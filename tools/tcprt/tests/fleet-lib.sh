@@ -235,6 +235,7 @@ stop_central() {	# [signal]
 # (tcprt-ship-failover.conf, the first tried again every 5 s;
 # tcprt-ship-mirror.conf), the second one CEN=central2's; TO=central2:
 # tcprt-ship.conf to the second central alone.
+# SENDER_SED: a sed script the snippet goes through (a case's own queue)
 start_sender() {	# a|b
 	local h=$1 i=0 snip=tcprt-ship.conf two=()
 	[ "$h" = b ] && i=1
@@ -250,7 +251,7 @@ start_sender() {	# a|b
 	# shellcheck disable=SC2046
 	"$FLEET/render.sh" "$FLEET/$snip" TCPRT_SOCKET=$F/$h/ship.sock \
 		TCPRT_CENTRAL=10.98.$i.1 TCPRT_PORT="$(CEN=${TO:-central} cen_port)" \
-		$(tls_args $F/tls/$h) "${two[@]}" > $F/$h/snippet.conf
+		$(tls_args $F/tls/$h) "${two[@]}" | sed -e "${SENDER_SED:-}" > $F/$h/snippet.conf
 	"$FLEET/render.sh" "$FLEET/test-sender.conf.in" WORKDIR=$F/$h \
 		SNIPPET=$F/$h/snippet.conf > $F/$h/rsyslog.conf
 	detach $F/$h/stdout ip netns exec fleet$h rsyslogd -n -f $F/$h/rsyslog.conf \

@@ -80,6 +80,13 @@ void set_str(char **to, const char *v);
  * (a key): 0, or -1 with "'V' is not yes or no" in @err.
  */
 int set_flag(bool *to, const char *v, char *err, size_t len);
+/*
+ * Seconds (fractions allowed), up to a year; 0 only when @zero_ok: 0, or
+ * -1 with "'V' is not a number of seconds[ > 0]" in @err.  opt_seconds()
+ * is this for an option.
+ */
+int set_seconds(uint64_t *to, const char *v, bool zero_ok, char *err,
+		size_t len);
 /* "R,W,N,P,E" -> a bit mask of 1 << REC_x. */
 unsigned int opt_types(const char *cmd, const char *arg);
 /*

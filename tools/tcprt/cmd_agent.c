@@ -455,8 +455,7 @@ static void agent_reload(struct agent_conf *a, struct reader *rd)
 	warnx_("agent: %s read again (SIGHUP): metrics %s, windows %s, ship %s",
 	       a->path, m, w, sh);
 	conf_free(a);
-	*a = b;
-	a->ship.dir = a->dir;
+	*a = b;		/* b.ship.dir is b.dir, now a->dir */
 	rd->status_path = a->status;
 	/* a sink that failed to start is off */
 	a->metrics_on = reader_has_sink(rd, "metrics");

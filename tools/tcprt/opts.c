@@ -68,12 +68,11 @@ uint16_t opt_port(const char *cmd, const char *arg)
 uint64_t opt_seconds(const char *cmd, const char *opt, const char *arg,
 		     bool zero_ok)
 {
+	char err[512];
 	uint64_t us;
 
-	if (!parse_seconds(arg, &us) || (!zero_ok && us == 0) ||
-	    us > 86400 * 365 * USEC_PER_SEC)
-		usage_error(cmd, "%s: '%s' is not a number of seconds%s", opt,
-			    arg, zero_ok ? "" : " > 0");
+	if (set_seconds(&us, arg, zero_ok, err, sizeof(err)) < 0)
+		usage_error(cmd, "%s: %s", opt, err);
 	return us;
 }
 
@@ -165,6 +164,18 @@ void set_str(char **to, const char *v)
 {
 	free(*to);
 	*to = xstrdup(v);
+}
+
+int set_seconds(uint64_t *to, const char *v, bool zero_ok, char *err,
+		size_t len)
+{
+	if (!parse_seconds(v, to) || (!zero_ok && *to == 0) ||
+	    *to > 86400 * 365 * USEC_PER_SEC) {
+		snprintf(err, len, "'%s' is not a number of seconds%s", v,
+			 zero_ok ? "" : " > 0");
+		return -1;
+	}
+	return 0;
 }
 
 int set_flag(bool *to, const char *v, char *err, size_t len)

@@ -762,21 +762,28 @@ static uint64_t new_epoch(void)
 	return e;
 }
 
-static void report(const struct ship *s)
+/* The module's numbers @e never read, over its slots (L1's relay_skipped). */
+static uint64_t relay_skipped(const struct ship_epoch *e)
 {
-	const struct ship_epoch *e = s->e;
-	uint64_t skipped = 0;
+	uint64_t n = 0;
 	unsigned int i;
 
 	for (i = 0; i < SHIP_STATE_SLOTS; i++)
-		skipped += e->slot[i].relay_skipped;
+		n += e->slot[i].relay_skipped;
+	return n;
+}
+
+static void report(const struct ship *s)
+{
+	const struct ship_epoch *e = s->e;
+
 	warnx_("ship: host %s epoch %llu: %llu records numbered, %llu sent in %llu messages, %llu dropped by the cap, %llu refused by rsyslog's socket, %llu malformed (shipped, marked), %llu of the module's numbers never read (the relay overwrote them, or another reader took them)%s",
 	       s->host, (unsigned long long)e->epoch,
 	       (unsigned long long)e->next_seq, (unsigned long long)s->sent,
 	       (unsigned long long)s->messages,
 	       (unsigned long long)e->cap_dropped,
 	       (unsigned long long)e->refused, (unsigned long long)e->bad,
-	       (unsigned long long)skipped,
+	       (unsigned long long)relay_skipped(e),
 	       s->ctl_refused ? "; some control messages were refused" : "");
 	if (s->series_dir)
 		warnx_("ship: %llu series runs of %s shipped, %llu lines (numbered, capped and counted above with the records)",
@@ -804,19 +811,6 @@ static int set_bytes(uint64_t *to, const char *v, char *err, size_t len)
 	if (!parse_bytes(v, to) || *to > MAX_BYTES_OPT) {
 		snprintf(err, len, "'%s' is not a number of bytes (up to 1000G; k, M, G: powers of 1000)",
 			 v);
-		return -1;
-	}
-	return 0;
-}
-
-/* Seconds, up to a year; 0 only when @zero_ok. */
-static int set_seconds(uint64_t *to, const char *v, bool zero_ok, char *err,
-		       size_t len)
-{
-	if (!parse_seconds(v, to) || (!zero_ok && *to == 0) ||
-	    *to > 86400 * 365 * USEC_PER_SEC) {
-		snprintf(err, len, "'%s' is not a number of seconds%s", v,
-			 zero_ok ? "" : " > 0");
 		return -1;
 	}
 	return 0;
@@ -964,11 +958,7 @@ static void ship_stats(void *priv, FILE *out)
 {
 	const struct ship *s = priv;
 	const struct ship_epoch *e = s->e;
-	uint64_t skipped = 0;
-	unsigned int i;
 
-	for (i = 0; i < SHIP_STATE_SLOTS; i++)
-		skipped += e->slot[i].relay_skipped;
 	sink_stat(out, "ship", "epoch", e->epoch);
 	sink_stat(out, "ship", "numbered", e->next_seq);
 	sink_stat(out, "ship", "sent", s->sent);
@@ -976,7 +966,7 @@ static void ship_stats(void *priv, FILE *out)
 	sink_stat(out, "ship", "cap_dropped", e->cap_dropped);
 	sink_stat(out, "ship", "refused", e->refused);
 	sink_stat(out, "ship", "malformed", e->bad);
-	sink_stat(out, "ship", "relay_skipped", skipped);
+	sink_stat(out, "ship", "relay_skipped", relay_skipped(e));
 	sink_stat(out, "ship", "control_refused", s->ctl_refused);
 	if (s->series_dir)
 		sink_stat(out, "ship", "series_runs", s->series_runs);

@@ -199,7 +199,7 @@ class BootWatchTest(unittest.TestCase):
 class QemuArgvTest(unittest.TestCase):
 
     ENV = ("VM_CPU", "VM_PLUGIN", "VM_ICOUNT", "VM_ACCEL", "VM_MODULES_DIR", "VM_APPEND",
-           "VM_SHARE", "VM_CPU_QUOTA")
+           "VM_SHARE", "VM_CPU_QUOTA", "VM_SLOWED")
 
     def setUp(self):
         saved = {k: os.environ.get(k) for k in self.ENV}
@@ -244,6 +244,17 @@ class QemuArgvTest(unittest.TestCase):
         self.assertTrue(base.startswith("console=ttyS0 "))
         os.environ["VM_APPEND"] = "possible_cpus=80"
         self.assertEqual(self.option(self.argv(), "-append"), base + " possible_cpus=80")
+
+    def test_slowed_guest_waits_longer_for_stalls(self):
+        base = self.option(self.argv(), "-append")
+        self.assertNotIn("rcu_cpu_stall_timeout", base)
+        for k, v in (("VM_SLOWED", "1"), ("VM_CPU_QUOTA", "50")):
+            os.environ[k] = v
+            os.environ["VM_APPEND"] = "possible_cpus=80"
+            self.assertEqual(self.option(self.argv(), "-append"),
+                             base + " rcupdate.rcu_cpu_stall_timeout=120 watchdog_thresh=60"
+                             " possible_cpus=80")
+            os.environ.pop(k)
 
     def test_cpu_quota_value(self):
         self.assertIsNone(vm_run.cpu_quota_pct())

@@ -96,11 +96,24 @@ dkms_status() {
 }
 
 # dpkg in the root (its arguments' globs expanded there), its output in
-# the test's when it fails.
+# the test's when it fails.  While it runs, each minute its log or DKMS's
+# build log grew, the newest line of either: DKMS building the module in
+# the emulated guest took 1,022 s beside a busy host, and selftests/run
+# ends a test that prints nothing for long (TCP_RT_TEST_TIMEOUT).
 dpkg_ok() {	# log dpkg-args...
-	local log=$1
+	local log=$1 pid size last=''
 	shift
-	in_root sh -c "dpkg $*" > "$log" 2>&1 || {
+	in_root sh -c "dpkg $*" > "$log" 2>&1 &
+	pid=$!
+	# returns when dpkg ends, or after a minute
+	while ! timeout 60 tail --pid=$pid -f /dev/null; do
+		size=$(cat "$log" $R/var/lib/dkms/tcp_rt/*/build/make.log 2> /dev/null | wc -c)
+		[ "$size" = "$last" ] && continue
+		last=$size
+		diag "dpkg: $(ls -t "$log" $R/var/lib/dkms/tcp_rt/*/build/make.log 2> /dev/null |
+			head -1 | xargs tail -n 1 | cut -c1-160)"
+	done
+	wait $pid || {
 		sed 's/^/# /' "$log"
 		fail "dpkg $*"
 	}

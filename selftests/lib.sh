@@ -195,26 +195,48 @@ wait_until() {	# what cmd...
 	return 1
 }
 
-# Wait for CMD, which prints a count, to reach N for as long as the count
-# moves: a timeout only once it stood still for WAIT_S seconds.  A slow
-# machine's pipeline still delivering has lost nothing yet; one that
-# stopped has.
-wait_count() {	# what n cmd...
-	local what=$1 n=$2 v last='' end=$((SECONDS + WAIT_S + 1))
-	shift 2
+# The wait of wait_count and wait_moving: PROGRESS (a command line) prints
+# how far something got, into v; DONE (a command line, which may read $v)
+# says whether the wait is over.  A timeout only once v stood still for
+# WAIT_S seconds: a slow machine still getting on is not a stopped one.
+wait_progress() {	# what progress done
+	local v last='' end=$((SECONDS + WAIT_S + 1))
 	while :; do
-		# a failed count is no move
-		v=$("$@") || v=$last
-		[ "${v:-0}" -ge "$n" ] 2> /dev/null && return 0
+		# a failed reading is no move
+		v=$(eval "$2") || v=$last
+		eval "$3" && return 0
 		if [ "$v" != "$last" ]; then
 			last=$v
 			end=$((SECONDS + WAIT_S + 1))
 		elif ((SECONDS >= end)); then
-			echo "# timeout waiting for $what: $v of $n, the same for $WAIT_S s"
+			echo "# timeout waiting for $1: at ${v:-nothing}, the same for $WAIT_S s"
 			return 1
 		fi
 		sleep 0.05
 	done
+}
+
+# Wait for CMD, which prints a count, to reach N for as long as the count
+# moves: a pipeline still delivering has lost nothing yet; one that
+# stopped has.
+wait_count() {	# what n cmd...
+	local what=$1 n=$2
+	shift 2
+	wait_progress "$what ($n)" "$(printf '%q ' "$@")" "[ \"\${v:-0}\" -ge $n ] 2> /dev/null"
+}
+
+# Wait for CMD to succeed for as long as PROGRESS (a command line: what a
+# daemon still starting has done, its CPU time say) moves.
+wait_moving() {	# what progress cmd...
+	local what=$1 progress=$2
+	shift 2
+	wait_progress "$what" "$progress" "$(printf '%q ' "$@")"
+}
+
+# The value of KEY in a file of "key value" lines (a status file, a
+# state file): nothing when it has none.
+kv() {	# file key
+	awk -v k="$2" '$1 == k { print $2 }' "$1"
 }
 
 # ---- module -------------------------------------------------------------------
@@ -240,8 +262,8 @@ mod_unload() {
 	rmmod tcp_rt || fail "rmmod tcp_rt"
 }
 
-status() {	# key
-	awk -v k="$1" '$1 == k { print $2 }' "$DBG/status"
+status() {	# key: the module's status file's
+	kv "$DBG/status" "$1"
 }
 
 # The hooks are ftrace callbacks, whose recursion guard lets a softirq hook

@@ -438,11 +438,11 @@ case_agent() {
 	sed 's/^/# /' $W/agent.status
 	grep -q "^sinks metrics windows$" $W/agent.status || fail "status: $(cat $W/agent.status)"
 	for k in metrics_records windows_records; do
-		expect_eq "$(awk -v k=$k '$1 == k { print $2 }' $W/agent.status)" \
-			"$(awk '$1 == "records_read" { print $2 }' $W/agent.status)" "$k: every record read"
+		expect_eq "$(kv $W/agent.status $k)" \
+			"$(kv $W/agent.status records_read)" "$k: every record read"
 	done
 	for k in metrics_textfile_failed windows_late windows_future windows_overflow; do
-		expect_eq "$(awk -v k=$k '$1 == k { print $2 }' $W/agent.status)" 0 "$k"
+		expect_eq "$(kv $W/agent.status $k)" 0 "$k"
 	done
 }
 

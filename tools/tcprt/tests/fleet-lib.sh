@@ -36,8 +36,8 @@ inc() {	# cmd...: in the central's namespace
 	ip netns exec fleetc "$@"
 }
 
-sql() {	# query: its answer (TabSeparated)
-	inc curl -sS --max-time 60 --fail-with-body "$CH" --data-binary "$1"
+sql() {	# query: its answer (TabSeparated), within SQL_S seconds (60)
+	inc curl -sS --max-time "${SQL_S:-60}" --fail-with-body "$CH" --data-binary "$1"
 }
 
 # ---- identities ----------------------------------------------------------------------
@@ -436,9 +436,21 @@ zk_mode() {	# ZooKeeper's own answer that it serves sessions ("Mode: ...")
 		2> /dev/null | grep -q '^Mode: '
 }
 
+# How far a ZooKeeper starting got: its JVM's CPU time, in 5 s steps.
+# Restarted after a SIGKILL, it reads its snapshot and transaction logs
+# before it serves: over 120 s in a guest starved by a busy host
+# (docs/testing.md), seconds otherwise; the steps keep an idle JVM's
+# housekeeping from counting as a start going on.
+zk_progress() {
+	local pid
+	pid=$(pgrep -n -f "^java .*ZooKeeperServerMain $F/zk/zoo.cfg") || return 1
+	awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print int(($12 + $13) / hz / 5) }' \
+		/proc/"$pid"/stat
+}
+
 # ClickHouse started before ZooKeeper serves sessions can crash at its
 # first ON CLUSTER statement (fleet-notes): wait for srvr's Mode line, not
-# ruok.  A 5 s session timeout lets a killed replica's session expire,
+# ruok, for as long as the JVM's start goes on.  A 5 s session timeout lets a killed replica's session expire,
 # and the replica catch up, within seconds of its restart.
 start_zookeeper() {
 	mkdir -p $F/zk/data
@@ -454,7 +466,7 @@ start_zookeeper() {
 	detach $F/zk/log ip netns exec fleetc java -Xmx256m \
 		-cp /usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar \
 		org.apache.zookeeper.server.ZooKeeperServerMain $F/zk/zoo.cfg
-	WAIT_S=$SETTLE_S wait_until "ZooKeeper serving" zk_mode
+	WAIT_S=$SETTLE_S wait_moving "ZooKeeper serving" zk_progress zk_mode
 }
 
 stop_zookeeper() {	# [signal]

@@ -213,10 +213,10 @@ case_agent() {
 	expect_once $host $n
 	sed 's/^/# /' $F/agent.status
 	for k in records_read metrics_records windows_records ship_numbered ship_sent; do
-		expect_eq "$(awk -v k=$k '$1 == k { print $2 }' $F/agent.status)" $n "the agent's $k"
+		expect_eq "$(kv $F/agent.status $k)" $n "the agent's $k"
 	done
 	for k in ship_cap_dropped ship_refused ship_relay_skipped metrics_textfile_failed windows_late; do
-		expect_eq "$(awk -v k=$k '$1 == k { print $2 }' $F/agent.status)" 0 "the agent's $k"
+		expect_eq "$(kv $F/agent.status $k)" 0 "the agent's $k"
 	done
 }
 
@@ -456,7 +456,7 @@ case_spool_full() {
 	(
 		fault_run full-a fill_spool
 		grep -q "^refusing 0$" $F/small/.tcprt-spool.status || fail "$(cat $F/small/.tcprt-spool.status)"
-		expect_ge "$(awk '$1 == "refusals" { print $2 }' $F/small/.tcprt-spool.status)" 1 "the writer's refusals"
+		expect_ge "$(kv $F/small/.tcprt-spool.status refusals)" 1 "the writer's refusals"
 		grep -q -E "refusing messages, which their senders keep: (write: No space left on device|[0-9]+ bytes free)" \
 			$F/central/spool.log || fail "the writer's log: $(cat $F/central/spool.log)"
 		lines=$(whole_lines $F/small/*.frames)
@@ -539,7 +539,7 @@ case_spool_bound() {
 		fault_run bound-a spool_at_bound 20000
 		WAIT_S=$SETTLE_S wait_until "the writer taking messages" grep -q "^refusing 0$" $st ||
 			fail "$(cat $st)"
-		expect_ge "$(awk '$1 == "refusals" { print $2 }' $st)" 1 "the writer's refusals"
+		expect_ge "$(kv $st refusals)" 1 "the writer's refusals"
 		grep -q "spool: takes messages again" $F/central/spool.log ||
 			fail "the writer's log: $(cat $F/central/spool.log)"
 		diag "the spool's files now: $(ls $F/bound | tr '\n' ' ')"
@@ -624,7 +624,7 @@ ingest_idle() {
 	[ -f $state ] || return 1
 	for f in $F/spool/*.frames; do
 		size=$(stat -c %s "$f")
-		loaded=$(awk -v n="$(basename "$f")" '$1 == n { print $2 }' $state)
+		loaded=$(kv $state "$(basename "$f")")
 		[ "$size" = "${loaded:-0}" ] || return 1
 	done
 }

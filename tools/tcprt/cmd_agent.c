@@ -477,6 +477,7 @@ static int agent_run(struct agent_conf *a, bool once)
 	int st = EXIT_OK;
 
 	signals_init();
+	rd->sink_stats = true;	/* tcprt_agent_status, in the metrics */
 	if (!once) {
 		signals_reload_init();
 		rd->reloadable = true;

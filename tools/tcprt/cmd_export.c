@@ -111,7 +111,9 @@ INPUT_FORMAT_HELP
 "  tcprt_container_overflow_records_total\n"
 "                                    records counted as container=\"other\"\n"
 "                                    (no labels)\n"
-"  tcprt_module_status{key}          every numeric line of tcp_rt's status\n";
+"  tcprt_module_status{key}          every numeric line of tcp_rt's status\n"
+"  tcprt_agent_status{key}           tcprt agent's sinks' counts (its status\n"
+"                                    file's lines; not export's)\n";
 
 enum {
 	O_OTLP = 256, O_OTLP_EXPONENTIAL, O_OTLP_LOGS, O_OTLP_LOGS_URL,

@@ -424,23 +424,24 @@ static pb_metric *self_metric(struct arena *a, const struct otlp_metrics *x,
 	return m;
 }
 
-/* tcp_rt's status lines: a gauge, the line's key as tcp_rt.status.key. */
-static pb_metric *status_metric(struct arena *a, const struct otlp_metrics *x)
+/* Lines of a status file: a gauge, each line's key as attribute @attr. */
+static pb_metric *status_metric(struct arena *a, const struct otlp_metrics *x,
+				const char *name, const char *desc,
+				const char *attr, const struct sink_status *st,
+				unsigned int n)
 {
-	pb_metric *m = metric(a, "tcp_rt.module.status", "",
-			      "The numeric lines of /sys/kernel/debug/tcp-rt/status.");
+	pb_metric *m = metric(a, name, "", desc);
 	pb_gauge *g = anew(a, 1, sizeof(*g));
 	unsigned int i;
 
 	opentelemetry__proto__metrics__v1__gauge__init(g);
-	g->data_points = anew(a, x->nstatus, sizeof(*g->data_points));
-	for (i = 0; i < x->nstatus; i++) {
-		pb_ndp *p = int_point(a, x, x->status[i].value);
+	g->data_points = anew(a, n, sizeof(*g->data_points));
+	for (i = 0; i < n; i++) {
+		pb_ndp *p = int_point(a, x, st[i].value);
 
 		p->start_time_unix_nano = 0;	/* a gauge has no start */
 		p->attributes = anew(a, 1, sizeof(*p->attributes));
-		p->attributes[p->n_attributes++] =
-			kv_str(a, "tcp_rt.status.key", x->status[i].key);
+		p->attributes[p->n_attributes++] = kv_str(a, attr, st[i].key);
 		g->data_points[g->n_data_points++] = p;
 	}
 	m->data_case = OPENTELEMETRY__PROTO__METRICS__V1__METRIC__DATA_GAUGE;
@@ -516,7 +517,13 @@ uint8_t *otlp_pack_metrics(const struct otlp_metrics *x, size_t *len)
 			n++;
 	n += self_metrics(&a, x, m + n);
 	if (x->nstatus)
-		m[n++] = status_metric(&a, x);
+		m[n++] = status_metric(&a, x, "tcp_rt.module.status",
+				       "The numeric lines of /sys/kernel/debug/tcp-rt/status.",
+				       "tcp_rt.status.key", x->status, x->nstatus);
+	if (x->nstats)
+		m[n++] = status_metric(&a, x, "tcprt.agent.status",
+				       "The numeric lines of tcprt agent's status file: each sink's counts.",
+				       "tcprt.agent.key", x->stats, x->nstats);
 
 	opentelemetry__proto__metrics__v1__scope_metrics__init(sm);
 	sm->scope = scope(&a);

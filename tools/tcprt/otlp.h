@@ -37,6 +37,8 @@ struct otlp_metrics {
 	struct otlp_self self;
 	const struct sink_status *status;
 	unsigned int nstatus;
+	const struct sink_status *stats;	/* tcprt agent's sinks' */
+	unsigned int nstats;
 };
 
 /*

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -182,7 +183,35 @@ static struct sink_input reader_input(const struct reader *rd)
 	return (struct sink_input){
 		.records = rd->in.records, .bad = rd->in.bad,
 		.status = rd->status, .nstatus = rd->nstatus,
+		.stats = rd->stats, .nstats = rd->nstats,
 	};
+}
+
+/* Every sink's stats() lines now, into rd->stats. */
+static void read_sink_stats(struct reader *rd)
+{
+	char *buf = NULL, *p, *nl;
+	size_t len = 0, i;
+	FILE *f = open_memstream(&buf, &len);
+	unsigned long long v;
+	char key[sizeof(rd->stats[0].key)];
+
+	if (!f)
+		die(EXIT_RUNTIME, "open_memstream: %s", strerror(errno));
+	for (i = 0; i < rd->nsinks; i++)
+		if (rd->sinks[i].ops->stats)
+			rd->sinks[i].ops->stats(rd->sinks[i].priv, f);
+	fclose(f);
+	rd->nstats = 0;
+	for (p = buf; (nl = strchr(p, '\n')); p = nl + 1) {
+		/* SINK_STATS_MAX has room for every sink's (sink.h) */
+		if (rd->nstats == SINK_STATS_MAX ||
+		    sscanf(p, "%63s %llu", key, &v) != 2)
+			continue;
+		memcpy(rd->stats[rd->nstats].key, key, sizeof(key));
+		rd->stats[rd->nstats++].value = v;
+	}
+	free(buf);
 }
 
 /* The status file: what was read, then each sink's counts. */
@@ -205,9 +234,13 @@ static void fill_status(FILE *f, void *arg)
 /* Every sink's output of this interval, the status: -1 if one failed. */
 static int output(struct reader *rd, bool last)
 {
-	struct sink_input si = reader_input(rd);
+	struct sink_input si;
 	int st = 0;
 	size_t i;
+
+	if (rd->sink_stats)
+		read_sink_stats(rd);
+	si = reader_input(rd);
 
 	for (i = 0; i < rd->nsinks; i++)
 		if (rd->sinks[i].ops->output(rd->sinks[i].priv, &si, last) < 0)

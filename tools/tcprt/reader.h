@@ -27,8 +27,12 @@ struct reader {
 	/* if set, rewritten at each output: the reader's and sinks' counts */
 	const char *status_path;
 	bool started;		/* reader_run() ran once */
+	/* tcprt agent: the sinks' stats() handed to them as sink_input.stats */
+	bool sink_stats;
 	struct sink_status status[SINK_STATUS_MAX];
 	unsigned int nstatus;
+	struct sink_status stats[SINK_STATS_MAX];
+	unsigned int nstats;
 };
 
 /* Hand @s to the reader, which stops it in reader_close(). */

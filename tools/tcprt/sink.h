@@ -28,6 +28,7 @@ struct sink_status {
 };
 
 #define SINK_STATUS_MAX	64
+#define SINK_STATS_MAX	128	/* the agent's sinks' stats() lines (33 today) */
 #define SINK_POLL_MAX	72	/* a socket, its 64 clients, a terminal */
 
 /* What the reader tells every sink at output time. */
@@ -36,6 +37,13 @@ struct sink_input {
 	uint64_t bad;		/* malformed lines skipped */
 	const struct sink_status *status;	/* the module's, this interval */
 	unsigned int nstatus;
+	/*
+	 * tcprt agent's: every sink's stats() lines as the interval's output
+	 * began (the status file's, less what the reader read); none
+	 * elsewhere.
+	 */
+	const struct sink_status *stats;
+	unsigned int nstats;
 };
 
 struct sink_ops {

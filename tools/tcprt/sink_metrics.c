@@ -372,6 +372,14 @@ static void write_metrics(FILE *out, const struct metrics *x,
 				in->status[c].key,
 				(unsigned long long)in->status[c].value);
 	}
+	if (in->nstats) {
+		fprintf(out, "# HELP tcprt_agent_status The numeric lines of tcprt agent's status file: each sink's counts, as this interval's output began.\n"
+			"# TYPE tcprt_agent_status gauge\n");
+		for (c = 0; c < in->nstats; c++)
+			fprintf(out, "tcprt_agent_status{key=\"%s\"} %llu\n",
+				in->stats[c].key,
+				(unsigned long long)in->stats[c].value);
+	}
 }
 
 /* The text file's content (write_file_atomic()'s @fill). */
@@ -411,6 +419,7 @@ static void publish(struct metrics *x, const struct sink_input *in,
 		.host = x->host, .start_ns = x->start_ns,
 		.time_ns = now_us() * 1000,
 		.status = in->status, .nstatus = in->nstatus,
+		.stats = in->stats, .nstats = in->nstats,
 	};
 	struct otlp_counts c;
 	uint8_t *buf;

@@ -56,6 +56,7 @@ PROMETHEUS = {
         "malformed": ("tcprt_malformed_lines_total", {}),
         "overflow": ("tcprt_container_overflow_records_total", {}),
         "module_status": ("tcprt_module_status", {}),
+        "agent_status": ("tcprt_agent_status", {}),
     },
     # tcprt_module_status's label naming the status line
     "status_key": "key",
@@ -97,6 +98,7 @@ OTLP = {
         "malformed": None,
         "overflow": None,
         "module_status": None,
+        "agent_status": None,
     },
     "status_key": None,
 }
@@ -111,6 +113,10 @@ DOWNLOAD_PARTS = ("rwnd_limited", "sndbuf_limited", "app_limited")
 # (docs/records.md, "The status file").
 LOSS_KEYS = ("log_subbufs_overwritten", "reads_lapped", "alloc_failed",
              "probe_missed", "stats_dropped")
+# tcprt agent's status lines that count what a sink did not deliver, by
+# the ending of their keys (tcprt(8), [agent] status): metrics_textfile_
+# failed, ship_refused, windows_late, ...
+AGENT_LOSS_KEYS = ".+_(failed|dropped|capped|refused|late|future|overflow|skipped)"
 
 DS = {"type": "prometheus", "uid": "${DS_PROMETHEUS}"}
 RATE = "$__rate_interval"
@@ -311,7 +317,8 @@ def panels(f):
         "s", [(quantile(f, "0.99", p, []), p) for p in PROCESS_PARTS + DOWNLOAD_PARTS],
         w=24))
 
-    if any(M[k] for k in ("module_status", "records_read", "malformed", "overflow")):
+    if any(M[k] for k in ("module_status", "agent_status", "records_read", "malformed",
+                          "overflow")):
         out.append(row("Records lost"))
     if M["module_status"]:
         name = M["module_status"][0]
@@ -326,6 +333,21 @@ def panels(f):
             [("sum by (%s, %s) (increase(%s{%s=~\"$host\", %s=~\"%s\"}[%s]))" % (
                 L["host"], f["status_key"], name, L["host"], f["status_key"],
                 "|".join(LOSS_KEYS), RATE),
+              "{{%s}} {{%s}}" % (f["status_key"], L["host"]))]))
+    if M["agent_status"]:
+        name = M["agent_status"][0]
+        out.append(timeseries(
+            "tcprt agent: what a sink did not deliver",
+            "Increase of tcprt agent's counts of what each sink was handed "
+            "and did not deliver, by cause, over the rate interval: "
+            "metrics_textfile_failed, metrics_otlp_*_dropped, "
+            "windows_late and _future, ship_cap_dropped, ship_refused, "
+            "ship_relay_skipped, ...  Empty where no agent runs (tcprt "
+            "export alone).  Expected to stay 0.",
+            "short",
+            [("sum by (%s, %s) (increase(%s{%s=~\"$host\", %s=~\"%s\"}[%s]))" % (
+                L["host"], f["status_key"], name, L["host"], f["status_key"],
+                AGENT_LOSS_KEYS, RATE),
               "{{%s}} {{%s}}" % (f["status_key"], L["host"]))]))
     own = [(k, t) for k, t in (("malformed", "malformed lines"),
                                 ("overflow", "container overflow records"))

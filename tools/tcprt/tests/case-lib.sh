@@ -33,6 +33,12 @@ run_case() {	# description function
 	fi
 }
 
+# A text file of tcprt agent's without its own lines (tcprt_agent_status,
+# each sink's counts): what tcprt export writes of the same records.
+without_agent() {	# file
+	grep -v 'tcprt_agent_status' "$1"
+}
+
 # Poll a command until it succeeds; fail the case, naming WHAT, after 30 s.
 wait_for() {	# what cmd...
 	local what=$1 i

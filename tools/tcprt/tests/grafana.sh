@@ -69,10 +69,12 @@ case_promtool_check() {
 }
 
 # Records of every type (tests/breakdown_gen.py's R, W and P with the
-# breakdown; an N, an E and a malformed line) and a status file, exported.
+# breakdown; an N, an E and a malformed line) and a status file, exported
+# by tcprt agent's metrics sink: export's series and the agent's own.
 case_promtool_eval() {
 	local d=$T/ev
 	need python3 promtool
+	"$TCPRT" agent --help | grep -q -- --config || return 4	# built without inih
 	mkdir -p "$d/logs" "$d/rules"
 	python3 tests/breakdown_gen.py "$d/logs" 1795218000
 	cat > "$d/logs/rt-network-log2" <<-EOF
@@ -82,8 +84,10 @@ case_promtool_eval() {
 	EOF
 	printf '%s\n' "version 0.3" "tracked 0" "log_subbufs_overwritten 0" "reads_lapped 0" \
 		"alloc_failed 0" "probe_missed 0" "stats_dropped 0" > "$d/logs/status"
-	"$TCPRT" export --once --dir "$d/logs" --textfile "$d/tcprt.prom" 2> "$d/err" ||
-		fail "export: $(cat "$d/err")"
+	printf '[agent]\ndir = %s\n[metrics]\ntextfile = %s\n' "$d/logs" "$d/tcprt.prom" > "$d/agent.conf"
+	chmod 644 "$d/agent.conf"
+	"$TCPRT" agent --once --config "$d/agent.conf" 2> "$d/err" ||
+		fail "agent: $(cat "$d/err")"
 	python3 "$CHECK" absent "$G/tcprt-prometheus.json" "$d/tcprt.prom" "$d/rules" ||
 		fail "absent"
 	(cd "$d/rules" && promtool test rules test.yml) > "$T/out" 2>&1 ||
@@ -96,5 +100,5 @@ run_case "the dashboards are what make-dashboards.py writes (--check)" case_gene
 run_case "Prometheus dashboard: every metric and label one export writes, every metric shown" case_prometheus_names
 run_case "OTLP dashboard: the names of the generator's OTLP table" case_otlp_names
 run_case "promtool check rules: every expression parses" case_promtool_check
-run_case "promtool test rules: every Prometheus expression finds export's series" case_promtool_eval
+run_case "promtool test rules: every Prometheus expression finds the agent's series (export's and its sinks' counts)" case_promtool_eval
 tap_end

@@ -206,9 +206,12 @@ static pb_req *pack_unpack(const struct series_table *t,
 			   const struct prom_buckets *b, bool exponential)
 {
 	struct sink_status st = { .key = "tracked", .value = 7 };
+	struct sink_status ag[] = { { .key = "metrics_records", .value = 13 },
+				    { .key = "ship_refused", .value = 2 } };
 	struct otlp_metrics m = {
 		.t = t, .b = b, .exponential = exponential, .host = "host-a",
 		.start_ns = 1000, .time_ns = 2000, .status = &st, .nstatus = 1,
+		.stats = ag, .nstats = 2,
 		.self = { .records_read = 13, .malformed_lines = 1,
 			  .requests_failed = 2, .requests_dropped = 1 },
 	};
@@ -313,6 +316,11 @@ static void test_sums(const pb_req *r)
 	   m->gauge->data_points[0]->as_int == 7 &&
 	   attr_is(m->gauge->data_points[0]->attributes, 1, "tcp_rt.status.key", "tracked"),
 	   "tcp_rt.module.status: a gauge per status line");
+	m = find(r, "tcprt.agent.status");
+	ok(m && m->data_case == OPENTELEMETRY__PROTO__METRICS__V1__METRIC__DATA_GAUGE &&
+	   m->gauge->n_data_points == 2 && m->gauge->data_points[1]->as_int == 2 &&
+	   attr_is(m->gauge->data_points[1]->attributes, 1, "tcprt.agent.key", "ship_refused"),
+	   "tcprt.agent.status: a gauge per line of the agent's sinks' counts");
 }
 
 static void test_hist(const pb_req *r, const struct prom_buckets *b)

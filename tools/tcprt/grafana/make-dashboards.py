@@ -339,11 +339,13 @@ def panels(f):
         out.append(timeseries(
             "tcprt agent: what a sink did not deliver",
             "Increase of tcprt agent's counts of what each sink was handed "
-            "and did not deliver, by cause, over the rate interval: "
-            "metrics_textfile_failed, metrics_otlp_*_dropped, "
-            "windows_late and _future, ship_cap_dropped, ship_refused, "
-            "ship_relay_skipped, ...  Empty where no agent runs (tcprt "
-            "export alone).  Expected to stay 0.",
+            "and did not deliver, by cause, over the rate interval "
+            "(metrics_otlp_*_dropped, windows_late and _future, "
+            "ship_cap_dropped, ship_refused, ship_relay_skipped, ...), and "
+            "of its failed attempts, which are tried again "
+            "(metrics_textfile_failed, metrics_otlp_requests_failed).  "
+            "Empty where no agent runs (tcprt export alone).  Expected to "
+            "stay 0.",
             "short",
             [("sum by (%s, %s) (increase(%s{%s=~\"$host\", %s=~\"%s\"}[%s]))" % (
                 L["host"], f["status_key"], name, L["host"], f["status_key"],

@@ -29,12 +29,13 @@ TCPRT=$PWD/tcprt
 TOP=$(cd ../.. && pwd)
 VM=${TCPRT_VICTORIA_METRICS:-$("$TOP/scripts/cache-dir")/otel/root/usr/bin/victoria-metrics}
 T=$(mktemp -d "${TMPDIR:-/tmp}/tcprt-otlp.XXXXXX")
-VM_PID='' EXP_PID='' LOGS_PID=''
+VM_PID='' EXP_PID='' LOGS_PID='' NEVER_PID=''
 
 cleanup() {
 	[ -n "$EXP_PID" ] && kill "$EXP_PID" 2> /dev/null && wait "$EXP_PID" 2> /dev/null
 	[ -n "$VM_PID" ] && kill "$VM_PID" 2> /dev/null && wait "$VM_PID" 2> /dev/null
 	[ -n "$LOGS_PID" ] && kill "$LOGS_PID" 2> /dev/null && wait "$LOGS_PID" 2> /dev/null
+	[ -n "$NEVER_PID" ] && kill "$NEVER_PID" 2> /dev/null && wait "$NEVER_PID" 2> /dev/null
 	true
 	rm -rf "$T"
 }
@@ -502,5 +503,123 @@ kill "$LOGS_PID"
 wait "$LOGS_PID" 2> /dev/null
 LOGS_PID=
 sed 's/^/# /' "$T/hang.err"
+pass
+
+# ---- tcprt agent: one reader, sinks that fail on their own ----------------------
+
+# A key of the agent's status file.
+ag_stat() {	# key
+	awk -v k="$1" '$1 == k { print $2 }' "$A/agent.status"
+}
+
+# Wait until the agent's status file says KEY is at least N (at most 30 s).
+ag_wait() {	# key n
+	for _ in $(seq 300); do
+		[ "$(ag_stat "$1")" -ge "$2" ] 2> /dev/null && return 0
+		sleep 0.1
+	done
+	fail "the agent's $1: $(ag_stat "$1"), expected at least $2"
+}
+
+# The agent's windows sink's socket: a client that asks and never reads
+# (its answers fill the socket, and the sink closes it), held open.
+never_reader() {	# socket
+	python3 - "$1" <<-'PY' &
+		import socket, sys, time
+		s = socket.socket(socket.AF_UNIX)
+		s.connect(sys.argv[1])
+		s.setblocking(False)
+		try:
+		    while True:
+		        s.send(b"status\n" * 512)
+		except (BlockingIOError, BrokenPipeError, ConnectionResetError):
+		    pass
+		time.sleep(600)
+	PY
+	NEVER_PID=$!
+}
+
+ask_agent() {	# question: the answer of the agent's socket
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode() + b"\n")
+sys.stdout.write(s.makefile("r").readline())
+' "$A/live.sock" "$1"
+}
+
+step "agent: [metrics] OTLP and text file, [windows] with a client that never reads; the collector away 20 s, [windows] removed and added by SIGHUP: the metrics sink has every record, in the text file and the collector"
+if ! "$TCPRT" agent --help | grep -q -- --config; then
+	echo "ok $n - $STEP # SKIP tcprt built without inih: no agent"
+	echo "1..$n"
+	exit 0
+fi
+A=$T/ag
+mkdir -p "$A/d"
+rm -rf "$T/vm"
+start_vm || fail "victoria-metrics did not start"
+URL=http://127.0.0.1:$PORT/opentelemetry/v1/metrics
+: > "$T/totals"
+: > "$T/r_dur"
+gen "$A/d/rt-network-log0" 0 1000
+gen "$A/d/rt-network-log1" 1000 500
+conf() {	# with the windows sink or not
+	{
+		printf '[agent]\ndir = %s\ninterval = 1\nstatus = %s\n' "$A/d" "$A/agent.status"
+		printf '[metrics]\notlp = %s\ntextfile = %s\n' "$URL" "$A/agent.prom"
+		[ "$1" = windows ] && printf '[windows]\nsocket = %s\n' "$A/live.sock"
+	} > "$A/agent.conf"
+	chmod 644 "$A/agent.conf"
+}
+conf windows
+"$TCPRT" agent --config "$A/agent.conf" 2> "$A/agent.err" &
+EXP_PID=$!
+check_totals
+for _ in $(seq 100); do ask_agent status 2> /dev/null | grep -q '"ok":true' && break; sleep 0.1; done
+never_reader "$A/live.sock"
+ag_wait windows_slow 1
+echo "# the windows sink closed the client that never read: windows_slow $(ag_stat windows_slow)"
+# the collector away: the text file still gets every record, and the
+# windows' socket still answers
+stop_vm
+away=$SECONDS
+gen "$A/d/rt-network-log0" 1500 700
+ag_wait metrics_otlp_requests_failed 1
+all=$(($(tot R) + $(tot W) + $(tot N) + $(tot P) + $(tot E)))
+ag_wait metrics_records "$all"
+grep -q "^tcprt_records_read_total $all\$" "$A/agent.prom" ||
+	fail "the text file while the collector is away: $(grep records_read "$A/agent.prom")"
+ask_agent status | grep -q '"ok":true' || fail "the windows' socket while the collector is away"
+echo "# collector away: the text file and the windows have all $all records; $(ag_stat metrics_otlp_requests_failed) requests failed"
+# [windows] removed, then added again, by SIGHUP, the collector still away
+conf metrics
+kill -HUP "$EXP_PID"
+for _ in $(seq 100); do [ -e "$A/live.sock" ] || break; sleep 0.1; done
+[ ! -e "$A/live.sock" ] || fail "the windows' socket still there after [windows] was removed"
+gen "$A/d/rt-network-log1" 2200 300
+conf windows
+kill -HUP "$EXP_PID"
+for _ in $(seq 100); do ask_agent status 2> /dev/null | grep -q '"ok":true' && break; sleep 0.1; done
+ask_agent status | grep -q '"ok":true' || fail "the windows' socket after [windows] was added again"
+gen "$A/d/rt-network-log0" 2500 200
+# the fault's length: 20 s away in all
+sleep $((20 - (SECONDS - away) > 0 ? 20 - (SECONDS - away) : 0))
+start_vm "$PORT" || fail "victoria-metrics did not start again on $PORT"
+check_totals
+all=$(($(tot R) + $(tot W) + $(tot N) + $(tot P) + $(tot E)))
+kill -TERM "$EXP_PID"
+wait "$EXP_PID" || fail "the agent exited with $?"
+EXP_PID=
+kill "$NEVER_PID" 2> /dev/null
+wait "$NEVER_PID" 2> /dev/null
+grep -q "^tcprt_records_read_total $all\$" "$A/agent.prom" ||
+	fail "the text file at the end: $(grep records_read "$A/agent.prom")"
+[ "$(ag_stat records_read)" = "$all" ] && [ "$(ag_stat metrics_records)" = "$all" ] ||
+	fail "the status: $(cat "$A/agent.status")"
+[ "$(ag_stat metrics_otlp_requests_dropped)" = 0 ] ||
+	echo "# requests dropped (queue full while away; cumulative, no count lost): $(ag_stat metrics_otlp_requests_dropped)"
+sed 's/^/# /' "$A/agent.err"
+stop_vm
 pass
 echo "1..$n"

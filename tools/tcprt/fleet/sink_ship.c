@@ -26,7 +26,14 @@
  * read (the reader reads each log to its end in turn: per_log), tick()
  * for what is due (data sent, control messages, stored series runs).  A
  * send waits for room in rsyslog's socket up to --send-wait, the reader
- * and its other sinks with it (docs/agent.md).
+ * and its other sinks with it (docs/agent.md) - unless the agent gave
+ * the sink a send queue ([ship] queue): then a data message waits in the
+ * queue, not in a send, the reader's poll() asking for room in the
+ * socket; one that waited past --send-wait, or that the queue has no
+ * room for (the oldest goes), is refused.  The account moves as entries
+ * leave the queue, in the order their numbers were given: a cap's drop
+ * behind queued messages is queued too, as a mark.  What is queued is
+ * read and not sent: a kill counts it lost with the sender, as before.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -72,6 +79,25 @@
 #define EPOCH_MASK		((1ULL << 53) - 1)	/* exact in JSON */
 /* stored series runs looked for, log files rescanned (by the reader) */
 #define SERIES_LOOK_US		1000000ULL
+/* the send queue's entries (messages and marks), at most */
+#define QUEUE_ENTRIES		4096
+/* the smallest queue: two messages */
+#define QUEUE_MIN		(2 * (sizeof(SYSLOG_PREFIX) + FRAME_MAX))
+
+/*
+ * An entry of the send queue: a message (@msg) or a mark of records the
+ * cap dropped (@msg NULL).  Leaving the queue, it moves the account as
+ * the send or the drop did without a queue: the epoch's numbers to
+ * @seq_end, its slot's (@slot, numbered ones: @slot_n of them) to @slot_to.
+ */
+struct ship_qent {
+	char *msg;
+	size_t len;
+	uint64_t t_us;		/* queued at (mono_us()) */
+	uint64_t seq_end, n;	/* its records: the numbers before seq_end */
+	struct ship_slot *slot;
+	uint64_t slot_to, slot_n;
+};
 
 struct ship {
 	/* identity */
@@ -99,7 +125,13 @@ struct ship {
 	char *path;
 	int fd;
 	bool down;		/* last attempt failed: said once on stderr */
+	int full_err;		/* the last send's EAGAIN or ENOBUFS */
 	uint64_t send_wait_us;
+
+	/* the send queue: a ring of QUEUE_ENTRIES; qmax 0: none, sends wait */
+	struct ship_qent *q;
+	size_t qhead, qlen;
+	uint64_t qbytes, qmax, qrecords;
 
 	/* the data message being filled */
 	struct frame_hdr hdr;
@@ -163,11 +195,11 @@ static void say_down(struct ship *s, const char *what, int err)
 	       s->path, what, strerror(err));
 }
 
-/* One datagram; false when refused (nothing is queued for later). */
-static bool sock_send(struct ship *s, const char *msg, size_t len,
-		      uint64_t wait_us)
+enum send_result { SEND_OK, SEND_FULL, SEND_DOWN };
+
+/* One datagram, without waiting: sent, the socket full, or refused. */
+static enum send_result sock_try(struct ship *s, const char *msg, size_t len)
 {
-	uint64_t deadline = mono_us() + wait_us;
 	bool reopened = false;
 	int err;
 
@@ -176,7 +208,7 @@ static bool sock_send(struct ship *s, const char *msg, size_t len,
 			err = -sock_open(s);
 			if (err) {
 				say_down(s, "connect", err);
-				return false;
+				return SEND_DOWN;
 			}
 		}
 		if (send(s->fd, msg, len, MSG_NOSIGNAL) == (ssize_t)len) {
@@ -184,28 +216,196 @@ static bool sock_send(struct ship *s, const char *msg, size_t len,
 				warnx_("ship: rsyslog's socket %s takes messages again",
 				       s->path);
 			s->down = false;
-			return true;
+			return SEND_OK;
 		}
 		err = errno;
 		if (err == EINTR)
 			continue;
 		if (err == EAGAIN || err == ENOBUFS) {
-			uint64_t now = mono_us();
-
-			if (now >= deadline) {
-				say_down(s, "still full after --send-wait", err);
-				return false;
-			}
-			sock_wait(s->fd, deadline - now);
-			continue;
+			s->full_err = err;
+			return SEND_FULL;
 		}
 		/* rsyslog restarted: a new socket under the same name */
 		sock_close(s);
 		if (reopened) {
 			say_down(s, "send", err);
-			return false;
+			return SEND_DOWN;
 		}
 		reopened = true;
+	}
+}
+
+/* One datagram, waiting up to @wait_us for room; false when refused. */
+static bool sock_send(struct ship *s, const char *msg, size_t len,
+		      uint64_t wait_us)
+{
+	uint64_t deadline = mono_us() + wait_us, now;
+
+	for (;;) {
+		enum send_result r = sock_try(s, msg, len);
+
+		if (r != SEND_FULL)
+			return r == SEND_OK;
+		now = mono_us();
+		if (now >= deadline) {
+			say_down(s, "still full after --send-wait", s->full_err);
+			return false;
+		}
+		sock_wait(s->fd, deadline - now);
+	}
+}
+
+/* ---- the account ------------------------------------------------------------- */
+
+/*
+ * A data message of @n records, the numbers before @seq_end, sent (@ok)
+ * or refused; @sl's numbered ones (@sn) before @to.  The numbers before
+ * the counters: a kill between counts the records nowhere (the central
+ * then says lost in transport), never twice.
+ */
+static void account_msg(struct ship *s, uint64_t seq_end, struct ship_slot *sl,
+			uint64_t to, uint64_t sn, uint64_t n, bool ok)
+{
+	s->e->sent_seq = seq_end;
+	if (sl)
+		ship_slot_sent(sl, to, sn);
+	STATE_ORDER();
+	if (ok) {
+		s->sent += n;
+		s->messages++;
+	} else {
+		s->e->refused += n;
+		if (sl)
+			sl->refused += sn;
+	}
+}
+
+/* @n records dropped by the cap, the last numbered @seq_end - 1 (@sl's: before @to). */
+static void account_cap(struct ship *s, uint64_t seq_end, struct ship_slot *sl,
+			uint64_t to, uint64_t n)
+{
+	s->e->sent_seq = seq_end;
+	if (sl)
+		ship_slot_sent(sl, to, n);
+	STATE_ORDER();
+	s->e->cap_dropped += n;
+	if (sl)
+		sl->cap_dropped += n;
+}
+
+/* ---- the send queue ------------------------------------------------------------ */
+
+/* The head leaves: a message sent (@sent) or refused, a mark applied. */
+static void queue_pop(struct ship *s, bool sent)
+{
+	struct ship_qent *q = &s->q[s->qhead];
+
+	if (q->msg) {
+		account_msg(s, q->seq_end, q->slot, q->slot_to, q->slot_n, q->n,
+			    sent);
+		s->qbytes -= q->len;
+		s->qrecords -= q->n;
+		free(q->msg);
+	} else {
+		account_cap(s, q->seq_end, q->slot, q->slot_to, q->n);
+	}
+	s->qhead = (s->qhead + 1) % QUEUE_ENTRIES;
+	s->qlen--;
+}
+
+/*
+ * Send what the socket takes now, in order.  A message that waited past
+ * --send-wait, or finds the socket full once one was refused (as sends
+ * without a queue: no more waiting until one is taken), or rsyslog down,
+ * is refused.
+ */
+static void queue_drain(struct ship *s)
+{
+	while (s->qlen) {
+		const struct ship_qent *q = &s->q[s->qhead];
+		enum send_result r;
+
+		if (!q->msg) {
+			queue_pop(s, false);
+			continue;
+		}
+		r = sock_try(s, q->msg, q->len);
+		if (r == SEND_FULL && !s->down &&
+		    mono_us() - q->t_us < s->send_wait_us)
+			return;		/* poll() says when there is room */
+		if (r == SEND_FULL)
+			say_down(s, "still full after --send-wait", s->full_err);
+		queue_pop(s, r == SEND_OK);
+	}
+}
+
+/* The tail entry, made room for: the oldest leaves when there is none. */
+static struct ship_qent *queue_push(struct ship *s, size_t len)
+{
+	while (s->qlen == QUEUE_ENTRIES ||
+	       (s->qlen && s->qbytes + len > s->qmax))
+		queue_pop(s, false);
+	s->qlen++;
+	return &s->q[(s->qhead + s->qlen - 1) % QUEUE_ENTRIES];
+}
+
+/* The message being filled, framed as @msg (@len bytes): queued. */
+static void queue_msg(struct ship *s, const char *msg, size_t len)
+{
+	struct ship_qent *q = queue_push(s, len);
+
+	q->msg = xrealloc(NULL, len, 1);
+	memcpy(q->msg, msg, len);
+	q->len = len;
+	q->t_us = mono_us();
+	q->seq_end = s->hdr.seq + s->hdr.n;
+	q->n = s->hdr.n;
+	q->slot = s->mslot;
+	q->slot_to = s->mlast + 1;
+	q->slot_n = s->mnum;
+	s->qbytes += len;
+	s->qrecords += q->n;
+	queue_drain(s);
+}
+
+/*
+ * The record numbered @seq dropped by the cap (@sl's @rseq): behind what
+ * is queued, a mark - one with the marks right before it of its slot.
+ */
+static void queue_cap(struct ship *s, uint64_t seq, struct ship_slot *sl,
+		      uint64_t rseq)
+{
+	struct ship_qent *q = &s->q[(s->qhead + s->qlen - 1) % QUEUE_ENTRIES];
+
+	if (!q->msg && q->slot == sl && q->seq_end == seq) {
+		q->seq_end = seq + 1;
+		q->n++;
+		q->slot_to = rseq + 1;
+		q->slot_n++;
+		return;
+	}
+	q = queue_push(s, 0);
+	*q = (struct ship_qent){
+		.seq_end = seq + 1, .n = 1, .slot = sl, .slot_to = rseq + 1,
+		.slot_n = 1,
+	};
+}
+
+/* At the stop: each queued message waits for room up to --send-wait. */
+static void queue_flush(struct ship *s)
+{
+	while (s->qlen) {
+		const struct ship_qent *q;
+		uint64_t end, now;
+
+		queue_drain(s);
+		if (!s->qlen)
+			return;
+		q = &s->q[s->qhead];
+		end = q->t_us + s->send_wait_us;
+		now = mono_us();
+		if (s->fd >= 0 && now < end)
+			sock_wait(s->fd, end - now);
 	}
 }
 
@@ -238,22 +438,14 @@ static void flush_data(struct ship *s)
 	 *
 	 * The state moves after the send: a kill between the two leaves
 	 * records sent but inside [sent, read) of the state, and the central
-	 * subtracts those it has from what the dead sender lost.  The
-	 * numbers before the counters: a kill between counts the records
-	 * nowhere (the central then says lost in transport), never twice.
+	 * subtracts those it has from what the dead sender lost.
 	 */
-	ok = sock_send(s, msg, len, s->down ? 0 : s->send_wait_us);
-	s->e->sent_seq = s->hdr.seq + s->hdr.n;
-	if (s->mslot)
-		ship_slot_sent(s->mslot, s->mlast + 1, s->mnum);
-	STATE_ORDER();
-	if (ok) {
-		s->sent += s->hdr.n;
-		s->messages++;
+	if (s->qmax) {
+		queue_msg(s, msg, len);
 	} else {
-		s->e->refused += s->hdr.n;
-		if (s->mslot)
-			s->mslot->refused += s->mnum;
+		ok = sock_send(s, msg, len, s->down ? 0 : s->send_wait_us);
+		account_msg(s, s->hdr.seq + s->hdr.n, s->mslot, s->mlast + 1,
+			    s->mnum, s->hdr.n, ok);
 	}
 	s->hdr.n = 0;
 	s->ilen = 0;
@@ -284,7 +476,9 @@ static bool send_signed(struct ship *s, char *msg, size_t len, bool final,
 			bool l1)
 {
 	size_t p = sizeof(SYSLOG_PREFIX) - 1;
-	uint64_t wait = final ? FINAL_SEND_WAIT_US : s->send_wait_us;
+	/* with a queue, only the last control message may hold the reader */
+	uint64_t wait = final ? FINAL_SEND_WAIT_US :
+			s->qmax ? 0 : s->send_wait_us;
 
 	memcpy(msg, SYSLOG_PREFIX, p);
 	len = sign_msg(s, msg, p, len);
@@ -410,6 +604,8 @@ static bool send_ctl(struct ship *s, bool final)
 	bool ok;
 
 	flush_data(s);
+	if (final)
+		queue_flush(s);
 	close_dead(s);
 	status_read(s->dir, status_line, s);
 	ok = send_account(s, s->e, final);
@@ -464,14 +660,10 @@ static bool cap_passes(struct ship *s, uint64_t seq, size_t len,
 	if (bucket_take(&s->cap, len + 1, mono_us()))
 		return true;
 	flush_data(s);		/* a message holds consecutive numbers */
-	/* the numbers first: a kill between counts it nowhere */
-	s->e->sent_seq = seq + 1;
-	if (sl)
-		ship_slot_sent(sl, rseq + 1, 1);
-	STATE_ORDER();
-	s->e->cap_dropped++;
-	if (sl)
-		sl->cap_dropped++;
+	if (s->qlen)
+		queue_cap(s, seq, sl, rseq);
+	else
+		account_cap(s, seq + 1, sl, rseq + 1, 1);
 	return false;
 }
 
@@ -874,6 +1066,8 @@ int ship_set(struct ship_conf *c, const char *name, const char *v, char *err,
 	}
 	if (!strcmp(name, "series"))
 		return set_path(&c->series, v, err, len);
+	if (!strcmp(name, "queue"))
+		return set_bytes(&c->queue, v, err, len);
 	return 1;
 }
 
@@ -893,6 +1087,11 @@ int ship_check(struct ship_conf *c, char *err, size_t len)
 	if (c->rate && c->burst < FRAME_ITEM_MAX) {
 		snprintf(err, len, "burst: %llu bytes is less than a record can take (%d)",
 			 (unsigned long long)c->burst, FRAME_ITEM_MAX);
+		return -1;
+	}
+	if (c->queue && c->queue < QUEUE_MIN) {
+		snprintf(err, len, "queue: %llu bytes is less than two messages take (%zu); 0: no queue",
+			 (unsigned long long)c->queue, QUEUE_MIN);
 		return -1;
 	}
 	if (c->unsigned_ && c->key_file) {
@@ -924,6 +1123,7 @@ static void ship_tick(void *priv, uint64_t now, const struct sink_input *in)
 
 	(void)in;
 	flush_data(s);
+	queue_drain(s);		/* the socket down: no poll() says so */
 	if (now >= s->next_ctl_us) {
 		send_ctl(s, false);
 		s->next_ctl_us = mono_us() + s->interval_us;
@@ -937,9 +1137,32 @@ static void ship_tick(void *priv, uint64_t now, const struct sink_input *in)
 static uint64_t ship_next_tick(const void *priv)
 {
 	const struct ship *s = priv;
+	uint64_t t = s->next_ctl_us < s->next_series_us ? s->next_ctl_us :
+		     s->next_series_us;
 
-	return s->next_ctl_us < s->next_series_us ? s->next_ctl_us :
-	       s->next_series_us;
+	/* the queue's head refused once it waited --send-wait */
+	if (s->qlen && s->q[s->qhead].t_us + s->send_wait_us < t)
+		t = s->q[s->qhead].t_us + s->send_wait_us;
+	return t;
+}
+
+/* With messages queued: room in rsyslog's socket. */
+static unsigned int ship_pollfds(void *priv, struct pollfd *pfd)
+{
+	const struct ship *s = priv;
+
+	if (!s->qlen || s->fd < 0)
+		return 0;
+	pfd[0] = (struct pollfd){ .fd = s->fd, .events = POLLOUT };
+	return 1;
+}
+
+static bool ship_serve(void *priv, const struct pollfd *pfd, unsigned int n)
+{
+	(void)pfd;
+	(void)n;
+	queue_drain(priv);
+	return true;
 }
 
 /* The reader's output: what was read so far goes (the last: stored runs). */
@@ -968,12 +1191,22 @@ static void ship_stats(void *priv, FILE *out)
 	sink_stat(out, "ship", "malformed", e->bad);
 	sink_stat(out, "ship", "relay_skipped", relay_skipped(e));
 	sink_stat(out, "ship", "control_refused", s->ctl_refused);
+	if (s->qmax) {
+		sink_stat(out, "ship", "queued", s->qrecords);
+		sink_stat(out, "ship", "queued_bytes", s->qbytes);
+	}
 	if (s->series_dir)
 		sink_stat(out, "ship", "series_runs", s->series_runs);
 }
 
 static void ship_free(struct ship *s)
 {
+	while (s->qlen) {
+		free(s->q[s->qhead].msg);
+		s->qhead = (s->qhead + 1) % QUEUE_ENTRIES;
+		s->qlen--;
+	}
+	free(s->q);
 	sock_close(s);
 	if (s->st)
 		ship_state_close(s->st);
@@ -1006,6 +1239,8 @@ static const struct sink_ops ship_ops = {
 	.output = ship_output,
 	.tick = ship_tick,
 	.next_tick = ship_next_tick,
+	.pollfds = ship_pollfds,
+	.serve = ship_serve,
 	.stats = ship_stats,
 	.stop = ship_stop,
 };
@@ -1066,6 +1301,9 @@ int ship_sink_start(struct sink *sk, const struct ship_conf *c, char *err,
 	s->fd = -1;
 	s->path = xstrdup(c->socket ? c->socket : DEFAULT_SOCKET);
 	s->send_wait_us = c->send_wait_us;
+	s->qmax = c->queue;
+	if (s->qmax)
+		s->q = xcalloc(QUEUE_ENTRIES, sizeof(*s->q));
 	s->interval_us = c->interval_us;
 	s->dir = c->dir ? xstrdup(c->dir) : NULL;
 	s->series_dir = c->series ? xstrdup(c->series) : NULL;

@@ -24,6 +24,8 @@ struct ship_conf {
 	char *key_file, *host_id, *socket, *state, *series;
 	bool unsigned_, unnumbered, burst_set, state_set;
 	uint64_t rate, burst, interval_us, send_wait_us;
+	/* tcprt agent's [ship] queue: the send queue's bytes (0: none) */
+	uint64_t queue;
 	/* the reader's, set by the caller: recorded logs (NULL: the module's) */
 	const char *dir;
 };

@@ -866,6 +866,132 @@ case_agent_ship() {
 		"the agent's status"
 }
 
+# A key of an agent's status file.
+agent_stat() {	# file key
+	awk -v k="$2" '$1 == k { print $2 }' "$1" 2> /dev/null
+}
+
+# Wait until the agent's status file FILE says KEY is at least N (30 s).
+agent_wait() {	# file key n
+	local i
+	for ((i = 0; i < 600; i++)); do
+		[ "$(agent_stat "$1" "$2")" -ge "$3" ] 2> /dev/null && return 0
+		sleep 0.05
+	done
+	fail "the agent's $2: $(agent_stat "$1" "$2"), expected at least $3"
+}
+
+# The agent's [ship] with a send queue: rsyslog's socket full (a receiver
+# that reads nothing until told) holds no other sink - the metrics' text
+# file has every record while the messages wait in the queue - and once
+# it reads, the queue drains in order (poll()'s POLLOUT): every record
+# sent, none refused.  A queue too small for what waits refuses the
+# oldest, counted: numbered = sent + refused, sent = the items received.
+case_agent_ship_queue() {
+	local d=$T/agq c=$T/agq/agent.conf n
+	command -v python3 > /dev/null || return 4
+	if ! "$TCPRT" agent --help | grep -q -- --config; then return 4; fi
+	# the case's daemons end with it, failed or not
+	AGQ_PID=''
+	trap 'kill ${AGQ_PID:-} ${RX:-} 2> /dev/null || true' EXIT
+	rm -rf "$d"
+	mkdir -p "$d/logs"
+	python3 tests/fleet_gen.py "$d/logs" 3000 --files 2 > /dev/null
+	n=$(cat "$d"/logs/rt-network-log* | wc -l)
+	python3 - "$d/sock" "$d/got" <<-'PY' &
+		import signal, socket, sys
+		s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+		s.bind(sys.argv[1])
+		# read nothing until told (SIGUSR1), then until the final C1
+		signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
+		open(sys.argv[1] + ".ready", "w").close()
+		signal.sigwait([signal.SIGUSR1])
+		s.settimeout(20)
+		with open(sys.argv[2], "wb") as out:
+		    while True:
+		        m = s.recv(65536)
+		        out.write(m + b"\n")
+		        f = m.split(b" ")
+		        if f[1] == b"C1" and f[16] == b"1":
+		            break
+	PY
+	RX=$!
+	await_ready "$d/sock"
+	cat > "$c" <<-EOF
+		[agent]
+		dir = $d/logs
+		interval = 0.2
+		status = $d/agent.status
+		[metrics]
+		textfile = $d/agent.prom
+		[ship]
+		unsigned = yes
+		host-id = h1
+		socket = $d/sock
+		rate = 0
+		send-wait = 60
+		queue = 4M
+	EOF
+	chmod 644 "$c"
+	"$TCPRT" agent --config "$c" 2> "$d/err" &
+	AGQ_PID=$!
+	# the socket full, the messages queued: the text file has them all
+	agent_wait "$d/agent.status" metrics_records "$n"
+	agent_wait "$d/agent.status" ship_queued 1
+	grep -q "^tcprt_records_read_total $n\$" "$d/agent.prom" ||
+		fail "the text file while ship's messages wait: $(grep records_read "$d/agent.prom")"
+	expect_eq "$(agent_stat "$d/agent.status" ship_refused)" 0 "refused while the socket is full"
+	echo "# socket full: the text file has all $n records; ship: $(agent_stat "$d/agent.status" ship_queued) records queued in $(agent_stat "$d/agent.status" ship_queued_bytes) bytes, $(agent_stat "$d/agent.status" ship_sent) sent"
+	kill -USR1 "$RX"
+	agent_wait "$d/agent.status" ship_sent "$n"
+	expect_eq "$(agent_stat "$d/agent.status" ship_queued)" 0 "queued once the socket reads"
+	kill -TERM "$AGQ_PID"
+	wait "$AGQ_PID" || fail "the agent exited with $?: $(cat "$d/err")"
+	wait "$RX" || fail "the receiver"
+	grep -q "$n records numbered, $n sent in .* messages, 0 dropped by the cap, 0 refused" "$d/err" ||
+		fail "the ship's report: $(cat "$d/err")"
+	python3 - "$d/got" "$n" <<-'PY' || fail "the data messages received"
+		import sys
+		msgs = [m.split(b" ") for m in open(sys.argv[1], "rb").read().split(b"\n")[:-1]]
+		data = [f for f in msgs if f[1] == b"D1"]
+		seq = 0
+		for f in data:		# in order: each message's first number the next
+		    assert int(f[4]) == seq, (int(f[4]), seq)
+		    seq += int(f[6])
+		assert seq == int(sys.argv[2]), (seq, sys.argv[2])
+		print(f"# {len(data)} data messages, numbers 0 to {seq - 1} in order")
+	PY
+
+	# a queue of two messages, the socket never read: the oldest refused
+	rm -f "$d/sock" "$d/sock.ready" "$d/agent.status"
+	python3 -c 'import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+open(sys.argv[1] + ".ready", "w").close()
+time.sleep(120)' "$d/sock" &
+	RX=$!
+	await_ready "$d/sock"
+	sed -i -e 's/^queue = .*/queue = 8200/' -e 's/^send-wait = .*/send-wait = 0.2/' "$c"
+	"$TCPRT" agent --config "$c" 2> "$d/err" &
+	AGQ_PID=$!
+	agent_wait "$d/agent.status" metrics_records "$n"
+	agent_wait "$d/agent.status" ship_refused 1
+	kill -TERM "$AGQ_PID"
+	wait "$AGQ_PID" || fail "the agent exited with $?: $(cat "$d/err")"
+	kill "$RX"
+	wait "$RX" 2> /dev/null || true
+	python3 - "$d/err" "$n" "$(cat /proc/sys/net/unix/max_dgram_qlen)" <<-'PY' || fail "the refused count"
+		import re, sys
+		err = open(sys.argv[1]).read()
+		m = re.search(r"(\d+) records numbered, (\d+) sent in (\d+) messages, 0 dropped by the cap, (\d+) refused", err)
+		numbered, sent, nmsg, refused = map(int, m.groups())
+		# the socket took max_dgram_qlen + 1 datagrams, the rest refused
+		assert numbered == int(sys.argv[2]) and sent + refused == numbered, m.groups()
+		assert nmsg <= int(sys.argv[3]) + 1 and refused > 0, m.groups()
+		print(f"# queue of 8200 bytes, socket never read: {sent} sent in {nmsg} messages, {refused} refused, of {numbered}")
+	PY
+}
+
 # A configuration that is not right: exit 2 and one line naming the file,
 # the line when it is one line's, the section, the key and why; a file
 # that cannot be read, exit 1.
@@ -896,6 +1022,7 @@ case_agent_conf_errors() {
 		:2: [ship] rate: '12x' is not a number of bytes (up to 1000G; k, M, G: powers of 1000)|[ship]\nrate = 12x\n
 		:3: [ship] socket: '' is not a socket path (1 to 107 bytes)|[ship]\nunsigned = yes\nsocket =\n
 		: [ship] unsigned and key-file: one or the other|[agent]\ndir = /tmp\n[ship]\nunsigned = yes\nkey-file = /k\n
+: [ship] queue: 100 bytes is less than two messages take (8026); 0: no queue|[agent]\ndir = /tmp\n[ship]\nunsigned = yes\nqueue = 100\n
 		: [windows] --socket-group needs --socket|[windows]\nsocket-group = 0\n
 		:2: [windows] windows: at most 4 lengths|[windows]\nwindows = 1,2,3,4,5\n
 		:3: [windows] by: 'x' is not port, container, netns or peer|[windows]\nsocket = /tmp/s\nby = x\n
@@ -1952,6 +2079,7 @@ run_case "export --otlp: bad values and combinations are usage errors" case_otlp
 run_case "agent: the metrics sink from a configuration file: export's text file and archive, --check" case_agent
 run_case "agent: a wrong configuration: exit 2, the file, line, section, key and why" case_agent_conf_errors
 run_case "agent: the ship sink beside the metrics sink: ship's data messages, export's text file, the status" case_agent_ship
+run_case "agent: [ship] with a send queue: rsyslog's socket full holds no other sink, the queue drains in order once it reads; a queue too small refuses the oldest, counted" case_agent_ship_queue
 run_case "mixed folder, tcp_rt and vendor files: read counts every valid line once, by source" case_mixed_read
 run_case "mixed folder: summary counts every task once" case_mixed_summary
 run_case "mixed folder: export counts every record once" case_mixed_export

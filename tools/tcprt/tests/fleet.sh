@@ -161,7 +161,9 @@ case_real_traffic() {
 # module's logs feeds [ship], [metrics] and [windows] under a load of
 # 2,000 requests; the store, the text file, the 1-minute window and the
 # agent's status each have every record the module wrote (its status
-# file), and the epoch's account is final with none missing.
+# file), and the epoch's account is final with none missing.  Its ship
+# sends through a queue of its own ([ship] queue), the reader never
+# held by rsyslog's socket: drained at the end.
 agent_says() {	# question expr expected: the agent's windows
 	[ "$(live_ask_at $F/agent.sock "$1" "$2")" = "$3" ]
 }
@@ -185,6 +187,7 @@ case_agent() {
 		interval = 1
 		send-wait = 30
 		state = $F/agent.state
+		queue = 4M
 	EOF
 	chmod 644 $c
 	# not under ip netns exec, as ship (case_real_traffic)
@@ -215,7 +218,7 @@ case_agent() {
 	for k in records_read metrics_records windows_records ship_numbered ship_sent; do
 		expect_eq "$(kv $F/agent.status $k)" $n "the agent's $k"
 	done
-	for k in ship_cap_dropped ship_refused ship_relay_skipped metrics_textfile_failed windows_late; do
+	for k in ship_cap_dropped ship_refused ship_relay_skipped ship_queued metrics_textfile_failed windows_late; do
 		expect_eq "$(kv $F/agent.status $k)" 0 "the agent's $k"
 	done
 }

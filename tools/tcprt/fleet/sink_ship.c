@@ -280,7 +280,10 @@ static void account_msg(struct ship *s, uint64_t seq_end, struct ship_slot *sl,
 	}
 }
 
-/* @n records dropped by the cap, the last numbered @seq_end - 1 (@sl's: before @to). */
+/*
+ * @n records dropped by the cap, the last numbered @seq_end - 1 (@sl's
+ * numbers: before @to).
+ */
 static void account_cap(struct ship *s, uint64_t seq_end, struct ship_slot *sl,
 			uint64_t to, uint64_t n)
 {

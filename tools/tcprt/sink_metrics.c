@@ -307,6 +307,20 @@ static void write_otlp_counters(FILE *out, const struct metrics *x)
 		     l.records_dropped + x->log_capped);
 }
 
+/* Lines of a status file, @n of them: a gauge @name, the key its label. */
+static void status_gauge(FILE *out, const char *name, const char *help,
+			 const struct sink_status *st, unsigned int n)
+{
+	unsigned int i;
+
+	if (!n)
+		return;
+	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+	for (i = 0; i < n; i++)
+		fprintf(out, "%s{key=\"%s\"} %llu\n", name, st[i].key,
+			(unsigned long long)st[i].value);
+}
+
 static void write_metrics(FILE *out, const struct metrics *x,
 			  const struct sink_input *in)
 {
@@ -364,22 +378,12 @@ static void write_metrics(FILE *out, const struct metrics *x,
 		(unsigned long long)in->bad);
 	if (x->oq)
 		write_otlp_counters(out, x);
-	if (in->nstatus) {
-		fprintf(out, "# HELP tcprt_module_status The numeric lines of /sys/kernel/debug/tcp-rt/status.\n"
-			"# TYPE tcprt_module_status gauge\n");
-		for (c = 0; c < in->nstatus; c++)
-			fprintf(out, "tcprt_module_status{key=\"%s\"} %llu\n",
-				in->status[c].key,
-				(unsigned long long)in->status[c].value);
-	}
-	if (in->nstats) {
-		fprintf(out, "# HELP tcprt_agent_status The numeric lines of tcprt agent's status file: each sink's counts, as this interval's output began.\n"
-			"# TYPE tcprt_agent_status gauge\n");
-		for (c = 0; c < in->nstats; c++)
-			fprintf(out, "tcprt_agent_status{key=\"%s\"} %llu\n",
-				in->stats[c].key,
-				(unsigned long long)in->stats[c].value);
-	}
+	status_gauge(out, "tcprt_module_status",
+		     "The numeric lines of /sys/kernel/debug/tcp-rt/status.",
+		     in->status, in->nstatus);
+	status_gauge(out, "tcprt_agent_status",
+		     "The numeric lines of tcprt agent's status file: each sink's counts, as this interval's output began.",
+		     in->stats, in->nstats);
 }
 
 /* The text file's content (write_file_atomic()'s @fill). */

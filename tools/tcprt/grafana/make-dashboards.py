@@ -233,6 +233,17 @@ def variable(f, var, after):
     }
 
 
+def status_panel(f, what, title, desc, keys):
+    """the increase of a status gauge's lines whose key matches keys (a
+    regular expression), per key and host"""
+    name, key, host = f["metrics"][what][0], f["status_key"], f["labels"]["host"]
+    return timeseries(
+        title, desc, "short",
+        [("sum by (%s, %s) (increase(%s{%s=~\"$host\", %s=~\"%s\"}[%s]))" % (
+            host, key, name, host, key, keys, RATE),
+          "{{%s}} {{%s}}" % (key, host))])
+
+
 def panels(f):
     """the dashboard's rows and panels, in order"""
     L, M = f["labels"], f["metrics"]
@@ -321,23 +332,17 @@ def panels(f):
                           "overflow")):
         out.append(row("Records lost"))
     if M["module_status"]:
-        name = M["module_status"][0]
-        out.append(timeseries(
-            "tcp_rt: records lost or never made",
+        out.append(status_panel(
+            f, "module_status", "tcp_rt: records lost or never made",
             "Increase of tcp_rt's status counters over the rate interval: "
             "log_subbufs_overwritten (log sub-buffers overwritten before "
             "tcprt read them: their records are lost), reads_lapped, "
             "alloc_failed (connections left untracked), probe_missed, "
             "stats_dropped.  Expected to stay 0.",
-            "short",
-            [("sum by (%s, %s) (increase(%s{%s=~\"$host\", %s=~\"%s\"}[%s]))" % (
-                L["host"], f["status_key"], name, L["host"], f["status_key"],
-                "|".join(LOSS_KEYS), RATE),
-              "{{%s}} {{%s}}" % (f["status_key"], L["host"]))]))
+            "|".join(LOSS_KEYS)))
     if M["agent_status"]:
-        name = M["agent_status"][0]
-        out.append(timeseries(
-            "tcprt agent: what a sink did not deliver",
+        out.append(status_panel(
+            f, "agent_status", "tcprt agent: what a sink did not deliver",
             "Increase of tcprt agent's counts of what each sink was handed "
             "and did not deliver, by cause, over the rate interval "
             "(metrics_otlp_*_dropped, windows_late and _future, "
@@ -346,11 +351,7 @@ def panels(f):
             "(metrics_textfile_failed, metrics_otlp_requests_failed).  "
             "Empty where no agent runs (tcprt export alone).  Expected to "
             "stay 0.",
-            "short",
-            [("sum by (%s, %s) (increase(%s{%s=~\"$host\", %s=~\"%s\"}[%s]))" % (
-                L["host"], f["status_key"], name, L["host"], f["status_key"],
-                AGENT_LOSS_KEYS, RATE),
-              "{{%s}} {{%s}}" % (f["status_key"], L["host"]))]))
+            AGENT_LOSS_KEYS))
     own = [(k, t) for k, t in (("malformed", "malformed lines"),
                                 ("overflow", "container overflow records"))
            if M[k]]

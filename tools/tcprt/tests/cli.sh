@@ -898,25 +898,8 @@ case_agent_ship_queue() {
 	mkdir -p "$d/logs"
 	python3 tests/fleet_gen.py "$d/logs" 3000 --files 2 > /dev/null
 	n=$(cat "$d"/logs/rt-network-log* | wc -l)
-	python3 - "$d/sock" "$d/got" <<-'PY' &
-		import signal, socket, sys
-		s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-		s.bind(sys.argv[1])
-		# read nothing until told (SIGUSR1), then until the final C1
-		signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
-		open(sys.argv[1] + ".ready", "w").close()
-		signal.sigwait([signal.SIGUSR1])
-		s.settimeout(20)
-		with open(sys.argv[2], "wb") as out:
-		    while True:
-		        m = s.recv(65536)
-		        out.write(m + b"\n")
-		        f = m.split(b" ")
-		        if f[1] == b"C1" and f[16] == b"1":
-		            break
-	PY
-	RX=$!
-	await_ready "$d/sock"
+	# read nothing until told, then until the final C1
+	receive_until_final "$d/sock" "$d/got" held
 	cat > "$c" <<-EOF
 		[agent]
 		dir = $d/logs
@@ -1367,14 +1350,19 @@ await_ready() {	# path
 
 # A receiver of ship's datagrams at PATH, started in the background and
 # ready (its pid in RX): it writes each datagram, a line each, to OUT until
-# the final control message, signed or not.
-receive_until_final() {	# path out
-	python3 - "$1" "$2" <<-'PY' &
-		import socket, sys
+# the final control message, signed or not.  held: it reads nothing until
+# told (SIGUSR1), rsyslog's socket full meanwhile.
+receive_until_final() {	# path out [held]
+	python3 - "$1" "$2" "${3:-}" <<-'PY' &
+		import signal, socket, sys
 		s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 		s.bind(sys.argv[1])
 		s.settimeout(20)
+		if sys.argv[3] == "held":
+		    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR1])
 		open(sys.argv[1] + ".ready", "w").close()
+		if sys.argv[3] == "held":
+		    signal.sigwait([signal.SIGUSR1])
 		with open(sys.argv[2], "wb") as out:
 		    while True:
 		        m = s.recv(65536)

@@ -245,7 +245,9 @@ def export_names(sink_metrics_c, prom_c, help_path):
         psrc = f.read()
     counters = set(re.findall(r'\{\s*"(tcprt_\w+)"', block(src, "} counters[]")))
     hists = set(re.findall(r'\]\s*=\s*\{\s*"(tcprt_\w+)"', block(src, "} histograms[NHIST]")))
-    fixed = set(re.findall(r"# TYPE (tcprt_\w+) (?:counter|gauge)", src))
+    # written whole, or as status_gauge()'s name
+    fixed = set(re.findall(r"# TYPE (tcprt_\w+) (?:counter|gauge)", src)) | \
+        set(re.findall(r'status_gauge\(out, "(tcprt_\w+)"', src))
     if not counters or not hists or not fixed:
         err("%s: found no counters, histograms or fixed metrics" % sink_metrics_c)
     plain = counters | fixed

@@ -16,6 +16,7 @@
 # Run: scripts/vm-run -- selftests/run tools/tcprt/tests/fleet.sh
 . "$(dirname "$0")/../../../selftests/lib.sh"
 . "$(dirname "$0")/fleet-lib.sh"
+. "$(dirname "$0")/victoria-lib.sh"
 
 GEN=$TOP/tools/tcprt/tests/fleet_gen.py
 BDGEN=$TOP/tools/tcprt/tests/breakdown_gen.py
@@ -168,59 +169,180 @@ agent_says() {	# question expr expected: the agent's windows
 	[ "$(live_ask_at $F/agent.sock "$1" "$2")" = "$3" ]
 }
 
-case_agent() {
-	local host=agent-a pid r e n c=$F/agent.conf
-	[ -z "${FLEET_NO_MODULE:-}" ] || return 4
-	mod_load lports=7605 log_ext=seq
-	cat > $c <<-EOF
-		[agent]
-		interval = 1
-		status = $F/agent.status
-		[metrics]
-		textfile = $F/agent.prom
-		[windows]
-		socket = $F/agent.sock
-		windows = 10s,1m
-		[ship]
-		key-file = $(key_for $host)
-		socket = $F/a/ship.sock
-		interval = 1
-		send-wait = 30
-		state = $F/agent.state
-		queue = 4M
-	EOF
-	chmod 644 $c
-	# not under ip netns exec, as ship (case_real_traffic)
-	"$TCPRT" agent --config $c 2> $F/agent.err &
-	pid=$!
-	wait_until "the agent's windows" agent_says status 'a["ok"]' True ||
-		fail "agent: $(cat $F/agent.err)"
+# Why the agent cannot export OTLP into VictoriaMetrics here (tcprt built
+# without OTLP, or scripts/otel-deps not run): one line, nothing when it can.
+otlp_why() {
+	printf '[metrics]\notlp = http://127.0.0.1:1/v1/metrics\n' > $F/otlp-probe.conf
+	"$TCPRT" agent --check --config $F/otlp-probe.conf 2>&1 > /dev/null | head -1
+	[ -x "$VMETRICS" ] || echo "no VictoriaMetrics at $VMETRICS (scripts/otel-deps)"
+}
+
+# The agent's configuration, $F/agent.conf: [metrics] with its text file
+# (and OTLP to AGENT_OTLP when a case set it), [ship] as host HOST through
+# its send queue, and [windows] unless WINDOWS is "no".
+AGENT_OTLP=
+agent_conf() {	# host [windows]
+	{
+		printf '[agent]\ninterval = 1\nstatus = %s\n' $F/agent.status
+		printf '[metrics]\ntextfile = %s\n' $F/agent.prom
+		[ -z "$AGENT_OTLP" ] || printf 'otlp = %s\n' "$AGENT_OTLP"
+		[ "${2:-}" = no ] || printf '[windows]\nsocket = %s\nwindows = 10s,1m,10m\n' $F/agent.sock
+		printf '[ship]\nkey-file = %s\nsocket = %s\n' "$(key_for $1)" $F/a/ship.sock
+		printf 'interval = 1\nsend-wait = 30\nstate = %s\nqueue = 4M\n' $F/$1.state
+	} > $F/agent.conf
+	chmod 644 $F/agent.conf
+}
+
+agent_load() {	# requests on each of 4 connections, to port 7605's server in fleeta
 	start_server fleeta -- --port 7605 --req-bytes 200 --resp-bytes 3000 --conns 4 > /dev/null
 	ip netns exec fleeta "$PEER" client --port 7605 --req-bytes 200 \
-		--resp-bytes 3000 --requests 500 --conns 4 > /dev/null || fail "client"
+		--resp-bytes 3000 --requests "$1" --conns 4 > /dev/null || fail "client"
 	wait_untracked
-	r=$(status records_R)
-	e=$(status records_E)
-	expect_eq "$r $e" "2000 4" "the module's R and E records"
-	n=$((r + e))
-	WAIT_S=$SETTLE_S wait_count "the agent's records in the store" $n store_count $host ||
-		fail "store: $(account $host)"
-	wait_until "the text file's R" grep -q "^tcprt_tasks_total{port=\"7605\",role=\"server\",type=\"R\"} $r\$" \
-		$F/agent.prom || fail "text file: $(grep tcprt_tasks_total $F/agent.prom)"
-	wait_until "the 1 min window's R" agent_says "port=7605 window=1m" 'a["windows"][0]["R"]' "$r" ||
-		fail "1 min window: $(live_ask_at $F/agent.sock "port=7605 window=1m" a)"
+}
+
+agent_diag() {	# what the agent said, and its status
+	sed 's/^/# err: /' $F/agent.err
+	sed 's/^/# /' $F/agent.status
+}
+
+agent_read() {	# the records the agent has read
+	kv $F/agent.status records_read
+}
+
+# Every record the module wrote so far read by the agent: R and E are all
+# this port's traffic makes.
+agent_caught_up() {
+	WAIT_S=$SETTLE_S wait_count "the agent's reading" \
+		$(($(status records_R) + $(status records_E))) agent_read || fail "agent: $(cat $F/agent.err)"
+}
+
+# Each sink of the agent has R records: the store (ship), the text file,
+# VictoriaMetrics (OTLP, when configured) and the 10 min window (when WINDOWS
+# is not "no").
+expect_agent_sinks() {	# host r n [windows]
+	WAIT_S=$SETTLE_S wait_count "the agent's records in the store" $3 store_count $1 ||
+		fail "store: $(account $1)"
+	wait_until "the text file's R" grep -q "^tcprt_tasks_total{port=\"7605\",role=\"server\",type=\"R\"} $2\$" \
+		$F/agent.prom || fail "text file: $(grep tcprt_tasks_total $F/agent.prom; agent_diag)"
+	if [ -n "$AGENT_OTLP" ]; then
+		WAIT_S=$SETTLE_S wait_until "OTLP's R" promql_is 'sum(tcp_rt_tasks_total{tcp_rt_task_type="R",server_port="7605"})' $2 ||
+			fail "OTLP: $(promql 'sum(tcp_rt_tasks_total{tcp_rt_task_type="R",server_port="7605"})')"
+	fi
+	[ "${4:-}" = no ] ||
+		wait_until "the 10 min window's R" agent_says "port=7605 window=10m" 'a["windows"][0]["R"]' "${4:-$2}" ||
+		fail "10 min window: $(live_ask_at $F/agent.sock "port=7605 window=10m" a)"
+}
+
+# The agent stopped: its epoch final, each record once, its status says
+# KEYS are N.
+agent_stop() {	# pid host n keys...
+	local pid=$1 host=$2 n=$3 k
+	shift 3
 	kill -TERM $pid
 	wait $pid || fail "agent exited $?: $(cat $F/agent.err)"
 	wait_settled $host
 	expect_account $host "final $n $n 0 0 0 0 0 0"
 	expect_once $host $n
 	sed 's/^/# /' $F/agent.status
-	for k in records_read metrics_records windows_records ship_numbered ship_sent; do
+	for k in records_read metrics_records ship_numbered ship_sent "$@"; do
 		expect_eq "$(kv $F/agent.status $k)" $n "the agent's $k"
 	done
 	for k in ship_cap_dropped ship_refused ship_relay_skipped ship_queued metrics_textfile_failed windows_late; do
 		expect_eq "$(kv $F/agent.status $k)" 0 "the agent's $k"
 	done
+}
+
+case_agent() {
+	local host=agent-a pid r e n why
+	[ -z "${FLEET_NO_MODULE:-}" ] || return 4
+	mod_load lports=7605 log_ext=seq
+	why=$(otlp_why)
+	if [ -z "$why" ]; then
+		vmetrics_start $F || fail "victoria-metrics"
+		AGENT_OTLP=$(vmetrics_url)
+	else
+		echo "# without OTLP: $why"
+	fi
+	agent_conf $host
+	# not under ip netns exec, as ship (case_real_traffic)
+	"$TCPRT" agent --config $F/agent.conf 2> $F/agent.err &
+	pid=$!
+	wait_until "the agent's windows" agent_says status 'a["ok"]' True ||
+		fail "agent: $(cat $F/agent.err)"
+	agent_load 500
+	r=$(status records_R)
+	e=$(status records_E)
+	expect_eq "$r $e" "2000 4" "the module's R and E records"
+	n=$((r + e))
+	expect_agent_sinks $host $r $n
+	agent_stop $pid $host $n windows_records
+	[ -z "$AGENT_OTLP" ] || expect_eq "$(kv $F/agent.status metrics_otlp_requests_failed)" 0 "OTLP's failed requests"
+	vmetrics_stop
+}
+
+# Issue 67's faults, on the module's live traffic, in four loads of 1,000
+# requests: a client of the windows that never reads from the start; the
+# OTLP receiver stopped after the first load and started again 20 s
+# later; [windows] removed by SIGHUP after the second, added again after
+# the third.  Between the faults, the agent has read every record the
+# module wrote, so the window added again has the fourth load's exactly.
+case_agent_faults() {
+	local host=agent-f pid r e n why away w
+	[ -z "${FLEET_NO_MODULE:-}" ] || return 4
+	why=$(otlp_why)
+	if [ -n "$why" ]; then
+		echo "# $why"
+		return 4
+	fi
+	mod_load lports=7605 log_ext=seq
+	vmetrics_start $F || fail "victoria-metrics"
+	AGENT_OTLP=$(vmetrics_url)
+	agent_conf $host
+	"$TCPRT" agent --config $F/agent.conf 2> $F/agent.err &
+	pid=$!
+	wait_until "the agent's windows" agent_says status 'a["ok"]' True ||
+		fail "agent: $(cat $F/agent.err)"
+	python3 "$TOP/tools/tcprt/tests/never_read.py" $F/agent.sock &
+	agent_load 250
+	wait_until "the client that never reads closed" \
+		eval '[ "$(kv $F/agent.status windows_slow)" -ge 1 ] 2> /dev/null' || fail "windows_slow"
+	agent_caught_up
+	vmetrics_stop
+	away=$SECONDS
+	agent_load 250
+	wait_until "OTLP's failed requests" \
+		eval '[ "$(kv $F/agent.status metrics_otlp_requests_failed)" -ge 1 ] 2> /dev/null' ||
+		fail "OTLP failed: $(kv $F/agent.status metrics_otlp_requests_failed)"
+	agent_caught_up
+	echo "# the receiver away: $(kv $F/agent.status metrics_otlp_requests_failed) requests failed"
+	agent_conf $host no
+	kill -HUP $pid
+	wait_until "the windows' socket gone" eval "[ ! -e $F/agent.sock ]" || fail "[windows] not removed"
+	agent_load 250
+	agent_caught_up
+	agent_conf $host
+	kill -HUP $pid
+	wait_until "the agent's windows again" agent_says status 'a["ok"]' True ||
+		fail "agent: $(cat $F/agent.err)"
+	python3 "$TOP/tools/tcprt/tests/never_read.py" $F/agent.sock &
+	w=$(status records_R)
+	agent_load 250
+	agent_caught_up
+	w=$(($(status records_R) - w))
+	# the fault's length: the receiver away 20 s (a fault, not a wait for an event)
+	sleep $((20 - (SECONDS - away) > 0 ? 20 - (SECONDS - away) : 0))
+	vmetrics_start $F $VMETRICS_PORT || fail "victoria-metrics again on $VMETRICS_PORT"
+	r=$(status records_R)
+	e=$(status records_E)
+	expect_eq "$r $e $w" "4000 16 1000" "the module's R and E records, R since [windows] came back"
+	n=$((r + e))
+	expect_agent_sinks $host $r $n $w
+	agent_stop $pid $host $n
+	expect_eq "$(kv $F/agent.status windows_records)" $((w + 4)) "the windows' records since they came back"
+	expect_ge "$(kv $F/agent.status windows_slow)" 1 "the windows' closed clients since they came back"
+	expect_eq "$(kv $F/agent.status metrics_otlp_requests_queued)" 0 "OTLP's queued requests"
+	echo "# OTLP: $(kv $F/agent.status metrics_otlp_requests_failed) failed, $(kv $F/agent.status metrics_otlp_requests_dropped) dropped (cumulative counts: none lost)"
+	vmetrics_stop
 }
 
 # The cap, against a token bucket modelled here: 1 byte/s and a burst of
@@ -1916,7 +2038,8 @@ case_series() {
 
 run_case "fleet: clear errors: store unreachable, schema missing or of another version, a second loader; fleet init" case_errors
 run_case "fleet: real traffic on two hosts, live and recorded: every record once, byte for byte" case_real_traffic
-run_case "fleet: the agent in place of ship: its ship, text file and windows, fed by one reading of the module under load, each have every record the module wrote" case_agent
+run_case "fleet: the agent in place of ship: its ship, text file, OTLP and windows, fed by one reading of the module under load, each have every record the module wrote" case_agent
+run_case "fleet: the agent's faults: a windows client that never reads, the OTLP receiver away 20 s, [windows] removed and added by SIGHUP - the other sinks still have every record, the window added again each since" case_agent_faults
 run_case "fleet: the cap drops exactly the records a token-bucket model drops, told as cap" case_cap
 run_case "fleet: central rsyslog killed (SIGKILL) and restarted mid-run: nothing lost, nothing twice" case_central_killed
 run_case "fleet: ClickHouse killed and restarted mid-run: nothing lost, nothing twice" case_clickhouse_restarted

@@ -27,13 +27,13 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 TCPRT=$PWD/tcprt
 TOP=$(cd ../.. && pwd)
-VM=${TCPRT_VICTORIA_METRICS:-$("$TOP/scripts/cache-dir")/otel/root/usr/bin/victoria-metrics}
+. "$TOP/tools/tcprt/tests/victoria-lib.sh"
 T=$(mktemp -d "${TMPDIR:-/tmp}/tcprt-otlp.XXXXXX")
-VM_PID='' EXP_PID='' LOGS_PID='' NEVER_PID=''
+EXP_PID='' LOGS_PID='' NEVER_PID=''
 
 cleanup() {
 	[ -n "$EXP_PID" ] && kill "$EXP_PID" 2> /dev/null && wait "$EXP_PID" 2> /dev/null
-	[ -n "$VM_PID" ] && kill "$VM_PID" 2> /dev/null && wait "$VM_PID" 2> /dev/null
+	[ -n "$VMETRICS_PID" ] && vmetrics_stop
 	[ -n "$LOGS_PID" ] && kill "$LOGS_PID" 2> /dev/null && wait "$LOGS_PID" 2> /dev/null
 	[ -n "$NEVER_PID" ] && kill "$NEVER_PID" 2> /dev/null && wait "$NEVER_PID" 2> /dev/null
 	true
@@ -51,7 +51,7 @@ skip() {
 if grep -q 'built without OTLP' "$T/probe"; then
 	skip "$(sed 's/^tcprt: export: --otlp: //' "$T/probe")"
 fi
-[ -x "$VM" ] || skip "no VictoriaMetrics at $VM (scripts/otel-deps fetches it)"
+[ -x "$VMETRICS" ] || skip "no VictoriaMetrics at $VMETRICS (scripts/otel-deps fetches it)"
 command -v python3 > /dev/null || skip "python3 missing"
 command -v curl > /dev/null || skip "curl missing"
 
@@ -76,53 +76,13 @@ fail() {
 	exit 1
 }
 
-# ---- VictoriaMetrics ---------------------------------------------------------------
-
-PORT=
-start_vm() {	# [port]: on that port again, else a free one
-	local p
-	for p in ${1:-$((20000 + RANDOM % 20000)) $((20000 + RANDOM % 20000)) $((20000 + RANDOM % 20000))}; do
-		"$VM" -storageDataPath="$T/vm" -httpListenAddr="127.0.0.1:$p" \
-			-search.latencyOffset=0s -opentelemetry.usePrometheusNaming \
-			-loggerLevel=ERROR >> "$T/vm.log" 2>&1 &
-		VM_PID=$!
-		for _ in $(seq 100); do
-			if curl -sf "http://127.0.0.1:$p/health" > /dev/null; then
-				PORT=$p
-				return 0
-			fi
-			kill -0 "$VM_PID" 2> /dev/null || break
-			sleep 0.1
-		done
-		kill "$VM_PID" 2> /dev/null
-		wait "$VM_PID" 2> /dev/null
-		VM_PID=
-	done
-	echo "# victoria-metrics did not start: $(tail -3 "$T/vm.log")"
-	return 1
-}
-
-stop_vm() {
-	kill "$VM_PID"
-	wait "$VM_PID" 2> /dev/null
-	VM_PID=
-}
-
-# The value of an instant PromQL query (one series, or 0 when none),
-# after making what was sent queryable.
-q() {
-	curl -sf "http://127.0.0.1:$PORT/internal/force_flush" > /dev/null || return 1
-	curl -sf "http://127.0.0.1:$PORT/api/v1/query" --data-urlencode "query=$1" |
-		python3 -c 'import json, sys
-r = json.load(sys.stdin)["data"]["result"]
-print(r[0]["value"][1] if r else 0)'
-}
+# ---- VictoriaMetrics (started, stopped and asked: tests/victoria-lib.sh) --------
 
 # Wait until query $1 answers $2 (at most $3 s).
 wait_for() {
 	local v=''
 	for _ in $(seq $(($3 * 5))); do
-		v=$(q "$1") || v=
+		v=$(promql "$1") || v=
 		[ "$v" = "$2" ] && return 0
 		sleep 0.2
 	done
@@ -198,7 +158,7 @@ check_totals() {
 
 expect() {	# query value
 	local v
-	v=$(q "$1") || fail "$1: no answer"
+	v=$(promql "$1") || fail "$1: no answer"
 	[ "$v" = "$2" ] || fail "$1: $v, expected $2"
 	echo "# $1 = $v"
 }
@@ -208,7 +168,7 @@ expect() {	# query value
 check_quantiles() {
 	local p est
 	for p in 0.5 0.9 0.99; do
-		est=$(q "histogram_quantile($p, sum by (le) (tcp_rt_task_duration_seconds_bucket{tcp_rt_task_type=\"R\"}))")
+		est=$(promql "histogram_quantile($p, sum by (le) (tcp_rt_task_duration_seconds_bucket{tcp_rt_task_type=\"R\"}))")
 		python3 - "$T/r_dur" "$p" "$est" <<-'PY' || fail "p$p"
 			import math, sys
 			d = sorted(int(l) for l in open(sys.argv[1]))
@@ -231,8 +191,8 @@ D=$T/d
 PROM=$T/prom/tcprt.prom
 
 step "export --otlp: VictoriaMetrics' totals equal the records; quantiles in their bucket"
-start_vm || fail "victoria-metrics did not start"
-URL=http://127.0.0.1:$PORT/opentelemetry/v1/metrics
+vmetrics_start "$T" || fail "victoria-metrics did not start"
+URL=$(vmetrics_url)
 mkdir -p "$D" "$T/prom"
 : > "$T/totals"
 gen "$D/rt-network-log0" 0 1500
@@ -245,7 +205,7 @@ check_quantiles
 pass
 
 step "export --otlp: the collector away: failed requests said and counted"
-stop_vm
+vmetrics_stop
 gen "$D/rt-network-log0" 2500 700
 gen "$D/rt-network-log1" 3200 300
 for _ in $(seq 100); do
@@ -263,12 +223,12 @@ pass
 
 step "export --otlp: the collector back: every record counted, the failures too"
 sleep 1
-start_vm "$PORT" || fail "victoria-metrics did not start again on $PORT"
+vmetrics_start "$T" "$VMETRICS_PORT" || fail "victoria-metrics did not start again on $VMETRICS_PORT"
 check_totals
 check_quantiles
 grep -q 'collector back' "$T/export.err" || fail "no 'collector back' line: $(cat "$T/export.err")"
 grep 'collector back' "$T/export.err" | sed 's/^/# /'
-f=$(q 'max(tcprt_otlp_requests_failed_total)')
+f=$(promql 'max(tcprt_otlp_requests_failed_total)')
 [ "$f" -ge 2 ] || fail "tcprt_otlp_requests_failed_total in VictoriaMetrics: $f"
 echo "# VictoriaMetrics: tcprt_otlp_requests_failed_total $f"
 kill -TERM "$EXP_PID"
@@ -280,19 +240,19 @@ grep -E 'requests sent' "$T/export.err" | sed 's/^/# /'
 if grep -v -e 'collector away' -e 'collector back' -e 'requests sent' "$T/export.err"; then
 	fail "other messages on stderr (above)"
 fi
-stop_vm
+vmetrics_stop
 pass
 
 step "export --otlp-exponential: VictoriaMetrics' vmrange buckets are tcprt's, quantiles in their bucket"
 rm -rf "$T/vm"
-start_vm || fail "victoria-metrics did not start"
-URL=http://127.0.0.1:$PORT/opentelemetry/v1/metrics
+vmetrics_start "$T" || fail "victoria-metrics did not start"
+URL=$(vmetrics_url)
 "$TCPRT" export --once --dir "$D" --otlp "$URL" --otlp-exponential 2> "$T/expo.err" ||
 	fail "export --once: $(cat "$T/expo.err")"
 wait_for 'sum(tcp_rt_task_duration_seconds_count{tcp_rt_task_type="R"})' "$(tot R)" 30 ||
 	fail "the exponential histograms' counts"
 for p in 0.5 0.9 0.99; do
-	est=$(q "histogram_quantile($p, sum by (vmrange) (tcp_rt_task_duration_seconds_bucket{tcp_rt_task_type=\"R\"}))")
+	est=$(promql "histogram_quantile($p, sum by (vmrange) (tcp_rt_task_duration_seconds_bucket{tcp_rt_task_type=\"R\"}))")
 	python3 - "$T/r_dur" "$p" "$est" <<-'PY' || fail "p$p"
 		import math, sys
 		d = sorted(int(l) for l in open(sys.argv[1]))
@@ -350,7 +310,7 @@ sed 's/^/# collector saw: /' "$T/logs.seen"
 [ "$(wc -l < "$T/logs.seen")" = 1 ] || fail "expected one logs request"
 grep -q '^/v1/logs application/x-protobuf Bearer not-on-the-command-line [0-9]*$' "$T/logs.seen" ||
 	fail "not POSTed to /v1/logs as application/x-protobuf with the header file's Authorization"
-stop_vm
+vmetrics_stop
 pass
 
 step "export --otlp: a refusing collector (400) drops, a busy one (503) is retried; a full queue drops the oldest"
@@ -521,24 +481,6 @@ ag_wait() {	# key n
 	fail "the agent's $1: $(ag_stat "$1"), expected at least $2"
 }
 
-# The agent's windows sink's socket: a client that asks and never reads
-# (its answers fill the socket, and the sink closes it), held open.
-never_reader() {	# socket
-	python3 - "$1" <<-'PY' &
-		import socket, sys, time
-		s = socket.socket(socket.AF_UNIX)
-		s.connect(sys.argv[1])
-		s.setblocking(False)
-		try:
-		    while True:
-		        s.send(b"status\n" * 512)
-		except (BlockingIOError, BrokenPipeError, ConnectionResetError):
-		    pass
-		time.sleep(600)
-	PY
-	NEVER_PID=$!
-}
-
 ask_agent() {	# question: the answer of the agent's socket
 	python3 -c '
 import socket, sys
@@ -558,8 +500,8 @@ fi
 A=$T/ag
 mkdir -p "$A/d"
 rm -rf "$T/vm"
-start_vm || fail "victoria-metrics did not start"
-URL=http://127.0.0.1:$PORT/opentelemetry/v1/metrics
+vmetrics_start "$T" || fail "victoria-metrics did not start"
+URL=$(vmetrics_url)
 : > "$T/totals"
 : > "$T/r_dur"
 gen "$A/d/rt-network-log0" 0 1000
@@ -577,12 +519,14 @@ conf windows
 EXP_PID=$!
 check_totals
 for _ in $(seq 100); do ask_agent status 2> /dev/null | grep -q '"ok":true' && break; sleep 0.1; done
-never_reader "$A/live.sock"
+# a client that never reads (tests/never_read.py)
+python3 tests/never_read.py "$A/live.sock" &
+NEVER_PID=$!
 ag_wait windows_slow 1
 echo "# the windows sink closed the client that never read: windows_slow $(ag_stat windows_slow)"
 # the collector away: the text file still gets every record, and the
 # windows' socket still answers
-stop_vm
+vmetrics_stop
 away=$SECONDS
 gen "$A/d/rt-network-log0" 1500 700
 ag_wait metrics_otlp_requests_failed 1
@@ -605,7 +549,7 @@ ask_agent status | grep -q '"ok":true' || fail "the windows' socket after [windo
 gen "$A/d/rt-network-log0" 2500 200
 # the fault's length: 20 s away in all
 sleep $((20 - (SECONDS - away) > 0 ? 20 - (SECONDS - away) : 0))
-start_vm "$PORT" || fail "victoria-metrics did not start again on $PORT"
+vmetrics_start "$T" "$VMETRICS_PORT" || fail "victoria-metrics did not start again on $VMETRICS_PORT"
 check_totals
 all=$(($(tot R) + $(tot W) + $(tot N) + $(tot P) + $(tot E)))
 kill -TERM "$EXP_PID"
@@ -620,6 +564,6 @@ grep -q "^tcprt_records_read_total $all\$" "$A/agent.prom" ||
 [ "$(ag_stat metrics_otlp_requests_dropped)" = 0 ] ||
 	echo "# requests dropped (queue full while away; cumulative, no count lost): $(ag_stat metrics_otlp_requests_dropped)"
 sed 's/^/# /' "$A/agent.err"
-stop_vm
+vmetrics_stop
 pass
 echo "1..$n"

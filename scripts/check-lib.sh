@@ -109,18 +109,47 @@ run_vm() {	# description [vm-run options] -- tests...
 # folder the guest shares).  Kernel: a name of scripts/kernels, the
 # machine's own when none; one with a chroot of its own suite gets the
 # packages installed there (vm-run shares it).
+# The packages' tcprt and OTLP, on the host: built with OTLP (its Depends
+# has libprotobuf-c1), the agent takes [metrics] otlp; built without it
+# (Debian 12's profile), it refuses it with one line that says why.  The
+# higher version is built with OTLP when PROTO is given.
+deb_otlp_test() {	# dir proto
+	local v x d=$log/deb-otlp st=0 want out
+	: > "$d"
+	printf '[metrics]\notlp = http://127.0.0.1:4318/v1/metrics\n' > "$1/otlp.conf"
+	for v in old new; do
+		x=$1/$v/x
+		dpkg-deb -x "$1"/$v/tcprt_*.deb "$x" || st=1
+		if dpkg-deb -f "$1"/$v/tcprt_*.deb Depends | grep -q libprotobuf-c1; then
+			want="good; sinks: metrics"
+		else
+			want="Debian 12 has no opentelemetry-proto"
+			[ "$v" = new ] && [ -n "$2" ] && { echo "$v: built without OTLP" >> "$d"; st=1; }
+		fi
+		out=$("$x/usr/bin/tcprt" agent --check --config "$1/otlp.conf" 2>&1)
+		echo "$v: $out" >> "$d"
+		[[ $out == *"$want"* ]] || { echo "$v: not '$want'" >> "$d"; st=1; }
+		rm -rf "$x"
+	done
+	tap "$st" "make deb: tcprt with OTLP where built with opentelemetry-proto, else refusing it with the reason" "$d"
+}
+
 deb_install_test() {	# [kernel]
-	local k=${1:-} dir=selftests/debs new root= kopt=() st
+	local k=${1:-} dir=selftests/debs new root= kopt=() st proto
 	new=$(scripts/version)+debtest1
 	rm -rf "$dir"
 	scripts/deb --out "$dir/old" > "$log/deb" 2>&1
 	st=$?
 	tap "$st" "${k:+$k: }make deb: tcp-rt-dkms and tcprt build, lintian clean" "$log/deb"
 	[ "$st" = 0 ] || return 0
-	scripts/deb --out "$dir/new" --version "$new" > "$log/deb-new" 2>&1
+	# on the host's own kernel, the higher version with OTLP from Debian
+	# 13's .proto files (scripts/otel-deps): the upgrade installs it
+	[ -z "$k" ] && proto=$(scripts/otel-deps --proto-dir 2> /dev/null) || proto=
+	scripts/deb --out "$dir/new" --version "$new" ${proto:+--otlp-proto "$proto"} > "$log/deb-new" 2>&1
 	st=$?
-	tap "$st" "${k:+$k: }make deb of a higher version, $new" "$log/deb-new"
+	tap "$st" "${k:+$k: }make deb of a higher version, $new${proto:+, with OTLP}" "$log/deb-new"
 	[ "$st" = 0 ] || return 0
+	[ -n "$k" ] || deb_otlp_test "$dir" "$proto"
 	if [ -n "$k" ]; then
 		root=$(scripts/kernels chroot "$k") || return 0
 		kopt=(--kernel "$k")

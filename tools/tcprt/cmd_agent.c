@@ -3,8 +3,9 @@
  * tcprt agent: one reader of the module's logs for every sink a host
  * wants, configured by one INI file (docs/agent.md): the metrics sink
  * (tcprt export's: the Prometheus text file, OTLP), the windows sink
- * (tcprt live's: the windows and their query socket) and the ship sink
- * (tcprt ship's: the fleet).
+ * (tcprt live's: the windows and their query socket), the ship sink
+ * (tcprt ship's: the fleet) and the series sink (tcprt series --every's:
+ * the module's sampling runs, kept).
  *
  * The file is read with inih (libinih-dev) through a line reader of our
  * own, which counts lines - so that every error names its line - and
@@ -29,6 +30,7 @@
 #include "container.h"
 #include "reader.h"
 #include "sink_metrics.h"
+#include "sink_series.h"
 #include "sink_ship.h"
 #include "sink_windows.h"
 #include "util.h"
@@ -60,6 +62,9 @@ AGENT_CONF "): reading consumes the logs, so a host runs one reader.\n"
 "               burst, interval, send-wait, state, series, unnumbered\n"
 "               (the logs are then read every 0.2 s, each to its end in\n"
 "               turn)\n"
+"  [series]     tcprt series --every's: every, store, keep, keep-bytes,\n"
+"               trigger, trigger-factor, trigger-fail, trigger-gap, us,\n"
+"               buckets, ext, host (the module's runs: not with dir)\n"
 "\n"
 "SIGHUP reads FILE again: changed sinks restart, the others run on, the\n"
 "reading goes on; a wrong FILE is said and the running one kept.\n"
@@ -72,7 +77,7 @@ AGENT_CONF "): reading consumes the logs, so a host runs one reader.\n"
 "  -1, --once         read once, write every sink's output once, exit\n"
 "  -h, --help         this text\n";
 
-enum { SEC_AGENT, SEC_METRICS, SEC_WINDOWS, SEC_SHIP, SEC_N };
+enum { SEC_AGENT, SEC_METRICS, SEC_WINDOWS, SEC_SHIP, SEC_SERIES, SEC_N };
 
 /* A configuration as read, and where its first error is. */
 struct agent_conf {
@@ -89,10 +94,11 @@ struct agent_conf {
 	enum input_format fmt;
 	char *dir, *archive, *status;
 	/* the sinks' sections */
-	bool metrics_on, windows_on, ship_on;
+	bool metrics_on, windows_on, ship_on, series_on;
 	struct metrics_conf metrics;
 	struct windows_conf windows;
 	struct ship_conf ship;
+	struct series_conf series;
 	/* each section's keys and values as given: what a reload compares */
 	struct buf sig[SEC_N];
 	/* "section\0key" of the keys given so far, to refuse one twice */
@@ -226,8 +232,12 @@ static int conf_key(void *user, const char *section, const char *name,
 		sec = SEC_SHIP;
 		a->ship_on = true;
 		r = ship_set(&a->ship, name, value, why, sizeof(why));
+	} else if (!strcmp(section, "series")) {
+		sec = SEC_SERIES;
+		a->series_on = true;
+		r = series_set(&a->series, name, value, why, sizeof(why));
 	} else {
-		conf_error(a, a->line, "[%s]: not a section (agent, metrics, windows, ship)",
+		conf_error(a, a->line, "[%s]: not a section (agent, metrics, windows, ship, series)",
 			   section);
 		return 0;
 	}
@@ -259,8 +269,8 @@ static int conf_parse(struct agent_conf *a, int *st)
 	}
 	if (a->err_line)
 		return -1;
-	if (!a->metrics_on && !a->windows_on && !a->ship_on) {
-		conf_error(a, -1, "no sink: configure one ([metrics], [windows], [ship])");
+	if (!a->metrics_on && !a->windows_on && !a->ship_on && !a->series_on) {
+		conf_error(a, -1, "no sink: configure one ([metrics], [windows], [ship], [series])");
 		return -1;
 	}
 	if (a->metrics_on && metrics_check(&a->metrics, why, sizeof(why)) < 0) {
@@ -274,6 +284,18 @@ static int conf_parse(struct agent_conf *a, int *st)
 	a->ship.dir = a->dir;
 	if (a->ship_on && ship_check(&a->ship, why, sizeof(why)) < 0) {
 		conf_error(a, -1, "[ship] %s", why);
+		return -1;
+	}
+	if (a->series_on && series_check(&a->series, why, sizeof(why)) < 0) {
+		conf_error(a, -1, "[series] %s", why);
+		return -1;
+	}
+	if (a->series_on && !a->metrics_on && !a->windows_on && !a->ship_on) {
+		conf_error(a, -1, "[series] alone: the agent would read, and so consume, the logs for no sink; run tcprt series --every instead");
+		return -1;
+	}
+	if (a->series_on && a->dir) {
+		conf_error(a, -1, "[series] runs the module's series: not with [agent] dir (recorded logs)");
 		return -1;
 	}
 	*st = EXIT_OK;
@@ -328,6 +350,7 @@ static void conf_free(struct agent_conf *a)
 	metrics_conf_free(&a->metrics);
 	windows_conf_free(&a->windows);
 	ship_conf_free(&a->ship);
+	series_conf_free(&a->series);
 	for (i = 0; i < SEC_N; i++)
 		buf_free(&a->sig[i]);
 }
@@ -366,6 +389,20 @@ static int start_ship(struct agent_conf *a, struct reader *rd)
 
 	if (ship_sink_start(&s, &a->ship, err, sizeof(err)) < 0) {
 		warnx_("agent: [ship] %s", err);
+		return -1;
+	}
+	reader_add_sink(rd, &s);
+	return 0;
+}
+
+/* The series sink of @a, into @rd: 0, or -1 after saying why. */
+static int start_series(struct agent_conf *a, struct reader *rd)
+{
+	char err[4200];
+	struct sink s;
+
+	if (series_sink_start(&s, &a->series, err, sizeof(err)) < 0) {
+		warnx_("agent: [series] %s", err);
 		return -1;
 	}
 	reader_add_sink(rd, &s);
@@ -421,12 +458,13 @@ static void agent_reload(struct agent_conf *a, struct reader *rd)
 		.path = a->path, .interval_us = 15 * USEC_PER_SEC,
 		.fmt = INPUT_AUTO,
 	};
-	const char *m, *w, *sh;
+	const char *m, *w, *sh, *se;
 	int st;
 
 	metrics_conf_init(&b.metrics);
 	windows_conf_init(&b.windows);
 	ship_conf_init(&b.ship);
+	series_conf_init(&b.series);
 	if (conf_read(&b, &st) < 0) {
 		if (b.err_line > 0)
 			warnx_("agent: %s:%d: %s (SIGHUP: the configuration running is kept)",
@@ -452,8 +490,11 @@ static void agent_reload(struct agent_conf *a, struct reader *rd)
 	/* a ship stopped closes its epoch; started, it begins the next */
 	sh = reload_sink(a, &b, rd, SEC_SHIP, "ship", a->ship_on, b.ship_on,
 			 false, start_ship);
-	warnx_("agent: %s read again (SIGHUP): metrics %s, windows %s, ship %s",
-	       a->path, m, w, sh);
+	/* a run going is ended and kept */
+	se = reload_sink(a, &b, rd, SEC_SERIES, "series", a->series_on,
+			 b.series_on, false, start_series);
+	warnx_("agent: %s read again (SIGHUP): metrics %s, windows %s, ship %s, series %s",
+	       a->path, m, w, sh, se);
 	conf_free(a);
 	*a = b;		/* b.ship.dir is b.dir, now a->dir */
 	rd->status_path = a->status;
@@ -461,6 +502,7 @@ static void agent_reload(struct agent_conf *a, struct reader *rd)
 	a->metrics_on = reader_has_sink(rd, "metrics");
 	a->windows_on = reader_has_sink(rd, "windows");
 	a->ship_on = reader_has_sink(rd, "ship");
+	a->series_on = reader_has_sink(rd, "series");
 }
 
 /* The reader's period: with the windows or ship, theirs. */
@@ -483,7 +525,8 @@ static int agent_run(struct agent_conf *a, bool once)
 		rd->reloadable = true;
 	}
 	if ((a->metrics_on && start_metrics(a, rd) < 0) ||
-	    (a->windows_on && start_windows(a, rd) < 0))
+	    (a->windows_on && start_windows(a, rd) < 0) ||
+	    (a->series_on && start_series(a, rd) < 0))
 		st = EXIT_RUNTIME;
 	if (st == EXIT_OK)
 		st = reader_open(rd, a->dir, a->fmt, a->archive);
@@ -538,16 +581,18 @@ int cmd_agent(int argc, char **argv)
 	metrics_conf_init(&a.metrics);
 	windows_conf_init(&a.windows);
 	ship_conf_init(&a.ship);
+	series_conf_init(&a.series);
 	if (conf_read(&a, &st) < 0) {
 		if (a.err_line > 0)
 			warnx_("agent: %s:%d: %s", a.path, a.err_line, a.err);
 		else
 			warnx_("agent: %s: %s", a.path, a.err);
 	} else if (check) {
-		printf("%s: good; sinks:%s%s%s\n", a.path,
+		printf("%s: good; sinks:%s%s%s%s\n", a.path,
 		       a.metrics_on ? " metrics" : "",
 		       a.windows_on ? " windows" : "",
-		       a.ship_on ? " ship" : "");
+		       a.ship_on ? " ship" : "",
+		       a.series_on ? " series" : "");
 	} else {
 		st = agent_run(&a, once);
 	}

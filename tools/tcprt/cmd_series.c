@@ -6,29 +6,22 @@
  * (series_store.c), and read them back by time.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
-#include "anomaly.h"
 #include "cmd.h"
 #include "input.h"
 #include "parse.h"
 #include "plot.h"
 #include "series_line.h"
 #include "series_store.h"
+#include "sink_series.h"
 #include "util.h"
 
-#define SERIES_FILE	"rt-network-series"
-#define PARAM_DIR	"/sys/module/tcp_rt/parameters"
-#define POLL_US		20000ULL
-#define TRIGGER_POLL_US	200000ULL	/* stats are seconds apart */
 #define EXT_WIDTH	13	/* the widest name, far_bytes_out */
 
 static const char help[] =
@@ -205,289 +198,6 @@ static int read_store(const char *dir, struct filter *w, struct rows *rows)
 	}
 	free(runs);
 	return err;
-}
-
-/* ---- a run of the module ------------------------------------------------ */
-
-static int write_param(const char *name, const char *val)
-{
-	char path[128];
-	int fd, err = 0;
-
-	snprintf(path, sizeof(path), PARAM_DIR "/%s", name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, val, strlen(val)) < 0)
-		err = errno;
-	if (fd >= 0)
-		close(fd);
-	if (err)
-		warnx_("%s: cannot write %s: %s%s", path, val, strerror(err),
-		       err == EINVAL || err == EBUSY ?
-		       " (the kernel log says why)" : "");
-	return err ? -1 : 0;
-}
-
-static int read_param(const char *name, unsigned long *v)
-{
-	char path[128], buf[32];
-	ssize_t len;
-	int fd;
-
-	snprintf(path, sizeof(path), PARAM_DIR "/%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		warnx_("%s: %s (a tcp_rt older than 0.3 has no series)", path,
-		       strerror(errno));
-		return -1;
-	}
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return -1;
-	buf[len] = '\0';
-	*v = strtoul(buf, NULL, 10);
-	return 0;
-}
-
-/* Start a run, wait for it to end (SIGINT: end it now). */
-static int run_series(const char *us, const char *buckets, const char *ext,
-		      bool host)
-{
-	unsigned long width, n, running;
-	uint64_t deadline;
-
-	if (input_check_module() < 0)
-		return -1;
-	if ((us && write_param("series_us", us) < 0) ||
-	    (buckets && write_param("series_buckets", buckets) < 0) ||
-	    (ext && write_param("series_ext", ext) < 0) ||
-	    (host && write_param("series_host", "1") < 0) ||
-	    read_param("series_us", &width) < 0 ||
-	    read_param("series_buckets", &n) < 0 ||
-	    write_param("series_run", "1") < 0)
-		return -1;
-	/* a bucket of delay to the first boundary, and a generous margin */
-	deadline = now_us() + (n + 1) * width + 10 * USEC_PER_SEC;
-	signals_init();
-	while (!read_param("series_run", &running) && running) {
-		if (stop_requested) {
-			write_param("series_run", "0");
-			continue;
-		}
-		if (now_us() > deadline) {
-			warnx_("the run did not end in time; ending it");
-			write_param("series_run", "0");
-			break;
-		}
-		sleep_us(POLL_US);
-	}
-	return 0;
-}
-
-/* ---- always on ------------------------------------------------------------ */
-
-struct every {
-	uint64_t period_us;
-	const char *store;
-	uint64_t keep_s, keep_bytes;
-	/* --trigger: runs started by an anomaly in the stats (anomaly.h) */
-	bool trigger, trigger_set;	/* set: one of the --trigger options */
-	double factor;
-	uint64_t fail_per_1000, gap_us;
-};
-
-/* Sleep until @t_us of the wall clock, or a signal asks to stop. */
-static void sleep_until(uint64_t t_us)
-{
-	uint64_t now;
-
-	while (!stop_requested && (now = now_us()) < t_us)
-		sleep_us(t_us - now < USEC_PER_SEC ? t_us - now : USEC_PER_SEC);
-}
-
-/* The stats file, read as it fills, for --trigger. */
-struct stats_watch {
-	int fd;
-	char buf[8192];
-	size_t len;
-	struct anomaly an;
-	uint64_t last_us;	/* the last run an anomaly started */
-	uint64_t triggered, held;
-};
-
-/*
- * The stats lines that came, each fed to the detector: true at the first
- * anomaly, its reason in @why.  The file is opened when first needed and
- * again after an error (the module reloaded).
- */
-static bool stats_anomaly(struct stats_watch *sw, char *why, size_t len)
-{
-	char path[128], *nl, *line, err[PARSE_WHY_MAX];
-	struct record r;
-	ssize_t n;
-
-	if (sw->fd < 0) {
-		snprintf(path, sizeof(path), "%s/rt-network-stats", DEBUGFS_DIR);
-		sw->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		sw->len = 0;
-		if (sw->fd < 0)
-			return false;
-	}
-	n = read(sw->fd, sw->buf + sw->len, sizeof(sw->buf) - 1 - sw->len);
-	if (n < 0 && errno != EAGAIN && errno != EINTR) {
-		close(sw->fd);
-		sw->fd = -1;
-	}
-	if (n <= 0)
-		return false;
-	sw->len += (size_t)n;
-	sw->buf[sw->len] = '\0';
-	line = sw->buf;
-	while ((nl = strchr(line, '\n'))) {
-		bool hit;
-
-		*nl = '\0';
-		hit = parse_stats_line(line, (size_t)(nl - line), &r, err) &&
-		      anomaly_feed(&sw->an, r.port, r.role == ROLE_CLIENT,
-				   r.f[0], r.f[4], r.f[8], why, len);
-		line = nl + 1;
-		if (hit) {
-			/* the rest waits for the next call */
-			sw->len -= (size_t)(line - sw->buf);
-			memmove(sw->buf, line, sw->len);
-			return true;
-		}
-	}
-	sw->len -= (size_t)(line - sw->buf);
-	memmove(sw->buf, line, sw->len);
-	if (sw->len == sizeof(sw->buf) - 1)
-		sw->len = 0;	/* no line is that long: not stats */
-	return false;
-}
-
-/*
- * Sleep until @t_us of the wall clock, reading the stats meanwhile with
- * --trigger: true when an anomaly asks for a run now, none having started
- * for --trigger-gap and the next scheduled run (@next_us) not close
- * enough to show it (@run_us: a run's length).
- */
-static bool wait_or_trigger(const struct every *e, struct stats_watch *sw,
-			    uint64_t t_us, uint64_t next_us, uint64_t run_us)
-{
-	char why[256];
-	uint64_t now;
-
-	if (!e->trigger) {
-		sleep_until(t_us);
-		return false;
-	}
-	while (!stop_requested && (now = now_us()) < t_us) {
-		if (stats_anomaly(sw, why, sizeof(why))) {
-			if ((sw->last_us && now - sw->last_us < e->gap_us) ||
-			    next_us - now < run_us + USEC_PER_SEC) {
-				sw->held++;
-				warnx_("series: anomaly, %s; no run now (one ran less than --trigger-gap ago, or the next is due)",
-				       why);
-				continue;
-			}
-			warnx_("series: anomaly, %s: a run starts now", why);
-			sw->last_us = now;
-			sw->triggered++;
-			return true;
-		}
-		now = now_us();
-		if (now < t_us)
-			sleep_us(t_us - now < TRIGGER_POLL_US ? t_us - now :
-				 TRIGGER_POLL_US);
-	}
-	return false;
-}
-
-/* The finished run's file into the store, then the store's bounds. */
-static int keep_run(const struct every *e, uint64_t start_s)
-{
-	unsigned long width, n;
-	uint64_t lines;
-	char path[4096];
-	int removed;
-	FILE *f;
-
-	if (read_param("series_us", &width) < 0 ||
-	    read_param("series_buckets", &n) < 0)
-		return -1;
-	snprintf(path, sizeof(path), "%s/" SERIES_FILE, DEBUGFS_DIR);
-	f = fopen(path, "re");
-	if (!f) {
-		input_open_failed(path, errno);
-		return -1;
-	}
-	if (series_store_save(e->store, f, start_s, width, n, &lines) < 0) {
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	removed = series_store_expire(e->store, start_s > e->keep_s ?
-				      start_s - e->keep_s : 0, e->keep_bytes);
-	fprintf(stderr, "tcprt: series: run of %llu kept in %s: %llu lines; %d older run(s) removed\n",
-		(unsigned long long)start_s, e->store,
-		(unsigned long long)lines, removed < 0 ? 0 : removed);
-	return 0;
-}
-
-/*
- * A run at every multiple of the period, until SIGTERM or SIGINT.  The
- * run is asked for half a bucket before the boundary: the module begins
- * it at the next multiple of the bucket width, the boundary itself.
- */
-static int run_every(const struct every *e, const char *us,
-		     const char *buckets, const char *ext, bool host)
-{
-	static struct stats_watch sw = { .fd = -1 };
-	unsigned long width = 1000, n = 1000;
-	uint64_t next, skipped = 0, kept = 0;
-
-	if (mkdir(e->store, 0750) < 0 && errno != EEXIST)
-		die(EXIT_RUNTIME, "%s: %s", e->store, strerror(errno));
-	anomaly_init(&sw.an, e->factor, e->fail_per_1000);
-	if (e->trigger && read_param("stats", &n) == 0 && n)
-		warnx_("series: --trigger reads the stats, which are off (the module's stats is 1): no run will be started by an anomaly until they are on");
-	signals_init();
-	while (!stop_requested) {
-		next = (now_us() / e->period_us + 1) * e->period_us;
-		if (us)
-			width = strtoul(us, NULL, 10);
-		else
-			read_param("series_us", &width);
-		if (buckets)
-			n = strtoul(buckets, NULL, 10);
-		else
-			read_param("series_buckets", &n);
-		if (wait_or_trigger(e, &sw, next - width / 2, next,
-				    (uint64_t)width * n))
-			/* now, at the next bucket multiple: its second names it */
-			next = now_us();
-		if (stop_requested)
-			break;
-		if (run_series(us, buckets, ext, host) < 0 ||
-		    keep_run(e, next / USEC_PER_SEC) < 0) {
-			skipped++;
-			warnx_("series: the run of %llu was not kept (%llu so far)",
-			       (unsigned long long)(next / USEC_PER_SEC),
-			       (unsigned long long)skipped);
-			continue;
-		}
-		kept++;
-	}
-	fprintf(stderr, "tcprt: series: %llu run(s) kept, %llu not\n",
-		(unsigned long long)kept, (unsigned long long)skipped);
-	if (e->trigger)
-		fprintf(stderr, "tcprt: series: %llu run(s) started by an anomaly, %llu anomalies held back (--trigger-gap, or a run due); %llu stats lines of ports past the %d followed\n",
-			(unsigned long long)sw.triggered,
-			(unsigned long long)sw.held,
-			(unsigned long long)sw.an.untracked, ANOMALY_PORTS);
-	if (sw.fd >= 0)
-		close(sw.fd);
-	return EXIT_OK;
 }
 
 /* ---- output ------------------------------------------------------------- */
@@ -710,41 +420,9 @@ static int plot_rows(const struct rows *rows, const char *png,
 	return gnuplot_close(gp, png);
 }
 
-/* --ext: names of series_ext's measures, or all; checked here first. */
-static const char *ext_list(const char *arg)
-{
-	static char all[160];
-	const char *p = arg;
-	int k;
-
-	if (!strcmp(arg, "all")) {
-		all[0] = '\0';
-		for (k = SERIES_NBASE; k < SERIES_NFIELDS; k++) {
-			strcat(all, series_field_name[k]);
-			if (k + 1 < SERIES_NFIELDS)
-				strcat(all, ",");
-		}
-		return all;
-	}
-	while (*p) {
-		size_t n = strcspn(p, ",");
-
-		for (k = SERIES_NBASE; k < SERIES_NFIELDS; k++)
-			if (strlen(series_field_name[k]) == n &&
-			    !strncmp(p, series_field_name[k], n))
-				break;
-		if (k == SERIES_NFIELDS)
-			usage_error("series", "--ext: '%.*s' is not a measure (ce_bytes, ce_segs, ece, dup_bytes, dup_segs, flows, far_bytes_in, far_bytes_out, or all)",
-				    (int)n, p);
-		p += n + !!p[n];
-	}
-	return arg;
-}
-
 struct series_opts {
-	const char *us, *buckets, *ext, *port, *dir, *format, *png;
-	bool host;
-	struct every every;		/* period_us 0: not always on */
+	const char *port, *dir, *format, *png;
+	struct series_conf sc;		/* a run's settings, --every's, --store */
 	const char *since, *until;	/* with --store, to read */
 	const char *task;		/* with --store: a record's line */
 };
@@ -774,38 +452,14 @@ static void parse_opts(int argc, char **argv, struct series_opts *so)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t v, unit;
-	char *end;
+	const char *name;
+	char err[512];
 	int o;
 
-	so->every.keep_s = 3 * 86400;
-	so->every.keep_bytes = 1000000000;
-	so->every.factor = 4;
-	so->every.fail_per_1000 = 50;
-	so->every.gap_us = 60 * USEC_PER_SEC;
+	series_conf_init(&so->sc);
 	while ((o = getopt_long(argc, argv, ":u:b:e:Hp:o:P:d:E:TF:A:G:S:k:K:s:U:t:h",
 				opts, NULL)) != -1) {
 		switch (o) {
-		case 'u':
-			if (strcmp(optarg, "100") && strcmp(optarg, "1000") &&
-			    strcmp(optarg, "10000"))
-				usage_error("series", "--us: '%s' is not 100, 1000 or 10000",
-					    optarg);
-			so->us = optarg;
-			break;
-		case 'b':
-			if (!parse_u64(optarg, strlen(optarg), &v) || !v ||
-			    v > 10000)
-				usage_error("series", "--buckets: '%s' is not in 1..10000",
-					    optarg);
-			so->buckets = optarg;
-			break;
-		case 'e':
-			so->ext = ext_list(optarg);
-			break;
-		case 'H':
-			so->host = true;
-			break;
 		case 'p':
 			if (strcmp(optarg, "*"))
 				opt_port("series",
@@ -827,53 +481,6 @@ static void parse_opts(int argc, char **argv, struct series_opts *so)
 		case 'd':
 			so->dir = optarg;
 			break;
-		case 'E':
-			so->every.period_us = opt_seconds("series", "--every",
-							  optarg, false);
-			if (so->every.period_us < USEC_PER_SEC ||
-			    so->every.period_us % USEC_PER_SEC)
-				usage_error("series", "--every: '%s' is not a whole number of seconds, 1 or more",
-					    optarg);
-			break;
-		case 'S':
-			so->every.store = optarg;
-			break;
-		case 'T':
-			so->every.trigger = true;
-			so->every.trigger_set = true;
-			break;
-		case 'F':
-			so->every.trigger_set = true;
-			so->every.factor = strtod(optarg, &end);
-			if (end == optarg || *end || !(so->every.factor >= 1.5) ||
-			    so->every.factor > 1000)
-				usage_error("series", "--trigger-factor: '%s' is not a number from 1.5 to 1000",
-					    optarg);
-			break;
-		case 'A':
-			so->every.trigger_set = true;
-			if (!parse_u64(optarg, strlen(optarg), &so->every.fail_per_1000) ||
-			    so->every.fail_per_1000 > 1000)
-				usage_error("series", "--trigger-fail: '%s' is not failures per 1000 tasks, 0 (off) to 1000",
-					    optarg);
-			break;
-		case 'G':
-			so->every.trigger_set = true;
-			so->every.gap_us = opt_seconds("series", "--trigger-gap",
-						       optarg, true);
-			break;
-		case 'k':
-			if (!parse_age(optarg, strlen(optarg), &v, &unit) || !v)
-				usage_error("series", "--keep: '%s' is not an age (30m, 12h, 3d)",
-					    optarg);
-			so->every.keep_s = v * unit;
-			break;
-		case 'K':
-			if (!parse_bytes(optarg, &so->every.keep_bytes) ||
-			    !so->every.keep_bytes)
-				usage_error("series", "--keep-bytes: '%s' is not a size (500M, 2G)",
-					    optarg);
-			break;
 		case 's':
 			so->since = optarg;
 			break;
@@ -886,8 +493,13 @@ static void parse_opts(int argc, char **argv, struct series_opts *so)
 		case 'h':
 			fputs(help, stdout);
 			exit(EXIT_OK);
-		default:
+		case ':': case '?':
 			bad_option("series", o, argv);
+		default:
+			/* the series sink's own: its settings */
+			name = opt_long_name(opts, o);
+			if (series_set(&so->sc, name, optarg, err, sizeof(err)))
+				usage_error("series", "--%s: %s", name, err);
 		}
 	}
 	if (optind < argc)
@@ -897,20 +509,21 @@ static void parse_opts(int argc, char **argv, struct series_opts *so)
 /* Options that go together, and those that do not. */
 static void check_opts(const struct series_opts *so)
 {
-	bool run = so->us || so->buckets || so->ext || so->host;
+	const struct series_conf *sc = &so->sc;
+	bool run = sc->us || sc->buckets || sc->ext || sc->host;
 
-	if (so->dir && (run || so->every.store))
+	if (so->dir && (run || sc->store))
 		usage_error("series", "--dir reads a saved run: no --us, --buckets, --ext, --host or --store");
-	if (so->every.period_us && !so->every.store)
+	if (sc->period_us && !sc->store)
 		usage_error("series", "--every needs --store, where the runs are kept");
-	if (so->every.trigger_set && !so->every.period_us)
+	if (sc->trigger_set && !sc->period_us)
 		usage_error("series", "--trigger, --trigger-factor, --trigger-fail and --trigger-gap go with --every (runs kept)");
-	if (so->every.period_us && (so->since || so->until || so->port ||
-				    so->format || so->png))
+	if (sc->period_us && (so->since || so->until || so->port ||
+			      so->format || so->png))
 		usage_error("series", "--every keeps runs; --since, --until, --port, --format and --plot read them (without --every)");
-	if (!so->every.period_us && so->every.store && run)
+	if (!sc->period_us && sc->store && run)
 		usage_error("series", "--store without --every reads the runs kept: no --us, --buckets, --ext or --host");
-	if ((so->since || so->until || so->task) && !so->every.store)
+	if ((so->since || so->until || so->task) && !sc->store)
 		usage_error("series", "--since, --until and --task read the runs of --store DIR");
 	if (so->task && (so->since || so->until || so->port))
 		usage_error("series", "--task sets the window and the ports: no --since, --until or --port");
@@ -997,13 +610,13 @@ static int read_input(const struct series_opts *so, struct filter *w,
 {
 	FILE *f;
 
-	if (so->every.store) {
-		snprintf(path, len, "%s", so->every.store);
+	if (so->sc.store) {
+		snprintf(path, len, "%s", so->sc.store);
 		if (!so->task)
 			store_window(so, w);
-		return read_store(so->every.store, w, rows);
+		return read_store(so->sc.store, w, rows);
 	}
-	if (!so->dir && run_series(so->us, so->buckets, so->ext, so->host) < 0)
+	if (!so->dir && series_run_once(&so->sc) < 0)
 		return -1;
 	snprintf(path, len, "%s/" SERIES_FILE, so->dir ? so->dir : DEBUGFS_DIR);
 	f = fopen(path, "re");
@@ -1027,8 +640,11 @@ int cmd_series(int argc, char **argv)
 
 	parse_opts(argc, argv, &so);
 	check_opts(&so);
-	if (so.every.period_us)
-		return run_every(&so.every, so.us, so.buckets, so.ext, so.host);
+	if (so.sc.period_us) {
+		err = series_every(&so.sc);
+		series_conf_free(&so.sc);
+		return err;
+	}
 
 	/* with a plot, a table only when asked for */
 	format = so.format ? so.format : so.png ? "none" : "text";
@@ -1037,8 +653,10 @@ int cmd_series(int argc, char **argv)
 	if (so.task)
 		task_window(so.task, &w, &rows, key, sizeof(key));
 	err = read_input(&so, &w, &rows, path, sizeof(path));
-	if (err && !so.every.store)
+	if (err && !so.sc.store) {
+		series_conf_free(&so.sc);
 		return EXIT_RUNTIME;
+	}
 
 	if (!strcmp(format, "text") || !strcmp(format, "csv"))
 		print_rows(&rows, !strcmp(format, "csv"));
@@ -1058,5 +676,6 @@ int cmd_series(int argc, char **argv)
 	if (so.task && !task_covered(&rows, path))
 		err = -1;
 	free(rows.r);
+	series_conf_free(&so.sc);
 	return rows.bad || err ? EXIT_RUNTIME : EXIT_OK;
 }

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "archive.h"
 #include "util.h"
 #include "kcompat.h"
 #include "../../include/tcp_rt_fmt.h"
@@ -159,10 +160,8 @@ static void do_line(struct input *in, struct input_file *f, const char *s,
 	if (!f->is_stats) {
 		r.cpu = f->cpu;
 		set_e_role(f, &r);
-		if (in->archive) {
-			fwrite(s, 1, len, in->archive);
-			fputc('\n', in->archive);
-		}
+		if (in->archive)
+			archive_line(in->archive, s, len);
 		if (in->line_fn)
 			in->line_fn(s, len, f->cpu, f->tag, &r, in->ctx);
 	}
@@ -776,7 +775,7 @@ uint64_t input_read(struct input *in)
 		read_pass(in);
 	}
 	if (in->archive)
-		fflush(in->archive);
+		archive_flush(in->archive);
 	return in->records + in->bad - before;
 }
 

@@ -29,6 +29,8 @@ enum input_format {
 	INPUT_FORMAT_BAD,
 };
 
+struct archive;
+
 struct input {
 	char *dir;
 	bool debugfs;		/* the module's own directory: reading consumes */
@@ -42,7 +44,7 @@ struct input {
 	bool by_file;
 	struct input_file **files;
 	size_t nfiles;
-	FILE *archive;		/* if set, every valid log line is appended */
+	struct archive *archive;	/* if set, every valid log line is appended */
 	record_fn fn;
 	void *ctx;
 	/*

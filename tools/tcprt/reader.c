@@ -148,11 +148,9 @@ int reader_open(struct reader *rd, const char *dir, enum input_format fmt,
 	reader_hooks(rd);
 	if (st != EXIT_OK || !archive)
 		return st;
-	rd->in.archive = fopen(archive, "a");
-	if (!rd->in.archive) {
-		warnx_("%s: %s", archive, strerror(errno));
+	if (archive_open(&rd->archive, archive) < 0)
 		return EXIT_RUNTIME;
-	}
+	rd->in.archive = &rd->archive;
 	return EXIT_OK;
 }
 
@@ -220,9 +218,14 @@ static void fill_status(FILE *f, void *arg)
 	const struct reader *rd = arg;
 	size_t i;
 
-	fprintf(f, "records_read %llu\nmalformed_lines %llu\nsinks",
+	fprintf(f, "records_read %llu\nmalformed_lines %llu\n",
 		(unsigned long long)rd->in.records,
 		(unsigned long long)rd->in.bad);
+	if (rd->in.archive)
+		fprintf(f, "archive_lines %llu\narchive_failed %llu\n",
+			(unsigned long long)rd->archive.written,
+			(unsigned long long)rd->archive.failed);
+	fputs("sinks", f);
 	for (i = 0; i < rd->nsinks; i++)
 		fprintf(f, " %s", rd->sinks[i].ops->name);
 	fputc('\n', f);
@@ -243,7 +246,8 @@ static int output(struct reader *rd, bool last)
 	si = reader_input(rd);
 
 	for (i = 0; i < rd->nsinks; i++)
-		if (rd->sinks[i].ops->output(rd->sinks[i].priv, &si, last) < 0)
+		if (rd->sinks[i].ops->output &&
+		    rd->sinks[i].ops->output(rd->sinks[i].priv, &si, last) < 0)
 			st = -1;
 	/* a status that failed is said, and written again next time */
 	if (rd->status_path)
@@ -356,8 +360,12 @@ bool reader_close(struct reader *rd)
 		if (!rd->sinks[i].ops->stop(rd->sinks[i].priv))
 			all = false;
 	rd->nsinks = 0;
-	if (rd->in.archive)
-		fclose(rd->in.archive);
+	if (rd->in.archive) {
+		archive_flush(rd->in.archive);
+		if (rd->archive.failed)
+			all = false;	/* the archive lacks lines */
+		archive_close(rd->in.archive);
+	}
 	rd->in.archive = NULL;
 	input_close(&rd->in);
 	return all;

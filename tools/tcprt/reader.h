@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "archive.h"
 #include "input.h"
 #include "sink.h"
 
@@ -21,6 +22,7 @@
 
 struct reader {
 	struct input in;
+	struct archive archive;	/* in.archive when open */
 	struct sink sinks[READER_SINKS_MAX];
 	size_t nsinks;
 	bool reloadable;	/* reader_run() returns at a SIGHUP */

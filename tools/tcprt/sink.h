@@ -75,7 +75,7 @@ struct sink_ops {
 	/*
 	 * The interval's output (@last: the final one, before stop): 0, or
 	 * -1 after saying why on stderr; a failed output is tried again at
-	 * the next interval.
+	 * the next interval.  NULL: none (a sink of its own schedule).
 	 */
 	int (*output)(void *priv, const struct sink_input *in, bool last);
 	/*

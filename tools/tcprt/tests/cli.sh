@@ -805,10 +805,18 @@ case_agent() {
 	expect_eq "$(wc -l < "$T/ag/agent.arch")" 7 "archived lines"
 	grep -q '^tcprt_tasks_total{port="7100",role="server",type="R"} 1$' "$T/ag/agent.prom" || fail "tasks R"
 	# the status: what was read, what each sink was handed and lost
-	expect_eq "$(grep -E '^(records_read|malformed_lines|sinks|metrics_records|metrics_textfile_failed) ' \
+	expect_eq "$(grep -E '^(records_read|malformed_lines|archive_lines|archive_failed|sinks|metrics_records|metrics_textfile_failed) ' \
 		"$T/ag/agent.status" | tr '\n' ' ')" \
-		"records_read 7 malformed_lines 0 sinks metrics metrics_records 7 metrics_textfile_failed 0 " \
+		"records_read 7 malformed_lines 0 archive_lines 7 archive_failed 0 sinks metrics metrics_records 7 metrics_textfile_failed 0 " \
 		"the agent's status"
+	# an archive that cannot be written: its lines counted as failed,
+	# said once, and --once's exit says not all went
+	sed -i "s|^ *archive = .*|archive = /dev/full|" "$c"
+	expect_eq "$(status_of "$TCPRT" agent --config "$c" --once)" 1 "agent --once, archive on /dev/full"
+	expect_eq "$(grep -E '^archive_(lines|failed) ' "$T/ag/agent.status" | tr '\n' ' ')" \
+		"archive_lines 0 archive_failed 7 " "the status of an archive not written"
+	expect_eq "$(cat "$T/err")" "tcprt: /dev/full: No space left on device: archive lines not written (counted, as archive_failed)
+tcprt: /dev/full: 7 line(s) not archived (write errors), 0 archived" "its messages"
 }
 
 # The ship sink in the agent, beside the metrics sink: the same data
@@ -993,7 +1001,7 @@ case_agent_conf_errors() {
 		:3: [metrics] port: given twice|[metrics]\nport = 80\n  port = 81\ntextfile = /x.prom\n
 		:3: not a [section], a key = value or a comment|[metrics]\ntextfile = /x.prom\nbogus\n[x]\na = 1\n
 		:1: a: a key before any [section]|a = 1\n[metrics]\ntextfile = /x.prom\n
-		:4: [nope]: not a section (agent, metrics, windows, ship)|[metrics]\ntextfile = /x.prom\n[nope]\na = 1\n
+		:4: [nope]: not a section (agent, metrics, windows, ship, series)|[metrics]\ntextfile = /x.prom\n[nope]\na = 1\n
 		:2: [metrics] colour: not a key of [metrics]|[metrics]\ncolour = blue\n
 		:2: [metrics] otlp-exponential: 'maybe' is not yes or no|[metrics]\notlp-exponential = maybe\n
 		:2: [agent] interval: '0' is not a number of seconds > 0, at most a day|[agent]\ninterval = 0\n
@@ -1001,7 +1009,15 @@ case_agent_conf_errors() {
 		:2: [metrics] netns: 'x' is not a network namespace's inode number (N or net:[N], N > 0)|[metrics]\nnetns = x\n
 		: [metrics] --textfile: '/x.txt' does not end in .prom (node_exporter reads only *.prom)|[metrics]\ntextfile = /x.txt\n
 		: [metrics] --otlp-exponential, --otlp-logs, --otlp-logs-url and --otlp-header-file need --otlp URL|[metrics]\ntextfile = /x.prom\notlp-logs = 5\n
-		: no sink: configure one ([metrics], [windows], [ship])|[agent]\ninterval = 5\n
+		: no sink: configure one ([metrics], [windows], [ship], [series])|[agent]\ninterval = 5\n
+		:2: [series] us: '5' is not 100, 1000 or 10000|[series]\nus = 5\n
+		:4: [series] every: '1.5' is not a whole number of seconds, 1 or more|[metrics]\ntextfile = /x.prom\n[series]\nevery = 1.5\n
+		:2: [series] ext: 'foo' is not a measure (ce_bytes, ce_segs, ece, dup_bytes, dup_segs, flows, far_bytes_in, far_bytes_out, or all)|[series]\next = foo\n
+		:2: [series] trigger-factor: '1' is not a number from 1.5 to 1000|[series]\ntrigger-factor = 1\n
+		: [series] every: not set (a run at every multiple of that many seconds)|[metrics]\ntextfile = /x.prom\n[series]\nstore = /tmp/s\n
+		: [series] store: not set (the folder the runs are kept in)|[metrics]\ntextfile = /x.prom\n[series]\nevery = 60\n
+		: [series] alone: the agent would read, and so consume, the logs for no sink; run tcprt series --every instead|[series]\nevery = 60\nstore = /tmp/s\n
+		: [series] runs the module's series: not with [agent] dir (recorded logs)|[agent]\ndir = /tmp\n[metrics]\ntextfile = /x.prom\n[series]\nevery = 60\nstore = /tmp/s\n
 		:2: [ship] rate: '12x' is not a number of bytes (up to 1000G; k, M, G: powers of 1000)|[ship]\nrate = 12x\n
 		:3: [ship] socket: '' is not a socket path (1 to 107 bytes)|[ship]\nunsigned = yes\nsocket =\n
 		: [ship] unsigned and key-file: one or the other|[agent]\ndir = /tmp\n[ship]\nunsigned = yes\nkey-file = /k\n

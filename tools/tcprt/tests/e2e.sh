@@ -245,6 +245,64 @@ case_series_every() {
 	awk -F, 'NR > 1 && $2 != 7303 { exit 1 }' $W/back.csv || fail "--port 7303 only"
 }
 
+# The agent's [series] (tcprt series --every's sink) beside [metrics], under
+# traffic: a run at every multiple of 2 s, kept as series --every keeps
+# them, while the metrics sink has every R record the module wrote;
+# [series] removed by SIGHUP ends the run under way and keeps it, and no
+# run starts after (the module's count of runs is the store's).
+agent_series_conf() {	# with [series] or not
+	{
+		printf '[agent]\ninterval = 0.5\nstatus = %s\n' $W/agent.status
+		printf '[metrics]\ntextfile = %s\n' $W/agent.prom
+		[ "$1" = no ] ||
+			printf '[series]\nevery = 2\nus = 10000\nbuckets = 50\nstore = %s\n' $W/store
+	} > $W/agent.conf
+	chmod 644 $W/agent.conf
+}
+
+case_agent_series() {
+	local pid client r f start n=0
+	fresh
+	mod_load lports=7303
+	agent_series_conf yes
+	"$TCPRT" agent --config $W/agent.conf 2> $W/every.err &
+	pid=$!
+	start_server -- --port 7303 --req-bytes 100 --resp-bytes 1000 > /dev/null
+	"$PEER" client --port 7303 --req-bytes 100 --resp-bytes 1000 \
+		--requests 100000 --think-ms 5 > /dev/null &
+	client=$!
+	wait_until "three runs kept" runs_kept 3 || fail "runs: $(cat $W/every.err)"
+	wait_until "the status' runs" \
+		eval '[ "$(kv $W/agent.status series_runs_kept)" -ge 3 ] 2> /dev/null' ||
+		fail "status: $(cat $W/agent.status)"
+	agent_series_conf no
+	kill -HUP $pid
+	wait_until "[series] stopped" grep -q "series stopped" $W/every.err ||
+		fail "SIGHUP: $(cat $W/every.err)"
+	kill $client
+	wait $client || true
+	wait_untracked
+	r=$(status records_R)
+	wait_until "the text file's R" grep -q "^tcprt_tasks_total{port=\"7303\",role=\"server\",type=\"R\"} $r\$" \
+		$W/agent.prom || fail "text file: $(grep tcprt_tasks_total $W/agent.prom), the module's $r"
+	kill -TERM $pid
+	wait $pid || fail "agent exited $?: $(cat $W/every.err)"
+	sed 's/^/# /' $W/every.err
+	grep -q "^sinks metrics$" $W/agent.status || fail "status: $(cat $W/agent.status)"
+	expect_eq "$(kv $W/agent.status metrics_records)" "$(kv $W/agent.status records_read)" \
+		"the metrics sink: every record read"
+	for f in "$W"/store/series-*.gz; do
+		n=$((n + 1))
+		start=${f##*/series-}
+		start=${start%%-*}
+		expect_eq $((start % 2)) 0 "$f: a run at a multiple of 2 s"
+		zcat "$f" | awk '$3 == 7303 { found = 1 } END { exit !found }' ||
+			fail "$f: no row of the port"
+	done
+	expect_eq "$n" "$(grep -c ' kept in ' $W/every.err)" "the runs in the store: each said kept"
+	expect_eq "$(status series_runs)" "$n" "the module's runs: each kept, none after [series] went"
+}
+
 # tcprt series --every --trigger: a port's tasks turn about eight times
 # slower (the server this test runs is restarted with a 400 ms delay
 # instead of 2 ms; a task's duration also holds the client's delayed ACK,
@@ -600,6 +658,7 @@ run_case "read --follow goes on across an unload and a reload of the module" cas
 run_case "read --stats: stats lines counting the tasks" case_stats
 run_case "series --every: runs at the same instants, kept, the oldest removed" case_series_every
 run_case "series --every --trigger: a port turned slow starts a run at once, a steady one none" case_series_trigger
+run_case "agent [series] beside [metrics]: runs at every 2 s kept, every R in the text file; [series] removed by SIGHUP keeps the run under way, none after" case_agent_series
 run_case "summary of a live run: full windows only, rate = count / window" case_summary
 run_case "export -> node_exporter -> Prometheus: task count exact, p99 in its bucket" case_prometheus
 run_case "clear messages: module not loaded, not root, debugfs not mounted" case_messages

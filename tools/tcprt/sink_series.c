@@ -1,0 +1,640 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The series sink (sink_series.h): the module's sampling runs, one at
+ * every multiple of a period and, with the trigger, one on an anomaly of
+ * the stats, each kept in the store.
+ *
+ * State: a sink's, used by one thread (the reader's, or tcprt series
+ * --every's loop), so no lock.  The module holds one run at a time
+ * (series_run): a run another program started makes this one's start fail,
+ * counted as not kept, and the next boundary is tried.
+ *
+ * A run is asked for half a bucket before its boundary: the module begins
+ * it at the next multiple of the bucket width, the boundary itself.  The
+ * trigger reads rt-network-stats here (the agent's reader does not read
+ * them); reading consumes them, so nothing else may.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "anomaly.h"
+#include "cmd.h"
+#include "input.h"
+#include "parse.h"
+#include "series_line.h"
+#include "series_store.h"
+#include "sink_series.h"
+#include "util.h"
+
+#define PARAM_DIR	"/sys/module/tcp_rt/parameters"
+#define POLL_US		20000ULL	/* series_run, while a run goes */
+#define TRIGGER_POLL_US	200000ULL	/* stats are seconds apart */
+#define END_WAIT_US	(2 * USEC_PER_SEC)	/* a run ended at stop */
+
+/* ---- the module's parameters ------------------------------------------------ */
+
+static int write_param(const char *name, const char *val)
+{
+	char path[128];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), PARAM_DIR "/%s", name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, val, strlen(val)) < 0)
+		err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		warnx_("%s: cannot write %s: %s%s", path, val, strerror(err),
+		       err == EINVAL || err == EBUSY ?
+		       " (the kernel log says why)" : "");
+	return err ? -1 : 0;
+}
+
+static int read_param(const char *name, unsigned long *v)
+{
+	char path[128], buf[32];
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), PARAM_DIR "/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		warnx_("%s: %s (a tcp_rt older than 0.3 has no series)", path,
+		       strerror(errno));
+		return -1;
+	}
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	*v = strtoul(buf, NULL, 10);
+	return 0;
+}
+
+/* ---- one run ------------------------------------------------------------------ */
+
+/* Start a run with @c's settings; its bucket width and count: 0, or -1
+ * after saying why. */
+static int run_begin(const struct series_conf *c, unsigned long *width,
+		     unsigned long *n)
+{
+	if (input_check_module() < 0)
+		return -1;
+	if ((c->us && write_param("series_us", c->us) < 0) ||
+	    (c->buckets && write_param("series_buckets", c->buckets) < 0) ||
+	    (c->ext && write_param("series_ext", c->ext) < 0) ||
+	    (c->host && write_param("series_host", "1") < 0) ||
+	    read_param("series_us", width) < 0 ||
+	    read_param("series_buckets", n) < 0 ||
+	    write_param("series_run", "1") < 0)
+		return -1;
+	return 0;
+}
+
+/* When a run begun now is overdue: a bucket of delay to the first
+ * boundary, and a generous margin (wall clock). */
+static uint64_t run_deadline(unsigned long width, unsigned long n)
+{
+	return now_us() + (n + 1) * width + 10 * USEC_PER_SEC;
+}
+
+int series_run_once(const struct series_conf *c)
+{
+	unsigned long width, n, running;
+	uint64_t deadline;
+
+	if (run_begin(c, &width, &n) < 0)
+		return -1;
+	deadline = run_deadline(width, n);
+	signals_init();
+	while (!read_param("series_run", &running) && running) {
+		if (stop_requested) {
+			write_param("series_run", "0");
+			continue;
+		}
+		if (now_us() > deadline) {
+			warnx_("the run did not end in time; ending it");
+			write_param("series_run", "0");
+			break;
+		}
+		sleep_us(POLL_US);
+	}
+	return 0;
+}
+
+/* The finished run's file into the store, then the store's bounds. */
+static int keep_run(const struct series_conf *c, uint64_t start_s)
+{
+	unsigned long width, n;
+	uint64_t lines;
+	char path[4096];
+	int removed;
+	FILE *f;
+
+	if (read_param("series_us", &width) < 0 ||
+	    read_param("series_buckets", &n) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/" SERIES_FILE, DEBUGFS_DIR);
+	f = fopen(path, "re");
+	if (!f) {
+		input_open_failed(path, errno);
+		return -1;
+	}
+	if (series_store_save(c->store, f, start_s, width, n, &lines) < 0) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	removed = series_store_expire(c->store, start_s > c->keep_s ?
+				      start_s - c->keep_s : 0, c->keep_bytes);
+	fprintf(stderr, "tcprt: series: run of %llu kept in %s: %llu lines; %d older run(s) removed\n",
+		(unsigned long long)start_s, c->store,
+		(unsigned long long)lines, removed < 0 ? 0 : removed);
+	return 0;
+}
+
+/* ---- the trigger -------------------------------------------------------------- */
+
+/* The stats file, read as it fills. */
+struct stats_watch {
+	int fd;
+	char buf[8192];
+	size_t len;
+	struct anomaly an;
+	uint64_t last_us;	/* the last run an anomaly started (wall) */
+	uint64_t triggered, held;
+};
+
+/*
+ * The stats lines that came, each fed to the detector: true at the first
+ * anomaly, its reason in @why.  The file is opened when first needed and
+ * again after an error (the module reloaded).
+ */
+static bool stats_anomaly(struct stats_watch *sw, char *why, size_t len)
+{
+	char path[128], *nl, *line, err[PARSE_WHY_MAX];
+	struct record r;
+	ssize_t n;
+
+	if (sw->fd < 0) {
+		snprintf(path, sizeof(path), "%s/rt-network-stats", DEBUGFS_DIR);
+		sw->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		sw->len = 0;
+		if (sw->fd < 0)
+			return false;
+	}
+	n = read(sw->fd, sw->buf + sw->len, sizeof(sw->buf) - 1 - sw->len);
+	if (n < 0 && errno != EAGAIN && errno != EINTR) {
+		close(sw->fd);
+		sw->fd = -1;
+	}
+	if (n <= 0)
+		return false;
+	sw->len += (size_t)n;
+	sw->buf[sw->len] = '\0';
+	line = sw->buf;
+	while ((nl = strchr(line, '\n'))) {
+		bool hit;
+
+		*nl = '\0';
+		hit = parse_stats_line(line, (size_t)(nl - line), &r, err) &&
+		      anomaly_feed(&sw->an, r.port, r.role == ROLE_CLIENT,
+				   r.f[0], r.f[4], r.f[8], why, len);
+		line = nl + 1;
+		if (hit) {
+			/* the rest waits for the next call */
+			sw->len -= (size_t)(line - sw->buf);
+			memmove(sw->buf, line, sw->len);
+			return true;
+		}
+	}
+	sw->len -= (size_t)(line - sw->buf);
+	memmove(sw->buf, line, sw->len);
+	if (sw->len == sizeof(sw->buf) - 1)
+		sw->len = 0;	/* no line is that long: not stats */
+	return false;
+}
+
+/* ---- the sink ----------------------------------------------------------------- */
+
+enum series_state { SS_WAIT, SS_RUN };
+
+struct series_sink {
+	struct series_conf c;	/* the strings its own */
+	enum series_state state;
+	unsigned long width, n;	/* the next run's, then the run's */
+	uint64_t next_us;	/* the next scheduled run's boundary (wall) */
+	uint64_t start_s;	/* the run going: its name, in seconds */
+	uint64_t deadline_us;	/* the run going is ended by then (wall) */
+	uint64_t next_poll;	/* series_run or the stats read (mono) */
+	uint64_t kept, skipped;
+	struct stats_watch sw;
+};
+
+/* Wait for the next boundary, with the run settings of now. */
+static void plan(struct series_sink *ss)
+{
+	const struct series_conf *c = &ss->c;
+
+	if (c->us)
+		ss->width = strtoul(c->us, NULL, 10);
+	else
+		read_param("series_us", &ss->width);
+	if (c->buckets)
+		ss->n = strtoul(c->buckets, NULL, 10);
+	else
+		read_param("series_buckets", &ss->n);
+	ss->next_us = (now_us() / c->period_us + 1) * c->period_us;
+	ss->state = SS_WAIT;
+}
+
+static void not_kept(struct series_sink *ss, uint64_t start_s)
+{
+	ss->skipped++;
+	warnx_("series: the run of %llu was not kept (%llu so far)",
+	       (unsigned long long)start_s, (unsigned long long)ss->skipped);
+}
+
+/* A run named @start_s (seconds) asked for now. */
+static void start_run(struct series_sink *ss, uint64_t start_s)
+{
+	if (run_begin(&ss->c, &ss->width, &ss->n) < 0) {
+		not_kept(ss, start_s);
+		plan(ss);
+		return;
+	}
+	ss->start_s = start_s;
+	ss->deadline_us = run_deadline(ss->width, ss->n);
+	ss->next_poll = mono_us() + POLL_US;
+	ss->state = SS_RUN;
+}
+
+/* The run ended: kept, and the next one waited for. */
+static void end_run(struct series_sink *ss)
+{
+	if (keep_run(&ss->c, ss->start_s) < 0)
+		not_kept(ss, ss->start_s);
+	else
+		ss->kept++;
+	plan(ss);
+}
+
+/* The run going: ended when the module says so (or it is overdue). */
+static void poll_run(struct series_sink *ss)
+{
+	unsigned long running;
+
+	if (!read_param("series_run", &running) && running) {
+		if (now_us() <= ss->deadline_us)
+			return;
+		warnx_("the run did not end in time; ending it");
+		write_param("series_run", "0");
+	}
+	end_run(ss);
+}
+
+/*
+ * An anomaly in the stats that came asks for a run now: none started by
+ * one for --trigger-gap, and the next scheduled run not close enough to
+ * show it.
+ */
+static bool triggered(struct series_sink *ss, uint64_t wall)
+{
+	uint64_t run_us = (uint64_t)ss->width * ss->n;
+	struct stats_watch *sw = &ss->sw;
+	char why[256];
+
+	while (stats_anomaly(sw, why, sizeof(why))) {
+		if ((sw->last_us && wall - sw->last_us < ss->c.gap_us) ||
+		    ss->next_us < wall + run_us + USEC_PER_SEC) {
+			sw->held++;
+			warnx_("series: anomaly, %s; no run now (one ran less than --trigger-gap ago, or the next is due)",
+			       why);
+			continue;
+		}
+		warnx_("series: anomaly, %s: a run starts now", why);
+		sw->last_us = wall;
+		sw->triggered++;
+		return true;
+	}
+	return false;
+}
+
+static void series_tick(void *priv, uint64_t now, const struct sink_input *in)
+{
+	struct series_sink *ss = priv;
+	uint64_t wall = now_us();
+
+	(void)in;
+	if (ss->state == SS_RUN) {
+		if (now >= ss->next_poll) {
+			ss->next_poll = now + POLL_US;
+			poll_run(ss);
+		}
+		return;
+	}
+	if (ss->c.trigger && now >= ss->next_poll) {
+		ss->next_poll = now + TRIGGER_POLL_US;
+		if (triggered(ss, wall)) {
+			/* now, at the next bucket multiple: its second names it */
+			start_run(ss, wall / USEC_PER_SEC);
+			return;
+		}
+	}
+	if (wall >= ss->next_us - ss->width / 2)
+		start_run(ss, ss->next_us / USEC_PER_SEC);
+}
+
+static uint64_t series_next_tick(const void *priv)
+{
+	const struct series_sink *ss = priv;
+	uint64_t wall = now_us(), mono = mono_us();
+	uint64_t ask = ss->next_us - ss->width / 2, t;
+
+	if (ss->state == SS_RUN)
+		return ss->next_poll;
+	t = mono + (ask > wall ? ask - wall : 0);
+	if (ss->c.trigger && ss->next_poll < t)
+		t = ss->next_poll;
+	return t ? t : 1;
+}
+
+static void series_stats(void *priv, FILE *out)
+{
+	struct series_sink *ss = priv;
+
+	sink_stat(out, "series", "runs_kept", ss->kept);
+	sink_stat(out, "series", "runs_not_kept", ss->skipped);
+	if (!ss->c.trigger)
+		return;
+	sink_stat(out, "series", "runs_triggered", ss->sw.triggered);
+	sink_stat(out, "series", "anomalies_held", ss->sw.held);
+	sink_stat(out, "series", "stats_untracked", ss->sw.an.untracked);
+}
+
+/* Stop: a run going is ended and kept; what was done said. */
+static bool series_stop(void *priv)
+{
+	struct series_sink *ss = priv;
+	unsigned long running;
+	uint64_t end = mono_us() + END_WAIT_US;
+
+	if (ss->state == SS_RUN) {
+		write_param("series_run", "0");
+		while (!read_param("series_run", &running) && running &&
+		       mono_us() < end)
+			sleep_us(POLL_US);
+		end_run(ss);
+	}
+	fprintf(stderr, "tcprt: series: %llu run(s) kept, %llu not\n",
+		(unsigned long long)ss->kept, (unsigned long long)ss->skipped);
+	if (ss->c.trigger)
+		fprintf(stderr, "tcprt: series: %llu run(s) started by an anomaly, %llu anomalies held back (--trigger-gap, or a run due); %llu stats lines of ports past the %d followed\n",
+			(unsigned long long)ss->sw.triggered,
+			(unsigned long long)ss->sw.held,
+			(unsigned long long)ss->sw.an.untracked, ANOMALY_PORTS);
+	if (ss->sw.fd >= 0)
+		close(ss->sw.fd);
+	series_conf_free(&ss->c);
+	free(ss);
+	return true;
+}
+
+static const struct sink_ops series_ops = {
+	.name = "series",
+	.tick = series_tick,
+	.next_tick = series_next_tick,
+	.stats = series_stats,
+	.stop = series_stop,
+};
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+int series_sink_start(struct sink *s, const struct series_conf *c,
+		      char *err, size_t len)
+{
+	struct series_sink *ss;
+	unsigned long stats;
+
+	if (mkdir(c->store, 0750) < 0 && errno != EEXIST) {
+		snprintf(err, len, "%s: %s", c->store, strerror(errno));
+		return -1;
+	}
+	ss = xcalloc(1, sizeof(*ss));
+	ss->c = *c;
+	ss->c.us = dup_or_null(c->us);
+	ss->c.buckets = dup_or_null(c->buckets);
+	ss->c.ext = dup_or_null(c->ext);
+	ss->c.store = xstrdup(c->store);
+	ss->width = 1000;
+	ss->n = 1000;
+	ss->sw.fd = -1;
+	anomaly_init(&ss->sw.an, c->factor, c->fail_per_1000);
+	if (c->trigger && read_param("stats", &stats) == 0 && stats)
+		warnx_("series: --trigger reads the stats, which are off (the module's stats is 1): no run will be started by an anomaly until they are on");
+	plan(ss);
+	s->ops = &series_ops;
+	s->priv = ss;
+	return 0;
+}
+
+int series_every(const struct series_conf *c)
+{
+	uint64_t now, next;
+	char err[4200];
+	struct sink s;
+
+	if (series_sink_start(&s, c, err, sizeof(err)) < 0)
+		die(EXIT_RUNTIME, "%s", err);
+	signals_init();
+	while (!stop_requested) {
+		now = mono_us();
+		s.ops->tick(s.priv, now, NULL);
+		next = s.ops->next_tick(s.priv);
+		if (next > now)
+			sleep_us(next - now < USEC_PER_SEC ? next - now :
+				 USEC_PER_SEC);
+	}
+	s.ops->stop(s.priv);
+	return EXIT_OK;
+}
+
+/* ---- the settings ------------------------------------------------------------- */
+
+void series_conf_init(struct series_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->keep_s = 3 * 86400;
+	c->keep_bytes = 1000000000;
+	c->factor = 4;
+	c->fail_per_1000 = 50;
+	c->gap_us = 60 * USEC_PER_SEC;
+}
+
+void series_conf_free(struct series_conf *c)
+{
+	free(c->us);
+	free(c->buckets);
+	free(c->ext);
+	free(c->store);
+	c->us = c->buckets = c->ext = c->store = NULL;
+}
+
+/* ext: names of series_ext's measures, or all (every one, named). */
+static int set_ext(struct series_conf *c, const char *v, char *err,
+		   size_t len)
+{
+	char all[160] = "";
+	const char *p = v;
+	int k;
+
+	if (!strcmp(v, "all")) {
+		for (k = SERIES_NBASE; k < SERIES_NFIELDS; k++) {
+			strcat(all, series_field_name[k]);
+			if (k + 1 < SERIES_NFIELDS)
+				strcat(all, ",");
+		}
+		set_str(&c->ext, all);
+		return 0;
+	}
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		for (k = SERIES_NBASE; k < SERIES_NFIELDS; k++)
+			if (strlen(series_field_name[k]) == n &&
+			    !strncmp(p, series_field_name[k], n))
+				break;
+		if (k == SERIES_NFIELDS) {
+			snprintf(err, len, "'%.*s' is not a measure (ce_bytes, ce_segs, ece, dup_bytes, dup_segs, flows, far_bytes_in, far_bytes_out, or all)",
+				 (int)n, p);
+			return -1;
+		}
+		p += n + !!p[n];
+	}
+	set_str(&c->ext, v);
+	return 0;
+}
+
+/* A run's settings: us, buckets, ext, host. */
+static int set_run(struct series_conf *c, const char *name, const char *v,
+		   char *err, size_t len)
+{
+	uint64_t n;
+
+	if (!strcmp(name, "host"))
+		return set_flag(&c->host, v, err, len);
+	if (!strcmp(name, "ext"))
+		return set_ext(c, v, err, len);
+	if (!strcmp(name, "us")) {
+		if (strcmp(v, "100") && strcmp(v, "1000") && strcmp(v, "10000")) {
+			snprintf(err, len, "'%s' is not 100, 1000 or 10000", v);
+			return -1;
+		}
+		set_str(&c->us, v);
+		return 0;
+	}
+	if (!strcmp(name, "buckets")) {
+		if (!parse_u64(v, strlen(v), &n) || !n || n > 10000) {
+			snprintf(err, len, "'%s' is not in 1..10000", v);
+			return -1;
+		}
+		set_str(&c->buckets, v);
+		return 0;
+	}
+	return 1;
+}
+
+/* The trigger's: trigger, trigger-factor, trigger-fail, trigger-gap. */
+static int set_trigger(struct series_conf *c, const char *name,
+		       const char *v, char *err, size_t len)
+{
+	char *end;
+
+	c->trigger_set = true;
+	if (!strcmp(name, "trigger"))
+		return set_flag(&c->trigger, v, err, len);
+	if (!strcmp(name, "trigger-gap"))
+		return set_seconds(&c->gap_us, v, true, err, len);
+	if (!strcmp(name, "trigger-factor")) {
+		c->factor = strtod(v, &end);
+		if (end == v || *end || !(c->factor >= 1.5) || c->factor > 1000) {
+			snprintf(err, len, "'%s' is not a number from 1.5 to 1000", v);
+			return -1;
+		}
+		return 0;
+	}
+	if (!parse_u64(v, strlen(v), &c->fail_per_1000) ||
+	    c->fail_per_1000 > 1000) {
+		snprintf(err, len, "'%s' is not failures per 1000 tasks, 0 (off) to 1000",
+			 v);
+		return -1;
+	}
+	return 0;
+}
+
+int series_set(struct series_conf *c, const char *name, const char *v,
+	       char *err, size_t len)
+{
+	bool flag = !strcmp(name, "host") || !strcmp(name, "trigger");
+	uint64_t n, unit;
+
+	if (!v && !flag) {
+		snprintf(err, len, "needs a value");
+		return -1;
+	}
+	if (!strncmp(name, "trigger", 7))
+		return set_trigger(c, name, v, err, len);
+	if (!strcmp(name, "store")) {
+		set_str(&c->store, v);
+		return 0;
+	}
+	if (!strcmp(name, "every")) {
+		if (set_seconds(&c->period_us, v, false, err, len) < 0)
+			return -1;
+		if (c->period_us % USEC_PER_SEC) {
+			snprintf(err, len, "'%s' is not a whole number of seconds, 1 or more",
+				 v);
+			return -1;
+		}
+		return 0;
+	}
+	if (!strcmp(name, "keep")) {
+		if (!parse_age(v, strlen(v), &n, &unit) || !n) {
+			snprintf(err, len, "'%s' is not an age (30m, 12h, 3d)", v);
+			return -1;
+		}
+		c->keep_s = n * unit;
+		return 0;
+	}
+	if (!strcmp(name, "keep-bytes")) {
+		if (!parse_bytes(v, &c->keep_bytes) || !c->keep_bytes) {
+			snprintf(err, len, "'%s' is not a size (500M, 2G)", v);
+			return -1;
+		}
+		return 0;
+	}
+	return set_run(c, name, v, err, len);
+}
+
+int series_check(const struct series_conf *c, char *err, size_t len)
+{
+	if (!c->period_us) {
+		snprintf(err, len, "every: not set (a run at every multiple of that many seconds)");
+		return -1;
+	}
+	if (!c->store) {
+		snprintf(err, len, "store: not set (the folder the runs are kept in)");
+		return -1;
+	}
+	return 0;
+}

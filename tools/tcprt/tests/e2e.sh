@@ -246,22 +246,23 @@ case_series_every() {
 }
 
 # The agent's [series] (tcprt series --every's sink) beside [metrics], under
-# traffic: a run at every multiple of 2 s, kept as series --every keeps
-# them, while the metrics sink has every R record the module wrote;
-# [series] removed by SIGHUP ends the run under way and keeps it, and no
-# run starts after (the module's count of runs is the store's).
+# traffic: a 3 s run at every multiple of 4 s, kept as series --every
+# keeps them, while the metrics sink has every R record the module wrote;
+# [series] removed by SIGHUP as a run begins ends that run (fewer rows
+# than its 300 buckets) and keeps it, and no run starts after (the
+# module's count of runs is the store's).
 agent_series_conf() {	# with [series] or not
 	{
 		printf '[agent]\ninterval = 0.5\nstatus = %s\n' $W/agent.status
 		printf '[metrics]\ntextfile = %s\n' $W/agent.prom
 		[ "$1" = no ] ||
-			printf '[series]\nevery = 2\nus = 10000\nbuckets = 50\nstore = %s\n' $W/store
+			printf '[series]\nevery = 4\nus = 10000\nbuckets = 300\nstore = %s\n' $W/store
 	} > $W/agent.conf
 	chmod 644 $W/agent.conf
 }
 
 case_agent_series() {
-	local pid client r f start n=0
+	local pid client r f start n=0 runs last
 	fresh
 	mod_load lports=7303
 	agent_series_conf yes
@@ -271,10 +272,14 @@ case_agent_series() {
 	"$PEER" client --port 7303 --req-bytes 100 --resp-bytes 1000 \
 		--requests 100000 --think-ms 5 > /dev/null &
 	client=$!
-	wait_until "three runs kept" runs_kept 3 || fail "runs: $(cat $W/every.err)"
+	wait_until "two runs kept" runs_kept 2 || fail "runs: $(cat $W/every.err)"
 	wait_until "the status' runs" \
-		eval '[ "$(kv $W/agent.status series_runs_kept)" -ge 3 ] 2> /dev/null' ||
+		eval '[ "$(kv $W/agent.status series_runs_kept)" -ge 2 ] 2> /dev/null' ||
 		fail "status: $(cat $W/agent.status)"
+	# as the next run begins (the module counts it), [series] removed
+	runs=$(status series_runs)
+	wait_until "the next run's start" eval '[ "$(status series_runs)" -gt $runs ]' ||
+		fail "no run after $runs: $(cat $W/every.err)"
 	agent_series_conf no
 	kill -HUP $pid
 	wait_until "[series] stopped" grep -q "series stopped" $W/every.err ||
@@ -295,10 +300,13 @@ case_agent_series() {
 		n=$((n + 1))
 		start=${f##*/series-}
 		start=${start%%-*}
-		expect_eq $((start % 2)) 0 "$f: a run at a multiple of 2 s"
+		expect_eq $((start % 4)) 0 "$f: a run at a multiple of 4 s"
 		zcat "$f" | awk '$3 == 7303 { found = 1 } END { exit !found }' ||
 			fail "$f: no row of the port"
+		last=$f
 	done
+	expect_range "$(zcat "$last" | awk '$3 == 7303' | wc -l)" 1 299 \
+		"the last run's buckets of the port: cut by the SIGHUP, kept"
 	expect_eq "$n" "$(grep -c ' kept in ' $W/every.err)" "the runs in the store: each said kept"
 	expect_eq "$(status series_runs)" "$n" "the module's runs: each kept, none after [series] went"
 }
@@ -658,7 +666,7 @@ run_case "read --follow goes on across an unload and a reload of the module" cas
 run_case "read --stats: stats lines counting the tasks" case_stats
 run_case "series --every: runs at the same instants, kept, the oldest removed" case_series_every
 run_case "series --every --trigger: a port turned slow starts a run at once, a steady one none" case_series_trigger
-run_case "agent [series] beside [metrics]: runs at every 2 s kept, every R in the text file; [series] removed by SIGHUP keeps the run under way, none after" case_agent_series
+run_case "agent [series] beside [metrics]: runs at every 4 s kept, every R in the text file; [series] removed by SIGHUP ends the run under way and keeps it, none after" case_agent_series
 run_case "summary of a live run: full windows only, rate = count / window" case_summary
 run_case "export -> node_exporter -> Prometheus: task count exact, p99 in its bucket" case_prometheus
 run_case "clear messages: module not loaded, not root, debugfs not mounted" case_messages

@@ -3,7 +3,8 @@
  * tcprt series: run a fine-timescale sampling run of the module (or read a
  * saved one) and print it as a table, or draw it with gnuplot; or keep
  * running one at every multiple of a period, each kept on local disk
- * (series_store.c), and read them back by time.
+ * (--every: the series sink, sink_series.c, ticked alone; series_store.c),
+ * and read them back by time.
  */
 #include <errno.h>
 #include <getopt.h>

@@ -79,10 +79,13 @@ void archive_flush(struct archive *a)
 	a->pending = 0;
 }
 
-void archive_close(struct archive *a)
+bool archive_close(struct archive *a)
 {
+	bool all;
+
 	archive_flush(a);
-	if (a->failed)
+	all = !a->failed;
+	if (!all)
 		warnx_("%s: %llu line(s) not archived (write errors), %llu archived",
 		       a->path, (unsigned long long)a->failed,
 		       (unsigned long long)a->written);
@@ -91,4 +94,5 @@ void archive_close(struct archive *a)
 	free(a->path);
 	memset(a, 0, sizeof(*a));
 	a->fd = -1;
+	return all;
 }

@@ -33,7 +33,8 @@ void archive_line(struct archive *a, const char *s, size_t len);
 /* Write what gathered; a failure counts its lines in failed. */
 void archive_flush(struct archive *a);
 
-/* Flush, say what failed since open, close. */
-void archive_close(struct archive *a);
+/* Flush, say what failed since open, close: whether every line was
+ * written. */
+bool archive_close(struct archive *a);
 
 #endif

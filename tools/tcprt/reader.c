@@ -360,12 +360,9 @@ bool reader_close(struct reader *rd)
 		if (!rd->sinks[i].ops->stop(rd->sinks[i].priv))
 			all = false;
 	rd->nsinks = 0;
-	if (rd->in.archive) {
-		archive_flush(rd->in.archive);
-		if (rd->archive.failed)
-			all = false;	/* the archive lacks lines */
-		archive_close(rd->in.archive);
-	}
+	/* an archive that lacks lines: not all went */
+	if (rd->in.archive && !archive_close(rd->in.archive))
+		all = false;
 	rd->in.archive = NULL;
 	input_close(&rd->in);
 	return all;

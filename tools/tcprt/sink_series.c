@@ -276,13 +276,19 @@ static void start_run(struct series_sink *ss, uint64_t start_s)
 	ss->state = SS_RUN;
 }
 
-/* The run ended: kept, and the next one waited for. */
-static void end_run(struct series_sink *ss)
+/* The run that ended into the store, counted. */
+static void keep(struct series_sink *ss)
 {
 	if (keep_run(&ss->c, ss->start_s) < 0)
 		not_kept(ss, ss->start_s);
 	else
 		ss->kept++;
+}
+
+/* The run ended: kept, and the next one waited for. */
+static void end_run(struct series_sink *ss)
+{
+	keep(ss);
 	plan(ss);
 }
 
@@ -391,7 +397,7 @@ static bool series_stop(void *priv)
 		while (!read_param("series_run", &running) && running &&
 		       mono_us() < end)
 			sleep_us(POLL_US);
-		end_run(ss);
+		keep(ss);	/* and no next one to plan */
 	}
 	fprintf(stderr, "tcprt: series: %llu run(s) kept, %llu not\n",
 		(unsigned long long)ss->kept, (unsigned long long)ss->skipped);

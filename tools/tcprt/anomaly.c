@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Anomalies in the stats: see anomaly.h. */
+/* Anomalies in the stats or the records: see anomaly.h. */
 #include "anomaly.h"
 
 #include <stdio.h>
@@ -12,56 +12,65 @@ void anomaly_init(struct anomaly *a, double factor, uint64_t fail_per_1000)
 	a->fail_per_1000 = fail_per_1000;
 }
 
+/*
+ * The port's entry, made when first seen: a lookup a record (tcprt
+ * agent), so by a hash of (port, role), not a scan of up to 1024.
+ */
 static struct anomaly_port *port_of(struct anomaly *a, uint16_t port,
 				    bool client)
 {
-	size_t i;
+	uint32_t key = port | (uint32_t)client << 16;
+	size_t h = (key * 2654435761u) % ANOMALY_SLOTS;
+	struct anomaly_port *p;
 
-	for (i = 0; i < a->n; i++)
-		if (a->p[i].port == port && a->p[i].client == client)
-			return &a->p[i];
+	for (; a->slot[h]; h = (h + 1) % ANOMALY_SLOTS) {
+		p = &a->p[a->slot[h] - 1];
+		if (p->port == port && p->client == client)
+			return p;
+	}
 	if (a->n == ANOMALY_PORTS) {
 		a->untracked++;
 		return NULL;
 	}
 	a->p[a->n] = (struct anomaly_port){ .port = port, .client = client };
-	return &a->p[a->n++];
+	a->n++;
+	a->slot[h] = (uint16_t)a->n;
+	return &a->p[a->n - 1];
 }
 
 static bool slow(const struct anomaly *a, const struct anomaly_port *p,
-		 uint64_t avg, uint64_t tasks)
+		 uint64_t d, uint64_t tasks)
 {
 	return tasks >= ANOMALY_MIN_TASKS && p->seen >= ANOMALY_WARMUP &&
-	       avg >= p->base_us + ANOMALY_MIN_JUMP_US &&
-	       (double)avg > a->factor * (double)p->base_us;
+	       d >= p->base_us + ANOMALY_MIN_JUMP_US &&
+	       (double)d > a->factor * (double)p->base_us;
 }
 
-bool anomaly_feed(struct anomaly *a, uint16_t port, bool client,
-		  uint64_t avg_duration_us, uint64_t fail_per_1000,
-		  uint64_t tasks, char *why, size_t len)
+/* One interval of @p: @what its duration measure ("average", "p99"). */
+static bool feed(struct anomaly *a, struct anomaly_port *p, const char *what,
+		 uint64_t duration_us, uint64_t fail_per_1000,
+		 uint64_t tasks, char *why, size_t len)
 {
-	struct anomaly_port *p = port_of(a, port, client);
-	bool was_failing, is_slow;
+	bool client = p->client, was_failing, is_slow;
+	uint16_t port = p->port;
 	uint64_t base;
 
-	if (!p)
-		return false;
 	base = p->base_us;
-	is_slow = slow(a, p, avg_duration_us, tasks);
+	is_slow = slow(a, p, duration_us, tasks);
 	if (tasks >= ANOMALY_MIN_TASKS) {
 		/* the first interval sets it; then each weighs 1/8 */
 		p->base_us = p->seen ? p->base_us - p->base_us / 8 +
-				       avg_duration_us / 8 : avg_duration_us;
+				       duration_us / 8 : duration_us;
 		p->seen++;
 	}
 	was_failing = p->failing;
 	p->failing = a->fail_per_1000 && fail_per_1000 >= a->fail_per_1000;
 	if (is_slow) {
-		snprintf(why, len, "port %s%u: average duration %llu us over %llu tasks, %.1f times its baseline of %llu us",
-			 client ? "P" : "", port,
-			 (unsigned long long)avg_duration_us,
+		snprintf(why, len, "port %s%u: %s duration %llu us over %llu tasks, %.1f times its baseline of %llu us",
+			 client ? "P" : "", port, what,
+			 (unsigned long long)duration_us,
 			 (unsigned long long)tasks,
-			 (double)avg_duration_us / (double)(base ? base : 1),
+			 (double)duration_us / (double)(base ? base : 1),
 			 (unsigned long long)base);
 		return true;
 	}
@@ -73,4 +82,57 @@ bool anomaly_feed(struct anomaly *a, uint16_t port, bool client,
 		return true;
 	}
 	return false;
+}
+
+bool anomaly_feed(struct anomaly *a, uint16_t port, bool client,
+		  uint64_t avg_duration_us, uint64_t fail_per_1000,
+		  uint64_t tasks, char *why, size_t len)
+{
+	struct anomaly_port *p = port_of(a, port, client);
+
+	return p && feed(a, p, "average", avg_duration_us, fail_per_1000,
+			 tasks, why, len);
+}
+
+void anomaly_task(struct anomaly *a, const struct record *r)
+{
+	struct anomaly_port *p;
+	uint64_t d;
+
+	if (r->type != REC_R && r->type != REC_P && r->type != REC_W)
+		return;
+	p = port_of(a, r->port, r->role == ROLE_CLIENT);
+	if (!p)
+		return;
+	if (r->type == REC_W)
+		p->failed++;
+	else if (rec_metric(r, M_DURATION, &d))
+		hist_add(&p->h, d);
+}
+
+bool anomaly_interval(struct anomaly *a, size_t *i, char *why, size_t len)
+{
+	while (*i < a->n) {
+		struct anomaly_port *p = &a->p[(*i)++];
+		uint64_t tasks = p->h.n, ended = tasks + p->failed;
+		uint64_t p99 = hist_quantile(&p->h, 990);
+		bool hit;
+
+		/* the stats' integer arithmetic: docs/records.md */
+		hit = feed(a, p, "p99", p99,
+			   ended ? p->failed * 1000 / ended : 0, tasks, why, len);
+		hist_reset(&p->h);
+		p->failed = 0;
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
+void anomaly_free(struct anomaly *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->n; i++)
+		hist_reset(&a->p[i].h);
 }

@@ -14,8 +14,14 @@
  *   the port below it (a burst, not a standing level).
  *
  * The stats carry averages, not percentiles: a jump of the p99 alone,
- * with the average unmoved, is not seen here (tcprt summary's
- * percentiles need the records, which tcprt ship consumes).
+ * with the average unmoved, is not seen there.  tcprt agent's [series]
+ * is handed the records, so it feeds the detector from them instead
+ * (anomaly_task(), anomaly_interval()): intervals of its trigger-interval
+ * (ANOMALY_INTERVAL_S by default) by the records' arrival, as the module's stats count a task in the
+ * interval it ended in, and the interval's p99 duration (the log-linear
+ * histograms of hist.h, the live windows') in place of the average; the
+ * failures are the stats' (W per 1000 of R + W), the tasks R (a peer
+ * port's, P).
  */
 #ifndef TCPRT_ANOMALY_H
 #define TCPRT_ANOMALY_H
@@ -24,10 +30,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hist.h"
+#include "record.h"
+
 #define ANOMALY_PORTS		1024
+#define ANOMALY_SLOTS		2048	/* the ports' index: a power of 2 */
 #define ANOMALY_MIN_TASKS	10
 #define ANOMALY_WARMUP		3
 #define ANOMALY_MIN_JUMP_US	1000
+#define ANOMALY_INTERVAL_S	10	/* from records: an interval, by default */
 
 struct anomaly_port {
 	uint16_t port;
@@ -35,6 +46,8 @@ struct anomaly_port {
 	unsigned int seen;	/* intervals in the baseline */
 	uint64_t base_us;	/* the baseline's avg_duration */
 	bool failing;		/* the last interval was at or past the mark */
+	struct hist h;		/* from records: the interval's durations */
+	uint64_t failed;	/* from records: the interval's W */
 };
 
 struct anomaly {
@@ -42,7 +55,9 @@ struct anomaly {
 	uint64_t fail_per_1000;
 	struct anomaly_port p[ANOMALY_PORTS];
 	size_t n;
-	uint64_t untracked;	/* lines of ports past ANOMALY_PORTS */
+	/* p[]'s index by port and role, open addressing: i + 1, 0 free */
+	uint16_t slot[ANOMALY_SLOTS];
+	uint64_t untracked;	/* lines (records) of ports past ANOMALY_PORTS */
 };
 
 void anomaly_init(struct anomaly *a, double factor, uint64_t fail_per_1000);
@@ -54,5 +69,19 @@ void anomaly_init(struct anomaly *a, double factor, uint64_t fail_per_1000);
 bool anomaly_feed(struct anomaly *a, uint16_t port, bool client,
 		  uint64_t avg_duration_us, uint64_t fail_per_1000,
 		  uint64_t tasks, char *why, size_t len);
+
+/* One record into its port's interval: R, P (their duration) and W. */
+void anomaly_task(struct anomaly *a, const struct record *r);
+
+/*
+ * The interval's end, from the port at *@i on: each port's interval fed
+ * as a stats line would be, with its p99 duration, and emptied; true at
+ * an anomaly (@why says which) with *@i past its port, to be called
+ * again from there; false once every port is done.
+ */
+bool anomaly_interval(struct anomaly *a, size_t *i, char *why, size_t len);
+
+/* What anomaly_task() took (the histograms' memory). */
+void anomaly_free(struct anomaly *a);
 
 #endif

@@ -303,6 +303,17 @@ static int conf_parse(struct agent_conf *a, int *st)
 }
 #endif
 
+/* Every sink's defaults, before the file is read. */
+static void sinks_conf_init(struct agent_conf *a)
+{
+	metrics_conf_init(&a->metrics);
+	windows_conf_init(&a->windows);
+	ship_conf_init(&a->ship);
+	a->ship.queue = SHIP_AGENT_QUEUE;
+	series_conf_init(&a->series);
+	a->series.records = true;	/* the trigger reads them */
+}
+
 /*
  * Read and check @a->path: 0, or -1 with the first error in @a (its line
  * in err_line, -1 for one of the whole file).  EXIT_RUNTIME in *@st when
@@ -461,10 +472,7 @@ static void agent_reload(struct agent_conf *a, struct reader *rd)
 	const char *m, *w, *sh, *se;
 	int st;
 
-	metrics_conf_init(&b.metrics);
-	windows_conf_init(&b.windows);
-	ship_conf_init(&b.ship);
-	series_conf_init(&b.series);
+	sinks_conf_init(&b);
 	if (conf_read(&b, &st) < 0) {
 		if (b.err_line > 0)
 			warnx_("agent: %s:%d: %s (SIGHUP: the configuration running is kept)",
@@ -578,10 +586,7 @@ int cmd_agent(int argc, char **argv)
 	}
 	if (optind < argc)
 		usage_error("agent", "unexpected argument '%s'", argv[optind]);
-	metrics_conf_init(&a.metrics);
-	windows_conf_init(&a.windows);
-	ship_conf_init(&a.ship);
-	series_conf_init(&a.series);
+	sinks_conf_init(&a);
 	if (conf_read(&a, &st) < 0) {
 		if (a.err_line > 0)
 			warnx_("agent: %s:%d: %s", a.path, a.err_line, a.err);

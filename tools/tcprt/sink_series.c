@@ -11,8 +11,10 @@
  *
  * A run is asked for half a bucket before its boundary: the module begins
  * it at the next multiple of the bucket width, the boundary itself.  The
- * trigger reads rt-network-stats here (the agent's reader does not read
- * them); reading consumes them, so nothing else may.
+ * trigger of tcprt series --every reads rt-network-stats here (reading
+ * consumes them, so nothing else may); in tcprt agent, which hands the
+ * sink every record, it reads the records' p99 instead, an interval of
+ * trigger-interval seconds at a time, anomalies while a run goes held.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -162,7 +164,7 @@ static int keep_run(const struct series_conf *c, uint64_t start_s)
 
 /* ---- the trigger -------------------------------------------------------------- */
 
-/* The stats file, read as it fills. */
+/* The stats file, read as it fills, and the detector (either path's). */
 struct stats_watch {
 	int fd;
 	char buf[8192];
@@ -234,6 +236,7 @@ struct series_sink {
 	uint64_t start_s;	/* the run going: its name, in seconds */
 	uint64_t deadline_us;	/* the run going is ended by then (wall) */
 	uint64_t next_poll;	/* series_run or the stats read (mono) */
+	uint64_t next_interval;	/* the records' interval ends (wall) */
 	uint64_t kept, skipped;
 	struct stats_watch sw;
 };
@@ -307,30 +310,65 @@ static void poll_run(struct series_sink *ss)
 }
 
 /*
- * An anomaly in the stats that came asks for a run now: none started by
+ * An anomaly asks for a run now (@may: none is going): none started by
  * one for --trigger-gap, and the next scheduled run not close enough to
- * show it.
+ * show it.  True when it starts one; held and counted otherwise.
  */
-static bool triggered(struct series_sink *ss, uint64_t wall)
+static bool anomaly_starts(struct series_sink *ss, uint64_t wall, bool may,
+			   const char *why)
 {
 	uint64_t run_us = (uint64_t)ss->width * ss->n;
 	struct stats_watch *sw = &ss->sw;
+
+	if (!may || (sw->last_us && wall - sw->last_us < ss->c.gap_us) ||
+	    ss->next_us < wall + run_us + USEC_PER_SEC) {
+		sw->held++;
+		warnx_("series: anomaly, %s; no run now (one going, one less than --trigger-gap ago, or the next due)",
+		       why);
+		return false;
+	}
+	warnx_("series: anomaly, %s: a run starts now", why);
+	sw->last_us = wall;
+	sw->triggered++;
+	return true;
+}
+
+/* The stats that came: true when one's anomaly starts a run. */
+static bool triggered(struct series_sink *ss, uint64_t wall)
+{
 	char why[256];
 
-	while (stats_anomaly(sw, why, sizeof(why))) {
-		if ((sw->last_us && wall - sw->last_us < ss->c.gap_us) ||
-		    ss->next_us < wall + run_us + USEC_PER_SEC) {
-			sw->held++;
-			warnx_("series: anomaly, %s; no run now (one ran less than --trigger-gap ago, or the next is due)",
-			       why);
-			continue;
-		}
-		warnx_("series: anomaly, %s: a run starts now", why);
-		sw->last_us = wall;
-		sw->triggered++;
-		return true;
-	}
+	while (stats_anomaly(&ss->sw, why, sizeof(why)))
+		if (anomaly_starts(ss, wall, true, why))
+			return true;	/* the rest waits for the next call */
 	return false;
+}
+
+/*
+ * The records' interval ended: every port's looked at (the first anomaly
+ * may start a run, the others are held); true when a run starts.
+ */
+static bool interval_end(struct series_sink *ss, uint64_t wall)
+{
+	const uint64_t len = ss->c.interval_us;
+	bool start = false;
+	char why[256];
+	size_t i = 0;
+
+	ss->next_interval = (wall / len + 1) * len;
+	while (anomaly_interval(&ss->sw.an, &i, why, sizeof(why)))
+		if (anomaly_starts(ss, wall, !start && ss->state == SS_WAIT,
+				   why))
+			start = true;
+	return start;
+}
+
+/* A record of the agent's: into the detector's interval. */
+static void series_record(void *priv, const struct record *r)
+{
+	struct series_sink *ss = priv;
+
+	anomaly_task(&ss->sw.an, r);
 }
 
 static void series_tick(void *priv, uint64_t now, const struct sink_input *in)
@@ -339,6 +377,11 @@ static void series_tick(void *priv, uint64_t now, const struct sink_input *in)
 	uint64_t wall = now_us();
 
 	(void)in;
+	if (ss->c.trigger && ss->c.records && wall >= ss->next_interval &&
+	    interval_end(ss, wall)) {
+		start_run(ss, wall / USEC_PER_SEC);
+		return;
+	}
 	if (ss->state == SS_RUN) {
 		if (now >= ss->next_poll) {
 			ss->next_poll = now + POLL_US;
@@ -346,7 +389,7 @@ static void series_tick(void *priv, uint64_t now, const struct sink_input *in)
 		}
 		return;
 	}
-	if (ss->c.trigger && now >= ss->next_poll) {
+	if (ss->c.trigger && !ss->c.records && now >= ss->next_poll) {
 		ss->next_poll = now + TRIGGER_POLL_US;
 		if (triggered(ss, wall)) {
 			/* now, at the next bucket multiple: its second names it */
@@ -358,17 +401,28 @@ static void series_tick(void *priv, uint64_t now, const struct sink_input *in)
 		start_run(ss, ss->next_us / USEC_PER_SEC);
 }
 
+/* mono_us() at wall clock time @at (now, if past). */
+static uint64_t mono_at(uint64_t at, uint64_t wall, uint64_t mono)
+{
+	return mono + (at > wall ? at - wall : 0);
+}
+
 static uint64_t series_next_tick(const void *priv)
 {
 	const struct series_sink *ss = priv;
-	uint64_t wall = now_us(), mono = mono_us();
-	uint64_t ask = ss->next_us - ss->width / 2, t;
+	uint64_t wall = now_us(), mono = mono_us(), t, end;
 
 	if (ss->state == SS_RUN)
-		return ss->next_poll;
-	t = mono + (ask > wall ? ask - wall : 0);
-	if (ss->c.trigger && ss->next_poll < t)
 		t = ss->next_poll;
+	else
+		t = mono_at(ss->next_us - ss->width / 2, wall, mono);
+	if (ss->c.trigger && ss->c.records) {
+		end = mono_at(ss->next_interval, wall, mono);
+		t = end < t ? end : t;
+	} else if (ss->c.trigger && ss->state == SS_WAIT &&
+		   ss->next_poll < t) {
+		t = ss->next_poll;
+	}
 	return t ? t : 1;
 }
 
@@ -402,12 +456,14 @@ static bool series_stop(void *priv)
 	fprintf(stderr, "tcprt: series: %llu run(s) kept, %llu not\n",
 		(unsigned long long)ss->kept, (unsigned long long)ss->skipped);
 	if (ss->c.trigger)
-		fprintf(stderr, "tcprt: series: %llu run(s) started by an anomaly, %llu anomalies held back (--trigger-gap, or a run due); %llu stats lines of ports past the %d followed\n",
+		fprintf(stderr, "tcprt: series: %llu run(s) started by an anomaly, %llu anomalies held back (--trigger-gap, a run going or due); %llu %s of ports past the %d followed\n",
 			(unsigned long long)ss->sw.triggered,
 			(unsigned long long)ss->sw.held,
-			(unsigned long long)ss->sw.an.untracked, ANOMALY_PORTS);
+			(unsigned long long)ss->sw.an.untracked,
+			ss->c.records ? "records" : "stats lines", ANOMALY_PORTS);
 	if (ss->sw.fd >= 0)
 		close(ss->sw.fd);
+	anomaly_free(&ss->sw.an);
 	series_conf_free(&ss->c);
 	free(ss);
 	return true;
@@ -415,6 +471,16 @@ static bool series_stop(void *priv)
 
 static const struct sink_ops series_ops = {
 	.name = "series",
+	.tick = series_tick,
+	.next_tick = series_next_tick,
+	.stats = series_stats,
+	.stop = series_stop,
+};
+
+/* In tcprt agent with the trigger: the records too (series_record). */
+static const struct sink_ops series_records_ops = {
+	.name = "series",
+	.record = series_record,
 	.tick = series_tick,
 	.next_tick = series_next_tick,
 	.stats = series_stats,
@@ -446,10 +512,12 @@ int series_sink_start(struct sink *s, const struct series_conf *c,
 	ss->n = 1000;
 	ss->sw.fd = -1;
 	anomaly_init(&ss->sw.an, c->factor, c->fail_per_1000);
-	if (c->trigger && read_param("stats", &stats) == 0 && stats)
+	if (c->trigger && !c->records && read_param("stats", &stats) == 0 &&
+	    stats)
 		warnx_("series: --trigger reads the stats, which are off (the module's stats is 1): no run will be started by an anomaly until they are on");
 	plan(ss);
-	s->ops = &series_ops;
+	ss->next_interval = (now_us() / c->interval_us + 1) * c->interval_us;
+	s->ops = c->trigger && c->records ? &series_records_ops : &series_ops;
 	s->priv = ss;
 	return 0;
 }
@@ -485,6 +553,7 @@ void series_conf_init(struct series_conf *c)
 	c->factor = 4;
 	c->fail_per_1000 = 50;
 	c->gap_us = 60 * USEC_PER_SEC;
+	c->interval_us = ANOMALY_INTERVAL_S * USEC_PER_SEC;
 }
 
 void series_conf_free(struct series_conf *c)
@@ -579,6 +648,20 @@ static int set_trigger(struct series_conf *c, const char *name,
 		}
 		return 0;
 	}
+	if (!strcmp(name, "trigger-interval")) {
+		/* the agent's key alone: tcprt series has no such option */
+		if (set_seconds(&c->interval_us, v, false, err, len) < 0)
+			return -1;
+		if (c->interval_us % USEC_PER_SEC ||
+		    c->interval_us > 3600 * USEC_PER_SEC) {
+			snprintf(err, len, "'%s' is not a whole number of seconds, 1 to 3600",
+				 v);
+			return -1;
+		}
+		return 0;
+	}
+	if (strcmp(name, "trigger-fail"))
+		return 1;
 	if (!parse_u64(v, strlen(v), &c->fail_per_1000) ||
 	    c->fail_per_1000 > 1000) {
 		snprintf(err, len, "'%s' is not failures per 1000 tasks, 0 (off) to 1000",

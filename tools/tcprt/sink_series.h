@@ -3,10 +3,11 @@
  * The series sink: the module's fine-timescale sampling runs (its
  * parameters series_us, series_buckets, series_ext, series_host,
  * series_run; docs/series.md), one at every multiple of a period of the
- * wall clock and, with the trigger, one when the stats show an anomaly
- * (anomaly.h), each kept in a store (series_store.c).  It reads no
- * record: a state machine its tick() drives - waiting for the boundary
- * or an anomaly, a run going (series_run polled), the run kept.  tcprt
+ * wall clock and, with the trigger, one when the stats (or, in tcprt
+ * agent, the records) show an anomaly (anomaly.h), each kept in a store
+ * (series_store.c).  A state machine its tick() drives - waiting for the
+ * boundary or an anomaly, a run going (series_run polled), the run kept;
+ * records reach it only for the trigger, in the agent.  tcprt
  * series --every is this sink ticked alone (series_every()); tcprt
  * agent's [series] section configures it with the same names
  * (series_set()).
@@ -34,16 +35,23 @@ struct series_conf {
 	bool trigger, trigger_set;	/* set: a trigger option was given */
 	double factor;
 	uint64_t fail_per_1000, gap_us;
+	uint64_t interval_us;	/* from records: an interval's length */
+	/*
+	 * The caller's: the sink is handed the records (tcprt agent), and
+	 * the trigger reads their p99 rather than the stats (anomaly.h).
+	 */
+	bool records;
 };
 
 /* The defaults: the module's run settings, keep 3 days and 1 GB, the
- * trigger off (factor 4, 50 failures per 1000, 60 s apart). */
+ * trigger off (factor 4, 50 failures per 1000, 60 s apart; intervals of
+ * records of ANOMALY_INTERVAL_S). */
 void series_conf_init(struct series_conf *c);
 
 /*
  * Set @name (a long option's name, without "--": us, buckets, ext, host,
  * every, store, keep, keep-bytes, trigger, trigger-factor, trigger-fail,
- * trigger-gap) to @value (NULL: a flag given alone): 0; 1 when @name is
+ * trigger-gap; and the agent's trigger-interval) to @value (NULL: a flag given alone): 0; 1 when @name is
  * none of these; -1 with the reason in @err.
  */
 int series_set(struct series_conf *c, const char *name, const char *value,

@@ -34,6 +34,14 @@ struct ship_conf {
 void ship_conf_init(struct ship_conf *c);
 
 /*
+ * tcprt agent's [ship] queue when its section sets none: 16 MB, about
+ * 100,000 records, so that rsyslog's socket full for seconds holds no
+ * other sink and refuses nothing (fleet.sh's agent fault cases); tcprt
+ * ship alone has none and waits, as before.
+ */
+#define SHIP_AGENT_QUEUE	(16ULL * 1000 * 1000)
+
+/*
  * Set @name (a long option's name, without "--") to @value (NULL for a
  * flag given alone): 0; 1 when @name is none of the sink's; -1 with the
  * reason in @err.

@@ -1014,6 +1014,8 @@ case_agent_conf_errors() {
 		:4: [series] every: '1.5' is not a whole number of seconds, 1 or more|[metrics]\ntextfile = /x.prom\n[series]\nevery = 1.5\n
 		:2: [series] ext: 'foo' is not a measure (ce_bytes, ce_segs, ece, dup_bytes, dup_segs, flows, far_bytes_in, far_bytes_out, or all)|[series]\next = foo\n
 		:2: [series] trigger-factor: '1' is not a number from 1.5 to 1000|[series]\ntrigger-factor = 1\n
+		:2: [series] trigger-interval: '3601' is not a whole number of seconds, 1 to 3600|[series]\ntrigger-interval = 3601\n
+		:2: [series] trigger-bogus: not a key of [series]|[series]\ntrigger-bogus = 1\n
 		: [series] every: not set (a run at every multiple of that many seconds)|[metrics]\ntextfile = /x.prom\n[series]\nstore = /tmp/s\n
 		: [series] store: not set (the folder the runs are kept in)|[metrics]\ntextfile = /x.prom\n[series]\nevery = 60\n
 		: [series] alone: the agent would read, and so consume, the logs for no sink; run tcprt series --every instead|[series]\nevery = 60\nstore = /tmp/s\n

@@ -370,6 +370,65 @@ case_series_trigger() {
 		fail "no task done on the port during the run"
 }
 
+# tcprt agent's [series] trigger, which reads the records' p99 (1 s
+# intervals here, trigger-interval; a factor of 10, so that a stall of
+# the guest in the steady phase, a task 4 times the usual, is no
+# anomaly): the steady port of the case above, then its server 1,500 ms
+# slow for 24 connections of 3 requests (each interval a batch of at
+# least 10 of their R, written at the connection's next request).  The
+# run starts after an interval that held 10 slow tasks, not at the
+# hour's boundary; the stats are not read (they stay off: stats=1).
+# The truths: the slow server's stamps of its responses, and the
+# agent's text file, which has every R.
+case_agent_trigger() {
+	local pid client srv t_slow t_last f start r
+	fresh
+	mod_load lports=7305 stats=1
+	{
+		printf '[agent]\ninterval = 0.5\nstatus = %s\n' $W/agent.status
+		printf '[metrics]\ntextfile = %s\n' $W/agent.prom
+		printf '[series]\nevery = 3600\nus = 10000\nbuckets = 300\nstore = %s\n' $W/trig
+		printf 'trigger = yes\ntrigger-interval = 1\ntrigger-factor = 10\n'
+	} > $W/agent.conf
+	chmod 644 $W/agent.conf
+	"$TCPRT" agent --config $W/agent.conf 2> $W/every.err &
+	pid=$!
+	srv=$(server_pid 2)
+	"$PEER" client --port 7305 --req-bytes 100 --resp-bytes 1000 \
+		--requests 125 --think-ms 35 > /dev/null || fail "client"
+	wait_until "the steady server's end" gone "$srv" || fail "the steady server is still there"
+	grep -q anomaly $W/every.err && fail "an anomaly on a steady port: $(cat $W/every.err)"
+	rm -f $W/stamps
+	srv=$(server_pid 1500 --conns 24 --stamps $W/stamps)
+	"$PEER" client --port 7305 --req-bytes 100 --resp-bytes 1000 \
+		--requests 3 --think-ms 10 --conns 24 > /dev/null &
+	client=$!
+	wait_until "a run started by the anomaly, kept" runs_kept 1 ||
+		fail "no run: $(cat $W/every.err)"
+	wait $client || fail "client"
+	wait_until "the slow server's end" gone "$srv" || fail "the slow server is still there"
+	wait_untracked
+	r=$(status records_R)
+	wait_until "the text file's R" grep -q "^tcprt_tasks_total{port=\"7305\",role=\"server\",type=\"R\"} $r\$" \
+		$W/agent.prom || fail "text file: $(grep tcprt_tasks_total $W/agent.prom), the module's $r"
+	kill -TERM $pid
+	wait $pid || fail "agent exited $?: $(cat $W/every.err)"
+	sed 's/^/# /' $W/every.err
+	grep -q "anomaly, port 7305: p99 duration .* a run starts now" $W/every.err ||
+		fail "the anomaly's line"
+	grep -q "1 run(s) started by an anomaly" $W/every.err || fail "the count at exit"
+	expect_eq "$(kv $W/agent.status series_runs_triggered)" 1 "the status' runs started by an anomaly"
+	f=$(ls $W/trig/series-*.gz) || fail "no run in the store"
+	start=${f##*/series-}
+	start=${start%%-*}
+	expect_eq "$(grep -c '^stamp ' $W/stamps)" 72 "the slow server's responses (24 x 3)"
+	t_slow=$(awk '$1 == "stamp" { print $6 }' $W/stamps | sort -n | sed -n 10p)
+	t_last=$(awk '$1 == "stamp" { print $6 }' $W/stamps | sort -n | tail -1)
+	diag "the slow server's 10th response at $t_slow us, its last at $t_last us"
+	expect_range "$start" $((t_slow / 1000000)) $((t_last / 1000000 + 2)) "the triggered run's start"
+	zcat "$f" | awk '$3 == 7305 { n++ } END { exit !n }' || fail "no row of the port in the run"
+}
+
 gone() {	# pid
 	! kill -0 "$1" 2> /dev/null
 }
@@ -667,6 +726,7 @@ run_case "read --stats: stats lines counting the tasks" case_stats
 run_case "series --every: runs at the same instants, kept, the oldest removed" case_series_every
 run_case "series --every --trigger: a port turned slow starts a run at once, a steady one none" case_series_trigger
 run_case "agent [series] beside [metrics]: runs at every 4 s kept, every R in the text file; [series] removed by SIGHUP ends the run under way and keeps it, none after" case_agent_series
+run_case "agent [series] trigger from the records: a port's p99 turned slow starts a run at once, a steady one none; the stats not read" case_agent_trigger
 run_case "summary of a live run: full windows only, rate = count / window" case_summary
 run_case "export -> node_exporter -> Prometheus: task count exact, p99 in its bucket" case_prometheus
 run_case "clear messages: module not loaded, not root, debugfs not mounted" case_messages

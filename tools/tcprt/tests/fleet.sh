@@ -159,12 +159,13 @@ case_real_traffic() {
 }
 
 # The agent in place of ship on host a (issue 67): one reading of the
-# module's logs feeds [ship], [metrics] and [windows] under a load of
-# 2,000 requests; the store, the text file, the 1-minute window and the
-# agent's status each have every record the module wrote (its status
-# file), and the epoch's account is final with none missing.  Its ship
-# sends through a queue of its own ([ship] queue), the reader never
-# held by rsyslog's socket: drained at the end.
+# module's logs feeds [ship], [metrics] (a text file and OTLP) and
+# [windows] under wrk's load on nginx for 60 s; the store, the text file,
+# VictoriaMetrics, the 10-minute window and the agent's status each have
+# every record the module wrote (its status file), which is every request
+# in nginx's access log, and the epoch's account is final with none
+# missing.  Its ship sends through its send queue (the agent's default),
+# the reader never held by rsyslog's socket: drained at the end.
 agent_says() {	# question expr expected: the agent's windows
 	[ "$(live_ask_at $F/agent.sock "$1" "$2")" = "$3" ]
 }
@@ -188,7 +189,7 @@ agent_conf() {	# host [windows]
 		[ -z "$AGENT_OTLP" ] || printf 'otlp = %s\n' "$AGENT_OTLP"
 		[ "${2:-}" = no ] || printf '[windows]\nsocket = %s\nwindows = 10s,1m,10m\n' $F/agent.sock
 		printf '[ship]\nkey-file = %s\nsocket = %s\n' "$(key_for $1)" $F/a/ship.sock
-		printf 'interval = 1\nsend-wait = 30\nstate = %s\nqueue = 4M\n' $F/$1.state
+		printf 'interval = 1\nsend-wait = 30\nstate = %s\n' $F/$1.state
 	} > $F/agent.conf
 	chmod 644 $F/agent.conf
 }
@@ -197,6 +198,48 @@ agent_load() {	# requests on each of 4 connections, to port 7605's server in fle
 	start_server fleeta -- --port 7605 --req-bytes 200 --resp-bytes 3000 --conns 4 > /dev/null
 	ip netns exec fleeta "$PEER" client --port 7605 --req-bytes 200 \
 		--resp-bytes 3000 --requests "$1" --conns 4 > /dev/null || fail "client"
+	wait_untracked
+}
+
+# nginx in fleeta on port 7605, one worker, connections kept alive for
+# the whole load; its access log has a line a request, with its connection.
+start_nginx() {
+	mkdir -p $F/nginx/www $F/nginx/logs
+	head -c 3000 /dev/zero | tr '\0' x > $F/nginx/www/index.html
+	cat > $F/nginx/nginx.conf <<-EOF
+		user root;
+		worker_processes 1;
+		daemon off;
+		pid $F/nginx/nginx.pid;
+		error_log $F/nginx/logs/error.log;
+		events { worker_connections 64; }
+		http {
+		    log_format conn '\$connection \$status';
+		    access_log $F/nginx/logs/access.log conn;
+		    keepalive_requests 100000000;
+		    keepalive_timeout 300s;
+		    server {
+		        listen 127.0.0.1:7605;
+		        root $F/nginx/www;
+		    }
+		}
+	EOF
+	ip netns exec fleeta nginx -p $F/nginx -c $F/nginx/nginx.conf > $F/nginx/logs/stdout 2>&1 &
+	wait_until "nginx" ip netns exec fleeta curl -sf -o /dev/null http://127.0.0.1:7605/ ||
+		fail "nginx: $(cat $F/nginx/logs/error.log $F/nginx/logs/stdout)"
+}
+
+# wrk on 4 connections for 60 s, each waiting 4 ms between a response and
+# its next request (wrk's delay()): at most 1,000 requests a second, a
+# load the VM's fleet path carries on a slow machine too; the count is
+# whatever the machine made, the access log its truth.
+wrk_load() {
+	echo 'function delay() return 4 end' > $F/pace.lua
+	ip netns exec fleeta wrk -t 1 -c 4 -d 60s -s $F/pace.lua http://127.0.0.1:7605/ > $F/wrk.out 2>&1 ||
+		fail "wrk: $(cat $F/wrk.out)"
+	sed 's/^/# wrk: /' $F/wrk.out
+	kill -TERM "$(cat $F/nginx/nginx.pid)"
+	wait_until "nginx gone" eval '! pgrep -x nginx > /dev/null' || fail "nginx did not stop"
 	wait_untracked
 }
 
@@ -253,7 +296,7 @@ agent_stop() {	# pid host n keys...
 }
 
 case_agent() {
-	local host=agent-a pid r e n why
+	local host=agent-a pid r w e n why
 	[ -z "${FLEET_NO_MODULE:-}" ] || return 4
 	mod_load lports=7605 log_ext=seq
 	why=$(otlp_why)
@@ -269,11 +312,24 @@ case_agent() {
 	pid=$!
 	wait_until "the agent's windows" agent_says status 'a["ok"]' True ||
 		fail "agent: $(cat $F/agent.err)"
-	agent_load 500
+	start_nginx
+	wrk_load
 	r=$(status records_R)
+	w=$(status records_W)
 	e=$(status records_E)
-	expect_eq "$r $e" "2000 4" "the module's R and E records"
-	n=$((r + e))
+	# Every request nginx logged ended a task: answered (R) or, the one a
+	# connection had in flight when wrk stopped, cut (W).  wrk counts the
+	# responses it read whole, and curl's one came first: each is an R,
+	# and so may be one a connection had read, not yet counted, at the
+	# end (at most one a connection).
+	expect_eq "$((r + w)) $e" "$(wc -l < $F/nginx/logs/access.log) $(awk '{ print $1 }' $F/nginx/logs/access.log | sort -u | wc -l)" \
+		"the module's R + W and E records: nginx's requests and connections"
+	expect_eq "$(awk '$2 != 200' $F/nginx/logs/access.log | wc -l)" 0 "nginx's answers other than 200"
+	expect_range "$r" $(($(awk '/ requests in / { print $1 }' $F/wrk.out) + 1)) \
+		$(($(awk '/ requests in / { print $1 }' $F/wrk.out) + 5)) "R: wrk's responses and curl's"
+	expect_ge "$r" 1000 "requests in 60 s"
+	diag "wrk for 60 s: $r R, $w W, $e E"
+	n=$((r + w + e))
 	expect_agent_sinks $host $r $n
 	agent_stop $pid $host $n windows_records
 	[ -z "$AGENT_OTLP" ] || expect_eq "$(kv $F/agent.status metrics_otlp_requests_failed)" 0 "OTLP's failed requests"
@@ -406,6 +462,8 @@ case_cap() {
 # rsyslog, spilling its queue to disk behind a central that refuses,
 # took in too slowly - 2,881 records refused at the host (counted as
 # such), in a run with a busy loop beside the VM.  The tests' ships all do.
+# With FAULT_AGENT set, the sender is tcprt agent with [ship] alone, its
+# send queue the default (issue 67): the same faults, the same account.
 fault_run() {	# host-id fault-fn [n]
 	local id=$1 fault=$2 n=${3:-80000} gen pid total
 	mkdir -p $F/$id
@@ -414,8 +472,7 @@ fault_run() {	# host-id fault-fn [n]
 		--hold $((n / 2)):$F/$id.go > $F/$id.gen &
 	gen=$!
 	wait_until "the generator's files" test -e $F/$id/rt-network-log1
-	ip netns exec fleeta "$TCPRT" ship --key-file "$(key_for "$id")" --socket $F/a/ship.sock \
-		--dir $F/$id --rate 0 --interval 1 --send-wait 30 2> $F/$id.err &
+	fault_sender "$id"
 	pid=$!
 	WAIT_S=$SETTLE_S wait_until "the generator at its hold" test -e $F/$id.go.held
 	"$fault" "$id"
@@ -429,6 +486,38 @@ fault_run() {	# host-id fault-fn [n]
 	wait_settled "$id"
 	expect_account "$id" "final $total $total 0 0 0 0 0 0"
 	expect_once "$id" "$total"
+	[ -z "${FAULT_AGENT:-}" ] || fault_agent_stats "$id" "$total"
+}
+
+# fault_run's sender on the generator's files of host-id, in the
+# background: tcprt ship, or with FAULT_AGENT tcprt agent.
+fault_sender() {	# host-id
+	local id=$1
+	if [ -z "${FAULT_AGENT:-}" ]; then
+		ip netns exec fleeta "$TCPRT" ship --key-file "$(key_for "$id")" --socket $F/a/ship.sock \
+			--dir $F/$id --rate 0 --interval 1 --send-wait 30 2> $F/$id.err &
+		return
+	fi
+	{
+		printf '[agent]\ndir = %s\ninterval = 1\nstatus = %s\n' $F/$id $F/$id.status
+		printf '[ship]\nkey-file = %s\nsocket = %s\n' "$(key_for "$id")" $F/a/ship.sock
+		printf 'rate = 0\ninterval = 1\nsend-wait = 30\n'
+	} > $F/$id.conf
+	chmod 644 $F/$id.conf
+	ip netns exec fleeta "$TCPRT" agent --config $F/$id.conf 2> $F/$id.err &
+}
+
+# The agent's status after fault_run: every record read, numbered and
+# sent through its queue, none refused; how full the queue grew.
+fault_agent_stats() {	# host-id n
+	local k
+	sed 's/^/# /' $F/$1.status
+	for k in records_read ship_numbered ship_sent; do
+		expect_eq "$(kv $F/$1.status $k)" "$2" "the agent's $k"
+	done
+	for k in ship_refused ship_cap_dropped ship_queued; do
+		expect_eq "$(kv $F/$1.status $k)" 0 "the agent's $k"
+	done
 }
 
 go_on() {	# host-id: fault_run's generator goes on
@@ -518,6 +607,20 @@ case_link_cut() {
 	fault_run cut-a cut_link
 }
 
+# The sender faults again with tcprt agent in place of ship, its send
+# queue the default: the central killed, the link cut, the spool full.
+case_agent_central_killed() {
+	FAULT_AGENT=1 fault_run akill-a kill_central
+}
+
+case_agent_link_cut() {
+	FAULT_AGENT=1 fault_run acut-a cut_link
+}
+
+case_agent_spool_full() {
+	FAULT_AGENT=1 spool_full_run afull-a
+}
+
 # The central's spool on a file system of 1 MB that fills mid-load (the
 # loader keeps every file): the writer refuses what it cannot write whole,
 # so the central acknowledges nothing more and the hosts keep their frames;
@@ -567,7 +670,11 @@ whole_lines() {	# files...
 SPOOL_FULL_SENDER='s/queue.size="2000"/& queue.timeoutEnqueue="600000"/'
 
 case_spool_full() {
-	local rc=0 lines
+	spool_full_run full-a
+}
+
+spool_full_run() {	# host-id
+	local id=$1 rc=0 lines
 	stop_ingest
 	stop_central
 	stop_sender a
@@ -576,10 +683,11 @@ case_spool_full() {
 	mkdir -p $F/small
 	mount -t tmpfs -o size=1m,mode=0750 tmpfs $F/small
 	SPOOL_DIR=$F/small SPOOL_OPTS="--min-free 0" start_central
+	rm -f $F/small.state	# a spool of its own, new each run
 	INGEST_SPOOL=$F/small start_ingest --state $F/small.state
 	# the central and the loader are put back whatever happens
 	(
-		fault_run full-a fill_spool
+		fault_run "$id" fill_spool
 		grep -q "^refusing 0$" $F/small/.tcprt-spool.status || fail "$(cat $F/small/.tcprt-spool.status)"
 		expect_ge "$(kv $F/small/.tcprt-spool.status refusals)" 1 "the writer's refusals"
 		grep -q -E "refusing messages, which their senders keep: (write: No space left on device|[0-9]+ bytes free)" \
@@ -592,7 +700,7 @@ case_spool_full() {
 	stop_central
 	# kept with the rest of the spool (a later case loads it all again)
 	for f in $F/small/*.frames; do
-		cp "$f" "$F/spool/full-$(basename "$f")"
+		cp "$f" "$F/spool/$id-$(basename "$f")"
 	done
 	umount -l $F/small
 	start_central
@@ -2038,7 +2146,7 @@ case_series() {
 
 run_case "fleet: clear errors: store unreachable, schema missing or of another version, a second loader; fleet init" case_errors
 run_case "fleet: real traffic on two hosts, live and recorded: every record once, byte for byte" case_real_traffic
-run_case "fleet: the agent in place of ship: its ship, text file, OTLP and windows, fed by one reading of the module under load, each have every record the module wrote" case_agent
+run_case "fleet: the agent in place of ship: its ship, text file, OTLP and windows, fed by one reading of the module under wrk for 60 s, each have every record the module wrote, every request in nginx's log" case_agent
 run_case "fleet: the agent's faults: a windows client that never reads, the OTLP receiver away 20 s, [windows] removed and added by SIGHUP - the other sinks still have every record, the window added again each since" case_agent_faults
 run_case "fleet: the cap drops exactly the records a token-bucket model drops, told as cap" case_cap
 run_case "fleet: central rsyslog killed (SIGKILL) and restarted mid-run: nothing lost, nothing twice" case_central_killed
@@ -2046,6 +2154,9 @@ run_case "fleet: ClickHouse killed and restarted mid-run: nothing lost, nothing 
 run_case "fleet: a host's link to the central cut for 10 s: nothing lost" case_link_cut
 run_case "fleet: the central's spool fills mid-run: its writer refuses, nothing acknowledged is lost, no torn line; all arrives once space is freed" case_spool_full
 run_case "fleet: the loader killed mid-batch, then the spool loaded twice: nothing lost, nothing twice" case_ingest_killed
+run_case "fleet: the agent in place of ship, its send queue the default: central rsyslog killed and restarted mid-run - nothing lost, nothing twice, nothing refused" case_agent_central_killed
+run_case "fleet: the agent in place of ship, its send queue the default: the link cut for 10 s - nothing lost, nothing refused" case_agent_link_cut
+run_case "fleet: the agent in place of ship, its send queue the default: the central's spool fills mid-run - nothing acknowledged lost, nothing refused; all arrives once space is freed" case_agent_spool_full
 run_case "fleet: the spool at its bound mid-run: refused, the full file retired once loaded, then taken again in the same hour - every record once; a later hour's file beside the held one: the held one kept, every record once" case_spool_bound
 run_case "fleet: negative control: a memory-queued central killed loses records, told exactly as transport loss" case_negative_control
 run_case "fleet: malformed and vendor lines, an unknown host, controls out of order, a clock step, a bad spool line" case_bad_input

@@ -5,11 +5,17 @@
  * few tasks or before the warm-up is none; a lasting new level triggers
  * once, then becomes the baseline; failures trigger when they reach the
  * mark, not while they stay there; a peer port is not its local namesake.
+ * From records (tcprt agent): a tail that jumps while the average stays
+ * is an anomaly, which the same interval's average is not; W and P
+ * records count as the stats count them.
  */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "anomaly.h"
+#include "parse.h"
 #include "tap.h"
 
 static struct anomaly a;
@@ -118,9 +124,104 @@ static void test_model(void)
 	   hits, near);
 }
 
+/* One record line as tcp_rt writes it, of @type (R W P), into the detector. */
+static void task(char type, uint16_t port, uint64_t d)
+{
+	char line[256], err[PARSE_WHY_MAX];
+	struct record r;
+	int n;
+
+	if (type == 'P')
+		n = snprintf(line, sizeof(line),
+			     "V6 P 1795826017 100500 10.0.0.2:%u 10.0.0.1:50000 1000 %llu 100 0 1 %llu %llu 4000 0 1448",
+			     port, (unsigned long long)d,
+			     (unsigned long long)(d / 2), (unsigned long long)(d / 4));
+	else
+		n = snprintf(line, sizeof(line),
+			     type == 'R' ?
+			     "V6 %c 1795826017 100500 10.0.0.2:40000 10.0.0.1:%u 1000 %llu 100 0 1 %llu %llu 300 0 1448" :
+			     "V6 %c 1795826017 100500 10.0.0.2:40000 10.0.0.1:%u 1000 %llu 100 0 1 %llu %llu 300 1448",
+			     type, port, (unsigned long long)d,
+			     (unsigned long long)(d / 2), (unsigned long long)(d / 8));
+	if (!parse_log_line(line, (size_t)n, &r, err)) {
+		fprintf(stderr, "bad line %s: %s\n", line, err);
+		exit(1);
+	}
+	anomaly_task(&a, &r);
+}
+
+/* The interval's end: the anomalies it has, their reasons in @whys. */
+static int interval(char whys[][256], int max)
+{
+	size_t i = 0;
+	int n = 0;
+
+	while (anomaly_interval(&a, &i, why, sizeof(why)))
+		if (n < max)
+			snprintf(whys[n++], sizeof(whys[0]), "%s", why);
+	return n;
+}
+
+/*
+ * 1,000 tasks of 5 ms an interval; then one in which 11 take 500 ms: a
+ * p99 100 times the baseline, an average twice it.
+ */
+static void test_records(void)
+{
+	char whys[4][256];
+	uint64_t sum = 0;
+	int i, k, hits = 0;
+
+	anomaly_init(&a, 4, 50);
+	for (k = 0; k < 5; k++) {
+		for (i = 0; i < 1000; i++)
+			task('R', 8080, 5000);
+		hits += interval(whys, 4);
+	}
+	ok(!hits && a.n == 1 && a.p[0].base_us == 5000,
+	   "steady intervals from records: no anomaly, a baseline of the p99 (%llu us)",
+	   (unsigned long long)a.p[0].base_us);
+	for (i = 0; i < 1000; i++) {
+		task('R', 8080, i < 11 ? 500000 : 5000);
+		sum += i < 11 ? 500000 : 5000;
+	}
+	ok(interval(whys, 4) == 1 && strstr(whys[0], "port 8080: p99 duration") &&
+	   strstr(whys[0], "over 1000 tasks"),
+	   "11 of 1000 tasks 100 times slower: an anomaly of the p99 (%s)",
+	   whys[0]);
+	anomaly_init(&a, 4, 50);
+	for (k = 0; k < 5; k++)
+		feed(8080, false, 5000, 0, 1000);
+	ok(!feed(8080, false, sum / 1000, 0, 1000),
+	   "the same interval's average (%llu us, %.1f times): none, as the stats would see it",
+	   (unsigned long long)(sum / 1000), (double)sum / 1000 / 5000);
+	anomaly_init(&a, 4, 50);
+	for (i = 0; i < 95; i++)
+		task('R', 80, 1000);
+	for (i = 0; i < 5; i++)
+		task('W', 80, 1000);
+	task('P', 80, 1000);
+	ok(interval(whys, 4) == 1 && strstr(whys[0], "port 80: 50 failures per 1000"),
+	   "5 W beside 95 R: 50 per 1000, the stats' arithmetic (%s)", whys[0]);
+	ok(a.n == 2 && a.p[1].client && a.p[1].seen == 0,
+	   "a P record is its peer port's, apart (one task: not in a baseline)");
+	for (i = 0; i < 100; i++)
+		task('R', 80, 1000);
+	ok(interval(whys, 4) == 0 && !a.p[0].failing,
+	   "the next interval, no W: no anomaly, the port no longer failing");
+	anomaly_free(&a);
+	anomaly_init(&a, 4, 50);
+	for (i = 0; i < ANOMALY_PORTS + 2; i++)
+		task('R', (uint16_t)(i + 1), 1000);
+	ok(a.untracked == 2, "records of ports past %d: counted, not followed",
+	   ANOMALY_PORTS);
+	anomaly_free(&a);
+}
+
 int main(void)
 {
 	test_cases();
 	test_model();
+	test_records();
 	return done_testing();
 }

@@ -571,8 +571,11 @@ kill_central() {	# host
 	start_central
 }
 
+# The sender's faults run with tcprt agent, which supersedes ship on a
+# host: its ship through the send queue (the default); ship alone keeps
+# waiting for room, and the spool's case runs with both.
 case_central_killed() {
-	fault_run kill-a kill_central
+	FAULT_AGENT=1 fault_run kill-a kill_central
 	diag "records loaded more than once (counted once): $(sql "SELECT count() - uniqExact(seq) FROM tcprt.records WHERE host = 'kill-a'")"
 }
 
@@ -604,19 +607,10 @@ cut_link() {	# host
 }
 
 case_link_cut() {
-	fault_run cut-a cut_link
+	FAULT_AGENT=1 fault_run cut-a cut_link
 }
 
-# The sender faults again with tcprt agent in place of ship, its send
-# queue the default: the central killed, the link cut, the spool full.
-case_agent_central_killed() {
-	FAULT_AGENT=1 fault_run akill-a kill_central
-}
-
-case_agent_link_cut() {
-	FAULT_AGENT=1 fault_run acut-a cut_link
-}
-
+# The spool full again with tcprt agent in place of ship.
 case_agent_spool_full() {
 	FAULT_AGENT=1 spool_full_run afull-a
 }
@@ -2149,13 +2143,11 @@ run_case "fleet: real traffic on two hosts, live and recorded: every record once
 run_case "fleet: the agent in place of ship: its ship, text file, OTLP and windows, fed by one reading of the module under wrk for 60 s, each have every record the module wrote, every request in nginx's log" case_agent
 run_case "fleet: the agent's faults: a windows client that never reads, the OTLP receiver away 20 s, [windows] removed and added by SIGHUP - the other sinks still have every record, the window added again each since" case_agent_faults
 run_case "fleet: the cap drops exactly the records a token-bucket model drops, told as cap" case_cap
-run_case "fleet: central rsyslog killed (SIGKILL) and restarted mid-run: nothing lost, nothing twice" case_central_killed
+run_case "fleet: central rsyslog killed (SIGKILL) and restarted mid-run, the agent sending through its queue: nothing lost, nothing twice, nothing refused" case_central_killed
 run_case "fleet: ClickHouse killed and restarted mid-run: nothing lost, nothing twice" case_clickhouse_restarted
-run_case "fleet: a host's link to the central cut for 10 s: nothing lost" case_link_cut
+run_case "fleet: a host's link to the central cut for 10 s, the agent sending through its queue: nothing lost, nothing refused" case_link_cut
 run_case "fleet: the central's spool fills mid-run: its writer refuses, nothing acknowledged is lost, no torn line; all arrives once space is freed" case_spool_full
 run_case "fleet: the loader killed mid-batch, then the spool loaded twice: nothing lost, nothing twice" case_ingest_killed
-run_case "fleet: the agent in place of ship, its send queue the default: central rsyslog killed and restarted mid-run - nothing lost, nothing twice, nothing refused" case_agent_central_killed
-run_case "fleet: the agent in place of ship, its send queue the default: the link cut for 10 s - nothing lost, nothing refused" case_agent_link_cut
 run_case "fleet: the agent in place of ship, its send queue the default: the central's spool fills mid-run - nothing acknowledged lost, nothing refused; all arrives once space is freed" case_agent_spool_full
 run_case "fleet: the spool at its bound mid-run: refused, the full file retired once loaded, then taken again in the same hour - every record once; a later hour's file beside the held one: the held one kept, every record once" case_spool_bound
 run_case "fleet: negative control: a memory-queued central killed loses records, told exactly as transport loss" case_negative_control

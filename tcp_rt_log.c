@@ -104,10 +104,19 @@ static tcp_rt_relay_cb_const struct rchan_callbacks tcp_rt_log_callbacks = {
 	.remove_buf_file	= tcp_rt_relay_remove_file,
 };
 
+/*
+ * And the index of the record about to be written, the sub-buffer's
+ * first (tcp_rt_relay.c, "Records lost"): the switch runs in the writer's
+ * section, on the buffer's CPU.  Not at the buffer's creation (no
+ * previous sub-buffer): its first index is 0, as the array starts.
+ */
 static int tcp_rt_log_bin_subbuf_start(TCP_RT_SUBBUF_START_ARGS)
 {
-	if (prev_subbuf && relay_buf_full(buf))
+	if (!prev_subbuf)
+		return 1;
+	if (relay_buf_full(buf))
 		atomic_long_inc(&tcp_rt_log_bin_overwrites);
+	tcp_rt_relay_first_idx(buf, subbuf, __this_cpu_read(tcp_rt_log_bin_idx));
 	return 1;
 }
 
@@ -567,6 +576,12 @@ unsigned long tcp_rt_log_bin_overwritten(void)
 	return atomic_long_read(&tcp_rt_log_bin_overwrites);
 }
 
+/* The binary log's records overwritten unread, exact (0: no binary log). */
+u64 tcp_rt_log_bin_records_overwritten(void)
+{
+	return tcp_rt_relay_records_lost(tcp_rt_log_bin_chan);
+}
+
 int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs)
 {
 	BUILD_BUG_ON(TCP_RT_REC_LEN + TCP_RT_REC_LEN_SEQ >
@@ -578,7 +593,8 @@ int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs)
 		tcp_rt_log_chan = tcp_rt_relay_open("rt-network-log", dir,
 						    TCP_RT_LOG_SUBBUF_SIZE,
 						    n_subbufs,
-						    &tcp_rt_log_callbacks);
+						    &tcp_rt_log_callbacks,
+						    false);
 		if (!tcp_rt_log_chan) {
 			pr_err("cannot create the rt-network-log relay channel\n");
 			return -ENOMEM;
@@ -589,7 +605,7 @@ int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs)
 	tcp_rt_log_bin_chan = tcp_rt_relay_open("rt-network-bin", dir,
 						TCP_RT_LOG_SUBBUF_SIZE,
 						n_subbufs,
-						&tcp_rt_log_bin_callbacks);
+						&tcp_rt_log_bin_callbacks, true);
 	if (!tcp_rt_log_bin_chan) {
 		pr_err("log_format=%s: cannot create the rt-network-bin relay channel\n",
 		       tcp_rt_log_format_names[tcp_rt_log_format]);

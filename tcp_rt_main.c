@@ -396,6 +396,7 @@ static int tcp_rt_status_show(struct seq_file *m, void *v)
 	};
 	struct tcp_rt_task_counts t;
 	unsigned int i;
+	u64 lost;
 
 	tcp_rt_task_counts(&t);
 	seq_printf(m, "version %s\n", TCP_RT_VERSION);
@@ -409,6 +410,11 @@ static int tcp_rt_status_show(struct seq_file *m, void *v)
 		   tcp_rt_log_format_names[tcp_rt_log_format]);
 	seq_printf(m, "log_bin_subbufs_overwritten %lu\n",
 		   tcp_rt_log_bin_overwritten());
+	/* exact: binary records carry their index (tcp_rt_relay.c) */
+	lost = tcp_rt_log_bin_records_overwritten();
+	seq_printf(m, "log_bin_records_overwritten %llu\n", lost);
+	if (tcp_rt_log_format == TCP_RT_LOG_BINARY)
+		seq_printf(m, "log_records_overwritten %llu\n", lost);
 	seq_printf(m, "reads_lapped %lu\n", tcp_rt_relay_reads_lapped());
 	seq_printf(m, "stats_lines %lu\n", tcp_rt_stats_lines());
 	seq_printf(m, "stats_subbufs_overwritten %lu\n",

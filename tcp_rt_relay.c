@@ -21,7 +21,10 @@
  * switch count (see "Writing") is changed by that buffer's one writer
  * only.  Both live as long as the channel (tcp_rt_relay_open() to
  * tcp_rt_relay_close()), as does the text view's dentry, set when relay
- * creates the buffer's files and removed with them.
+ * creates the buffer's files and removed with them.  An indexed channel's
+ * (see "Records lost"): each sub-buffer's first index, written by the
+ * buffer's writer, read under the read lock; the next index a read hands
+ * out and the records reads passed over, under the read lock.
  */
 
 #define pr_fmt(fmt) "tcp_rt: " fmt
@@ -56,6 +59,10 @@ struct tcp_rt_relay_buf {
 	unsigned long switches;		/* "Writing" */
 	struct mutex read_lock;		/* the buffer's reading position */
 	struct dentry *text_view;	/* a binary buffer's, or NULL */
+	/* an indexed channel's ("Records lost"); first_idx NULL otherwise */
+	u64 *first_idx;			/* per sub-buffer */
+	u64 next_idx;
+	u64 passed;
 };
 
 /* the files' operations, one a view */
@@ -228,6 +235,91 @@ static size_t tcp_rt_records_text(const char *in, size_t len, char *out,
 }
 
 /*
+ * Records lost.  A binary record carries its index in its CPU's log
+ * (struct tcp_rt_bin's idx, from 0 at load, one more a record placed), so
+ * what the writer overwrote before a read reached it is exact: a read
+ * counts the indexes it passes over between the records it hands out
+ * (passed), and the writer stores each sub-buffer's first index as it
+ * enters it (tcp_rt_relay_first_idx(), from its subbuf_start callback),
+ * so that the records overwritten ahead of the readers - a lap no read
+ * has met yet - are counted too: from the reading position's next index
+ * to the first index of the oldest sub-buffer the writer has not
+ * reentered.  What was handed out of a sub-buffer before the writer came
+ * back to it was read, not lost: the indexes say so, whatever the
+ * position.  Exact whenever the writer is still; while it writes, a
+ * count taken between its entering a sub-buffer and storing its index
+ * may be off by that sub-buffer's records, until the next count.
+ */
+
+/* Past the whole records at @p, @len bytes: the indexes they skip. */
+static void tcp_rt_relay_pass(struct tcp_rt_relay_buf *rb, const char *p,
+			      size_t len)
+{
+	const struct tcp_rt_bin *rec;
+	size_t done;
+
+	for (done = 0; done < len; done += rec->len) {
+		rec = (const struct tcp_rt_bin *)(p + done);
+		if (rec->idx > rb->next_idx)
+			rb->passed += rec->idx - rb->next_idx;
+		if (rec->idx >= rb->next_idx)
+			rb->next_idx = rec->idx + 1;
+	}
+}
+
+/*
+ * The writer of @buf enters @subbuf, its next record's index @idx: in the
+ * writer's section (tcp_rt_relay.h), from the channel's subbuf_start.
+ */
+void tcp_rt_relay_first_idx(struct rchan_buf *buf, void *subbuf, u64 idx)
+{
+	struct tcp_rt_relay_buf *rb = tcp_rt_relay_buf(buf->chan, buf->cpu);
+	size_t slot = ((char *)subbuf - (char *)buf->start) /
+		      buf->chan->subbuf_size;
+
+	if (rb->first_idx)
+		WRITE_ONCE(rb->first_idx[slot], idx);
+}
+
+/* @buf's records overwritten before any read reached them, under its lock. */
+static u64 tcp_rt_relay_ahead(struct rchan_buf *buf,
+			      const struct tcp_rt_relay_buf *rb)
+{
+	size_t n = buf->chan->n_subbufs, produced;
+	u64 first;
+
+	/* pairs with tcp_rt_relay_switch()'s smp_wmb(), as a read's does */
+	produced = smp_load_acquire(&buf->subbufs_produced);
+
+	if (produced - buf->subbufs_consumed < n)
+		return 0;
+	first = READ_ONCE(rb->first_idx[(produced - n + 1) % n]);
+	return first > rb->next_idx ? first - rb->next_idx : 0;
+}
+
+/* The records an indexed channel's writers overwrote unread, every CPU's. */
+u64 tcp_rt_relay_records_lost(struct rchan *chan)
+{
+	struct tcp_rt_relay_buf *rb;
+	struct rchan_buf *buf;
+	unsigned int cpu;
+	u64 sum = 0;
+
+	if (!chan)
+		return 0;
+	for_each_possible_cpu(cpu) {
+		buf = *per_cpu_ptr(chan->buf, cpu);
+		rb = tcp_rt_relay_buf(chan, cpu);
+		if (!buf || !rb->first_idx)
+			continue;
+		mutex_lock(&rb->read_lock);
+		sum += rb->passed + tcp_rt_relay_ahead(buf, rb);
+		mutex_unlock(&rb->read_lock);
+	}
+	return sum;
+}
+
+/*
  * A read of whole records, as @view gives them: each step copies a chunk
  * (tcp_rt_relay_copy()), hands out what it holds of whole records, and
  * moves the reading position past the bytes they took.  The text view's
@@ -239,7 +331,8 @@ static ssize_t tcp_rt_relay_read_whole(struct file *filp, char __user *ubuf,
 				       enum tcp_rt_relay_view view)
 {
 	struct rchan_buf *buf = filp->private_data;
-	struct mutex *lock = &tcp_rt_relay_buf(buf->chan, buf->cpu)->read_lock;
+	struct tcp_rt_relay_buf *rb = tcp_rt_relay_buf(buf->chan, buf->cpu);
+	struct mutex *lock = &rb->read_lock;
 	bool text_view = view == TCP_RT_VIEW_BIN_TEXT;
 	size_t done = 0, room, whole, used;
 	unsigned int tries = 0;
@@ -283,6 +376,8 @@ static ssize_t tcp_rt_relay_read_whole(struct file *filp, char __user *ubuf,
 		}
 		done += whole;
 		buf->bytes_consumed += used;
+		if (rb->first_idx)
+			tcp_rt_relay_pass(rb, bounce, used);
 	}
 	mutex_unlock(lock);
 
@@ -342,26 +437,39 @@ char *tcp_rt_relay_switch(struct rchan_buf *buf, size_t len)
 
 /*
  * A relay channel whose buffers have switch counts and read locks: its
- * private data, struct tcp_rt_relay_buf, for every possible CPU.  Close
- * it with tcp_rt_relay_close().
+ * private data, struct tcp_rt_relay_buf, for every possible CPU.
+ * @indexed: its records are binary, each with its index ("Records lost");
+ * its subbuf_start calls tcp_rt_relay_first_idx().  Close it with
+ * tcp_rt_relay_close().
  */
 struct rchan *tcp_rt_relay_open(const char *base, struct dentry *parent,
 				size_t subbuf_size, size_t n_subbufs,
-				tcp_rt_relay_cb_const struct rchan_callbacks *cb)
+				tcp_rt_relay_cb_const struct rchan_callbacks *cb,
+				bool indexed)
 {
 	struct tcp_rt_relay_buf *bufs;
 	struct rchan *chan;
+	u64 *first = NULL;
 	unsigned int i;
 
 	bufs = kcalloc(nr_cpu_ids, sizeof(*bufs), GFP_KERNEL);
-	if (!bufs)
-		return NULL;
-	for (i = 0; i < nr_cpu_ids; i++)
+	if (indexed && bufs)
+		first = kcalloc(array_size(nr_cpu_ids, n_subbufs),
+				sizeof(*first), GFP_KERNEL);
+	if (!bufs || (indexed && !first))
+		goto fail;
+	for (i = 0; i < nr_cpu_ids; i++) {
 		mutex_init(&bufs[i].read_lock);
+		if (indexed)
+			bufs[i].first_idx = first + (size_t)i * n_subbufs;
+	}
 	chan = relay_open(base, parent, subbuf_size, n_subbufs, cb, bufs);
-	if (!chan)
-		kfree(bufs);
-	return chan;
+	if (chan)
+		return chan;
+fail:
+	kfree(first);
+	kfree(bufs);
+	return NULL;
 }
 
 /* After relay_close() no read runs and none can start: see below. */
@@ -376,6 +484,7 @@ void tcp_rt_relay_close(struct rchan *chan)
 	relay_close(chan);
 	for (i = 0; i < nr_cpu_ids; i++)
 		mutex_destroy(&bufs[i].read_lock);
+	kfree(bufs[0].first_idx);	/* the one array of them all */
 	kfree(bufs);
 }
 

@@ -313,7 +313,8 @@ int tcp_rt_stats_init(struct dentry *dir, unsigned int n_subbufs)
 		return -ENOMEM;
 	tcp_rt_stats_chan = tcp_rt_relay_open("rt-network-stats", dir,
 					      TCP_RT_STATS_SUBBUF_SIZE,
-					      n_subbufs, &tcp_rt_stats_callbacks);
+					      n_subbufs, &tcp_rt_stats_callbacks,
+					      false);
 	if (!tcp_rt_stats_chan) {
 		pr_err("cannot create the rt-network-stats relay channel\n");
 		free_percpu(tcp_rt_stats_pcpu);

@@ -301,6 +301,7 @@ void tcp_rt_log_record_bd(const struct sock *sk, enum tcp_rt_rec type,
 u64 tcp_rt_log_records(enum tcp_rt_rec type);
 unsigned long tcp_rt_log_overwritten(void);
 unsigned long tcp_rt_log_bin_overwritten(void);
+u64 tcp_rt_log_bin_records_overwritten(void);
 
 /* tcp_rt_stats.c */
 int tcp_rt_stats_init(struct dentry *dir, unsigned int n_subbufs);

@@ -24,9 +24,12 @@
 
 struct rchan *tcp_rt_relay_open(const char *base, struct dentry *parent,
 				size_t subbuf_size, size_t n_subbufs,
-				tcp_rt_relay_cb_const struct rchan_callbacks *cb);
+				tcp_rt_relay_cb_const struct rchan_callbacks *cb,
+				bool indexed);
 void tcp_rt_relay_close(struct rchan *chan);
 char *tcp_rt_relay_switch(struct rchan_buf *buf, size_t len);
+void tcp_rt_relay_first_idx(struct rchan_buf *buf, void *subbuf, u64 idx);
+u64 tcp_rt_relay_records_lost(struct rchan *chan);
 
 /*
  * Room for @len bytes at the current offset, after switching to the next

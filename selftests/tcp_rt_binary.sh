@@ -228,6 +228,63 @@ case_binary_mode() {
 	mod_unload
 }
 
+# log_records_overwritten is exact (docs/records.md, "Records lost"): the
+# flight recorder at its tightest (log_buf_num=1, log_format=binary), a
+# flood of LOSS_REQS requests on CPU 0 (server and client pinned there),
+# in LOSS_RUNS runs: the odd ones with a reader the writer laps
+# (lapped_reader.py on rt-network-log0, the text view, 512 bytes every 20
+# ms), the even ones with none.  Then every CPU's log is drained: the
+# records read, by the lapped reader and the drain, plus the count equal
+# the records written (status records_*), exactly, in every run; and with
+# no reader, the count is the same before the drain as after (the
+# writer's laps counted ahead of any read).
+LOSS_PORT=7964
+LOSS_REQS=5000
+: "${LOSS_RUNS:=20}"
+
+loss_run() {	# run
+	local run=$1 reader= lines=0 drained before lost written t
+	mod_load lports=$LOSS_PORT log_buf_num=1 log_format=binary
+	start_server -- --port $LOSS_PORT --req-bytes 50 --resp-bytes 80 > /dev/null
+	if [ $((run % 2)) = 1 ]; then
+		python3 "$SELFTESTS/lapped_reader.py" "$DBG/rt-network-log0" 3 512 20 \
+			$LOSS_PORT 50 80 > $OUT/lapped 2>&1 &
+		reader=$!
+	fi
+	"$PEER" client --port $LOSS_PORT --req-bytes 50 --resp-bytes 80 \
+		--requests $LOSS_REQS > /dev/null || fail "run $run: the client"
+	if [ -n "$reader" ]; then
+		wait "$reader" || fail "run $run: the lapped reader: $(cat $OUT/lapped)"
+		lines=$(awk '$1 == "lines" { print $2 }' $OUT/lapped)
+	fi
+	wait_untracked
+	before=$(status log_records_overwritten)
+	drained=$(cat "$DBG"/rt-network-log[0-9]* | wc -l)
+	lost=$(status log_records_overwritten)
+	written=0
+	for t in R W N P E; do
+		written=$((written + $(status records_$t)))
+	done
+	diag "run $run: $written written, $lines read while writing, $drained drained, $lost overwritten ($before before the drain), $(status log_bin_subbufs_overwritten) sub-buffers"
+	expect_eq "$((lines + drained + lost))" "$written" \
+		"run $run: records read + log_records_overwritten, records written"
+	expect_eq "$(status log_bin_records_overwritten)" "$lost" "run $run: log_bin_records_overwritten"
+	expect_ge "$lost" 1 "run $run: records overwritten"
+	[ -n "$reader" ] || expect_eq "$before" "$lost" "run $run: the count before the drain"
+	mod_unload
+}
+
+case_overwritten_exact() {
+	local run
+	rm -rf $OUT
+	mkdir -p $OUT
+	# the case's processes on CPU 0: its records in CPU 0's one sub-buffer
+	taskset -pc 0 $BASHPID > /dev/null
+	for run in $(seq "$LOSS_RUNS"); do
+		loss_run "$run"
+	done
+}
+
 # text, the default: no binary file; a bad value refused in one line.
 case_text_default() {
 	local mark line
@@ -247,5 +304,6 @@ case_text_default() {
 run_case "binary records: every type, IPv4, IPv6 and v4-mapped, every log_ext field: each CPU's binary log made text is its text log, byte for byte" case_every_record
 run_case "binary records: log_sample=2 and deactivate=2 leave both logs alike" case_sample_release
 run_case "log_format=binary: rt-network-log is the binary buffer's text view; read in turns with rt-network-bin, every record once, numbered without a gap" case_binary_mode
+run_case "log_records_overwritten is exact: log_buf_num=1, a flood on CPU 0, no reader or a lapped one - records read + overwritten = written, in each of 20 runs" case_overwritten_exact
 run_case "log_format=text, the default, makes no binary file; a bad value refused" case_text_default
 done_testing

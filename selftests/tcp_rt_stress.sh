@@ -117,13 +117,16 @@ case_stress() {
 # both), whose lines are made from a copy the writer may lap too.  Every
 # line either reads must be one the module wrote: whole, its fields those
 # of the workload (lapped_reader.py).  The writers must have lapped both.
+# The binary buffers' records overwritten are counted exactly: what their
+# readers and a final drain read plus log_bin_records_overwritten is what
+# the module wrote.
 LAPPED_PORT=7803
 : "${LAPPED_S:=60}"
 LAPPED_READ=512
 LAPPED_PAUSE_MS=2
 
 case_lapped_reader() {
-	local cpu f pids=() r rc=0
+	local cpu f pids=() r rc=0 read written t
 	mod_load lports=$LAPPED_PORT log_buf_num=1 log_format=both
 	start_server -- --port $LAPPED_PORT --conns 4 --req-bytes 50 \
 		--resp-bytes 80 > /dev/null
@@ -153,6 +156,18 @@ case_lapped_reader() {
 	expect_ge "$(status log_subbufs_overwritten)" 2 "sub-buffers overwritten (the text log's readers were lapped)"
 	expect_ge "$(status log_bin_subbufs_overwritten)" 2 "binary sub-buffers overwritten (the text views' readers were lapped)"
 	expect_eq "$rc" 0 "every line read whole"
+	# the binary buffers' loss, exact on both CPUs: what their text views'
+	# readers read, and a drain once the clients are gone, plus the count
+	wait_untracked
+	read=$(cat /tmp/lapped.text0 /tmp/lapped.text1 | awk '$1 == "lines" { n += $2 } END { print n }')
+	read=$((read + $(cat "$DBG"/rt-network-text[0-9]* | wc -l)))
+	written=0
+	for t in R W N P E; do
+		written=$((written + $(status records_$t)))
+	done
+	diag "the binary buffers: $written records written, $read read, $(status log_bin_records_overwritten) overwritten"
+	expect_eq "$((read + $(status log_bin_records_overwritten)))" "$written" \
+		"the binary buffers' records read + log_bin_records_overwritten, records written"
 }
 
 run_case "stress: idle, churn, parameter changes, racing readers, CPU offline" case_stress

@@ -111,8 +111,8 @@ DOWNLOAD_PARTS = ("rwnd_limited", "sndbuf_limited", "app_limited")
 
 # tcp_rt's status lines that count records lost or never made
 # (docs/records.md, "The status file").
-LOSS_KEYS = ("log_subbufs_overwritten", "reads_lapped", "alloc_failed",
-             "probe_missed", "stats_dropped")
+LOSS_KEYS = ("log_subbufs_overwritten", "log_records_overwritten",
+             "reads_lapped", "alloc_failed", "probe_missed", "stats_dropped")
 # tcprt agent's status lines that count what a sink did not deliver, by
 # the ending of their keys (tcprt(8), [agent] status): metrics_textfile_
 # failed, ship_refused, windows_late, ...
@@ -336,7 +336,9 @@ def panels(f):
             f, "module_status", "tcp_rt: records lost or never made",
             "Increase of tcp_rt's status counters over the rate interval: "
             "log_subbufs_overwritten (log sub-buffers overwritten before "
-            "tcprt read them: their records are lost), reads_lapped, "
+            "tcprt read them: their records are lost), "
+            "log_records_overwritten (those records, exactly: "
+            "log_format=binary), reads_lapped, "
             "alloc_failed (connections left untracked), probe_missed, "
             "stats_dropped.  Expected to stay 0.",
             "|".join(LOSS_KEYS)))

@@ -266,6 +266,15 @@ status() {	# key: the module's status file's
 	kv "$DBG/status" "$1"
 }
 
+# Records written since load, of every type (status).
+records_written() {
+	local t n=0
+	for t in R W N P E; do
+		n=$((n + $(status records_$t)))
+	done
+	echo $n
+}
+
 # The hooks are ftrace callbacks, whose recursion guard lets a softirq hook
 # run on top of a process-context one: a miss is a bug, not bad luck.
 expect_no_probe_miss() {

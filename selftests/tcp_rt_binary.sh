@@ -244,7 +244,7 @@ LOSS_REQS=3000	# R records of 120 bytes: 1.4 times the sub-buffer
 LOSS_RUNS=${TCP_RT_LOSS_RUNS:-20}
 
 loss_run() {	# run
-	local run=$1 reader= lines=0 drained before lost written t
+	local run=$1 reader= lines=0 drained before lost written
 	mod_load lports=$LOSS_PORT log_buf_num=1 log_format=binary
 	start_server -- --port $LOSS_PORT --req-bytes 50 --resp-bytes 80 > /dev/null
 	if [ $((run % 2)) = 1 ]; then
@@ -262,10 +262,7 @@ loss_run() {	# run
 	before=$(status log_records_overwritten)
 	drained=$(cat "$DBG"/rt-network-log[0-9]* | wc -l)
 	lost=$(status log_records_overwritten)
-	written=0
-	for t in R W N P E; do
-		written=$((written + $(status records_$t)))
-	done
+	written=$(records_written)
 	diag "run $run: $written written, $lines read while writing, $drained drained, $lost overwritten ($before before the drain), $(status log_bin_subbufs_overwritten) sub-buffers"
 	expect_eq "$((lines + drained + lost))" "$written" \
 		"run $run: records read + log_records_overwritten, records written"

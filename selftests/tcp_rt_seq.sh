@@ -33,15 +33,6 @@ all_records() {
 	cat $LOGDIR/rt-network-log* | awk '$1 == "V6"'
 }
 
-# Records written since load, of every type (status).
-records_written() {
-	local t n=0
-	for t in R W N P E; do
-		n=$((n + $(status records_$t)))
-	done
-	echo $n
-}
-
 # The numbered records of a file, counted.
 numbered() {	# file
 	awk '$1 == "V6" && $NF ~ /^seq=/ { n++ } END { print n + 0 }' "$1"

@@ -322,7 +322,7 @@ case_agent_series() {
 # starts nothing.  Not the instant this test started the slow server: a
 # slow guest may take a second to start its client.
 case_series_trigger() {
-	local every client srv t_slow t_last f start
+	local every client srv
 	fresh
 	mod_load lports=7305 stats_interval=1
 	"$TCPRT" series --every 3600 --us 10000 --buckets 100 --store $W/trig \
@@ -352,22 +352,30 @@ case_series_trigger() {
 	grep -q "anomaly, port 7305: average duration .* a run starts now" $W/every.err ||
 		fail "the anomaly's line"
 	grep -q "1 run(s) started by an anomaly" $W/every.err || fail "the count at exit"
+	wait_until "the slow server's end" gone "$srv" || fail "the slow server is still there"
+	triggered_run 64 "8 x 8"
+	zcat "$TRIGGERED_RUN" | awk '$3 == 7305 && $10 > 0 { n++ } END { exit !n }' ||
+		fail "no task done on the port during the run"
+}
+
+# The one run in $W/trig, which a trigger started, held to the slow
+# server's stamps of its N responses ($W/stamps): no interval can hold
+# ANOMALY_MIN_TASKS (10) slow tasks before the 10th slow response left;
+# the one that does ends at most 1 s after the last slow task and its
+# line or records are read within 0.2 s: the run starts between the 10th
+# response and 2 s after the last, whole seconds rounded down (WS: a
+# stamp's 6th field, microseconds).  Its file in TRIGGERED_RUN.
+triggered_run() {	# responses how
+	local f start t_slow t_last
 	f=$(ls $W/trig/series-*.gz) || fail "no run in the store"
 	start=${f##*/series-}
 	start=${start%%-*}
-	# No interval can hold ANOMALY_MIN_TASKS (10) slow tasks before the
-	# 10th slow response left; the one that does ends at most 1 s after
-	# the last slow task and its line is read within 0.2 s: the run
-	# starts between the 10th response and 2 s after the last, whole
-	# seconds rounded down (WS: a stamp's 6th field, microseconds).
-	wait_until "the slow server's end" gone "$srv" || fail "the slow server is still there"
-	expect_eq "$(grep -c '^stamp ' $W/stamps)" 64 "the slow server's responses (8 x 8)"
+	expect_eq "$(grep -c '^stamp ' $W/stamps)" "$1" "the slow server's responses ($2)"
 	t_slow=$(awk '$1 == "stamp" { print $6 }' $W/stamps | sort -n | sed -n 10p)
 	t_last=$(awk '$1 == "stamp" { print $6 }' $W/stamps | sort -n | tail -1)
 	diag "the slow server's 10th response at $t_slow us, its last at $t_last us"
 	expect_range "$start" $((t_slow / 1000000)) $((t_last / 1000000 + 2)) "the triggered run's start"
-	zcat "$f" | awk '$3 == 7305 && $10 > 0 { n++ } END { exit !n }' ||
-		fail "no task done on the port during the run"
+	TRIGGERED_RUN=$f
 }
 
 # tcprt agent's [series] trigger, which reads the records' p99 (1 s
@@ -381,7 +389,7 @@ case_series_trigger() {
 # The truths: the slow server's stamps of its responses, and the
 # agent's text file, which has every R.
 case_agent_trigger() {
-	local pid client srv t_slow t_last f start r
+	local pid client srv r
 	fresh
 	mod_load lports=7305 stats=1
 	{
@@ -418,15 +426,8 @@ case_agent_trigger() {
 		fail "the anomaly's line"
 	grep -q "1 run(s) started by an anomaly" $W/every.err || fail "the count at exit"
 	expect_eq "$(kv $W/agent.status series_runs_triggered)" 1 "the status' runs started by an anomaly"
-	f=$(ls $W/trig/series-*.gz) || fail "no run in the store"
-	start=${f##*/series-}
-	start=${start%%-*}
-	expect_eq "$(grep -c '^stamp ' $W/stamps)" 72 "the slow server's responses (24 x 3)"
-	t_slow=$(awk '$1 == "stamp" { print $6 }' $W/stamps | sort -n | sed -n 10p)
-	t_last=$(awk '$1 == "stamp" { print $6 }' $W/stamps | sort -n | tail -1)
-	diag "the slow server's 10th response at $t_slow us, its last at $t_last us"
-	expect_range "$start" $((t_slow / 1000000)) $((t_last / 1000000 + 2)) "the triggered run's start"
-	zcat "$f" | awk '$3 == 7305 { n++ } END { exit !n }' || fail "no row of the port in the run"
+	triggered_run 72 "24 x 3"
+	zcat "$TRIGGERED_RUN" | awk '$3 == 7305 { n++ } END { exit !n }' || fail "no row of the port in the run"
 }
 
 gone() {	# pid

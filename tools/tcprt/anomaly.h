@@ -17,11 +17,11 @@
  * with the average unmoved, is not seen there.  tcprt agent's [series]
  * is handed the records, so it feeds the detector from them instead
  * (anomaly_task(), anomaly_interval()): intervals of its trigger-interval
- * (ANOMALY_INTERVAL_S by default) by the records' arrival, as the module's stats count a task in the
- * interval it ended in, and the interval's p99 duration (the log-linear
- * histograms of hist.h, the live windows') in place of the average; the
- * failures are the stats' (W per 1000 of R + W), the tasks R (a peer
- * port's, P).
+ * (ANOMALY_INTERVAL_S by default) by the records' arrival, as the
+ * module's stats count a task in the interval it ended in, and the
+ * interval's p99 duration (the log-linear histograms of hist.h, the live
+ * windows') in place of the average; the failures are the stats' (W per
+ * 1000 of R + W), the tasks R (a peer port's, P).
  */
 #ifndef TCPRT_ANOMALY_H
 #define TCPRT_ANOMALY_H

@@ -12,7 +12,7 @@ endif
 KDIR ?= $(shell scripts/kdir)
 PWD  := $(CURDIR)
 
-.PHONY: all modules install clean check check-debug check-kernels dist demo bench bench-insns sparse \
+.PHONY: all modules install clean check check-full check-debug check-kernels dist demo bench bench-insns sparse \
 	checkpatch selftests deps tcprt deadhook deb progs
 
 all: modules tcprt
@@ -78,6 +78,13 @@ checkpatch:
 
 check:
 	@scripts/check
+
+# make check plus its two longest tests (about 18 minutes more here): the
+# fleet's store on a ClickHouse cluster, and the Debian packages installed,
+# upgraded and purged in a VM.  Run it on changes to tools/tcprt/fleet or
+# debian/, and before a release: scripts/check.
+check-full:
+	@TCP_RT_CHECK_FULL=1 scripts/check
 
 # The selftests on two debug kernels (KASAN, kmemleak, lockdep, fault
 # injection), each built once and cached: linux-source-6.1's, then a

@@ -231,8 +231,8 @@ case_binary_mode() {
 # log_records_overwritten is exact (docs/records.md, "Records lost"): the
 # flight recorder at its tightest (log_buf_num=1, log_format=binary), a
 # flood of LOSS_REQS requests on CPU 0 (server and client pinned there),
-# in LOSS_RUNS runs (TCP_RT_LOSS_RUNS; 20, and 4 in CI's emulated
-# arm64 guest, .ci/run): the odd ones with a reader the writer laps
+# in LOSS_RUNS runs (TCP_RT_LOSS_RUNS; 20, fewer for a quicker look, as
+# on an emulated arm64 guest): the odd ones with a reader the writer laps
 # (lapped_reader.py on rt-network-log0, the text view, 512 bytes every 20
 # ms), the even ones with none.  Then every CPU's log is drained: the
 # records read, by the lapped reader and the drain, plus the count equal

@@ -1768,24 +1768,19 @@ case_host_power_lost() {
 # is there once.  The central writes a spool of its own for the case, so
 # that the reload is of this case's frames, not every case's so far (133
 # s in the emulated guest, most of it loading those into the new store).
+# (A case runs in a subshell of its own: INGEST_SPOOL set here ends with
+# it, and its EXIT trap puts the central back on the shared spool whether
+# the case passed or failed, set -e still in force for every step.)
 case_store_power_lost() {
-	local d=$F/chp rc=0 INGEST_SPOOL=$F/chp-spool
+	local d=$F/chp n got
+	trap '_kill_jobs; shared_spool_back' EXIT
+	INGEST_SPOOL=$F/chp-spool
 	stop_ingest
 	stop_clickhouse
 	stop_central
 	rm -rf $INGEST_SPOOL
 	mkdir -p $INGEST_SPOOL $d/data
 	SPOOL_DIR=$INGEST_SPOOL start_central
-	( store_power_lost_run ) || rc=$?
-	stop_ingest
-	stop_central
-	start_central
-	INGEST_SPOOL= start_ingest
-	return $rc
-}
-
-store_power_lost_run() {
-	local d=$F/chp n got
 	truncate -s 1G $F/chp.img && mkfs.ext4 -q -F $F/chp.img || fail "mkfs.ext4"
 	power_mount $F/chp.img $d/data commit=3600
 	CHDIR=$d start_clickhouse || fail "ClickHouse on its own file system: $(tail -3 $d/error.log)"
@@ -1817,6 +1812,15 @@ store_power_lost_run() {
 	power_umount $d/data
 	rm -f $F/chp.img $F/chp-lost.img
 	start_clickhouse
+}
+
+# The central and its loader back on the shared spool ($F/spool).
+shared_spool_back() {
+	INGEST_SPOOL=
+	stop_ingest
+	stop_central
+	start_central
+	start_ingest
 }
 
 

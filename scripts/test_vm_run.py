@@ -95,6 +95,11 @@ ARM64_OOPS = """\
 [   50.000007]  tcp_rt_hook_xmit+0x2c/0x90 [tcp_rt]
 [   50.000008]  tcp_rate_skb_sent+0x5/0x120
 """
+# The watchdog's report (6.1's format, made up for the test), the RCU stall
+# that often comes with it, and a report of a boot's.
+SOFT_LOCKUP = ("[  900.000000] watchdog: BUG: soft lockup - CPU#0 stuck for 44s! "
+               "[ksoftirqd/0:15]\n")
+RCU_STALL = "[  880.000000] rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:\n"
 ARM64_BUG = """\
 [   51.000000] kernel BUG at net/ipv4/tcp_output.c:1234!
 [   51.000001] Internal error: Oops - BUG: 00000000f2000800 [#1]  SMP
@@ -178,6 +183,60 @@ class LogCheckTest(unittest.TestCase):
         with open(path, "a", encoding="ascii") as f:
             f.write("vm-init: cannot mount the project\n")
         self.assertEqual(vm_run.init_error(path), "vm-init: cannot mount the project")
+
+
+    def test_soft_lockup(self):
+        kind, line, who = vm_run.log_problem(BOOT + START + LOADED + SOFT_LOCKUP)
+        self.assertEqual(kind, "soft lockup")
+        self.assertTrue(line.startswith("watchdog: BUG: soft lockup - CPU#0"))
+        self.assertEqual(who, "after tcp_rt was loaded, no tcp_rt frame")
+        self.assertEqual(vm_run.log_problem(BOOT + START + "[ 9.0] NMI watchdog: Watchdog "
+                                            "detected hard LOCKUP on cpu 1\n")[0],
+                         "soft lockup")
+
+
+class StuckWatchTest(unittest.TestCase):
+
+    def setUp(self):
+        self.path = os.path.join(os.environ.get("TMPDIR", "/tmp"),
+                                 f"test_vm_run.stuck.{os.getpid()}.log")
+        self.addCleanup(os.unlink, self.path)
+        self.write(BOOT, "w")
+        self.watch = vm_run.StuckWatch(self.path)
+
+    def write(self, text, mode="a"):
+        with open(self.path, mode, encoding="ascii") as f:
+            f.write(text)
+
+    def test_a_silent_command_after_a_soft_lockup_is_stopped(self):
+        wait, poll = vm_run.STUCK_WAIT, vm_run.STUCK_POLL
+        w = self.watch
+        self.write(START + LOADED)
+        self.assertIsNone(w.stuck(0, 0))
+        self.write(SOFT_LOCKUP[:30])        # half a line: not read yet
+        self.assertIsNone(w.stuck(poll, 0))
+        self.assertIsNone(w.report)
+        self.write(SOFT_LOCKUP[30:])
+        self.assertIsNone(w.stuck(2 * poll, 0))
+        self.assertEqual(w.report[0], "soft lockup")
+        # the command printed after the report: it is getting on
+        self.assertIsNone(w.stuck(2 * poll + wait, 3 * poll))
+        said = w.stuck(3 * poll + wait, 3 * poll)
+        self.assertIn("guest kernel soft lockup: watchdog: BUG: soft lockup - CPU#0", said)
+        self.assertIn(f"the command silent for {wait} s after it", said)
+
+    def test_other_reports_and_the_boots_are_left_to_the_end(self):
+        wait = vm_run.STUCK_WAIT
+        w = self.watch
+        self.write(RCU_STALL.replace("880.", "1."))     # the boot's: booted again instead
+        self.write(START + LOADED + MODULE_KASAN)       # not a stuck guest
+        self.assertIsNone(w.stuck(0, 0))
+        self.assertIsNone(w.stuck(2 * wait, 0))
+        self.assertIsNone(w.report)
+        self.write(RCU_STALL)
+        self.assertIsNone(w.stuck(3 * wait, 0))
+        self.assertEqual(w.report[0], "RCU stall")
+        self.assertIn("RCU stall", w.stuck(4 * wait, 0))
 
 
 class BootWatchTest(unittest.TestCase):

@@ -389,9 +389,11 @@ case_toggle() {
 	for ((i = 0; i < clients; i++)); do
 		(
 			for ((j = 0; j < per; j++)); do
+				# --timeout: a client the server stops
+				# answering would keep the loop below going
 				"$PEER" client --port "$port" --requests $reqs \
-					--req-bytes 100 --resp-bytes 3000 > /dev/null ||
-					exit 1
+					--req-bytes 100 --resp-bytes 3000 \
+					--timeout 120 > /dev/null || exit 1
 			done
 		) &
 		pids+=($!)

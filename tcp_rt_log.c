@@ -127,6 +127,7 @@ static struct dentry *tcp_rt_log_bin_create_file(const char *filename,
 						 int *is_global)
 {
 	char text_name[sizeof("rt-network-text") + TCP_RT_FMT_U32_LEN];
+	char peek_name[sizeof("rt-network-peek") + TCP_RT_FMT_U32_LEN];
 	unsigned int cpu;
 
 	/*
@@ -140,8 +141,9 @@ static struct dentry *tcp_rt_log_bin_create_file(const char *filename,
 		 tcp_rt_log_format == TCP_RT_LOG_BINARY ? "rt-network-log" :
 							 "rt-network-text",
 		 cpu);
-	return tcp_rt_relay_create_bin_file(filename, text_name, parent, mode,
-					    buf, cpu);
+	snprintf(peek_name, sizeof(peek_name), "rt-network-peek%u", cpu);
+	return tcp_rt_relay_create_bin_file(filename, text_name, peek_name,
+					    parent, mode, buf, cpu);
 }
 
 static tcp_rt_relay_cb_const struct rchan_callbacks tcp_rt_log_bin_callbacks = {

@@ -416,6 +416,9 @@ static int tcp_rt_status_show(struct seq_file *m, void *v)
 	if (tcp_rt_log_format == TCP_RT_LOG_BINARY)
 		seq_printf(m, "log_records_overwritten %llu\n", lost);
 	seq_printf(m, "reads_lapped %lu\n", tcp_rt_relay_reads_lapped());
+	seq_printf(m, "peek_records_skipped %lu\n",
+		   tcp_rt_relay_peek_skipped_records());
+	seq_printf(m, "peek_cut_short %lu\n", tcp_rt_relay_peek_cut_short());
 	seq_printf(m, "stats_lines %lu\n", tcp_rt_stats_lines());
 	seq_printf(m, "stats_subbufs_overwritten %lu\n",
 		   tcp_rt_stats_overwritten());

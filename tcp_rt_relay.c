@@ -7,8 +7,9 @@
  * calls their writers put a record with (see "Writing"); and the channels'
  * open and close, which give each buffer its switch count and read lock.
  *
- * A binary buffer has two files: its records (rt-network-bin<cpu>) and
- * their text, made as they are read (rt-network-text<cpu>, the text view).
+ * A binary buffer has three files: its records (rt-network-bin<cpu>),
+ * their text, made as they are read (rt-network-text<cpu>, the text view),
+ * and a text view that does not consume (rt-network-peek<cpu>, see "Peek").
  *
  * Concurrency: tcp_rt_relay_fops is set up before the first channel opens
  * and released after the last one closed, both under the module's
@@ -24,7 +25,9 @@
  * creates the buffer's files and removed with them.  An indexed channel's
  * (see "Records lost"): each sub-buffer's first index, written by the
  * buffer's writer, read under the read lock; the next index a read hands
- * out and the records reads passed over, under the read lock.
+ * out and the records reads passed over, under the read lock.  A peek's
+ * open file has a reading position of its own (struct tcp_rt_relay_peek),
+ * under that file's own lock.
  */
 
 #define pr_fmt(fmt) "tcp_rt: " fmt
@@ -33,6 +36,7 @@
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/kmemleak.h>
+#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/relay.h>
 #include <linux/slab.h>
@@ -51,6 +55,12 @@ enum tcp_rt_relay_view {
 	TCP_RT_VIEWS,
 };
 
+/* What a reader of an indexed channel met of the indexes ("Records lost"). */
+struct tcp_rt_relay_idx {
+	u64 next;		/* the index after the last record handed out */
+	u64 passed;		/* the indexes skipped between those handed out */
+};
+
 /*
  * What tcp_rt_relay_open() keeps for each buffer of a channel, indexed by
  * the buffer's CPU (0 for a global buffer): the channel's private data.
@@ -59,16 +69,33 @@ struct tcp_rt_relay_buf {
 	unsigned long switches;		/* "Writing" */
 	struct mutex read_lock;		/* the buffer's reading position */
 	struct dentry *text_view;	/* a binary buffer's, or NULL */
+	struct dentry *peek;		/* a binary buffer's, or NULL */
 	/* an indexed channel's ("Records lost"); first_idx NULL otherwise */
 	u64 *first_idx;			/* per sub-buffer */
-	u64 next_idx;
-	u64 passed;
+	struct tcp_rt_relay_idx idx;	/* its consuming reads' */
+};
+
+/*
+ * A reading position in a buffer: a sub-buffer, counted as relay counts
+ * subbufs_produced (from 0 at the buffer's creation, never wrapping), and
+ * the bytes read of it.  A consuming read's are relay's own
+ * subbufs_consumed and bytes_consumed; a peek's are its open file's, and
+ * it ends where the writer was at the open: @end_bytes into sub-buffer
+ * @end_subbuf (SIZE_MAX: no end).
+ */
+struct tcp_rt_relay_pos {
+	size_t *subbuf;
+	size_t *bytes;
+	size_t end_subbuf;
+	size_t end_bytes;
 };
 
 /* the files' operations, one a view */
 static const struct file_operations *tcp_rt_relay_fops;
 static unsigned int tcp_rt_relay_readers;
 static atomic_long_t tcp_rt_relay_lapped = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_relay_peek_skipped = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_relay_peek_cut = ATOMIC_LONG_INIT(0);
 
 /*
  * Reading.  relay's own read copies straight from the buffer while the
@@ -126,14 +153,17 @@ static unsigned long *tcp_rt_relay_switches(struct rchan_buf *buf)
 }
 
 /*
- * Copy the next bytes at @buf's reading position, at most @max, to @to:
- * how many (0: nothing to read now), or -EAGAIN if the writer overtook
- * them or the sub-buffer ended while they were copied.
+ * Copy the next bytes at @pos in @buf, at most @max, to @to: how many (0:
+ * nothing to read now, or the end of a peek), or -EAGAIN if the writer
+ * overtook them or the sub-buffer ended while they were copied.
  */
-static ssize_t tcp_rt_relay_copy(struct rchan_buf *buf, char *to, size_t max)
+static ssize_t tcp_rt_relay_copy(struct rchan_buf *buf,
+				 const struct tcp_rt_relay_pos *pos,
+				 char *to, size_t max)
 {
 	size_t size = buf->chan->subbuf_size, n = buf->chan->n_subbufs;
 	unsigned long *switches = tcp_rt_relay_switches(buf);
+	size_t *sub = pos->subbuf, *bytes = pos->bytes;
 	size_t produced, seen, slot, end, len;
 	unsigned long sw;
 
@@ -142,13 +172,15 @@ static ssize_t tcp_rt_relay_copy(struct rchan_buf *buf, char *to, size_t max)
 	/* pairs with tcp_rt_relay_switch()'s smp_wmb() */
 	produced = smp_load_acquire(&buf->subbufs_produced);
 	for (;;) {
-		if (produced - buf->subbufs_consumed >= n) {
+		if (produced - *sub >= n) {
 			/* lapped: the oldest sub-buffer not being written */
-			buf->subbufs_consumed = produced - n + 1;
-			buf->bytes_consumed = 0;
+			*sub = produced - n + 1;
+			*bytes = 0;
 		}
-		slot = buf->subbufs_consumed % n;
-		if (buf->subbufs_consumed == produced) {
+		if (*sub > pos->end_subbuf)
+			return 0;
+		slot = *sub % n;
+		if (*sub == produced) {
 			/* mid-switch, the offset is the old sub-buffer's */
 			if (sw & 1)
 				return -EAGAIN;
@@ -157,20 +189,22 @@ static ssize_t tcp_rt_relay_copy(struct rchan_buf *buf, char *to, size_t max)
 		} else {
 			end = size - READ_ONCE(buf->padding[slot]);
 		}
-		if (buf->bytes_consumed < end)
+		if (*sub == pos->end_subbuf)
+			end = min(end, pos->end_bytes);
+		if (*bytes < end)
 			break;
-		if (buf->subbufs_consumed == produced)
+		if (*sub == produced || *sub == pos->end_subbuf)
 			return 0;
-		buf->subbufs_consumed++;
-		buf->bytes_consumed = 0;
+		(*sub)++;
+		*bytes = 0;
 	}
 
-	len = min(end - buf->bytes_consumed, max);
-	memcpy(to, buf->start + slot * size + buf->bytes_consumed, len);
+	len = min(end - *bytes, max);
+	memcpy(to, buf->start + slot * size + *bytes, len);
 	/* the copy before the second look: a switch it missed shows there */
 	smp_rmb();
 	seen = READ_ONCE(buf->subbufs_produced);
-	if (seen - buf->subbufs_consumed >= n) {
+	if (seen - *sub >= n) {
 		atomic_long_inc(&tcp_rt_relay_lapped);
 		return -EAGAIN;
 	}
@@ -178,7 +212,7 @@ static ssize_t tcp_rt_relay_copy(struct rchan_buf *buf, char *to, size_t max)
 	 * The current sub-buffer ended, or a switch to it was under way: its
 	 * end was maybe another's.
 	 */
-	if (buf->subbufs_consumed == produced &&
+	if (*sub == produced &&
 	    (seen != produced || READ_ONCE(*switches) != sw))
 		return -EAGAIN;
 	return len;
@@ -252,7 +286,7 @@ static size_t tcp_rt_records_text(const char *in, size_t len, char *out,
  */
 
 /* Past the whole records at @p, @len bytes: the indexes they skip. */
-static void tcp_rt_relay_pass(struct tcp_rt_relay_buf *rb, const char *p,
+static void tcp_rt_relay_pass(struct tcp_rt_relay_idx *ix, const char *p,
 			      size_t len)
 {
 	const struct tcp_rt_bin *rec;
@@ -260,10 +294,10 @@ static void tcp_rt_relay_pass(struct tcp_rt_relay_buf *rb, const char *p,
 
 	for (done = 0; done < len; done += rec->len) {
 		rec = (const struct tcp_rt_bin *)(p + done);
-		if (rec->idx > rb->next_idx)
-			rb->passed += rec->idx - rb->next_idx;
-		if (rec->idx >= rb->next_idx)
-			rb->next_idx = rec->idx + 1;
+		if (rec->idx > ix->next)
+			ix->passed += rec->idx - ix->next;
+		if (rec->idx >= ix->next)
+			ix->next = rec->idx + 1;
 	}
 }
 
@@ -294,7 +328,7 @@ static u64 tcp_rt_relay_ahead(struct rchan_buf *buf,
 	if (produced - buf->subbufs_consumed < n)
 		return 0;
 	first = READ_ONCE(rb->first_idx[(produced - n + 1) % n]);
-	return first > rb->next_idx ? first - rb->next_idx : 0;
+	return first > rb->idx.next ? first - rb->idx.next : 0;
 }
 
 /* The records an indexed channel's writers overwrote unread, every CPU's. */
@@ -313,26 +347,27 @@ u64 tcp_rt_relay_records_lost(struct rchan *chan)
 		if (!buf || !rb->first_idx)
 			continue;
 		mutex_lock(&rb->read_lock);
-		sum += rb->passed + tcp_rt_relay_ahead(buf, rb);
+		sum += rb->idx.passed + tcp_rt_relay_ahead(buf, rb);
 		mutex_unlock(&rb->read_lock);
 	}
 	return sum;
 }
 
 /*
- * A read of whole records, as @view gives them: each step copies a chunk
- * (tcp_rt_relay_copy()), hands out what it holds of whole records, and
- * moves the reading position past the bytes they took.  The text view's
- * room is text: it copies a chunk of records whatever the room, and makes
- * their lines from that copy, checked already, never from the buffer.
+ * A read of whole records at @pos, as @view gives them: each step copies a
+ * chunk (tcp_rt_relay_copy()), hands out what it holds of whole records,
+ * and moves the reading position past the bytes they took; @ix, if not
+ * NULL, counts the indexes they skip.  The text view's room is text: it
+ * copies a chunk of records whatever the room, and makes their lines from
+ * that copy, checked already, never from the buffer.  The caller holds
+ * the lock of @pos.
  */
-static ssize_t tcp_rt_relay_read_whole(struct file *filp, char __user *ubuf,
-				       size_t count,
-				       enum tcp_rt_relay_view view)
+static ssize_t tcp_rt_relay_read_pos(struct rchan_buf *buf,
+				     const struct tcp_rt_relay_pos *pos,
+				     struct tcp_rt_relay_idx *ix,
+				     char __user *ubuf, size_t count,
+				     enum tcp_rt_relay_view view)
 {
-	struct rchan_buf *buf = filp->private_data;
-	struct tcp_rt_relay_buf *rb = tcp_rt_relay_buf(buf->chan, buf->cpu);
-	struct mutex *lock = &rb->read_lock;
 	bool text_view = view == TCP_RT_VIEW_BIN_TEXT;
 	size_t done = 0, room, whole, used;
 	unsigned int tries = 0;
@@ -346,10 +381,9 @@ static ssize_t tcp_rt_relay_read_whole(struct file *filp, char __user *ubuf,
 		return -ENOMEM;
 	text = bounce + TCP_RT_READ_CHUNK;
 
-	mutex_lock(lock);
 	while (done < count) {
 		room = min_t(size_t, count - done, TCP_RT_READ_CHUNK);
-		n = tcp_rt_relay_copy(buf, bounce,
+		n = tcp_rt_relay_copy(buf, pos, bounce,
 				      text_view ? TCP_RT_READ_CHUNK : room);
 		if (n == -EAGAIN && ++tries <= TCP_RT_READ_TRIES)
 			continue;
@@ -375,14 +409,34 @@ static ssize_t tcp_rt_relay_read_whole(struct file *filp, char __user *ubuf,
 			break;
 		}
 		done += whole;
-		buf->bytes_consumed += used;
-		if (rb->first_idx)
-			tcp_rt_relay_pass(rb, bounce, used);
+		*pos->bytes += used;
+		if (ix)
+			tcp_rt_relay_pass(ix, bounce, used);
 	}
-	mutex_unlock(lock);
 
 	kfree(bounce);
 	return done ? done : err;
+}
+
+/* A consuming read of whole records, at the buffer's reading position. */
+static ssize_t tcp_rt_relay_read_whole(struct file *filp, char __user *ubuf,
+				       size_t count,
+				       enum tcp_rt_relay_view view)
+{
+	struct rchan_buf *buf = filp->private_data;
+	struct tcp_rt_relay_buf *rb = tcp_rt_relay_buf(buf->chan, buf->cpu);
+	const struct tcp_rt_relay_pos pos = {
+		.subbuf		= &buf->subbufs_consumed,
+		.bytes		= &buf->bytes_consumed,
+		.end_subbuf	= SIZE_MAX,
+	};
+	ssize_t ret;
+
+	mutex_lock(&rb->read_lock);
+	ret = tcp_rt_relay_read_pos(buf, &pos, rb->first_idx ? &rb->idx : NULL,
+				    ubuf, count, view);
+	mutex_unlock(&rb->read_lock);
+	return ret;
 }
 
 static ssize_t tcp_rt_relay_read(struct file *filp, char __user *ubuf,
@@ -403,6 +457,161 @@ static ssize_t tcp_rt_relay_read_bin_text(struct file *filp,
 {
 	return tcp_rt_relay_read_whole(filp, ubuf, count,
 				       TCP_RT_VIEW_BIN_TEXT);
+}
+
+/*
+ * Peek: what a binary buffer holds, as text, read without consuming it
+ * (rt-network-peek<cpu>) - every record still there, whether a consuming
+ * reader took it already or not.  Each open file reads from a position of
+ * its own, from the oldest sub-buffer the writer is not in to where the
+ * writer was at the open: a snapshot, read with the consuming read's lap
+ * checks (tcp_rt_relay_read_pos()).  What the writer overwrites before the
+ * peek reaches it is skipped, whole records still handed out only, and
+ * counted by the indexes missing between those handed out, from the
+ * oldest sub-buffer's first index at the open (status:
+ * peek_records_skipped).  A peek the writer overtakes past its end has
+ * lost the rest of its snapshot, how many records unknown: it ends there,
+ * counted (status: peek_cut_short).
+ *
+ * Its open and release are this module's code, which must not be called
+ * once the module is gone: its operations name their owner, so that
+ * debugfs holds the module while a peek file is open (rmmod is refused,
+ * "in use", until it is closed; the other files' readers do not hold it,
+ * see tcp_rt_relay_init()).
+ */
+struct tcp_rt_relay_peek {
+	struct rchan_buf *buf;
+	struct mutex lock;		/* the fields below: one read at a time */
+	size_t subbuf;
+	size_t bytes;
+	struct tcp_rt_relay_pos pos;	/* at subbuf and bytes */
+	struct tcp_rt_relay_idx idx;
+	bool ended;			/* a read found no more */
+};
+
+/*
+ * Where @pk starts and ends: the writer's position, taken between two
+ * switches, and the oldest sub-buffer it is not in, with its first index.
+ */
+static int tcp_rt_relay_peek_start(struct tcp_rt_relay_peek *pk)
+{
+	struct rchan_buf *buf = pk->buf;
+	struct tcp_rt_relay_buf *rb = tcp_rt_relay_buf(buf->chan, buf->cpu);
+	size_t n = buf->chan->n_subbufs, produced, offset, first;
+	unsigned long *switches = &rb->switches, sw;
+	unsigned int tries;
+	u64 idx = 0;
+
+	for (tries = 0; tries < TCP_RT_READ_TRIES; tries++) {
+		/* pairs with tcp_rt_relay_switch()'s release of the count */
+		sw = smp_load_acquire(switches);
+		/* pairs with tcp_rt_relay_switch()'s smp_wmb() */
+		produced = smp_load_acquire(&buf->subbufs_produced);
+		/* pairs with tcp_rt_relay_commit()'s release */
+		offset = min(smp_load_acquire(&buf->offset),
+			     buf->chan->subbuf_size);
+		first = produced >= n ? produced - n + 1 : 0;
+		if (rb->first_idx)
+			idx = READ_ONCE(rb->first_idx[first % n]);
+		/* the loads before the second look at the count */
+		smp_rmb();
+		if (!(sw & 1) && READ_ONCE(*switches) == sw)
+			goto found;
+		cond_resched();
+	}
+	return -EAGAIN;
+found:
+	pk->subbuf = first;
+	pk->bytes = 0;
+	pk->pos.subbuf = &pk->subbuf;
+	pk->pos.bytes = &pk->bytes;
+	pk->pos.end_subbuf = produced;
+	pk->pos.end_bytes = offset;
+	pk->idx.next = idx;
+	return 0;
+}
+
+static int tcp_rt_relay_peek_open(struct inode *inode, struct file *filp)
+{
+	struct tcp_rt_relay_peek *pk;
+	int err;
+
+	pk = kzalloc(sizeof(*pk), GFP_KERNEL);
+	if (!pk)
+		return -ENOMEM;
+	/* relay's: holds the buffer, as filp->private_data */
+	err = relay_file_operations.open(inode, filp);
+	if (err)
+		goto fail;
+	pk->buf = filp->private_data;
+	mutex_init(&pk->lock);
+	err = tcp_rt_relay_peek_start(pk);
+	if (err) {
+		mutex_destroy(&pk->lock);
+		relay_file_operations.release(inode, filp);
+		goto fail;
+	}
+	filp->private_data = pk;
+	return 0;
+fail:
+	kfree(pk);
+	return err;
+}
+
+static ssize_t tcp_rt_relay_peek_read(struct file *filp, char __user *ubuf,
+				      size_t count, loff_t *ppos)
+{
+	struct tcp_rt_relay_peek *pk = filp->private_data;
+	ssize_t ret;
+	u64 passed;
+
+	mutex_lock(&pk->lock);
+	if (pk->ended) {
+		mutex_unlock(&pk->lock);
+		return 0;
+	}
+	passed = pk->idx.passed;
+	ret = tcp_rt_relay_read_pos(pk->buf, &pk->pos, &pk->idx, ubuf, count,
+				    TCP_RT_VIEW_BIN_TEXT);
+	atomic_long_add(pk->idx.passed - passed, &tcp_rt_relay_peek_skipped);
+	if (!ret && count) {
+		/* the end, where it was at the open or not */
+		pk->ended = true;
+		if (pk->subbuf != pk->pos.end_subbuf ||
+		    pk->bytes < pk->pos.end_bytes)
+			atomic_long_inc(&tcp_rt_relay_peek_cut);
+	}
+	mutex_unlock(&pk->lock);
+	return ret;
+}
+
+static int tcp_rt_relay_peek_release(struct inode *inode, struct file *filp)
+{
+	struct tcp_rt_relay_peek *pk = filp->private_data;
+
+	/* relay's lets go of the buffer */
+	filp->private_data = pk->buf;
+	mutex_destroy(&pk->lock);
+	kfree(pk);
+	return relay_file_operations.release(inode, filp);
+}
+
+/* read-only, no mmap, no ioctl: opened under kernel lockdown too */
+static const struct file_operations tcp_rt_relay_peek_fops = {
+	.owner		= THIS_MODULE,
+	.open		= tcp_rt_relay_peek_open,
+	.read		= tcp_rt_relay_peek_read,
+	.release	= tcp_rt_relay_peek_release,
+};
+
+unsigned long tcp_rt_relay_peek_skipped_records(void)
+{
+	return atomic_long_read(&tcp_rt_relay_peek_skipped);
+}
+
+unsigned long tcp_rt_relay_peek_cut_short(void)
+{
+	return atomic_long_read(&tcp_rt_relay_peek_cut);
 }
 
 /*
@@ -552,19 +761,21 @@ struct dentry *tcp_rt_relay_create_file(const char *name,
 }
 
 /*
- * A binary buffer's two files: @name, its records, and @text_name, their
- * lines (the text view).  Its dentry is @name's, which relay keeps; the
- * text view's is removed with it (tcp_rt_relay_remove_file()).  NULL if
- * either cannot be made.  @cpu is the buffer's: relay sets buf->cpu only
- * once its create_buf_file callback returned.
+ * A binary buffer's three files: @name, its records, @text_name, their
+ * lines (the text view), and @peek_name, its peek ("Peek").  Its dentry
+ * is @name's, which relay keeps; the others are removed with it
+ * (tcp_rt_relay_remove_file()).  NULL if one cannot be made.  @cpu is the
+ * buffer's: relay sets buf->cpu only once its create_buf_file callback
+ * returned.
  */
 struct dentry *tcp_rt_relay_create_bin_file(const char *name,
 					    const char *text_name,
+					    const char *peek_name,
 					    struct dentry *parent, umode_t mode,
 					    struct rchan_buf *buf,
 					    unsigned int cpu)
 {
-	struct dentry *bin, *text;
+	struct dentry *bin, *text, *peek;
 
 	if (WARN_ON_ONCE(cpu >= nr_cpu_ids))
 		return NULL;
@@ -574,12 +785,20 @@ struct dentry *tcp_rt_relay_create_bin_file(const char *name,
 		return NULL;
 	text = debugfs_create_file(text_name, mode, parent, buf,
 				   &tcp_rt_relay_fops[TCP_RT_VIEW_BIN_TEXT]);
-	if (IS_ERR_OR_NULL(text)) {
-		debugfs_remove(bin);
-		return NULL;
-	}
+	if (IS_ERR_OR_NULL(text))
+		goto fail_text;
+	peek = debugfs_create_file(peek_name, mode, parent, buf,
+				   &tcp_rt_relay_peek_fops);
+	if (IS_ERR_OR_NULL(peek))
+		goto fail_peek;
 	tcp_rt_relay_buf(buf->chan, cpu)->text_view = text;
+	tcp_rt_relay_buf(buf->chan, cpu)->peek = peek;
 	return bin;
+fail_peek:
+	debugfs_remove(text);
+fail_text:
+	debugfs_remove(bin);
+	return NULL;
 }
 
 /*
@@ -592,6 +811,8 @@ int tcp_rt_relay_remove_file(struct dentry *dentry)
 	struct rchan_buf *buf = d_inode(dentry)->i_private;
 	struct tcp_rt_relay_buf *rb = tcp_rt_relay_buf(buf->chan, buf->cpu);
 
+	debugfs_remove(rb->peek);
+	rb->peek = NULL;
 	debugfs_remove(rb->text_view);
 	rb->text_view = NULL;
 	debugfs_remove(dentry);

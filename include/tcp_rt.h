@@ -280,11 +280,14 @@ struct dentry *tcp_rt_relay_create_file(const char *name,
 					struct rchan_buf *buf);
 struct dentry *tcp_rt_relay_create_bin_file(const char *name,
 					    const char *text_name,
+					    const char *peek_name,
 					    struct dentry *parent, umode_t mode,
 					    struct rchan_buf *buf,
 					    unsigned int cpu);
 int tcp_rt_relay_remove_file(struct dentry *dentry);
 unsigned long tcp_rt_relay_reads_lapped(void);
+unsigned long tcp_rt_relay_peek_skipped_records(void);
+unsigned long tcp_rt_relay_peek_cut_short(void);
 
 /* tcp_rt_log.c */
 int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs);

@@ -283,12 +283,136 @@ case_overwritten_exact() {
 	done
 }
 
+# Peek (docs/records.md, "Peek"): rt-network-peek<cpu> hands out, as
+# text, what CPU <cpu>'s binary log holds, without consuming it.  Two
+# peeks give the same bytes, every record written; a consuming read after
+# them gets the same again, and a peek after that still does; tcprt read
+# --peek prints every record (so does --since 3600: they are all of the
+# last hour); an open peek holds the module.
+TCPRT=$TOP/tools/tcprt/tcprt
+
+case_peek() {
+	local f c
+	rm -rf $OUT
+	mkdir -p $OUT
+	mod_load lports=$PORT,$WPORT,$PORT6,$PORTM pports=$PORT log_format=binary \
+		log_ext=seq
+	expect_eq "$(stat -c %a "$DBG/rt-network-peek0")" 400 "rt-network-peek0's mode"
+	expect_eq "$(ls "$DBG" | grep -c '^rt-network-peek')" "$(nproc)" "peek files, one a CPU"
+	round
+	for f in "$DBG"/rt-network-peek*; do
+		c=${f##*rt-network-peek}
+		cat "$f" > $OUT/peek1.$c
+		cat "$f" > $OUT/peek2.$c
+		cmp -s $OUT/peek1.$c $OUT/peek2.$c || fail "CPU $c: two peeks differ"
+		cat "$DBG/rt-network-log$c" > $OUT/log.$c
+		if ! cmp -s $OUT/peek1.$c $OUT/log.$c; then
+			diff $OUT/peek1.$c $OUT/log.$c | head -n 10 | sed 's/^/# /'
+			fail "CPU $c: the consuming read after the peeks is not what they gave"
+		fi
+		cat "$f" > $OUT/peek3.$c
+		cmp -s $OUT/peek1.$c $OUT/peek3.$c || fail "CPU $c: a peek after the consuming read differs"
+		expect_eq "$(cat "$DBG/rt-network-log$c" | wc -c)" 0 \
+			"CPU $c: bytes left to a second consuming read"
+		diag "CPU $c: $(wc -l < $OUT/peek1.$c) lines peeked, three times alike"
+	done
+	expect_eq "$(cat $OUT/peek1.* | wc -l)" "$(records_written)" "lines peeked, records written"
+	expect_eq "$("$TCPRT" read --peek -o csv | tail -n +2 | wc -l)" "$(records_written)" \
+		"tcprt read --peek: records"
+	expect_eq "$("$TCPRT" read --peek --since 3600 -o csv | tail -n +2 | wc -l)" \
+		"$(records_written)" "tcprt read --peek --since 3600: records"
+	expect_eq "$(status peek_records_skipped) $(status peek_cut_short)" "0 0" \
+		"peek_records_skipped, peek_cut_short"
+	# its open and release are the module's code: no unload while it is open
+	exec 3< "$DBG/rt-network-peek0"
+	expect_fail "rmmod with a peek open" rmmod tcp_rt
+	exec 3<&-
+	mod_unload
+}
+
+# A peek the writer laps: log_format=binary, log_ext=seq, log_buf_num=2,
+# the case on CPU 0 (its records in CPU 0's log).  PEEK_A requests fill
+# the first sub-buffer and part of the second, and a consuming read takes
+# them.  A peek (peek_reader.py) begins, reads once, and waits while
+# PEEK_B more requests move the writer into the third (the first's
+# place): its next read finds the first sub-buffer overwritten and goes on
+# from the second, every line whole; peek_records_skipped is the numbers
+# missing between its lines, and it ends at the last record written
+# before it began.  A second peek begins in the second sub-buffer, reads
+# once, and waits while PEEK_C requests lap both: the rest of its snapshot
+# is gone, and it ends there, cut short (peek_cut_short 1), skipping none.
+# The waits are on the reader's and the floods' own events, whatever the
+# machine's speed.
+PEEK_PORT=7965
+PEEK_A=3000	# R records of 128 bytes: 1.5 sub-buffers of 2048
+PEEK_B=2000	# the rest of the second, part of the third
+PEEK_C=4000	# the rest of the third, the fourth, part of the fifth
+
+peek_flood() {	# requests
+	"$PEER" client --port $PEEK_PORT --req-bytes 50 --resp-bytes 80 \
+		--requests "$1" > /dev/null || fail "a client of $1 requests"
+	wait_untracked
+}
+
+# Peek CPU 0's log (peek_reader.py) while flooding it with $1 requests
+# after its first read: its line "lines N bad N first F last L gaps G",
+# and in PEEK_SKIPPED and PEEK_CUT what status counted of it.
+peek_lapped() {	# requests
+	local reader s0 c0
+	rm -f $OUT/ready $OUT/go
+	s0=$(status peek_records_skipped)
+	c0=$(status peek_cut_short)
+	python3 "$SELFTESTS/peek_reader.py" "$DBG/rt-network-peek0" 512 $OUT/ready $OUT/go \
+		> $OUT/peek 2>&1 &
+	reader=$!
+	wait_until "the peek's first read" test -e $OUT/ready || fail "peek_reader.py"
+	peek_flood "$1"
+	touch $OUT/go
+	wait "$reader" || fail "peek_reader.py: $(cat $OUT/peek)"
+	PEEK_SKIPPED=$(($(status peek_records_skipped) - s0))
+	PEEK_CUT=$(($(status peek_cut_short) - c0))
+	diag "peek lapped by $1 requests: $(head -n 1 $OUT/peek), skipped $PEEK_SKIPPED, cut $PEEK_CUT"
+}
+
+case_peek_lapped() {
+	local last r first
+	rm -rf $OUT
+	mkdir -p $OUT
+	taskset -pc 0 $BASHPID > /dev/null
+	mod_load lports=$PEEK_PORT log_buf_num=2 log_format=binary log_ext=seq
+	start_server -- --port $PEEK_PORT --req-bytes 50 --resp-bytes 80 --conns 3 > /dev/null
+	peek_flood $PEEK_A
+	cat "$DBG/rt-network-log0" > $OUT/took
+	expect_eq "$(wc -l < $OUT/took)" "$(records_written)" \
+		"records a consuming read of CPU 0 took, every one written"
+	last=$(tail -n 1 $OUT/took | sed 's/.* seq=//')
+	peek_lapped $PEEK_B
+	# lines N bad N first F last L gaps G
+	# shellcheck disable=SC2046
+	set -- $(head -n 1 $OUT/peek)
+	r=$2
+	first=$6
+	expect_eq "$first" 0 "the first peek's first number"
+	expect_eq "$8" "$last" "its last number: the last before it began"
+	expect_eq "$PEEK_SKIPPED" "${10}" "peek_records_skipped: the numbers missing"
+	expect_ge "$PEEK_SKIPPED" 1 "records skipped"
+	expect_eq "$PEEK_CUT" 0 "peek_cut_short"
+	expect_eq "$((r + PEEK_SKIPPED))" "$((last + 1))" "lines peeked + skipped: the snapshot"
+	peek_lapped $PEEK_C
+	# shellcheck disable=SC2046
+	set -- $(head -n 1 $OUT/peek)
+	expect_ge "$2" 1 "the second peek's lines"
+	expect_eq "$PEEK_SKIPPED $PEEK_CUT" "0 1" "the second peek: skipped, cut short"
+	mod_unload
+}
+
 # text, the default: no binary file; a bad value refused in one line.
 case_text_default() {
 	local mark line
 	insmod "$MODULE" lports=$PORT || fail "insmod"
 	expect_eq "$(status log_format)" text "status log_format"
-	expect_eq "$(ls "$DBG" | grep -c -E 'rt-network-(bin|text)')" 0 "binary files and text views"
+	expect_eq "$(ls "$DBG" | grep -c -E 'rt-network-(bin|text|peek)')" 0 \
+		"binary files, text views and peeks"
 	mod_unload
 	mark=$(kmsg_mark)
 	expect_fail "log_format=bin" insmod "$MODULE" log_format=bin
@@ -303,5 +427,7 @@ run_case "binary records: every type, IPv4, IPv6 and v4-mapped, every log_ext fi
 run_case "binary records: log_sample=2 and deactivate=2 leave both logs alike" case_sample_release
 run_case "log_format=binary: rt-network-log is the binary buffer's text view; read in turns with rt-network-bin, every record once, numbered without a gap" case_binary_mode
 run_case "log_records_overwritten is exact: log_buf_num=1, a flood on CPU 0, no reader or a lapped one - records read + overwritten = written, in each of 20 runs" case_overwritten_exact
+run_case "peek: what a binary log holds, as text, not consumed: two peeks alike, a consuming read after them the same; tcprt read --peek" case_peek
+run_case "peek lapped by the writer: whole lines, the records skipped counted exactly; lapped past its end, cut short and counted" case_peek_lapped
 run_case "log_format=text, the default, makes no binary file; a bad value refused" case_text_default
 done_testing

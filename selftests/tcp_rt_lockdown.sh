@@ -3,8 +3,8 @@
 # A Secure Boot host: the kernel locked down (integrity, then
 # confidentiality) with the module loaded.  Everything a user does must
 # still work: the logs and the stats read whole and once through cat and
-# tcprt (poll included), status reads, deactivation goes through the module
-# parameter.  Lockdown can only be raised and an unsigned module cannot be
+# tcprt (poll included), the binary logs (log_format=both) and their peek
+# too, status reads, deactivation goes through the module parameter.  Lockdown can only be raised and an unsigned module cannot be
 # loaded under it: this script runs last in its VM, its cases share one
 # load of the module, and the last one unloads it.
 . "$(dirname "$0")/lib.sh"
@@ -12,6 +12,7 @@
 PORT=7400
 LOCKDOWN=/sys/kernel/security/lockdown
 TCPRT=$TOP/tools/tcprt/tcprt
+BIN2TEXT=$SELFTESTS/bin2text
 W=/tmp/lockdown
 KEEP_MODULE=1
 
@@ -31,7 +32,7 @@ case_raise() {
 		mount -t securityfs securityfs /sys/kernel/security
 	[ -e $LOCKDOWN ] || { echo "# no $LOCKDOWN: kernel without the lockdown LSM"; exit 4; }
 	mkdir -p $W
-	mod_load lports=$PORT stats_interval=1
+	mod_load lports=$PORT stats_interval=1 log_format=both
 	echo integrity > $LOCKDOWN || fail "raise lockdown"
 	expect_eq "$(lockdown_mode)" integrity "lockdown mode"
 	kmsg_mark > $W/mark
@@ -73,6 +74,23 @@ case_tcprt_follow() {
 		fail "followed: $(cat $W/follow.csv $W/follow.err)"
 	kill -TERM $pid
 	wait $pid || fail "tcprt read --follow exited with $?: $(cat $W/follow.err)"
+}
+
+# The binary logs, which no case consumed: every R record since the load,
+# in the peek (its operations are the module's own: read-only, no mmap,
+# no ioctl) and in rt-network-bin<cpu> made text; the peek again after
+# that consuming read, and tcprt read --peek, still all of them.
+case_bin_peek() {
+	local f n=0 r
+	r=$(status records_R)
+	expect_eq "$(cat "$DBG"/rt-network-peek* | grep -c '^V6 R ')" "$r" "R records peeked"
+	for f in "$DBG"/rt-network-bin*; do
+		"$BIN2TEXT" < "$f" > $W/bin.txt 2> /dev/null || fail "bin2text < $f"
+		n=$((n + $(grep -c '^V6 R ' $W/bin.txt)))
+	done
+	expect_eq "$n" "$r" "R records of the binary files"
+	expect_eq "$(cat "$DBG"/rt-network-peek* | grep -c '^V6 R ')" "$r" "R records peeked again"
+	expect_eq "$("$TCPRT" read --peek --format csv | grep -c '^R,')" "$r" "tcprt read --peek"
 }
 
 stats_line() {
@@ -167,6 +185,7 @@ run_case "lockdown raised to integrity with the module loaded" case_raise
 run_case "under lockdown: cat reads every record once, as on the wire" case_cat
 run_case "under lockdown: tcprt read" case_tcprt_read
 run_case "under lockdown: tcprt read --follow (poll)" case_tcprt_follow
+run_case "under lockdown: the binary logs and their peek" case_bin_peek
 run_case "under lockdown: the stats lines read" case_stats
 run_case "confidentiality lockdown: the logs and status still read" case_confidentiality
 run_case "confidentiality lockdown: a series run, tcprt series" case_series

@@ -50,7 +50,7 @@ case_status_keys() {
 	for k in version load_id active tracked records_R records_W records_N \
 		 records_P records_E log_subbufs_overwritten log_format \
 		 log_bin_subbufs_overwritten log_bin_records_overwritten \
-		 reads_lapped stats_lines client_cut \
+		 reads_lapped peek_records_skipped peek_cut_short stats_lines client_cut \
 		 alloc_failed pool_empty probe_missed conns_sampled_out fastopen_missed \
 		 released released_open hook_check hook_check_us \
 		 records_sampled_out conn_table_buckets; do

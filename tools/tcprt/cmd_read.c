@@ -16,11 +16,21 @@ static const char help[] =
 "usage: tcprt read [--follow] [--format text|json|csv] [--type R,W,N,P,E]\n"
 "                  [--port P] [--netns N] [--container ID] [--stats]\n"
 "                  [--dir DIR] [--input-format F] [--reorder SECONDS]\n"
+"       tcprt read --peek [--since SECONDS] [--format ...] [--type ...] ...\n"
 "\n"
 "Drain every rt-network-log<cpu> of /sys/kernel/debug/tcp-rt (reading\n"
 "consumes them) and print the records, merged into start-time order.\n"
 "\n"
 "  -f, --follow        keep reading as records arrive, until SIGINT/SIGTERM\n"
+"      --peek          print what the logs hold now without consuming it\n"
+"                      (rt-network-peek<cpu>: a binary log, tcp_rt loaded\n"
+"                      with log_format=both or binary): every record still\n"
+"                      there, whether another reader (the agent, ship) has\n"
+"                      read it or not, up to where each CPU's log was when\n"
+"                      the peek began.  Records the module overwrote before\n"
+"                      the peek reached them are said on stderr, with their\n"
+"                      count.  Not with --follow, --dir or --input-format\n"
+"      --since S       only records that started in the last S seconds\n"
 "  -o, --format F      text (default): time, type, role, port, cpu, source,\n"
 "                      then name=value for every field; json: one object per\n"
 "                      line with the field names of docs/records.md; csv: a\n"
@@ -71,6 +81,7 @@ INPUT_FORMAT_HELP
 
 struct read_ctx {
 	enum format fmt;
+	uint64_t since_us;	/* records that started before it left out; 0: none */
 	unsigned int types;	/* mask of 1 << REC_x; 0: all */
 	int port;		/* -1: all */
 	struct ct_filter ctf;	/* --netns, --container */
@@ -85,12 +96,17 @@ static void filter(const struct record *r, void *arg)
 
 	if (r->type != REC_STATS && c->types && !(c->types & (1u << r->type)))
 		return;
+	if (c->since_us && r->sec * USEC_PER_SEC + r->usec < c->since_us)
+		return;
 	if (c->port >= 0 && r->port != c->port)
 		return;
 	if (!ct_match(&c->ctf, r))
 		return;
 	merge_push(r, &c->merge);
 }
+
+#define OPT_PEEK	0x2000
+#define OPT_SINCE	0x2001
 
 static void print(const struct record *r, void *arg)
 {
@@ -101,6 +117,44 @@ static void print(const struct record *r, void *arg)
 	output_record(stdout, c->fmt, r);
 	if (ferror(stdout))
 		c->write_errno = errno ? errno : EIO;
+}
+
+/* A peek's losses, from the status counts before and after it. */
+struct peek_counts {
+	uint64_t skipped, cut;
+};
+
+static void peek_count(const char *key, uint64_t value, void *ctx)
+{
+	struct peek_counts *pc = ctx;
+
+	if (!strcmp(key, "peek_records_skipped"))
+		pc->skipped = value;
+	else if (!strcmp(key, "peek_cut_short"))
+		pc->cut = value;
+}
+
+/*
+ * What the module overwrote before the peek read it, on stderr: the
+ * status counts moved by this peek (and by any other one on this host
+ * meanwhile).
+ */
+static void peek_report(const struct peek_counts *before)
+{
+	struct peek_counts after = *before;
+	uint64_t skipped, cut;
+
+	status_read(NULL, peek_count, &after);
+	skipped = after.skipped - before->skipped;
+	cut = after.cut - before->cut;
+	if (skipped)
+		warnx_("peek: %llu record%s overwritten by the module before the peek read %s",
+		       (unsigned long long)skipped, skipped == 1 ? "" : "s",
+		       skipped == 1 ? "it" : "them");
+	if (cut)
+		warnx_("peek: %llu CPU log%s cut short: the module overwrote the rest of %s before the peek read it (how many records, unknown)",
+		       (unsigned long long)cut, cut == 1 ? "" : "s",
+		       cut == 1 ? "its snapshot" : "their snapshots");
 }
 
 int cmd_read(int argc, char **argv)
@@ -116,9 +170,14 @@ int cmd_read(int argc, char **argv)
 		{ "dir", required_argument, NULL, 'd' },
 		{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
 		{ "reorder", required_argument, NULL, 'r' },
+		{ "peek", no_argument, NULL, OPT_PEEK },
+		{ "since", required_argument, NULL, OPT_SINCE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct peek_counts peek0 = { 0, 0 };
+	bool peek = false, infmt_set = false;
+	uint64_t since = 0;
 	struct read_ctx c = { .fmt = FMT_TEXT, .port = -1 };
 	uint64_t reorder = DEFAULT_REORDER_US;
 	const char *dir = NULL;
@@ -150,14 +209,24 @@ int cmd_read(int argc, char **argv)
 		case 'd': dir = optarg; break;
 		case OPT_INPUT_FORMAT:
 			infmt = opt_input_format("read", optarg);
+			infmt_set = true;
 			break;
 		case 'r': reorder = opt_seconds("read", "--reorder", optarg, true); break;
+		case OPT_PEEK: peek = true; break;
+		case OPT_SINCE: since = opt_seconds("read", "--since", optarg, false); break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: bad_option("read", o, argv);
 		}
 	}
 	if (optind < argc)
 		usage_error("read", "unexpected argument '%s'", argv[optind]);
+	if (peek && (follow || dir || infmt_set))
+		usage_error("read", "--peek reads the module's logs once, as text: not with --%s",
+			    follow ? "follow" : dir ? "dir" : "input-format");
+	if (peek)
+		infmt = INPUT_PEEK;
+	if (since)
+		c.since_us = now_us() > since ? now_us() - since : 0;
 
 	signals_init();
 	merge_init(&c.merge, reorder, DEFAULT_MAX_HELD, print, &c);
@@ -166,6 +235,8 @@ int cmd_read(int argc, char **argv)
 		input_close(&in);
 		return st;
 	}
+	if (peek)
+		status_read(NULL, peek_count, &peek0);
 	output_header(stdout, c.fmt);
 	input_read(&in);
 	while (follow && !stop_requested && !c.write_errno) {
@@ -183,6 +254,8 @@ int cmd_read(int argc, char **argv)
 		c.write_errno = errno ? errno : EIO;
 
 	input_report(&in);
+	if (peek)
+		peek_report(&peek0);
 	if (c.merge.late > c.merge.late_e)
 		warnx_("%llu task record%s printed out of start-time order: they came more than the reordering window (%llu.%06llu s) after a later one",
 		       (unsigned long long)(c.merge.late - c.merge.late_e),

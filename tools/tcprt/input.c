@@ -26,6 +26,7 @@
 
 #define LOG_PREFIX	"rt-network-log"
 #define BIN_PREFIX	"rt-network-bin"
+#define PEEK_PREFIX	"rt-network-peek"
 #define STATS_NAME	"rt-network-stats"
 /* the vendor's oldest generation: per-CPU stats files, rt-network-real<cpu> */
 #define VENDOR_STATS_PREFIX	"rt-network-real"
@@ -381,9 +382,11 @@ static void drain_file(struct input *in, struct input_file *f)
 
 /* ---- the set of files ------------------------------------------------------- */
 
-/* The prefix of the log files read: text or binary. */
+/* The prefix of the log files read: text, binary or peek. */
 static const char *log_prefix(const struct input *in)
 {
+	if (in->peek)
+		return PEEK_PREFIX;
 	return in->binary ? BIN_PREFIX : LOG_PREFIX;
 }
 
@@ -650,6 +653,8 @@ static bool dir_has(const char *dir, const char *prefix)
  */
 static bool read_binary_files(const struct input *in, enum input_format fmt)
 {
+	if (fmt == INPUT_PEEK)
+		return false;	/* the peek files are text */
 	if (fmt != INPUT_AUTO)
 		return fmt == INPUT_BINARY;
 	if (in->debugfs)
@@ -699,11 +704,17 @@ int input_open(struct input *in, const char *dir, bool stats,
 	if (in->debugfs && input_check_module() < 0)
 		goto fail;
 	in->format = fmt;
+	in->peek = fmt == INPUT_PEEK;
+	if (in->peek && !in->debugfs) {
+		warnx_("%s: a peek reads the module's own files, not a folder's", in->dir);
+		goto fail;
+	}
 	in->binary = read_binary_files(in, fmt);
 	if (scan_dir(in, true) < 0)
 		goto fail;
 	if (!log_files(in)) {
-		warnx_("%s: no readable %s* file", in->dir, log_prefix(in));
+		warnx_("%s: no readable %s* file%s", in->dir, log_prefix(in),
+		       in->peek ? " (a peek reads a binary log: tcp_rt loaded with log_format=both or binary)" : "");
 		goto fail;
 	}
 	return EXIT_OK;

@@ -26,6 +26,11 @@ enum input_format {
 	INPUT_AUTO,		/* what the module writes, or the folder holds */
 	INPUT_TEXT,		/* rt-network-log<cpu> */
 	INPUT_BINARY,		/* rt-network-bin<cpu>, made text as read */
+	/*
+	 * rt-network-peek<cpu> (tcprt read --peek): what the module's binary
+	 * logs hold now, as text, read without consuming; the module's files only
+	 */
+	INPUT_PEEK,
 	INPUT_FORMAT_BAD,
 };
 
@@ -36,6 +41,7 @@ struct input {
 	bool debugfs;		/* the module's own directory: reading consumes */
 	enum input_format format;	/* as asked for */
 	bool binary;		/* the log files read are rt-network-bin<cpu> */
+	bool peek;		/* ... or rt-network-peek<cpu> */
 	bool bin_refused;	/* one's layout version is not ours: to text */
 	bool stats;		/* also read rt-network-stats */
 	bool quiet;		/* do not report bad lines one by one */
@@ -92,7 +98,8 @@ void input_open_failed(const char *path, int err);
 
 int input_open(struct input *in, const char *dir, bool stats,
 	       enum input_format fmt, record_fn fn, void *ctx);
-/* "auto", "text", "binary": its value; else INPUT_FORMAT_BAD. */
+/* "auto", "text", "binary": its value; else INPUT_FORMAT_BAD (INPUT_PEEK is
+ * tcprt read --peek's, not an --input-format). */
 enum input_format input_format_of(const char *s);
 
 /* Read what every file holds now; returns the number of lines read. */

@@ -584,6 +584,12 @@ u64 tcp_rt_log_bin_records_overwritten(void)
 	return tcp_rt_relay_records_lost(tcp_rt_log_bin_chan);
 }
 
+/* The same, of @cpu's log only. */
+u64 tcp_rt_log_bin_records_overwritten_cpu(unsigned int cpu)
+{
+	return tcp_rt_relay_records_lost_cpu(tcp_rt_log_bin_chan, cpu);
+}
+
 int tcp_rt_log_init(struct dentry *dir, unsigned int n_subbufs)
 {
 	BUILD_BUG_ON(TCP_RT_REC_LEN + TCP_RT_REC_LEN_SEQ >

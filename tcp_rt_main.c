@@ -31,6 +31,7 @@
 
 #define pr_fmt(fmt) "tcp_rt: " fmt
 
+#include <linux/cpumask.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/module.h>
@@ -389,6 +390,28 @@ static struct dentry *tcp_rt_dir;
  */
 static u64 tcp_rt_load_id __ro_after_init;
 
+/*
+ * Each CPU's part of the binary log's records overwritten unread, for the
+ * CPUs whose log lost any (a line a possible CPU would be hundreds on a
+ * large host), named after the summed count this log_format shows.
+ */
+static void tcp_rt_status_lost_cpus(struct seq_file *m)
+{
+	const char *key = tcp_rt_log_format == TCP_RT_LOG_BINARY ?
+			  "log_records_overwritten" :
+			  "log_bin_records_overwritten";
+	unsigned int cpu;
+	u64 n;
+
+	if (tcp_rt_log_format == TCP_RT_LOG_TEXT)
+		return;
+	for_each_possible_cpu(cpu) {
+		n = tcp_rt_log_bin_records_overwritten_cpu(cpu);
+		if (n)
+			seq_printf(m, "%s_cpu%u %llu\n", key, cpu, n);
+	}
+}
+
 static int tcp_rt_status_show(struct seq_file *m, void *v)
 {
 	static const char * const names[TCP_RT_REC_MAX] = {
@@ -415,6 +438,7 @@ static int tcp_rt_status_show(struct seq_file *m, void *v)
 	seq_printf(m, "log_bin_records_overwritten %llu\n", lost);
 	if (tcp_rt_log_format == TCP_RT_LOG_BINARY)
 		seq_printf(m, "log_records_overwritten %llu\n", lost);
+	tcp_rt_status_lost_cpus(m);
 	seq_printf(m, "reads_lapped %lu\n", tcp_rt_relay_reads_lapped());
 	seq_printf(m, "peek_records_skipped %lu\n",
 		   tcp_rt_relay_peek_skipped_records());

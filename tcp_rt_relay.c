@@ -331,25 +331,33 @@ static u64 tcp_rt_relay_ahead(struct rchan_buf *buf,
 	return first > rb->idx.next ? first - rb->idx.next : 0;
 }
 
-/* The records an indexed channel's writers overwrote unread, every CPU's. */
-u64 tcp_rt_relay_records_lost(struct rchan *chan)
+/* The records an indexed channel's writer of @cpu overwrote unread. */
+u64 tcp_rt_relay_records_lost_cpu(struct rchan *chan, unsigned int cpu)
 {
 	struct tcp_rt_relay_buf *rb;
 	struct rchan_buf *buf;
-	unsigned int cpu;
-	u64 sum = 0;
+	u64 n;
 
 	if (!chan)
 		return 0;
-	for_each_possible_cpu(cpu) {
-		buf = *per_cpu_ptr(chan->buf, cpu);
-		rb = tcp_rt_relay_buf(chan, cpu);
-		if (!buf || !rb->first_idx)
-			continue;
-		mutex_lock(&rb->read_lock);
-		sum += rb->idx.passed + tcp_rt_relay_ahead(buf, rb);
-		mutex_unlock(&rb->read_lock);
-	}
+	buf = *per_cpu_ptr(chan->buf, cpu);
+	rb = tcp_rt_relay_buf(chan, cpu);
+	if (!buf || !rb->first_idx)
+		return 0;
+	mutex_lock(&rb->read_lock);
+	n = rb->idx.passed + tcp_rt_relay_ahead(buf, rb);
+	mutex_unlock(&rb->read_lock);
+	return n;
+}
+
+/* The records an indexed channel's writers overwrote unread, every CPU's. */
+u64 tcp_rt_relay_records_lost(struct rchan *chan)
+{
+	unsigned int cpu;
+	u64 sum = 0;
+
+	for_each_possible_cpu(cpu)
+		sum += tcp_rt_relay_records_lost_cpu(chan, cpu);
 	return sum;
 }
 

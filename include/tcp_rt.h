@@ -305,6 +305,7 @@ u64 tcp_rt_log_records(enum tcp_rt_rec type);
 unsigned long tcp_rt_log_overwritten(void);
 unsigned long tcp_rt_log_bin_overwritten(void);
 u64 tcp_rt_log_bin_records_overwritten(void);
+u64 tcp_rt_log_bin_records_overwritten_cpu(unsigned int cpu);
 
 /* tcp_rt_stats.c */
 int tcp_rt_stats_init(struct dentry *dir, unsigned int n_subbufs);

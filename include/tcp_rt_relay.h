@@ -30,6 +30,7 @@ void tcp_rt_relay_close(struct rchan *chan);
 char *tcp_rt_relay_switch(struct rchan_buf *buf, size_t len);
 void tcp_rt_relay_first_idx(struct rchan_buf *buf, void *subbuf, u64 idx);
 u64 tcp_rt_relay_records_lost(struct rchan *chan);
+u64 tcp_rt_relay_records_lost_cpu(struct rchan *chan, unsigned int cpu);
 
 /*
  * Room for @len bytes at the current offset, after switching to the next

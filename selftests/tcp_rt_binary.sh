@@ -19,6 +19,7 @@ WPORT=7961	# W: a response the client stops reading
 PORT6=7962	# IPv6
 PORTM=7963	# v4-mapped: a dual-stack server, an IPv4 client
 BIN2TEXT=$SELFTESTS/bin2text
+TCPRT=$TOP/tools/tcprt/tcprt
 FIELDS="netns cgroup rq_wait app sq_wait rwnd_limited sndbuf_limited app_limited seq"
 ALL=$(tr ' ' , <<< "$FIELDS")
 OUT=/tmp/binary
@@ -236,7 +237,8 @@ case_binary_mode() {
 # (lapped_reader.py on rt-network-log0, the text view, 512 bytes every 20
 # ms), the even ones with none.  Then every CPU's log is drained: the
 # records read, by the lapped reader and the drain, plus the count equal
-# the records written (status records_*), exactly, in every run; and with
+# the records written (status records_*), exactly, in every run, all of
+# it CPU 0's (log_records_overwritten_cpu0, no other CPU's line); and with
 # no reader, the count is the same before the drain as after (the
 # writer's laps counted ahead of any read).
 LOSS_PORT=7964
@@ -267,8 +269,18 @@ loss_run() {	# run
 	expect_eq "$((lines + drained + lost))" "$written" \
 		"run $run: records read + log_records_overwritten, records written"
 	expect_eq "$(status log_bin_records_overwritten)" "$lost" "run $run: log_bin_records_overwritten"
+	# per CPU: CPU 0's alone, the flood's
+	expect_eq "$(grep '^log_records_overwritten_cpu' "$DBG/status" | tr '\n' ' ')" \
+		"log_records_overwritten_cpu0 $lost " "run $run: the loss per CPU"
 	expect_ge "$lost" 1 "run $run: records overwritten"
 	[ -n "$reader" ] || expect_eq "$before" "$lost" "run $run: the count before the drain"
+	if [ "$run" = 2 ]; then
+		# tcprt read says it, the logs drained already
+		"$TCPRT" read > /dev/null 2> $OUT/read.err || fail "tcprt read"
+		diag "tcprt read: $(cat $OUT/read.err)"
+		grep -q "overwrote $lost records before a reader got them since it was loaded (status log_bin_records_overwritten), 0 while this read ran" \
+			$OUT/read.err || fail "tcprt read did not say the loss"
+	fi
 	mod_unload
 }
 
@@ -289,8 +301,6 @@ case_overwritten_exact() {
 # them gets the same again, and a peek after that still does; tcprt read
 # --peek prints every record (so does --since 3600: they are all of the
 # last hour); an open peek holds the module.
-TCPRT=$TOP/tools/tcprt/tcprt
-
 case_peek() {
 	local f c
 	rm -rf $OUT

@@ -20,6 +20,8 @@ static const char help[] =
 "\n"
 "Drain every rt-network-log<cpu> of /sys/kernel/debug/tcp-rt (reading\n"
 "consumes them) and print the records, merged into start-time order.\n"
+"What the module overwrote before it was read is said on stderr: records\n"
+"of a binary log, exactly; sub-buffers of a text log.\n"
 "\n"
 "  -f, --follow        keep reading as records arrive, until SIGINT/SIGTERM\n"
 "      --peek          print what the logs hold now without consuming it\n"
@@ -119,6 +121,50 @@ static void print(const struct record *r, void *arg)
 		c->write_errno = errno ? errno : EIO;
 }
 
+/* The module's count of what it overwrote unread (input_loss_key()). */
+struct loss_count {
+	const char *key;
+	uint64_t value;
+};
+
+static void loss_count(const char *key, uint64_t value, void *ctx)
+{
+	struct loss_count *lc = ctx;
+
+	if (!strcmp(key, lc->key))
+		lc->value = value;
+}
+
+/*
+ * What the module overwrote before it was read, on stderr, when it did:
+ * since its load, and while this read ran (@before: the count at the
+ * start).  Exact records from a binary log; a text log's count is of
+ * sub-buffers.
+ */
+static void loss_report(const struct input *in, uint64_t before)
+{
+	struct loss_count lc = { 0 };
+	uint64_t during;
+	bool records;
+
+	lc.key = input_loss_key(in, &records);
+	status_read(NULL, loss_count, &lc);
+	if (!lc.value)
+		return;
+	/* less than at the start: the module was loaded again meanwhile */
+	during = lc.value >= before ? lc.value - before : lc.value;
+	if (records)
+		warnx_("the module overwrote %llu record%s before a reader got %s since it was loaded (status %s), %llu while this read ran",
+		       (unsigned long long)lc.value, lc.value == 1 ? "" : "s",
+		       lc.value == 1 ? "it" : "them", lc.key,
+		       (unsigned long long)during);
+	else
+		warnx_("the module overwrote %llu sub-buffer%s of its logs before a reader got %s since it was loaded (status %s), %llu while this read ran; how many records, a text log cannot tell (log_format=binary counts them)",
+		       (unsigned long long)lc.value, lc.value == 1 ? "" : "s",
+		       lc.value == 1 ? "it" : "them", lc.key,
+		       (unsigned long long)during);
+}
+
 /* A peek's losses, from the status counts before and after it. */
 struct peek_counts {
 	uint64_t skipped, cut;
@@ -176,6 +222,7 @@ int cmd_read(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct peek_counts peek0 = { 0, 0 };
+	struct loss_count loss0 = { 0 };
 	bool peek = false, infmt_set = false;
 	uint64_t since = 0;
 	struct read_ctx c = { .fmt = FMT_TEXT, .port = -1 };
@@ -235,8 +282,14 @@ int cmd_read(int argc, char **argv)
 		input_close(&in);
 		return st;
 	}
-	if (peek)
+	if (peek) {
 		status_read(NULL, peek_count, &peek0);
+	} else if (!dir) {
+		bool records;
+
+		loss0.key = input_loss_key(&in, &records);
+		status_read(NULL, loss_count, &loss0);
+	}
 	output_header(stdout, c.fmt);
 	input_read(&in);
 	while (follow && !stop_requested && !c.write_errno) {
@@ -256,6 +309,8 @@ int cmd_read(int argc, char **argv)
 	input_report(&in);
 	if (peek)
 		peek_report(&peek0);
+	else if (!dir)
+		loss_report(&in, loss0.value);
 	if (c.merge.late > c.merge.late_e)
 		warnx_("%llu task record%s printed out of start-time order: they came more than the reordering window (%llu.%06llu s) after a later one",
 		       (unsigned long long)(c.merge.late - c.merge.late_e),

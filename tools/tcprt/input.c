@@ -685,6 +685,12 @@ int input_module_numbered(void)
 	return 0;
 }
 
+const char *input_loss_key(const struct input *in, bool *records)
+{
+	*records = in->binary || in->peek || (in->debugfs && module_binary());
+	return *records ? "log_bin_records_overwritten" : "log_subbufs_overwritten";
+}
+
 int input_open(struct input *in, const char *dir, bool stats,
 	       enum input_format fmt, record_fn fn, void *ctx)
 {

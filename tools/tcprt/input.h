@@ -102,6 +102,13 @@ int input_open(struct input *in, const char *dir, bool stats,
  * tcprt read --peek's, not an --input-format). */
 enum input_format input_format_of(const char *s);
 
+/*
+ * The module's status key that counts what it overwrote before a reader
+ * of @in's log files got it: a binary buffer's records, exactly
+ * (*@records true), or a text log's sub-buffers.
+ */
+const char *input_loss_key(const struct input *in, bool *records);
+
 /* Read what every file holds now; returns the number of lines read. */
 uint64_t input_read(struct input *in);
 

@@ -124,6 +124,7 @@ static void print(const struct record *r, void *arg)
 /* The module's count of what it overwrote unread (input_loss_key()). */
 struct loss_count {
 	const char *key;
+	bool records;		/* the key counts records, not sub-buffers */
 	uint64_t value;
 };
 
@@ -138,22 +139,21 @@ static void loss_count(const char *key, uint64_t value, void *ctx)
 /*
  * What the module overwrote before it was read, on stderr, when it did:
  * since its load, and while this read ran (@before: the count at the
- * start).  Exact records from a binary log; a text log's count is of
- * sub-buffers.
+ * start, and its key).  Exact records from a binary log; a text log's
+ * count is of sub-buffers.
  */
-static void loss_report(const struct input *in, uint64_t before)
+static void loss_report(const struct loss_count *before)
 {
-	struct loss_count lc = { 0 };
+	struct loss_count lc = *before;
 	uint64_t during;
-	bool records;
 
-	lc.key = input_loss_key(in, &records);
+	lc.value = 0;
 	status_read(NULL, loss_count, &lc);
 	if (!lc.value)
 		return;
 	/* less than at the start: the module was loaded again meanwhile */
-	during = lc.value >= before ? lc.value - before : lc.value;
-	if (records)
+	during = lc.value >= before->value ? lc.value - before->value : lc.value;
+	if (lc.records)
 		warnx_("the module overwrote %llu record%s before a reader got %s since it was loaded (status %s), %llu while this read ran",
 		       (unsigned long long)lc.value, lc.value == 1 ? "" : "s",
 		       lc.value == 1 ? "it" : "them", lc.key,
@@ -285,9 +285,7 @@ int cmd_read(int argc, char **argv)
 	if (peek) {
 		status_read(NULL, peek_count, &peek0);
 	} else if (!dir) {
-		bool records;
-
-		loss0.key = input_loss_key(&in, &records);
+		loss0.key = input_loss_key(&in, &loss0.records);
 		status_read(NULL, loss_count, &loss0);
 	}
 	output_header(stdout, c.fmt);
@@ -310,7 +308,7 @@ int cmd_read(int argc, char **argv)
 	if (peek)
 		peek_report(&peek0);
 	else if (!dir)
-		loss_report(&in, loss0.value);
+		loss_report(&loss0);
 	if (c.merge.late > c.merge.late_e)
 		warnx_("%llu task record%s printed out of start-time order: they came more than the reordering window (%llu.%06llu s) after a later one",
 		       (unsigned long long)(c.merge.late - c.merge.late_e),

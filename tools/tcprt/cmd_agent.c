@@ -59,25 +59,36 @@ AGENT_CONF "): reading consumes the logs, so a host runs one reader.\n"
 "               max-keys, socket, socket-group, clock (the logs are then\n"
 "               read every 0.2 s)\n"
 "  [ship]       tcprt ship's: key-file, unsigned, host-id, socket, rate,\n"
-"               burst, interval, send-wait, state, series, unnumbered\n"
+"               burst, interval, send-wait, state, series, unnumbered;\n"
+"               queue = BYTES (16M; 0: the sends wait, as ship's)\n"
 "               (the logs are then read every 0.2 s, each to its end in\n"
 "               turn)\n"
 "  [series]     tcprt series --every's: every, store, keep, keep-bytes,\n"
 "               trigger, trigger-factor, trigger-fail, trigger-gap, us,\n"
-"               buckets, ext, host (the module's runs: not with dir)\n"
+"               buckets, ext, host; trigger-interval = SECONDS (10) (the\n"
+"               module's runs: not with dir)\n"
 "\n"
 "SIGHUP reads FILE again: changed sinks restart, the others run on, the\n"
 "reading goes on; a wrong FILE is said and the running one kept.\n"
 "A comment is a line that starts with ; or #, or what follows \" ;\" on a\n"
 "line.  A secret is never a value: give the file that holds it\n"
-"(otlp-header-file, otlp-key).\n"
+"(key-file, otlp-header-file, otlp-key).\n"
 "\n"
 "  -c, --config FILE  the configuration (default " AGENT_CONF ")\n"
 "  -n, --check        check FILE and exit: 0 good, 2 not (FILE:LINE and why)\n"
 "  -1, --once         read once, write every sink's output once, exit\n"
 "  -h, --help         this text\n";
 
+/* The file's sections: [agent], then the sinks', in the order they start
+ * (but ship, which starts once the logs are open). */
 enum { SEC_AGENT, SEC_METRICS, SEC_WINDOWS, SEC_SHIP, SEC_SERIES, SEC_N };
+#define SEC_SINK	SEC_METRICS	/* the first sink's */
+
+/* Each section's name: a sink's is also its name in the reader. */
+static const char *const sec_name[SEC_N] = {
+	[SEC_AGENT] = "agent", [SEC_METRICS] = "metrics",
+	[SEC_WINDOWS] = "windows", [SEC_SHIP] = "ship", [SEC_SERIES] = "series",
+};
 
 /* A configuration as read, and where its first error is. */
 struct agent_conf {
@@ -93,8 +104,8 @@ struct agent_conf {
 	uint64_t interval_us;
 	enum input_format fmt;
 	char *dir, *archive, *status;
-	/* the sinks' sections */
-	bool metrics_on, windows_on, ship_on, series_on;
+	/* the sinks' sections: which are given (on[SEC_AGENT] unused) */
+	bool on[SEC_N];
 	struct metrics_conf metrics;
 	struct windows_conf windows;
 	struct ship_conf ship;
@@ -222,25 +233,22 @@ static int conf_key(void *user, const char *section, const char *name,
 		r = agent_set(a, name, value, why, sizeof(why));
 	} else if (!strcmp(section, "metrics")) {
 		sec = SEC_METRICS;
-		a->metrics_on = true;
 		r = metrics_set(&a->metrics, name, value, why, sizeof(why));
 	} else if (!strcmp(section, "windows")) {
 		sec = SEC_WINDOWS;
-		a->windows_on = true;
 		r = windows_set(&a->windows, name, value, why, sizeof(why));
 	} else if (!strcmp(section, "ship")) {
 		sec = SEC_SHIP;
-		a->ship_on = true;
 		r = ship_set(&a->ship, name, value, why, sizeof(why));
 	} else if (!strcmp(section, "series")) {
 		sec = SEC_SERIES;
-		a->series_on = true;
 		r = series_set(&a->series, name, value, why, sizeof(why));
 	} else {
 		conf_error(a, a->line, "[%s]: not a section (agent, metrics, windows, ship, series)",
 			   section);
 		return 0;
 	}
+	a->on[sec] = true;
 	buf_printf(&a->sig[sec], "%s=%s\n", name, value);
 	if (r > 0)
 		conf_error(a, a->line, "[%s] %s: not a key of [%s]", section, name,
@@ -252,6 +260,17 @@ static int conf_key(void *user, const char *section, const char *name,
 #endif
 
 #ifndef TCPRT_NO_INIH
+/* Whether @a has a sink, @but's aside (-1: none aside). */
+static bool any_sink(const struct agent_conf *a, int but)
+{
+	int sec;
+
+	for (sec = SEC_SINK; sec < SEC_N; sec++)
+		if (a->on[sec] && sec != but)
+			return true;
+	return false;
+}
+
 /* Parse the open file and check what it sets, as conf_read(). */
 static int conf_parse(struct agent_conf *a, int *st)
 {
@@ -269,32 +288,32 @@ static int conf_parse(struct agent_conf *a, int *st)
 	}
 	if (a->err_line)
 		return -1;
-	if (!a->metrics_on && !a->windows_on && !a->ship_on && !a->series_on) {
+	if (!any_sink(a, -1)) {
 		conf_error(a, -1, "no sink: configure one ([metrics], [windows], [ship], [series])");
 		return -1;
 	}
-	if (a->metrics_on && metrics_check(&a->metrics, why, sizeof(why)) < 0) {
+	if (a->on[SEC_METRICS] && metrics_check(&a->metrics, why, sizeof(why)) < 0) {
 		conf_error(a, -1, "[metrics] %s", why);
 		return -1;
 	}
-	if (a->windows_on && windows_check(&a->windows, why, sizeof(why)) < 0) {
+	if (a->on[SEC_WINDOWS] && windows_check(&a->windows, why, sizeof(why)) < 0) {
 		conf_error(a, -1, "[windows] %s", why);
 		return -1;
 	}
 	a->ship.dir = a->dir;
-	if (a->ship_on && ship_check(&a->ship, why, sizeof(why)) < 0) {
+	if (a->on[SEC_SHIP] && ship_check(&a->ship, why, sizeof(why)) < 0) {
 		conf_error(a, -1, "[ship] %s", why);
 		return -1;
 	}
-	if (a->series_on && series_check(&a->series, why, sizeof(why)) < 0) {
+	if (a->on[SEC_SERIES] && series_check(&a->series, why, sizeof(why)) < 0) {
 		conf_error(a, -1, "[series] %s", why);
 		return -1;
 	}
-	if (a->series_on && !a->metrics_on && !a->windows_on && !a->ship_on) {
+	if (a->on[SEC_SERIES] && !any_sink(a, SEC_SERIES)) {
 		conf_error(a, -1, "[series] alone: the agent would read, and so consume, the logs for no sink; run tcprt series --every instead");
 		return -1;
 	}
-	if (a->series_on && a->dir) {
+	if (a->on[SEC_SERIES] && a->dir) {
 		conf_error(a, -1, "[series] runs the module's series: not with [agent] dir (recorded logs)");
 		return -1;
 	}
@@ -366,54 +385,36 @@ static void conf_free(struct agent_conf *a)
 		buf_free(&a->sig[i]);
 }
 
-/* The metrics sink of @a, into @rd: 0, or -1 after saying why. */
-static int start_metrics(struct agent_conf *a, struct reader *rd)
+/*
+ * The sink of section @sec of @a, into @rd: 0, or -1 after saying why.
+ * The one place that knows how each sink starts.
+ */
+static int start_sink(struct agent_conf *a, struct reader *rd, int sec)
 {
-	char err[512];
+	char err[4200] = "";
 	struct sink s;
+	int r;
 
-	a->metrics.interval_us = a->interval_us;
-	if (metrics_sink_start(&s, &a->metrics, err, sizeof(err)) < 0) {
-		warnx_("agent: [metrics] %s", err);
-		return -1;
+	switch (sec) {
+	case SEC_METRICS:
+		/* its OTLP retries and its logs' burst go by [agent] interval */
+		a->metrics.interval_us = a->interval_us;
+		r = metrics_sink_start(&s, &a->metrics, err, sizeof(err));
+		break;
+	case SEC_WINDOWS:
+		/* says why itself; recorded logs: the records' clock */
+		r = windows_sink_start(&s, &a->windows, a->dir != NULL);
+		break;
+	case SEC_SHIP:
+		r = ship_sink_start(&s, &a->ship, err, sizeof(err));
+		break;
+	default:
+		r = series_sink_start(&s, &a->series, err, sizeof(err));
+		break;
 	}
-	reader_add_sink(rd, &s);
-	return 0;
-}
-
-/* The windows sink of @a, into @rd: 0, or -1 after saying why. */
-static int start_windows(struct agent_conf *a, struct reader *rd)
-{
-	struct sink s;
-
-	if (windows_sink_start(&s, &a->windows, a->dir != NULL) < 0)
-		return -1;
-	reader_add_sink(rd, &s);
-	return 0;
-}
-
-/* The ship sink of @a, into @rd: 0, or -1 after saying why. */
-static int start_ship(struct agent_conf *a, struct reader *rd)
-{
-	char err[1024];
-	struct sink s;
-
-	if (ship_sink_start(&s, &a->ship, err, sizeof(err)) < 0) {
-		warnx_("agent: [ship] %s", err);
-		return -1;
-	}
-	reader_add_sink(rd, &s);
-	return 0;
-}
-
-/* The series sink of @a, into @rd: 0, or -1 after saying why. */
-static int start_series(struct agent_conf *a, struct reader *rd)
-{
-	char err[4200];
-	struct sink s;
-
-	if (series_sink_start(&s, &a->series, err, sizeof(err)) < 0) {
-		warnx_("agent: [series] %s", err);
+	if (r < 0) {
+		if (*err)
+			warnx_("agent: [%s] %s", sec_name[sec], err);
 		return -1;
 	}
 	reader_add_sink(rd, &s);
@@ -434,24 +435,29 @@ static bool same_section(const struct agent_conf *a,
 }
 
 /*
- * One sink at a reload: kept when its section is the same, stopped when
- * gone or changed, started when new or changed.  What was done, for the
- * line that says so.
+ * The sink of section @sec at a reload from @a to @b: kept when its
+ * section is the same, stopped when gone or changed, started when new or
+ * changed.  A ship stopped closes its epoch, started it begins the next;
+ * a series run going is ended and kept.  What was done, for the line
+ * that says so.
  */
 static const char *reload_sink(struct agent_conf *a, struct agent_conf *b,
-			       struct reader *rd, int sec, const char *name,
-			       bool was, bool is, bool changed,
-			       int (*start)(struct agent_conf *, struct reader *))
+			       struct reader *rd, int sec)
 {
+	bool was = a->on[sec], is = b->on[sec];
+	/* the metrics' interval is [agent]'s (its OTLP retries, its logs' burst) */
+	bool changed = !same_section(a, b, sec) ||
+		       (sec == SEC_METRICS && a->interval_us != b->interval_us);
+
 	if (!was && !is)
 		return "off";
-	if (was && is && !changed && same_section(a, b, sec))
+	if (was && is && !changed)
 		return "kept";
 	if (was)
-		reader_drop_sink(rd, name);
+		reader_drop_sink(rd, sec_name[sec]);
 	if (!is)
 		return "stopped";
-	if (start(b, rd) < 0)
+	if (start_sink(b, rd, sec) < 0)
 		return "failed to start: off";
 	return was ? "started again" : "started";
 }
@@ -469,8 +475,9 @@ static void agent_reload(struct agent_conf *a, struct reader *rd)
 		.path = a->path, .interval_us = 15 * USEC_PER_SEC,
 		.fmt = INPUT_AUTO,
 	};
-	const char *m, *w, *sh, *se;
-	int st;
+	char done[160];
+	size_t n = 0;
+	int sec, st;
 
 	sinks_conf_init(&b);
 	if (conf_read(&b, &st) < 0) {
@@ -490,33 +497,24 @@ static void agent_reload(struct agent_conf *a, struct reader *rd)
 		conf_free(&b);
 		return;
 	}
-	/* the metrics' interval is [agent]'s (its OTLP retries, its logs' burst) */
-	m = reload_sink(a, &b, rd, SEC_METRICS, "metrics", a->metrics_on,
-			b.metrics_on, a->interval_us != b.interval_us, start_metrics);
-	w = reload_sink(a, &b, rd, SEC_WINDOWS, "windows", a->windows_on,
-			b.windows_on, false, start_windows);
-	/* a ship stopped closes its epoch; started, it begins the next */
-	sh = reload_sink(a, &b, rd, SEC_SHIP, "ship", a->ship_on, b.ship_on,
-			 false, start_ship);
-	/* a run going is ended and kept */
-	se = reload_sink(a, &b, rd, SEC_SERIES, "series", a->series_on,
-			 b.series_on, false, start_series);
-	warnx_("agent: %s read again (SIGHUP): metrics %s, windows %s, ship %s, series %s",
-	       a->path, m, w, sh, se);
+	for (sec = SEC_SINK; sec < SEC_N; sec++)
+		n += snprintf(done + n, sizeof(done) - n, "%s%s %s",
+			      sec == SEC_SINK ? "" : ", ", sec_name[sec],
+			      reload_sink(a, &b, rd, sec));
+	warnx_("agent: %s read again (SIGHUP): %s", a->path, done);
 	conf_free(a);
 	*a = b;		/* b.ship.dir is b.dir, now a->dir */
 	rd->status_path = a->status;
 	/* a sink that failed to start is off */
-	a->metrics_on = reader_has_sink(rd, "metrics");
-	a->windows_on = reader_has_sink(rd, "windows");
-	a->ship_on = reader_has_sink(rd, "ship");
-	a->series_on = reader_has_sink(rd, "series");
+	for (sec = SEC_SINK; sec < SEC_N; sec++)
+		a->on[sec] = reader_has_sink(rd, sec_name[sec]);
 }
 
 /* The reader's period: with the windows or ship, theirs. */
 static uint64_t read_period(const struct agent_conf *a)
 {
-	return (a->windows_on || a->ship_on) && a->interval_us > AGENT_READ_US ?
+	return (a->on[SEC_WINDOWS] || a->on[SEC_SHIP]) &&
+	       a->interval_us > AGENT_READ_US ?
 	       AGENT_READ_US : a->interval_us;
 }
 
@@ -524,7 +522,7 @@ static uint64_t read_period(const struct agent_conf *a)
 static int agent_run(struct agent_conf *a, bool once)
 {
 	struct reader *rd = xcalloc(1, sizeof(*rd));
-	int st = EXIT_OK;
+	int sec, st = EXIT_OK;
 
 	signals_init();
 	rd->sink_stats = true;	/* tcprt_agent_status, in the metrics */
@@ -532,14 +530,13 @@ static int agent_run(struct agent_conf *a, bool once)
 		signals_reload_init();
 		rd->reloadable = true;
 	}
-	if ((a->metrics_on && start_metrics(a, rd) < 0) ||
-	    (a->windows_on && start_windows(a, rd) < 0) ||
-	    (a->series_on && start_series(a, rd) < 0))
-		st = EXIT_RUNTIME;
+	for (sec = SEC_SINK; sec < SEC_N && st == EXIT_OK; sec++)
+		if (a->on[sec] && sec != SEC_SHIP && start_sink(a, rd, sec) < 0)
+			st = EXIT_RUNTIME;
 	if (st == EXIT_OK)
 		st = reader_open(rd, a->dir, a->fmt, a->archive);
 	/* once the logs open: a ship that cannot read sends nothing */
-	if (st == EXIT_OK && a->ship_on && start_ship(a, rd) < 0)
+	if (st == EXIT_OK && a->on[SEC_SHIP] && start_sink(a, rd, SEC_SHIP) < 0)
 		st = EXIT_RUNTIME;
 	rd->status_path = a->status;
 	while (st == EXIT_OK) {
@@ -571,7 +568,7 @@ int cmd_agent(int argc, char **argv)
 		.fmt = INPUT_AUTO,
 	};
 	bool check = false, once = false;
-	int o, st;
+	int o, sec, st;
 
 	optind = 1;
 	opterr = 0;
@@ -593,11 +590,11 @@ int cmd_agent(int argc, char **argv)
 		else
 			warnx_("agent: %s: %s", a.path, a.err);
 	} else if (check) {
-		printf("%s: good; sinks:%s%s%s%s\n", a.path,
-		       a.metrics_on ? " metrics" : "",
-		       a.windows_on ? " windows" : "",
-		       a.ship_on ? " ship" : "",
-		       a.series_on ? " series" : "");
+		printf("%s: good; sinks:", a.path);
+		for (sec = SEC_SINK; sec < SEC_N; sec++)
+			if (a.on[sec])
+				printf(" %s", sec_name[sec]);
+		putchar('\n');
 	} else {
 		st = agent_run(&a, once);
 	}

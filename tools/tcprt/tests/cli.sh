@@ -1549,10 +1549,16 @@ case_install() {
 				fail "systemd-analyze verify $u: $(cat "$T/verify")"
 		done
 	fi
-	for f in tcprt-ship.conf tcprt-central.conf schema.sql render.sh make-certs.sh; do
+	for f in tcprt-ship.conf tcprt-central.conf schema.sql render.sh make-certs.sh \
+		 tcprt-relp-watchdog.conf tcprt-relp-watchdog; do
 		[ -s "$dest/usr/local/share/tcprt/fleet/$f" ] || fail "fleet/$f not installed"
 	done
-	[ -x "$dest/usr/local/share/tcprt/fleet/make-certs.sh" ] || fail "make-certs.sh not executable"
+	for f in make-certs.sh tcprt-relp-watchdog; do
+		[ -x "$dest/usr/local/share/tcprt/fleet/$f" ] || fail "$f not executable"
+	done
+	grep -q 'binary="/usr/local/share/tcprt/fleet/tcprt-relp-watchdog"' \
+		"$dest/usr/local/share/tcprt/fleet/tcprt-relp-watchdog.conf" ||
+		fail "the watchdog's rule does not run the installed watchdog"
 	for f in tcprt-prometheus.json tcprt-otlp.json; do
 		cmp -s "grafana/$f" "$dest/usr/local/share/tcprt/grafana/$f" || fail "grafana/$f not installed"
 	done
@@ -1716,6 +1722,36 @@ case_ship_seq() {
 # it: sent_next one past the last number the socket took, read_next one
 # past the last it read; then runs its own epoch.  A second ship on a
 # state file in use is refused.
+# tcprt-relp-watchdog (fleet/tcprt-relp-watchdog.conf's rule hands it
+# rsyslogd's lines): a line that is not omrelp's "DISABLING action" is
+# let be; the first restarts at once, one within --gap of it waits for the
+# gap's end - not dropped; the state file keeps the last restart's time,
+# so a new watchdog (rsyslogd restarted) waits too; a bad option, exit 2.
+case_relp_watchdog() {
+	local w=fleet/tcprt-relp-watchdog dis t1 t2 t3 st
+	dis="omrelp[10.0.0.1:20514]: authentication error 'no permited name found', peer is 'DNSname: x; ' - DISABLING action"
+	printf '#!/bin/sh\ndate +%%s >> %s\n' "$T/restarts" > "$T/restart"
+	chmod 755 "$T/restart"
+	printf '%s\n%s\n%s\n' "omrelp: action suspended" "$dis" "$dis" |
+		"$w" --gap 2 --state "$T/wd.last" --restart "$T/restart" || fail "exit $?"
+	wait_for "two restarts" eval "[ \"\$(wc -l < $T/restarts 2> /dev/null)\" = 2 ]" ||
+		fail "restarts: $(cat "$T/restarts" 2> /dev/null)"
+	t1=$(sed -n 1p "$T/restarts")
+	t2=$(sed -n 2p "$T/restarts")
+	[ $((t2 - t1)) -ge 2 ] || fail "the second restart $((t2 - t1)) s after the first, not the gap's 2"
+	expect_eq "$(cat "$T/wd.last")" "$t2" "the state: the last restart's time"
+	expect_eq "$(grep -c 'restarting rsyslogd: omrelp.*DISABLING action' "$T/wd.last.log")" 2 "the log's lines"
+	# a new watchdog: the gap runs from the last restart, kept in the state
+	echo "$dis" | "$w" --gap 2 --state "$T/wd.last" --restart "$T/restart" || fail "exit $?"
+	wait_for "the third restart" eval "[ \"\$(wc -l < $T/restarts)\" = 3 ]" || fail "$(cat "$T/restarts")"
+	t3=$(sed -n 3p "$T/restarts")
+	[ $((t3 - t2)) -ge 2 ] || fail "the third restart $((t3 - t2)) s after the second"
+	st=0
+	"$w" --gap x < /dev/null 2> "$T/err" || st=$?
+	expect_eq "$st" 2 "--gap x: exit"
+	grep -q "tcprt-relp-watchdog: --gap 'x' is not a number of seconds" "$T/err" || fail "$(cat "$T/err")"
+}
+
 case_ship_killed_state() {
 	local d=$T/seqk pid got epoch i
 	make_seq "$d" 3000
@@ -2107,6 +2143,7 @@ run_case "make install DESTDIR= PREFIX=: binary, systemd units, fleet configurat
 run_case "ship, ingest, fleet: usage and runtime errors" case_fleet_usage
 run_case "ship: records the socket refuses are counted, exactly" case_ship_refused
 run_case "ship: the module's numbers per log and load (D2, L1): read, never came, handed over" case_ship_seq
+run_case "fleet's relp watchdog: omrelp's DISABLING lines restart rsyslogd, at most once a gap, none dropped; other lines let be" case_relp_watchdog
 run_case "ship: killed while waiting for the socket, its account closed by the next from the state file" case_ship_killed_state
 run_case "breakdown: read shows the six fields in text, csv and json" case_bd_read
 run_case "breakdown: malformed lines (out of order, twice, app on P, on N and E) rejected" case_bd_malformed

@@ -236,6 +236,9 @@ stop_central() {	# [signal]
 # tcprt-ship-mirror.conf), the second one CEN=central2's; TO=central2:
 # tcprt-ship.conf to the second central alone.
 # SENDER_SED: a sed script the snippet goes through (a case's own queue)
+# WATCHDOG=1: with fleet/tcprt-relp-watchdog.conf too (case_impostor), at
+# most one restart every WATCHDOG_GAP s (5), its restart <h>/restart:
+# what systemd's restart of rsyslog.service does, for this rsyslogd.
 start_sender() {	# a|b
 	local h=$1 i=0 snip=tcprt-ship.conf two=()
 	[ "$h" = b ] && i=1
@@ -254,9 +257,48 @@ start_sender() {	# a|b
 		$(tls_args $F/tls/$h) "${two[@]}" | sed -e "${SENDER_SED:-}" > $F/$h/snippet.conf
 	"$FLEET/render.sh" "$FLEET/test-sender.conf.in" WORKDIR=$F/$h \
 		SNIPPET=$F/$h/snippet.conf > $F/$h/rsyslog.conf
+	[ -z "${WATCHDOG:-}" ] || sender_watchdog "$h"
 	detach $F/$h/stdout ip netns exec fleet$h rsyslogd -n -f $F/$h/rsyslog.conf \
 		-i $F/$h/pid
 	wait_until "host $h's rsyslog socket" test -S $F/$h/ship.sock
+}
+
+# Host h's rsyslogd with the watchdog's rule; its restart: SIGTERM, then
+# SIGKILL if it is not gone within 20 s (systemd's stop timeout, shorter),
+# then rsyslogd again - each step a line in <h>/restarts.
+sender_watchdog() {	# a|b
+	local h=$1
+	rm -f $F/$h/watchdog.last $F/$h/watchdog.last.log $F/$h/restarts
+	cat > $F/$h/restart <<-EOF
+		#!/bin/sh
+		pid=\$(cat $F/$h/pid) || exit 1
+		kill -TERM \$pid
+		i=0
+		while kill -0 \$pid 2> /dev/null; do
+			if [ \$i = 200 ]; then
+				kill -KILL \$pid
+				echo "killed \$pid" >> $F/$h/restarts
+			fi
+			sleep 0.1
+			i=\$((i + 1))
+		done
+		echo "restarted \$pid" >> $F/$h/restarts
+		exec rsyslogd -n -f $F/$h/rsyslog.conf -i $F/$h/pid > $F/$h/stdout 2>&1
+	EOF
+	chmod 755 $F/$h/restart
+	"$FLEET/render.sh" "$FLEET/tcprt-relp-watchdog.conf" \
+		TCPRT_WATCHDOG="$FLEET/tcprt-relp-watchdog --gap ${WATCHDOG_GAP:-5} --state $F/$h/watchdog.last --restart $F/$h/restart" \
+		> $F/$h/watchdog.conf
+	echo "include(file=\"$F/$h/watchdog.conf\")" >> $F/$h/rsyslog.conf
+}
+
+# Host h's watchdog, its restart and every rsyslogd of h gone.
+stop_watchdog() {	# a|b
+	pkill -f "$F/$1/restart" 2> /dev/null || true
+	pkill -f "tcprt-relp-watchdog .*$F/$1/" 2> /dev/null || true
+	pkill -f "rsyslogd -n -f $F/$1/rsyslog.conf" 2> /dev/null || true
+	wait_until "host $1's rsyslogd gone" eval "! pgrep -f 'rsyslogd -n -f $F/$1/rsyslog.conf' > /dev/null"
+	rm -f $F/$1/pid $F/$1/ship.sock
 }
 
 stop_sender() {	# a|b

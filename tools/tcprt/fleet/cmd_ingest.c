@@ -146,6 +146,7 @@ struct ingest {
 
 	/* counters since start */
 	uint64_t messages, records, invalid, controls, accounts, bad_messages;
+	uint64_t ctl_copies;	/* control rows the store had: not loaded */
 	uint64_t batches;
 	uint64_t unauthenticated;	/* messages refused: not their host's */
 	uint64_t torn;		/* messages cut short, the next glued on */
@@ -790,6 +791,120 @@ static void refused_row(void *ctx, const struct rows *t, size_t i,
 	g->load_refused++;
 }
 
+/* Row @i of @t's first three fields, host, epoch and ctl_seq, as a key. */
+static size_t ctl_key(const struct rows *t, size_t i, char *key, size_t len)
+{
+	const char *row, *f[3];
+	size_t n = rows_text(t, i, &row), fl[3];
+
+	if (!row_fields(row, n, f, fl, 3))
+		return 0;
+	n = (size_t)(f[2] + fl[2] - row);
+	if (n >= len)
+		return 0;
+	memcpy(key, row, n);
+	key[n] = '\0';
+	return n;
+}
+
+/* qsort's and bsearch's order of strings, given their addresses. */
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Control rows asked for in one query: a few tens of KB of SQL, well
+ * under ClickHouse's max_query_size (256 KiB). */
+#define CTL_ASK_MAX	500
+
+/*
+ * Which of control rows [@lo, @hi) the store has: their keys appended to
+ * @have, "host\tepoch\tctl_seq\n" each.  False when the store fails.
+ */
+static bool stored_controls(struct ingest *g, size_t lo, size_t hi,
+			    struct buf *have)
+{
+	struct buf q = { 0 }, ans = { 0 };
+	char key[HOST_ID_MAX + 64], *row, *f[3];
+	const char *sep = "";
+	size_t i, pos = 0;
+	bool ok;
+
+	buf_printf(&q, "SELECT host, epoch, ctl_seq FROM tcprt.controls WHERE (host, epoch, ctl_seq) IN (");
+	for (i = lo; i < hi; i++) {
+		if (!ctl_key(&g->ctl, i, key, sizeof(key)) ||
+		    ch_fields(key, f, 3) != 3)
+			continue;
+		/* a host id is letters, digits, '.', '_' and '-' (frame.c) */
+		buf_printf(&q, "%s('%s', %s, %s)", sep, f[0], f[1], f[2]);
+		if (!*sep)	/* twice: a set of one tuple would be read as the tuple */
+			buf_printf(&q, ", ('%s', %s, %s)", f[0], f[1], f[2]);
+		sep = ", ";
+	}
+	buf_printf(&q, ") FORMAT TabSeparated");
+	ok = !*sep || ch_query(&g->ch, q.p, &ans);
+	buf_free(&q);
+	while (ok && (row = ch_row(&ans, &pos)))
+		buf_printf(have, "%s\n", row);
+	buf_free(&ans);
+	return ok;
+}
+
+/*
+ * The batch's control messages the store has already (host, epoch and
+ * ctl_seq): dropped from the batch, counted.  A copy is a spool loaded
+ * again, a second central's (tcprt-ship-mirror.conf), or a message
+ * replayed (issue 65, F8): loaded again, its row's received - the
+ * arrival fleet gaps judges an epoch alive or ended by - would be the
+ * copy's, and an epoch that ended would seem to live again.  A control
+ * message is signed and cumulative: a copy says nothing new.  False when
+ * the store fails (the load held, tried again whole).
+ */
+static bool drop_stored_controls(struct ingest *g)
+{
+	struct rows keep = { .table = g->ctl.table, .cols = g->ctl.cols };
+	struct buf have = { 0 };
+	char key[HOST_ID_MAX + 64], **keys = NULL, *p, *k = key;
+	size_t i, n, nkeys = 0;
+
+	for (i = 0; i < g->ctl.n; i += CTL_ASK_MAX)
+		if (!stored_controls(g, i, i + CTL_ASK_MAX < g->ctl.n ?
+					   i + CTL_ASK_MAX : g->ctl.n, &have)) {
+			buf_free(&have);
+			return false;
+		}
+	if (!have.len) {
+		buf_free(&have);
+		return true;
+	}
+	/* the stored keys, sorted, each a string of its own */
+	for (p = have.p; p < have.p + have.len; p = strchr(p, '\0') + 1) {
+		keys = xrealloc(keys, nkeys + 1, sizeof(*keys));
+		keys[nkeys++] = p;
+		*strchr(p, '\n') = '\0';
+	}
+	qsort(keys, nkeys, sizeof(*keys), str_cmp);
+	for (i = 0; i < g->ctl.n; i++) {
+		const char *text;
+
+		if (ctl_key(&g->ctl, i, key, sizeof(key)) &&
+		    bsearch(&k, keys, nkeys, sizeof(*keys), str_cmp)) {
+			g->ctl_copies++;
+			g->rows--;
+			continue;
+		}
+		n = rows_text(&g->ctl, i, &text);
+		rows_begin(&keep, g->ctl.src[i].file, g->ctl.src[i].off);
+		buf_add(&keep.b, text, n);
+		buf_add(&keep.b, "\n", 1);
+	}
+	free(keys);
+	buf_free(&have);
+	rows_free(&g->ctl);
+	g->ctl = keep;
+	return true;
+}
+
 /* Load the batch; true once ClickHouse acknowledged all of it. */
 static bool load_batch(struct ingest *g)
 {
@@ -806,6 +921,7 @@ static bool load_batch(struct ingest *g)
 	 * of it refused would be lost: the store's failure, the load held.
 	 */
 	ok = rows_load(&g->rec, insert_rows, refused_row, g, &st) &&
+	     drop_stored_controls(g) &&
 	     rows_load(&g->ctl, insert_rows, refused_row, g, &st) &&
 	     rows_load(&g->cpu, insert_rows, refused_row, g, &st) &&
 	     rows_load(&g->bad, insert_rows, refused_row, g, &st) &&
@@ -1121,11 +1237,12 @@ static bool pass(struct ingest *g)
 
 static void report(const struct ingest *g)
 {
-	warnx_("ingest: %llu messages: %llu record rows (%llu of malformed lines, %llu of them of times outside --max-age), %llu control rows, %llu log account rows, %llu bad messages (%llu not signed by the host they claim, %llu torn); %llu batches loaded, %llu retries, %llu files retired; %llu rows refused by ClickHouse (in bad_messages; %llu loads split)",
+	warnx_("ingest: %llu messages: %llu record rows (%llu of malformed lines, %llu of them of times outside --max-age), %llu control rows (%llu of them the store had: not loaded again), %llu log account rows, %llu bad messages (%llu not signed by the host they claim, %llu torn); %llu batches loaded, %llu retries, %llu files retired; %llu rows refused by ClickHouse (in bad_messages; %llu loads split)",
 	       (unsigned long long)g->messages, (unsigned long long)g->records,
 	       (unsigned long long)g->invalid,
 	       (unsigned long long)g->span.outside,
 	       (unsigned long long)g->controls,
+	       (unsigned long long)g->ctl_copies,
 	       (unsigned long long)g->accounts,
 	       (unsigned long long)g->bad_messages,
 	       (unsigned long long)g->unauthenticated,

@@ -829,6 +829,48 @@ impostor_away() {
 	start_sender a
 }
 
+# A control message replayed (issue 65, F8): an ended epoch's last
+# control message arriving again, byte for byte as the spool held it (a
+# replay through a permitted host's session reaches the spool so).  The
+# store has it: ingest does not load it again, and says so in its count;
+# the epoch stays ended.  Before, the copy's arrival was the epoch's
+# last sign of life, and the epoch was open again for --ended-after.
+case_replay() {
+	local id=rp-a pid n frame last
+	mkdir -p $F/$id
+	python3 "$GEN" $F/$id 2000 --files 2 > /dev/null
+	n=$(lines_in $F/$id)
+	# not through ship(): $! is then tcprt's own pid (ip netns exec execs it)
+	ip netns exec fleeta "$TCPRT" ship --key-file "$(key_for $id)" --socket $F/a/ship.sock \
+		--dir $F/$id --state $F/$id.state --rate 0 --interval 1 2> $F/$id.err &
+	pid=$!
+	WAIT_S=$SETTLE_S wait_until "$id's records stored" store_has $id "$n" ||
+		fail "store: $(store_count $id) of $n"
+	kill -KILL $pid
+	wait $pid 2> /dev/null || true
+	WAIT_S=$SETTLE_S wait_until "$id's epoch ended" account_is $id ended ||
+		fail "account of $id: $(account $id)"
+	frame=$(grep -h -E "^S1 [0-9a-f]{32} C1 $id " $F/spool/*.frames | tail -n 1)
+	[ -n "$frame" ] || fail "no control message of $id in the spool"
+	last=$(sql "SELECT max(received) FROM tcprt.controls WHERE host = '$id'")
+	echo "$frame" > $F/spool/2099030300.frames
+	WAIT_S=$SETTLE_S wait_until "the copy read" ingest_idle || fail "$(tail -3 $F/ingest.log)"
+	account_is $id ended || fail "after the copy: $(account $id)"
+	expect_eq "$(sql "SELECT max(received) FROM tcprt.controls WHERE host = '$id'")" "$last" \
+		"the last arrival of $id's control messages"
+	stop_ingest
+	grep -q "control rows ([1-9][0-9]* of them the store had: not loaded again)" $F/ingest.log ||
+		fail "ingest's count: $(tail -1 $F/ingest.log)"
+	start_ingest
+}
+
+# The state of HOST's account is STATE.
+account_is() {	# host state
+	# shellcheck disable=SC2046
+	set -- $(account "$1") "$2"
+	[ "${1:-}" = "${10}" ]
+}
+
 # The spool at its bound (--max-bytes) mid-load, on a spool of its own
 # whose loader retires files a second after their load: the writer
 # refuses and lets go of the hour's file, which ingest can then retire
@@ -2260,6 +2302,7 @@ run_case "fleet: the loader killed mid-batch, then the spool loaded twice: nothi
 run_case "fleet: an impostor at the central's address (a certificate of the fleet's CA, another name): omrelp disables its action, the watchdog restarts rsyslogd, the real central back - every record stored once, or told as transport if a restart had to kill" case_impostor
 run_case "fleet: the agent in place of ship, its send queue the default: the central's spool fills mid-run - nothing acknowledged lost, nothing refused; all arrives once space is freed" case_agent_spool_full
 run_case "fleet: the spool at its bound mid-run: refused, the full file retired once loaded, then taken again in the same hour - every record once; a later hour's file beside the held one: the held one kept, every record once" case_spool_bound
+run_case "fleet: an ended epoch's last control message replayed: the store has it, ingest does not load it again, the epoch stays ended" case_replay
 run_case "fleet: negative control: a memory-queued central killed loses records, told exactly as transport loss" case_negative_control
 run_case "fleet: malformed and vendor lines, an unknown host, controls out of order, a clock step, a bad spool line" case_bad_input
 run_case "fleet: one host's records spread over 16,000 days: those beyond --max-age or a day ahead malformed at their arrival, the rows in at most 31 daily partitions, the load ends" case_time_spread

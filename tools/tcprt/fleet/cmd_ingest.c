@@ -818,8 +818,10 @@ static int str_cmp(const void *a, const void *b)
 #define CTL_ASK_MAX	500
 
 /*
- * Which of control rows [@lo, @hi) the store has: their keys appended to
- * @have, "host\tepoch\tctl_seq\n" each.  False when the store fails.
+ * The rows the store has of the keys (host, epoch, ctl_seq) of control
+ * rows [@lo, @hi), each as a row of the batch is written (TabSeparated,
+ * the same columns), appended to @have, a line each.  False when the
+ * store fails.
  */
 static bool stored_controls(struct ingest *g, size_t lo, size_t hi,
 			    struct buf *have)
@@ -830,7 +832,8 @@ static bool stored_controls(struct ingest *g, size_t lo, size_t hi,
 	size_t i, pos = 0;
 	bool ok;
 
-	buf_printf(&q, "SELECT host, epoch, ctl_seq FROM tcprt.controls WHERE (host, epoch, ctl_seq) IN (");
+	buf_printf(&q, "SELECT %s FROM tcprt.controls WHERE (host, epoch, ctl_seq) IN (",
+		   g->ctl.cols);
 	for (i = lo; i < hi; i++) {
 		if (!ctl_key(&g->ctl, i, key, sizeof(key)) ||
 		    ch_fields(key, f, 3) != 3)
@@ -851,20 +854,22 @@ static bool stored_controls(struct ingest *g, size_t lo, size_t hi,
 }
 
 /*
- * The batch's control messages the store has already (host, epoch and
- * ctl_seq): dropped from the batch, counted.  A copy is a spool loaded
- * again, a second central's (tcprt-ship-mirror.conf), or a message
- * replayed (issue 65, F8): loaded again, its row's received - the
- * arrival fleet gaps judges an epoch alive or ended by - would be the
- * copy's, and an epoch that ended would seem to live again.  A control
- * message is signed and cumulative: a copy says nothing new.  False when
- * the store fails (the load held, tried again whole).
+ * The batch's control messages the store has already, every field alike:
+ * dropped from the batch, counted.  A copy is a spool loaded again, a
+ * second central's (tcprt-ship-mirror.conf), or a message replayed
+ * (issue 65, F8): loaded again, its row's received - the arrival fleet
+ * gaps judges an epoch alive or ended by - would be the copy's, and an
+ * epoch that ended would seem to live again.  A message of the same
+ * host, epoch and ctl_seq that says something else is loaded as before:
+ * a successor closing a dead epoch from a state file a power loss rolled
+ * back reuses a ctl_seq the dead ship sent.  False when the store fails
+ * (the load held, tried again whole).
  */
 static bool drop_stored_controls(struct ingest *g)
 {
 	struct rows keep = { .table = g->ctl.table, .cols = g->ctl.cols };
 	struct buf have = { 0 };
-	char key[HOST_ID_MAX + 64], **keys = NULL, *p, *k = key;
+	char **keys = NULL, *p, *k = NULL;
 	size_t i, n, nkeys = 0;
 
 	for (i = 0; i < g->ctl.n; i += CTL_ASK_MAX)
@@ -877,7 +882,7 @@ static bool drop_stored_controls(struct ingest *g)
 		buf_free(&have);
 		return true;
 	}
-	/* the stored keys, sorted, each a string of its own */
+	/* the stored rows, sorted, each a string of its own */
 	for (p = have.p; p < have.p + have.len; p = strchr(p, '\0') + 1) {
 		keys = xrealloc(keys, nkeys + 1, sizeof(*keys));
 		keys[nkeys++] = p;
@@ -887,17 +892,20 @@ static bool drop_stored_controls(struct ingest *g)
 	for (i = 0; i < g->ctl.n; i++) {
 		const char *text;
 
-		if (ctl_key(&g->ctl, i, key, sizeof(key)) &&
-		    bsearch(&k, keys, nkeys, sizeof(*keys), str_cmp)) {
+		n = rows_text(&g->ctl, i, &text);
+		k = xrealloc(k, n + 1, 1);
+		memcpy(k, text, n);
+		k[n] = '\0';
+		if (bsearch(&k, keys, nkeys, sizeof(*keys), str_cmp)) {
 			g->ctl_copies++;
 			g->rows--;
 			continue;
 		}
-		n = rows_text(&g->ctl, i, &text);
 		rows_begin(&keep, g->ctl.src[i].file, g->ctl.src[i].off);
 		buf_add(&keep.b, text, n);
 		buf_add(&keep.b, "\n", 1);
 	}
+	free(k);
 	free(keys);
 	buf_free(&have);
 	rows_free(&g->ctl);

@@ -79,8 +79,10 @@ AGENT_CONF "): reading consumes the logs, so a host runs one reader.\n"
 "  -1, --once         read once, write every sink's output once, exit\n"
 "  -h, --help         this text\n";
 
-/* The file's sections: [agent], then the sinks', in the order they start
- * (but ship, which starts once the logs are open). */
+/*
+ * The file's sections: [agent], then the sinks', in the order they start
+ * (but ship, which starts once the logs are open).
+ */
 enum { SEC_AGENT, SEC_METRICS, SEC_WINDOWS, SEC_SHIP, SEC_SERIES, SEC_N };
 #define SEC_SINK	SEC_METRICS	/* the first sink's */
 

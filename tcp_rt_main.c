@@ -524,7 +524,9 @@ static int __init tcp_rt_init(void)
 	debugfs_create_file("deactivate", 0200, tcp_rt_dir, NULL,
 			    &tcp_rt_deactivate_fops);
 
-	tcp_rt_series_init(tcp_rt_dir);
+	err = tcp_rt_series_init(tcp_rt_dir);
+	if (err)
+		goto err_stats;
 	err = tcp_rt_ctl_init();
 	if (err)
 		goto err_series;
@@ -551,6 +553,7 @@ err_series:
 	tcp_rt_ctl_exit();
 	tcp_rt_hooks_free();
 	tcp_rt_series_exit();
+err_stats:
 	tcp_rt_stats_exit();
 err_log:
 	tcp_rt_log_exit();

@@ -37,6 +37,18 @@
  *     in process and softirq context and may nest, and a hook preempted
  *     on PREEMPT_RT may finish on another CPU; atomics keep every count,
  *     and a CPU only ever writes to its own array's cache lines.
+ *   - Those arrays exist for the online CPUs, not the possible ones (a
+ *     host may have many more possible CPUs than it will ever bring up).
+ *     tcp_rt_series_cpu_mutex guards tcp_rt_series_live, the runs whose
+ *     arrays exist, and the writing of a run's cpu[] pointers: a run's
+ *     arrays are taken for the online CPUs under cpus_read_lock(), which
+ *     holds hotplug off, and the run joins the list before it is
+ *     released; a CPU that comes online later gets its array from
+ *     tcp_rt_series_cpu_prepare(), cpuhp's prepare stage, before it runs
+ *     anything.  A run leaves the list before its arrays are merged.
+ *     Lock order: cpu_hotplug_lock, then tcp_rt_series_mutex, then
+ *     tcp_rt_series_cpu_mutex; static keys (which take cpu_hotplug_lock)
+ *     are never switched under tcp_rt_series_cpu_mutex.
  *   - A run's port slots are claimed with cmpxchg() and never released.
  *   - The active-flow table's entries are claimed with cmpxchg() and never
  *     released; an entry's marks are written only by the hooks of its
@@ -52,14 +64,18 @@
 #define pr_fmt(fmt) "tcp_rt: " fmt
 
 #include <linux/atomic.h>
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
 #include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/hash.h>
 #include <linux/jump_label.h>
 #include <linux/ktime.h>
+#include <linux/list.h>
 #include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
@@ -97,6 +113,8 @@ struct tcp_rt_series_flow {
 
 struct tcp_rt_series_run {
 	struct rcu_head rcu;
+	struct list_head live;	/* in tcp_rt_series_live while it has arrays */
+	atomic_long_t bytes;	/* what its arrays and flow table take */
 	u32 gen;
 	u32 width_us;
 	u32 nbuckets;
@@ -112,12 +130,16 @@ struct tcp_rt_series_run {
 	u64 start_real_ns;	/* the same instant, wall clock */
 	u32 key[TCP_RT_SERIES_SLOTS + 1];	/* 0: free */
 	atomic_t initial[TCP_RT_SERIES_SLOTS];	/* tasks open at the start */
-	atomic_t **cpu;		/* [cpu][bucket][slot][stride] while running */
+	/* [cpu][bucket][slot][stride] while running; NULL: not online */
+	atomic_t **cpu;
 	s32 *sum;		/* the same, merged, once retired */
 	struct tcp_rt_series_flow *flows;	/* with series_ext's flows */
 };
 
 static DEFINE_MUTEX(tcp_rt_series_mutex);
+static DEFINE_MUTEX(tcp_rt_series_cpu_mutex);
+static LIST_HEAD(tcp_rt_series_live);
+static int tcp_rt_series_cpuhp = -1;	/* our dynamic cpuhp state */
 static struct tcp_rt_series_run __rcu *tcp_rt_series_cur;
 static struct tcp_rt_series_run *tcp_rt_series_ready;
 static bool tcp_rt_series_running;
@@ -127,21 +149,31 @@ static atomic_long_t tcp_rt_series_nr_runs = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_series_nr_unread = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_series_nr_dropped = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_series_nr_flows_missed = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_series_nr_cpu_nomem = ATOMIC_LONG_INIT(0);
 
 static size_t tcp_rt_series_cells(const struct tcp_rt_series_run *run)
 {
 	return (size_t)run->nbuckets * run->nslots * run->stride;
 }
 
+/* @run's arrays are no longer grown by CPUs coming online. */
+static void tcp_rt_series_unlist(struct tcp_rt_series_run *run)
+{
+	mutex_lock(&tcp_rt_series_cpu_mutex);
+	list_del_init(&run->live);
+	mutex_unlock(&tcp_rt_series_cpu_mutex);
+}
+
 static void tcp_rt_series_free_cpu(struct tcp_rt_series_run *run)
 {
 	int cpu;
 
+	tcp_rt_series_unlist(run);
 	if (!run->cpu)
 		return;
 	for_each_possible_cpu(cpu)
 		vfree(run->cpu[cpu]);
-	kfree(run->cpu);
+	kvfree(run->cpu);
 	run->cpu = NULL;
 }
 
@@ -198,6 +230,7 @@ u32 tcp_rt_series_gen_active(void)
 static atomic_t *tcp_rt_series_bucket(const struct tcp_rt_series_run *run,
 				      u64 now_us, u32 *b)
 {
+	atomic_t *cpu;
 	u64 off;
 
 	if (now_us < run->start_us)
@@ -205,9 +238,14 @@ static atomic_t *tcp_rt_series_bucket(const struct tcp_rt_series_run *run,
 	off = now_us - run->start_us;
 	if (off >= run->span_us)
 		return NULL;
+	cpu = READ_ONCE(run->cpu[raw_smp_processor_id()]);
+	if (unlikely(!cpu)) {
+		/* online mid-run, and no memory was found for it */
+		atomic_long_inc(&tcp_rt_series_nr_cpu_nomem);
+		return NULL;
+	}
 	*b = div_u64(off, run->width_us);
-	return run->cpu[raw_smp_processor_id()] +
-	       (size_t)*b * run->nslots * run->stride;
+	return cpu + (size_t)*b * run->nslots * run->stride;
 }
 
 /*
@@ -596,6 +634,7 @@ static struct tcp_rt_series_run *tcp_rt_series_config(void)
 	run = kzalloc(sizeof(*run), GFP_KERNEL);
 	if (!run)
 		return NULL;
+	INIT_LIST_HEAD(&run->live);
 	run->width_us = READ_ONCE(tcp_rt_series_us);
 	run->nbuckets = READ_ONCE(tcp_rt_series_buckets);
 	run->ext = READ_ONCE(tcp_rt_series_ext);
@@ -620,31 +659,87 @@ static size_t tcp_rt_series_flows_bytes(const struct tcp_rt_series_run *run)
 	return sizeof(struct tcp_rt_series_flow) << TCP_RT_SERIES_FLOW_BITS;
 }
 
-/* Bytes @run takes while it runs. */
-static unsigned long tcp_rt_series_mem(const struct tcp_rt_series_run *run)
+/* Bytes of one CPU's counters. */
+static size_t tcp_rt_series_cpu_bytes(const struct tcp_rt_series_run *run)
 {
-	return tcp_rt_series_cells(run) * sizeof(atomic_t) *
-	       (num_possible_cpus() + 1) + tcp_rt_series_flows_bytes(run);
+	return tcp_rt_series_cells(run) * sizeof(atomic_t);
 }
 
+/*
+ * Bytes @run takes at most on @ncpus CPUs: their counters, and at its end
+ * the merged table beside them, and the active-flow table.
+ */
+static unsigned long tcp_rt_series_mem(const struct tcp_rt_series_run *run,
+				       unsigned int ncpus)
+{
+	return tcp_rt_series_cpu_bytes(run) * (ncpus + 1UL) +
+	       tcp_rt_series_flows_bytes(run);
+}
+
+/* @cpu's counters of @run, zeroed on @cpu's node. */
+static int tcp_rt_series_alloc_one(struct tcp_rt_series_run *run,
+				   unsigned int cpu)
+{
+	size_t bytes = tcp_rt_series_cpu_bytes(run);
+	atomic_t *a;
+
+	lockdep_assert_held(&tcp_rt_series_cpu_mutex);
+	a = vzalloc_node(bytes, cpu_to_node(cpu));
+	if (!a)
+		return -ENOMEM;
+	WRITE_ONCE(run->cpu[cpu], a);
+	atomic_long_add(bytes, &run->bytes);
+	return 0;
+}
+
+/*
+ * Under cpus_read_lock() (lockdep_assert_cpus_held() is not exported):
+ * the online CPUs' counters, and the run listed so that a CPU coming
+ * online gets its own.
+ */
 static int tcp_rt_series_alloc(struct tcp_rt_series_run *run)
 {
-	size_t bytes = tcp_rt_series_cells(run) * sizeof(atomic_t);
-	int cpu;
+	unsigned int cpu;
+	int err = 0;
 
-	run->cpu = kcalloc(nr_cpu_ids, sizeof(*run->cpu), GFP_KERNEL);
+	run->cpu = kvcalloc(nr_cpu_ids, sizeof(*run->cpu), GFP_KERNEL);
 	if (!run->cpu)
 		return -ENOMEM;
-	for_each_possible_cpu(cpu) {
-		run->cpu[cpu] = vzalloc_node(bytes, cpu_to_node(cpu));
-		if (!run->cpu[cpu])
-			return -ENOMEM;
+	mutex_lock(&tcp_rt_series_cpu_mutex);
+	for_each_online_cpu(cpu) {
+		err = tcp_rt_series_alloc_one(run, cpu);
+		if (err)
+			break;
 	}
+	if (!err)
+		list_add(&run->live, &tcp_rt_series_live);
+	mutex_unlock(&tcp_rt_series_cpu_mutex);
+	if (err)
+		return err;
 	if (tcp_rt_series_flows_bytes(run)) {
 		run->flows = vzalloc(tcp_rt_series_flows_bytes(run));
 		if (!run->flows)
 			return -ENOMEM;
+		atomic_long_add(tcp_rt_series_flows_bytes(run), &run->bytes);
 	}
+	return 0;
+}
+
+/*
+ * cpuhp's prepare stage, on another CPU before @cpu runs anything: its
+ * counters in each run that has arrays.  A CPU is never refused: without
+ * memory, its events are counted in series_cpu_nomem instead.
+ */
+static int tcp_rt_series_cpu_prepare(unsigned int cpu)
+{
+	struct tcp_rt_series_run *run;
+
+	mutex_lock(&tcp_rt_series_cpu_mutex);
+	list_for_each_entry(run, &tcp_rt_series_live, live)
+		if (!run->cpu[cpu] && tcp_rt_series_alloc_one(run, cpu))
+			pr_warn("series: CPU %u came online mid-run with no memory for its counters; its events are counted in series_cpu_nomem\n",
+				cpu);
+	mutex_unlock(&tcp_rt_series_cpu_mutex);
 	return 0;
 }
 
@@ -669,25 +764,32 @@ static void tcp_rt_series_align(struct tcp_rt_series_run *run)
 struct tcp_rt_series_run *tcp_rt_series_prepare(bool *rcv)
 {
 	struct tcp_rt_series_run *run;
+	unsigned int ncpus;
 	unsigned long bytes;
 	int err;
 
 	run = tcp_rt_series_config();
 	if (!run)
 		return ERR_PTR(-ENOMEM);
-	bytes = tcp_rt_series_mem(run);
+	/* the CPUs counted are those the arrays are taken for */
+	cpus_read_lock();
+	ncpus = num_online_cpus();
+	bytes = tcp_rt_series_mem(run, ncpus);
 	if (bytes > TCP_RT_SERIES_MEM_MAX) {
-		pr_err("series_run: %u buckets x %u lines x %u counters on %u CPUs need %lu MiB, more than %lu; use fewer series_buckets\n",
-		       run->nbuckets, run->nslots, run->stride,
-		       num_possible_cpus(), bytes >> 20,
+		pr_err("series_run: %u buckets x %u lines x %u counters on %u online CPUs need %lu MiB (%zu KiB a CPU), more than %lu; use fewer series_buckets, ports or series_ext measures\n",
+		       run->nbuckets, run->nslots, run->stride, ncpus,
+		       DIV_ROUND_UP(bytes, 1UL << 20),
+		       DIV_ROUND_UP(tcp_rt_series_cpu_bytes(run), 1024),
 		       TCP_RT_SERIES_MEM_MAX >> 20);
-		tcp_rt_series_free(run);
-		return ERR_PTR(-EINVAL);
+		err = -EINVAL;
+	} else {
+		err = tcp_rt_series_alloc(run);
+		if (err)
+			pr_err("series_run: no memory for %u buckets x %u lines\n",
+			       run->nbuckets, run->nslots);
 	}
-	err = tcp_rt_series_alloc(run);
+	cpus_read_unlock();
 	if (err) {
-		pr_err("series_run: no memory for %u buckets x %u lines\n",
-		       run->nbuckets, run->nslots);
 		tcp_rt_series_free(run);
 		return ERR_PTR(err);
 	}
@@ -774,7 +876,7 @@ static void tcp_rt_series_merge(struct tcp_rt_series_run *run)
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		for (i = 0; i < cells; i++)
+		for (i = 0; run->cpu[cpu] && i < cells; i++)
 			run->sum[i] += atomic_read(&run->cpu[cpu][i]);
 
 	for (s = 0; s < run->nports; s++) {
@@ -799,6 +901,8 @@ static void tcp_rt_series_retire(struct tcp_rt_series_run *run)
 	static_branch_disable(&tcp_rt_series_on);
 	/* Every hook that found the run has finished counting. */
 	synchronize_rcu();
+	/* and no CPU coming online adds an array to it */
+	tcp_rt_series_unlist(run);
 
 	/* Truncated when ended early: the buckets that began. */
 	run->nbuckets = min_t(u64, run->nbuckets,
@@ -960,6 +1064,20 @@ static const struct file_operations tcp_rt_series_fops = {
 	.release	= tcp_rt_series_release,
 };
 
+/* What the run under way takes now; 0 outside a run. */
+static long tcp_rt_series_cur_bytes(void)
+{
+	const struct tcp_rt_series_run *run;
+	long bytes = 0;
+
+	rcu_read_lock();
+	run = rcu_dereference(tcp_rt_series_cur);
+	if (run)
+		bytes = atomic_long_read(&run->bytes);
+	rcu_read_unlock();
+	return bytes;
+}
+
 void tcp_rt_series_status(struct seq_file *m)
 {
 	seq_printf(m, "series_runs %ld\n",
@@ -970,12 +1088,31 @@ void tcp_rt_series_status(struct seq_file *m)
 		   atomic_long_read(&tcp_rt_series_nr_dropped));
 	seq_printf(m, "series_flows_missed %ld\n",
 		   atomic_long_read(&tcp_rt_series_nr_flows_missed));
+	seq_printf(m, "series_cpu_nomem %ld\n",
+		   atomic_long_read(&tcp_rt_series_nr_cpu_nomem));
+	seq_printf(m, "series_bytes %ld\n", tcp_rt_series_cur_bytes());
 }
 
-void tcp_rt_series_init(struct dentry *dir)
+/*
+ * Before any run can be prepared: CPUs coming online get their counters
+ * in the runs under way.  Returns 0 or the error, said in one line.
+ */
+int tcp_rt_series_init(struct dentry *dir)
 {
+	int ret;
+
+	ret = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN,
+					"net/tcp_rt:series_prepare",
+					tcp_rt_series_cpu_prepare, NULL);
+	if (ret < 0) {
+		pr_err("series: no CPU hotplug state for the runs' counters (%d)\n",
+		       ret);
+		return ret;
+	}
+	tcp_rt_series_cpuhp = ret;
 	debugfs_create_file("rt-network-series", 0400, dir, NULL,
 			    &tcp_rt_series_fops);
+	return 0;
 }
 
 /*
@@ -991,4 +1128,7 @@ void tcp_rt_series_exit(void)
 	tcp_rt_series_free(tcp_rt_series_ready);
 	tcp_rt_series_ready = NULL;
 	mutex_unlock(&tcp_rt_series_mutex);
+	if (tcp_rt_series_cpuhp >= 0)
+		cpuhp_remove_state_nocalls(tcp_rt_series_cpuhp);
+	tcp_rt_series_cpuhp = -1;
 }

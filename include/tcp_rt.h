@@ -361,7 +361,7 @@ DECLARE_STATIC_KEY_FALSE(tcp_rt_series_host_on);
 /* a run counts segments leaving: the host's, or active flows */
 DECLARE_STATIC_KEY_FALSE(tcp_rt_series_out_on);
 
-void tcp_rt_series_init(struct dentry *dir);
+int tcp_rt_series_init(struct dentry *dir);
 void tcp_rt_series_exit(void);
 struct tcp_rt_series_run;
 struct tcp_rt_series_run *tcp_rt_series_prepare(bool *rcv);

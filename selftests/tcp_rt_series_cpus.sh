@@ -1,0 +1,124 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Series runs sized by the online CPUs, not the possible ones: a run's
+# counters are taken for each CPU online when it starts, and for a CPU
+# that comes online during it (cpuhp's prepare stage); status
+# series_bytes says what the run under way holds.
+#
+# scripts/check and check-debug run this in the VM of tcp_rt_loadfail.sh:
+# 80 possible CPUs, 10 online.  There the unit's configuration (2000 x 1
+# ms, every measure, the host's line) with a port range is accepted,
+# which sizing by the possible CPUs refused (81 x 1.44 MB); elsewhere that
+# case skips.  The hotplug case needs two online CPUs.
+. "$(dirname "$0")/lib.sh"
+
+LOG=/tmp/series_cpus.log
+SER=/tmp/series_cpus.lines
+PORT=7650
+ALL_EXT=ce_bytes,ce_segs,ece,dup_bytes,dup_segs,flows,far_bytes_in,far_bytes_out
+FLOWS_BYTES=$((65536 * 16))	# the active-flow table (docs/records.md)
+
+cpus_in() {	# a cpulist file: how many CPUs it names
+	local n=0 r
+	for r in $(tr ',' ' ' < "$1"); do
+		n=$((n + ${r#*-} - ${r%-*} + 1))
+	done
+	echo $n
+}
+
+# What a run holds on N CPUs (docs/series.md, "Memory"): buckets x lines
+# x counters x 4 bytes on each, and the flow table when flows is kept.
+run_bytes() {	# buckets lines counters cpus flows(0/1)
+	echo $(($1 * $2 * $3 * 4 * $4 + $5 * FLOWS_BYTES))
+}
+
+# After each case (lib.sh's cleanup_case): every CPU online again.
+case_cleanup() {
+	local f
+	for f in /sys/devices/system/cpu/cpu[0-9]*/online; do
+		[ "$(cat "$f")" = 1 ] || echo 1 > "$f"
+	done
+}
+
+# The unit's configuration with a port range: 8 ports' lines and the
+# host's, 20 counters each.  Sized by the 80 possible CPUs it needs
+# 81 x 1.44 MB, over the 64 MiB a run may take: refused before.
+case_unit_default() {
+	local possible online
+	possible=$(cpus_in /sys/devices/system/cpu/possible)
+	online=$(cpus_in /sys/devices/system/cpu/online)
+	[ "$(run_bytes 2000 9 20 $((possible + 1)) 1)" -gt $((64 << 20)) ] || {
+		diag "needs 45 possible CPUs for the old sizing to refuse, has $possible (boot with possible_cpus=80)"
+		exit 4
+	}
+	diag "$possible possible CPUs, $online online"
+	mod_load lports_range=7600,7700
+	echo 1000 > "$PARAMS/series_us"
+	echo 2000 > "$PARAMS/series_buckets"
+	echo $ALL_EXT > "$PARAMS/series_ext"
+	echo 1 > "$PARAMS/series_host"
+	echo 1 > "$PARAMS/series_run" || fail "the unit's run refused"
+	expect_eq "$(status series_bytes)" "$(run_bytes 2000 9 20 "$online" 1)" \
+		"status series_bytes: 2000 x 9 x 20 x 4 on $online CPUs and the flow table"
+	echo 0 > "$PARAMS/series_run"
+	expect_eq "$(status series_bytes)" 0 "status series_bytes after the run"
+	expect_eq "$(status series_cpu_nomem)" 0 "status series_cpu_nomem"
+	cat "$DBG/rt-network-series" > /dev/null
+	mod_unload
+}
+
+# A CPU taken offline before the run, brought online during it: its
+# counters appear (series_bytes grows by one CPU's), the requests made on
+# it alone (server and client pinned there: loopback's receive runs on
+# the sender's CPU) are all in the run's lines, held to the records and
+# the client's own count, and they stay there when the CPU goes offline
+# again before the run ends.
+case_cpu_online_mid_run() {
+	local cpu online one reqs=20 started finished bin
+	cpu=$(tr ',' '\n' < /sys/devices/system/cpu/online | tail -n 1)
+	cpu=${cpu#*-}
+	[ "$cpu" -ge 1 ] && [ -e /sys/devices/system/cpu/cpu$cpu/online ] || {
+		diag "needs a second CPU that can go offline"
+		exit 4
+	}
+	rm -f $LOG $SER
+	echo 0 > /sys/devices/system/cpu/cpu$cpu/online || fail "cpu$cpu offline"
+	online=$(cpus_in /sys/devices/system/cpu/online)
+	mod_load lports=$PORT
+	echo 10000 > "$PARAMS/series_us"
+	echo 3000 > "$PARAMS/series_buckets"
+	echo 1 > "$PARAMS/series_run"
+	one=$(run_bytes 3000 1 12 1 0)
+	expect_eq "$(status series_bytes)" $((one * online)) \
+		"status series_bytes: one port's line on the $online online CPUs"
+	echo 1 > /sys/devices/system/cpu/cpu$cpu/online || fail "cpu$cpu online"
+	expect_eq "$(status series_bytes)" $((one * (online + 1))) \
+		"status series_bytes once cpu$cpu is online"
+	rm -f /tmp/series_cpus.ready
+	taskset -c $cpu "$PEER" server --port $PORT --req-bytes 100 --resp-bytes 1000 \
+		--ready-file /tmp/series_cpus.ready > /dev/null &
+	wait_until "server ready" test -s /tmp/series_cpus.ready || fail "server"
+	taskset -c $cpu "$PEER" client --port $PORT --requests $reqs \
+		--req-bytes 100 --resp-bytes 1000 > /dev/null || fail "client"
+	wait_untracked
+	echo 0 > /sys/devices/system/cpu/cpu$cpu/online || fail "cpu$cpu offline again"
+	echo 0 > "$PARAMS/series_run"
+	cat "$DBG/rt-network-series" > $SER
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" $reqs "R records"
+	started=$(awk '$3 == "'$PORT'" { s += $9 } END { print s + 0 }' $SER)
+	finished=$(awk '$3 == "'$PORT'" { s += $10 } END { print s + 0 }' $SER)
+	bin=$(awk '$3 == "'$PORT'" { s += $4 } END { print s + 0 }' $SER)
+	expect_eq "$started" $reqs "tasks started in the run"
+	expect_eq "$finished" $reqs "tasks done in the run"
+	expect_eq "$bin" $((reqs * 100)) "bytes in"
+	expect_eq "$(status series_cpu_nomem)" 0 "status series_cpu_nomem"
+	echo 1 > /sys/devices/system/cpu/cpu$cpu/online || fail "cpu$cpu back online"
+	mod_unload
+}
+
+run_case "series: the unit's run with a port range on a host of 80 possible CPUs, its bytes as status says" \
+	case_unit_default
+run_case "series: a CPU online mid-run gets its counters, and its requests stay counted when it goes" \
+	case_cpu_online_mid_run
+done_testing

@@ -46,9 +46,11 @@
  *     released; a CPU that comes online later gets its array from
  *     tcp_rt_series_cpu_prepare(), cpuhp's prepare stage, before it runs
  *     anything.  A run leaves the list before its arrays are merged.
- *     Lock order: cpu_hotplug_lock, then tcp_rt_series_mutex, then
- *     tcp_rt_series_cpu_mutex; static keys (which take cpu_hotplug_lock)
- *     are never switched under tcp_rt_series_cpu_mutex.
+ *     tcp_rt_series_cpu_mutex is innermost: taken under cpu_hotplug_lock
+ *     (a run's preparation, the cpuhp callback) and under
+ *     tcp_rt_series_mutex (retiring), nothing taken under it.  The
+ *     callback does not take tcp_rt_series_mutex: static keys are
+ *     switched under that one, and they take cpu_hotplug_lock.
  *   - A run's port slots are claimed with cmpxchg() and never released.
  *   - The active-flow table's entries are claimed with cmpxchg() and never
  *     released; an entry's marks are written only by the hooks of its

@@ -15,7 +15,8 @@
 #
 #   scripts/vm-run -- selftests/ftrace_toggle.sh [ftrace|tcp_rt]
 #
-# Prints the rounds done, the load's requests, and every soft lockup or
+# Prints the rounds done, the TCP segments received meanwhile (the sites
+# ran: too few fails the run), and every soft lockup or
 # other kernel report of the run; exits 1 if there was one.
 . "$(dirname "$0")/lib.sh"
 
@@ -66,18 +67,26 @@ if [ "$MODE" = ftrace ]; then
 	echo nop > $T/current_tracer
 	printf 'tcp_rcv_established\ntcp_rcv_state_process\n' > $T/set_ftrace_filter
 fi
+# The load's own count dies with it (SIGTERM): the kernel's count of TCP
+# segments received says the sites ran all along.
+in_segs() {
+	awk '$1 == "Tcp:" && $2 != "RtoAlgorithm" { print $11 }' /proc/net/snmp
+}
+segs0=$(in_segs)
 start=$SECONDS
 for ((i = 1; i <= TOGGLES; i++)); do
 	attach || { echo "# attach failed at round $i"; break; }
 	detach
 	kill -0 $cli 2> /dev/null || { echo "# the load's client died at round $i"; break; }
-	(( i % 200 == 0 )) && echo "# round $i, $((SECONDS - start)) s"
+	(( i % 200 == 0 )) && echo "# round $i, $((SECONDS - start)) s, $(($(in_segs) - segs0)) segments received"
 done
+segs=$(($(in_segs) - segs0))
 [ "$MODE" = ftrace ] && echo > $T/set_ftrace_filter
 kill $cli $srv 2> /dev/null
 wait $cli $srv 2> /dev/null
 [ "$MODE" = tcp_rt ] && cat "$DBG/rt-network-series" > /dev/null && mod_unload
-echo "# $((i - 1)) rounds in $((SECONDS - start)) s; load: $(tail -1 /tmp/toggle.load)"
+echo "# $((i - 1)) rounds in $((SECONDS - start)) s; $segs TCP segments received meanwhile"
+[ "$segs" -gt $((10 * (i - 1))) ] || { echo "# too few segments: the load did not run"; exit 1; }
 reports=$(kmsg_since "$mark" 'soft lockup\|rcu.*stall\|WARNING\|BUG\|Oops\|int3' || true)
 if [ -n "$reports" ]; then
 	echo "$reports" | sed 's/^/# /'

@@ -28,6 +28,10 @@ cpus_in() {	# a cpulist file: how many CPUs it names
 
 # What a run holds on N CPUs (docs/series.md, "Memory"): buckets x lines
 # x counters x 4 bytes on each, and the flow table when flows is kept.
+running() {
+	[ "$(cat "$PARAMS/series_run")" = 1 ]
+}
+
 run_bytes() {	# buckets lines counters cpus flows(0/1)
 	echo $(($1 * $2 * $3 * 4 * $4 + $5 * FLOWS_BYTES))
 }
@@ -42,7 +46,9 @@ case_cleanup() {
 
 # The unit's configuration with a port range: 8 ports' lines and the
 # host's, 20 counters each.  Sized by the 80 possible CPUs it needs
-# 81 x 1.44 MB, over the 64 MiB a run may take: refused before.
+# 81 x 1.44 MB, over the 64 MiB a run may take: refused before.  Its
+# buckets are 10 ms here, not the unit's 1 ms: the same memory, and 20 s
+# for the case to read status while it runs, on a machine of any speed.
 case_unit_default() {
 	local possible online
 	possible=$(cpus_in /sys/devices/system/cpu/possible)
@@ -53,13 +59,14 @@ case_unit_default() {
 	}
 	diag "$possible possible CPUs, $online online"
 	mod_load lports_range=7600,7700
-	echo 1000 > "$PARAMS/series_us"
+	echo 10000 > "$PARAMS/series_us"
 	echo 2000 > "$PARAMS/series_buckets"
 	echo $ALL_EXT > "$PARAMS/series_ext"
 	echo 1 > "$PARAMS/series_host"
 	echo 1 > "$PARAMS/series_run" || fail "the unit's run refused"
 	expect_eq "$(status series_bytes)" "$(run_bytes 2000 9 20 "$online" 1)" \
 		"status series_bytes: 2000 x 9 x 20 x 4 on $online CPUs and the flow table"
+	running || fail "the run ended before its bytes were read"
 	echo 0 > "$PARAMS/series_run"
 	expect_eq "$(status series_bytes)" 0 "status series_bytes after the run"
 	expect_eq "$(status series_cpu_nomem)" 0 "status series_cpu_nomem"
@@ -85,10 +92,11 @@ case_cpu_online_mid_run() {
 	echo 0 > /sys/devices/system/cpu/cpu$cpu/online || fail "cpu$cpu offline"
 	online=$(cpus_in /sys/devices/system/cpu/online)
 	mod_load lports=$PORT
+	# 100 s, ended by the case
 	echo 10000 > "$PARAMS/series_us"
-	echo 3000 > "$PARAMS/series_buckets"
+	echo 10000 > "$PARAMS/series_buckets"
 	echo 1 > "$PARAMS/series_run"
-	one=$(run_bytes 3000 1 12 1 0)
+	one=$(run_bytes 10000 1 12 1 0)
 	expect_eq "$(status series_bytes)" $((one * online)) \
 		"status series_bytes: one port's line on the $online online CPUs"
 	echo 1 > /sys/devices/system/cpu/cpu$cpu/online || fail "cpu$cpu online"
@@ -102,6 +110,7 @@ case_cpu_online_mid_run() {
 		--req-bytes 100 --resp-bytes 1000 > /dev/null || fail "client"
 	wait_untracked
 	echo 0 > /sys/devices/system/cpu/cpu$cpu/online || fail "cpu$cpu offline again"
+	running || fail "the run ended before the case ended it"
 	echo 0 > "$PARAMS/series_run"
 	cat "$DBG/rt-network-series" > $SER
 	drain_logs $LOG

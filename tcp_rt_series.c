@@ -877,9 +877,12 @@ static void tcp_rt_series_merge(struct tcp_rt_series_run *run)
 	unsigned int b, s;
 	int cpu;
 
-	for_each_possible_cpu(cpu)
-		for (i = 0; run->cpu[cpu] && i < cells; i++)
+	for_each_possible_cpu(cpu) {
+		if (!run->cpu[cpu])	/* never online in the run */
+			continue;
+		for (i = 0; i < cells; i++)
 			run->sum[i] += atomic_read(&run->cpu[cpu][i]);
+	}
 
 	for (s = 0; s < run->nports; s++) {
 		s32 open = atomic_read(&run->initial[s]);

@@ -262,6 +262,16 @@ mod_unload() {
 	rmmod tcp_rt || fail "rmmod tcp_rt"
 }
 
+# How many CPUs a cpulist file names (/sys/devices/system/cpu/online,
+# possible: "0-9", "0,2-3").
+cpus_in() {	# file
+	local n=0 r
+	for r in $(tr ',' ' ' < "$1"); do
+		n=$((n + ${r#*-} - ${r%-*} + 1))
+	done
+	echo $n
+}
+
 status() {	# key: the module's status file's
 	kv "$DBG/status" "$1"
 }

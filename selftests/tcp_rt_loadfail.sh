@@ -20,16 +20,6 @@ PPORTS=7706,7707
 ALL_EXT=ce_bytes,ce_segs,ece,dup_bytes,dup_segs,flows,far_bytes_in,far_bytes_out
 FLOOD_STOP=/tmp/flood.stop
 
-online_cpus() {
-	local n=0 r lo hi
-	for r in $(tr ',' ' ' < /sys/devices/system/cpu/online); do
-		lo=${r%-*}
-		hi=${r#*-}
-		n=$((n + hi - lo + 1))
-	done
-	echo $n
-}
-
 # Connections to both ports, opened as fast as one process can, the last
 # 400 held open, until $FLOOD_STOP exists; prints how many it opened.  The
 # job is python itself (exec), so that a failing case's end kills it: a
@@ -63,8 +53,8 @@ EOF
 
 case_series_bound_under_flood() {
 	local mark i out=/tmp/flood.out
-	[ "$(online_cpus)" -ge 9 ] || {
-		diag "needs 9 online CPUs, has $(online_cpus) (vm-run --cpus 10)"
+	[ "$(cpus_in /sys/devices/system/cpu/online)" -ge 9 ] || {
+		diag "needs 9 online CPUs, has $(cpus_in /sys/devices/system/cpu/online) (vm-run --cpus 10)"
 		exit 4
 	}
 	ulimit -n 4096

@@ -18,20 +18,13 @@ PORT=7650
 ALL_EXT=ce_bytes,ce_segs,ece,dup_bytes,dup_segs,flows,far_bytes_in,far_bytes_out
 FLOWS_BYTES=$((65536 * 16))	# the active-flow table (docs/records.md)
 
-cpus_in() {	# a cpulist file: how many CPUs it names
-	local n=0 r
-	for r in $(tr ',' ' ' < "$1"); do
-		n=$((n + ${r#*-} - ${r%-*} + 1))
-	done
-	echo $n
-}
-
-# What a run holds on N CPUs (docs/series.md, "Memory"): buckets x lines
-# x counters x 4 bytes on each, and the flow table when flows is kept.
 running() {
 	[ "$(cat "$PARAMS/series_run")" = 1 ]
 }
 
+# What a run holds on N CPUs (docs/series.md, "Cost and memory"): buckets
+# x lines x counters x 4 bytes on each, and the flow table when flows is
+# kept.
 run_bytes() {	# buckets lines counters cpus flows(0/1)
 	echo $(($1 * $2 * $3 * 4 * $4 + $5 * FLOWS_BYTES))
 }

@@ -155,6 +155,14 @@ enum acct_state acct_state_of(bool has_ctl, bool final_last, bool final_closed,
 	return idle_s > after_s ? ACCT_ENDED : ACCT_OPEN;
 }
 
+uint64_t acct_silent_until(uint64_t now_s, uint64_t store_now, uint64_t at,
+			   uint64_t loaded_to)
+{
+	if (store_now > at && store_now - at > ACCT_CENTRAL_SILENT_S)
+		return now_s;
+	return loaded_to < now_s ? loaded_to : now_s;
+}
+
 bool acct_live(enum acct_state st, uint64_t idle_s, uint64_t after_s)
 {
 	return st == ACCT_OPEN || (st == ACCT_NONE && idle_s <= after_s);

@@ -102,6 +102,23 @@ uint64_t acct_ended_after(uint64_t interval_us, uint64_t ended_after_s);
 enum acct_state acct_state_of(bool has_ctl, bool final_last, bool final_closed,
 			      uint64_t idle_s, uint64_t after_s);
 
+/*
+ * A central's loader (tcprt.centrals, schema 6) that wrote no row for this
+ * long is gone (taken out of the fleet, its spool elsewhere): the epochs
+ * whose last control message it stored are judged by the clock again.
+ */
+#define ACCT_CENTRAL_SILENT_S	86400
+
+/*
+ * Until when an epoch's silence runs, judged at @now_s (the store's clock,
+ * s, or the window's end): to @loaded_to, how far the central that stored
+ * its last control message has its spool loaded, when that is earlier and
+ * the central's last row (written at @at) is younger than
+ * ACCT_CENTRAL_SILENT_S at @store_now; else to @now_s.
+ */
+uint64_t acct_silent_until(uint64_t now_s, uint64_t store_now, uint64_t at,
+			   uint64_t loaded_to);
+
 /* Live: what it has not handed over is in flight, not lost.  An epoch
  * with no control message lives while its records keep coming. */
 bool acct_live(enum acct_state st, uint64_t idle_s, uint64_t after_s);

@@ -162,7 +162,8 @@ CH_CONN_HELP
 "                     and after it (the host's clock); older ones are not\n"
 "                     looked for (default 1h)\n"
 "  -e, --ended-after S  gaps: an epoch whose control messages stopped S\n"
-"                     seconds ago (by the central's clock) has ended:\n"
+"                     seconds before its central's spool was loaded to\n"
+"                     (tcprt.centrals; the store's clock) has ended:\n"
 "                     what it had not handed over is lost (SENDER), not\n"
 "                     in flight (default: 6 of its sender's intervals,\n"
 "                     60 s when unknown)\n"
@@ -489,6 +490,71 @@ static void where_host(struct buf *q, const struct opts *o)
 
 /* ---- gaps ---------------------------------------------------------------------- */
 
+/*
+ * How far each central's spool is loaded (tcprt.centrals, schema 6): an
+ * epoch whose last control message a central stored is silent until that
+ * central's loaded_to, not until now, while its loader is stalled or
+ * behind - its messages may wait in the spool (issue 65, F8).
+ */
+struct central {
+	char *name;		/* '<host>:<spool>/', as controls.central */
+	uint64_t loaded_to, at;	/* the store's clock, s */
+};
+
+struct centrals {
+	struct central *c;
+	size_t n;
+	uint64_t store_now;	/* the store's clock when read */
+	uint64_t now_s;		/* the states' clock: it, or the window's end */
+};
+
+static void centrals_load(struct ch *c, struct centrals *cs, uint64_t store_now)
+{
+	struct buf ans = { 0 };
+	char *row, *f[4];
+	size_t pos = 0;
+
+	cs->store_now = cs->now_s = store_now;
+	if (c->version < STORE_CENTRALS)
+		return;
+	query(c, "SELECT central, max(loaded_to), toUInt32(max(at)) FROM tcprt.centrals GROUP BY central FORMAT TabSeparated",
+	      &ans);
+	while ((row = ch_row(&ans, &pos))) {
+		if (ch_fields(row, f, 4) != 3)
+			continue;
+		cs->c = xrealloc(cs->c, cs->n + 1, sizeof(*cs->c));
+		cs->c[cs->n++] = (struct central){
+			.name = xstrdup(f[0]), .loaded_to = u64(f[1]), .at = u64(f[2]),
+		};
+	}
+	buf_free(&ans);
+}
+
+static void centrals_free(struct centrals *cs)
+{
+	size_t i;
+
+	for (i = 0; i < cs->n; i++)
+		free(cs->c[i].name);
+	free(cs->c);
+}
+
+/*
+ * Until when an epoch whose last control message @central stored
+ * (controls.central) is silent (acct_silent_until()): the states' clock
+ * for a central unknown (a row of before schema 6).
+ */
+static uint64_t silent_until(const struct centrals *cs, const char *central)
+{
+	size_t i;
+
+	for (i = 0; i < cs->n; i++)
+		if (!strcmp(cs->c[i].name, central))
+			return acct_silent_until(cs->now_s, cs->store_now,
+						 cs->c[i].at, cs->c[i].loaded_to);
+	return cs->now_s;
+}
+
 struct account {
 	char key[96];		/* "host\tepoch" */
 	char host[72];
@@ -506,10 +572,12 @@ struct account {
 				 * central's clock), or its last record's */
 	bool concurrent;	/* ran while another epoch of its host id did */
 	bool idle;		/* no control message nor record in the window */
+	uint64_t until_s;	/* its silence runs to (silent_until()) */
 	struct spans set;	/* the numbers stored from lo on */
 	/* decided (acct.h) */
 	enum acct_state state;
 	uint64_t idle_s, after_s;	/* silent for, ended after */
+	uint64_t behind_s;	/* its central's loader behind the clock by */
 	struct acct_split split;
 };
 
@@ -520,6 +588,7 @@ struct accounts {
 	struct account *a;
 	size_t n;
 	struct keyidx idx;	/* by key, until sorted for print */
+	const struct centrals *cs;
 };
 
 static struct account *account_of(struct accounts *as, const char *host,
@@ -614,15 +683,16 @@ static void gaps_controls(struct ch *c, const char *in, uint64_t before,
 		else
 			buf_printf(&q, ", argMax(%s, ctl_seq)", ctl_field_name[i]);
 	}
-	buf_printf(&q, ", max(final = %d), max(final = %d), toUInt32(max(received)) FROM tcprt.controls FINAL WHERE received < toDateTime(%llu) AND received >= toDateTime(%llu) AND %s GROUP BY host, epoch FORMAT TabSeparated",
-		   FINAL_LAST, FINAL_CLOSED, (unsigned long long)before,
-		   (unsigned long long)after, in);
+	buf_printf(&q, ", max(final = %d), max(final = %d), toUInt32(max(received)), %s FROM tcprt.controls FINAL WHERE received < toDateTime(%llu) AND received >= toDateTime(%llu) AND %s GROUP BY host, epoch FORMAT TabSeparated",
+		   FINAL_LAST, FINAL_CLOSED,
+		   c->version >= STORE_CENTRALS ? "argMax(central, received)" : "''",
+		   (unsigned long long)before, (unsigned long long)after, in);
 	query(c, q.p, &ans);
 	while ((row = ch_row(&ans, &pos))) {
 		struct account *a;
 		uint64_t *v;
 
-		if (ch_fields(row, f, 24) != 5 + nctl)
+		if (ch_fields(row, f, 24) != 6 + nctl)
 			continue;
 		a = account_of(as, f[0], u64(f[1]));
 		v = base ? a->base : a->ctl;
@@ -639,6 +709,7 @@ static void gaps_controls(struct ch *c, const char *in, uint64_t before,
 		a->final_last = u64(f[2 + nctl]);
 		a->final_closed = u64(f[3 + nctl]);
 		a->last_s = u64(f[4 + nctl]);
+		a->until_s = silent_until(as->cs, f[5 + nctl]);
 	}
 	buf_free(&q);
 	buf_free(&ans);
@@ -973,7 +1044,10 @@ static void gaps_decide(const struct opts *o, struct accounts *as, uint64_t now_
 			.store = a->store,
 		};
 
-		a->idle_s = now_s > a->last_s ? now_s - a->last_s : 0;
+		uint64_t until = a->has_ctl ? a->until_s : now_s;
+
+		a->idle_s = until > a->last_s ? until - a->last_s : 0;
+		a->behind_s = now_s - until;
 		a->after_s = acct_ended_after(a->ctl[CTL_INTERVAL_US], o->ended_after);
 		a->state = acct_state_of(a->has_ctl, a->final_last, a->final_closed,
 					 a->idle_s, a->after_s);
@@ -991,6 +1065,9 @@ static void gaps_notes(const struct account *a, const char *start)
 	if (a->state == ACCT_ENDED)
 		printf(", ended: no control message for %llu s (ended after %llu s)",
 		       (unsigned long long)a->idle_s, (unsigned long long)a->after_s);
+	else if (a->state == ACCT_OPEN && a->idle_s + a->behind_s > a->after_s)
+		printf(", open: its central's spool is loaded only to %llu s ago (tcprt.centrals; its loader stalled or behind)",
+		       (unsigned long long)a->behind_s);
 	else if (a->state == ACCT_CLOSED)
 		printf(", closed by its successor (the sender was killed)");
 	if (a->after)
@@ -1071,8 +1148,9 @@ static void gaps_print(const struct opts *o, struct account *a)
 			       (unsigned long long)x->sender,
 			       (unsigned long long)x->in_flight,
 			       (unsigned long long)x->transport);
-		printf(",\"silent_s\":%llu,\"ended_after_s\":%llu",
-		       (unsigned long long)a->idle_s, (unsigned long long)a->after_s);
+		printf(",\"silent_s\":%llu,\"ended_after_s\":%llu,\"central_behind_s\":%llu",
+		       (unsigned long long)a->idle_s, (unsigned long long)a->after_s,
+		       (unsigned long long)a->behind_s);
 		if (a->concurrent)
 			printf(",\"concurrent\":true");
 		printf(",\"store_refused\":%llu,\"malformed\":%llu,\"past_last_control\":%llu",
@@ -1380,6 +1458,7 @@ struct last_seen {
 	uint64_t epoch, last_s;
 	bool has_ctl, final_last, final_closed;
 	uint64_t interval_us;
+	uint64_t until_s;	/* as struct account's */
 };
 
 _Static_assert(offsetof(struct last_seen, key) == 0, "last_seen: key first");
@@ -1388,6 +1467,7 @@ struct seen {
 	struct last_seen *s;
 	size_t n;
 	struct keyidx idx;
+	const struct centrals *cs;
 };
 
 static struct last_seen *seen_of(struct seen *sn, const char *host,
@@ -1509,13 +1589,15 @@ static void seq_life(struct ch *c, const struct opts *o, const char *loads,
 			   loads, q.p, loads);
 		q.len = 0;
 	}
-	buf_printf(&q, "SELECT host, epoch, max(final = %d), max(final = %d), toUInt32(max(received)), argMax(interval_us, ctl_seq) FROM tcprt.controls FINAL WHERE received < toDateTime(%llu) AND %s GROUP BY host, epoch FORMAT TabSeparated",
-		   FINAL_LAST, FINAL_CLOSED, (unsigned long long)o->until, t.p);
+	buf_printf(&q, "SELECT host, epoch, max(final = %d), max(final = %d), toUInt32(max(received)), argMax(interval_us, ctl_seq), %s FROM tcprt.controls FINAL WHERE received < toDateTime(%llu) AND %s GROUP BY host, epoch FORMAT TabSeparated",
+		   FINAL_LAST, FINAL_CLOSED,
+		   c->version >= STORE_CENTRALS ? "argMax(central, received)" : "''",
+		   (unsigned long long)o->until, t.p);
 	query(c, q.p, &ans);
 	while ((row = ch_row(&ans, &pos))) {
 		struct last_seen *x;
 
-		if (ch_fields(row, f, 8) != 6)
+		if (ch_fields(row, f, 8) != 7)
 			continue;
 		x = seen_of(sn, f[0], u64(f[1]));
 		x->has_ctl = true;
@@ -1523,6 +1605,7 @@ static void seq_life(struct ch *c, const struct opts *o, const char *loads,
 		x->final_closed = u64(f[3]);
 		x->last_s = u64(f[4]);
 		x->interval_us = u64(f[5]);
+		x->until_s = silent_until(sn->cs, f[6]);
 	}
 	for (i = 0; i < ls->n; i++) {
 		struct mlog *l = &ls->l[i];
@@ -1530,7 +1613,8 @@ static void seq_life(struct ch *c, const struct opts *o, const char *loads,
 		for (j = 0; j < l->n; j++) {
 			/* no control nor row seen: silent since ever */
 			struct last_seen *x = seen_of(sn, l->host, l->e[j].epoch);
-			uint64_t idle = now_s > x->last_s ? now_s - x->last_s : 0;
+			uint64_t until = x->has_ctl ? x->until_s : now_s;
+			uint64_t idle = until > x->last_s ? until - x->last_s : 0;
 			uint64_t after = acct_ended_after(x->interval_us, o->ended_after);
 			enum acct_state st = acct_state_of(x->has_ctl, x->final_last,
 							   x->final_closed, idle, after);
@@ -1659,9 +1743,9 @@ static void seq_window_accounts(struct ch *c, const struct opts *o,
 }
 
 static void seq_load(struct ch *c, const struct opts *o, const char *in,
-		     struct mlogs *ls, uint64_t now_s)
+		     struct mlogs *ls, const struct centrals *cs, uint64_t now_s)
 {
-	struct seen sn = { 0 };
+	struct seen sn = { .cs = cs };
 	struct buf loads = { 0 };
 	size_t i, j;
 
@@ -1831,7 +1915,8 @@ static void gaps_horizon(struct ch *c, struct opts *o, uint64_t now_s)
 static int fleet_gaps(const struct opts *opts)
 {
 	struct opts window = *opts, *o = &window;
-	struct accounts as = { 0 };
+	struct centrals cs = { 0 };
+	struct accounts as = { .cs = &cs };
 	struct mlogs ls = { 0 };
 	struct buf in = { 0 };
 	struct ch c;
@@ -1840,10 +1925,12 @@ static int fleet_gaps(const struct opts *opts)
 
 	connect_store(&c, o, STORE_OLDEST);
 	now_s = store_now(&c);
+	centrals_load(&c, &cs, now_s);
 	gaps_horizon(&c, o, now_s);
 	/* states as at the window's end */
 	if (now_s > o->until)
 		now_s = o->until;
+	cs.now_s = now_s;
 	gaps_view(&c, o, &as, &in);
 	if (o->by_epoch) {
 		gaps_load(&c, o, in.p, &as);
@@ -1867,7 +1954,7 @@ static int fleet_gaps(const struct opts *opts)
 		gaps_note(o, "the store is of schema %d: records carry the module's numbers from schema %d on (tcprt fleet init)\n",
 			  c.version, STORE_SEQ);
 	if (o->by_seq && c.version >= STORE_SEQ) {
-		seq_load(&c, o, in.p, &ls, now_s);
+		seq_load(&c, o, in.p, &ls, &cs, now_s);
 		if (ls.n && o->fmt == FMT_TEXT && o->by_epoch)
 			printf("\n");
 		if (ls.n || !o->by_epoch)
@@ -1881,6 +1968,7 @@ static int fleet_gaps(const struct opts *opts)
 		spans_free(&as.a[i].set);
 	keyidx_free(&as.idx);
 	free(as.a);
+	centrals_free(&cs);
 	buf_free(&in);
 	ch_close(&c);
 	return EXIT_OK;

@@ -53,7 +53,9 @@ static const char help[] =
 "share/tcprt/fleet/tcprt-central.conf) into ClickHouse: records (D1, D2),\n"
 "control messages (C1), the accounts of each log by the module's numbers\n"
 "(L1, table cpu_accounts), and the lines that are none of them, or whose\n"
-"fields contradict each other (table bad_messages, with the reason).\n"
+"fields contradict each other (table bad_messages, with the reason); every\n"
+"--interval (at most once a second), how far the spool is loaded (table\n"
+"centrals, by which fleet gaps tells a stalled loader from ended epochs).\n"
 "Runs until SIGINT/SIGTERM, or with --once until the files are loaded to\n"
 "their end.  Restarts lose nothing and count nothing twice: the state file\n"
 "keeps how far each file was loaded, written once ClickHouse acknowledged.\n"
@@ -97,6 +99,7 @@ CH_CONN_HELP
 #define MSG_MAX			65536	/* longer lines are bad messages */
 #define BAD_KEEP		4096	/* bytes of a bad message kept */
 #define RETRY_MAX_US		(30 * USEC_PER_SEC)
+#define BEAT_MIN_US		USEC_PER_SEC	/* tcprt.centrals rows, apart */
 #define ITEMS_MAX		(FRAME_MAX / 2)
 
 struct spool_file {
@@ -144,6 +147,17 @@ struct ingest {
 	bool once;		/* --once */
 	bool failed;		/* with --once, a load failed: exit 1 */
 
+	/*
+	 * How far the spool is loaded (tcprt.centrals, schema 6; beat_start()).
+	 * centrals: the store has the table and controls' central column.
+	 */
+	bool centrals;
+	const char *ctl_same;	/* controls' columns but central: a copy's */
+	uint64_t pass_at;	/* the store's clock before a pass; 0: none */
+	uint64_t loaded_to;	/* the last written: all the spool held then */
+	uint64_t beat_due_us;	/* mono_us() of the next row */
+	bool beat_failing;	/* said once until a row is written again */
+
 	/* counters since start */
 	uint64_t messages, records, invalid, controls, accounts, bad_messages;
 	uint64_t ctl_copies;	/* control rows the store had: not loaded */
@@ -152,6 +166,7 @@ struct ingest {
 	uint64_t torn;		/* messages cut short, the next glued on */
 	uint64_t retries, retired;
 	uint64_t refused;	/* rows ClickHouse refused, kept in bad_messages */
+	uint64_t beats, beats_failed;	/* tcprt.centrals rows written, not */
 	struct rows_stats load;
 };
 
@@ -597,6 +612,10 @@ static void ctl_row(struct ingest *g, const char *file, uint64_t off,
 	for (i = 0; i < CTL_NFIELDS; i++)
 		tsv_u(&g->ctl.b, c->v[i]);
 	tsv_u(&g->ctl.b, c->sent_known);
+	if (g->centrals) {
+		buf_add(&g->ctl.b, "\t", 1);
+		buf_tsv(&g->ctl.b, g->where, strlen(g->where));
+	}
 	buf_add(&g->ctl.b, "\n", 1);
 	g->controls++;
 	g->rows++;
@@ -689,6 +708,9 @@ static void tables_init(struct ingest *g)
 	for (i = 0; i < CTL_NFIELDS; i++)
 		buf_printf(&ctl, ", %s", ctl_field_name[i]);
 	buf_printf(&ctl, ", sent_known");
+	g->ctl_same = xstrdup(ctl.p);
+	if (g->centrals)
+		buf_printf(&ctl, ", central");
 	buf_printf(&cpu, "host, epoch, ctl_seq, load_id, cpu");
 	for (i = 0; i < CPU_NFIELDS; i++)
 		buf_printf(&cpu, ", %s", cpu_field_name[i]);
@@ -820,8 +842,8 @@ static int str_cmp(const void *a, const void *b)
 /*
  * The rows the store has of the keys (host, epoch, ctl_seq) of control
  * rows [@lo, @hi), each as a row of the batch is written (TabSeparated,
- * the same columns), appended to @have, a line each.  False when the
- * store fails.
+ * the same columns but central), appended to @have, a line each.  False
+ * when the store fails.
  */
 static bool stored_controls(struct ingest *g, size_t lo, size_t hi,
 			    struct buf *have)
@@ -833,7 +855,7 @@ static bool stored_controls(struct ingest *g, size_t lo, size_t hi,
 	bool ok;
 
 	buf_printf(&q, "SELECT %s FROM tcprt.controls WHERE (host, epoch, ctl_seq) IN (",
-		   g->ctl.cols);
+		   g->ctl_same);
 	for (i = lo; i < hi; i++) {
 		if (!ctl_key(&g->ctl, i, key, sizeof(key)) ||
 		    ch_fields(key, f, 3) != 3)
@@ -862,8 +884,9 @@ static bool stored_controls(struct ingest *g, size_t lo, size_t hi,
  * epoch that ended would seem to live again.  A message of the same
  * host, epoch and ctl_seq that says something else is loaded as before:
  * a successor closing a dead epoch from a state file a power loss rolled
- * back reuses a ctl_seq the dead ship sent.  False when the store fails
- * (the load held, tried again whole).
+ * back reuses a ctl_seq the dead ship sent.  Which central loaded it
+ * does not count: the second central's copy is a copy.  False when the
+ * store fails (the load held, tried again whole).
  */
 static bool drop_stored_controls(struct ingest *g)
 {
@@ -890,12 +913,17 @@ static bool drop_stored_controls(struct ingest *g)
 	}
 	qsort(keys, nkeys, sizeof(*keys), str_cmp);
 	for (i = 0; i < g->ctl.n; i++) {
-		const char *text;
+		const char *text, *tab;
+		size_t same;
 
 		n = rows_text(&g->ctl, i, &text);
-		k = xrealloc(k, n + 1, 1);
-		memcpy(k, text, n);
-		k[n] = '\0';
+		/* the row without its central, the last field */
+		for (tab = text + n; g->centrals && tab > text && tab[-1] != '\t'; tab--)
+			;
+		same = g->centrals && tab > text ? (size_t)(tab - 1 - text) : n;
+		k = xrealloc(k, same + 1, 1);
+		memcpy(k, text, same);
+		k[same] = '\0';
 		if (bsearch(&k, keys, nkeys, sizeof(*keys), str_cmp)) {
 			g->ctl_copies++;
 			g->rows--;
@@ -1226,6 +1254,104 @@ static char *spool_where(const char *spool)
 	return w;
 }
 
+/* ---- how far the spool is loaded (tcprt.centrals) --------------------------------- */
+
+/* The store's clock, Unix seconds; 0 when it fails. */
+static uint64_t store_now(struct ingest *g, const char *sql)
+{
+	struct buf ans = { 0 };
+	uint64_t v = 0;
+	size_t pos = 0;
+	char *row;
+
+	if (ch_query(&g->ch, sql, &ans) && (row = ch_row(&ans, &pos)))
+		parse_u64(row, strlen(row), &v);
+	buf_free(&ans);
+	return v;
+}
+
+/*
+ * Schema 6: this central's row says how far its spool is loaded, so that
+ * fleet gaps takes a loader stalled or behind for what it is, not for
+ * epochs that ended (issue 65, F8).  From the last row of an earlier run;
+ * 0 (never loaded whole) for a central new to the store.
+ */
+static void centrals_init(struct ingest *g)
+{
+	struct buf q = { 0 };
+	const char *p;
+
+	g->centrals = g->ch.version >= STORE_CENTRALS;
+	if (!g->centrals) {
+		warnx_("ingest: the store is of schema %d: until tcprt fleet init upgrades it to %d, fleet gaps takes a stalled loader's epochs for ended ones",
+		       g->ch.version, STORE_CENTRALS);
+		return;
+	}
+	/* where: a host name and a path, which may hold a quote */
+	buf_printf(&q, "SELECT max(loaded_to) FROM tcprt.centrals WHERE central = '");
+	for (p = g->where; *p; p++)
+		buf_printf(&q, "%s%c", *p == '\'' || *p == '\\' ? "\\" : "", *p);
+	buf_printf(&q, "' FORMAT TabSeparated");
+	g->loaded_to = store_now(g, q.p);
+	buf_free(&q);
+}
+
+/* Rows of tcprt.centrals: every --interval, at most one a second. */
+static uint64_t beat_every(const struct ingest *g)
+{
+	return g->interval_us > BEAT_MIN_US ? g->interval_us : BEAT_MIN_US;
+}
+
+/*
+ * Before a pass, at most every beat_every(): the store's clock.  Once what
+ * the pass read is loaded (no row held), every message the spool held at
+ * that time is in the store: beat_end() writes it as loaded_to.
+ */
+static void beat_start(struct ingest *g)
+{
+	if (g->centrals && !g->pass_at && mono_us() >= g->beat_due_us)
+		g->pass_at = store_now(g, "SELECT toUInt32(now()) FORMAT TabSeparated");
+}
+
+/*
+ * After a pass and its load: this central's row, with loaded_to moved on
+ * when nothing read is held; while rows stay held (a load every
+ * --interval), one with loaded_to as it was once beat_every() is past
+ * twice, so that a loader alive but behind says so.  A failure is said
+ * once, counted, and tried again at the next interval.
+ */
+static void beat_end(struct ingest *g)
+{
+	struct buf row = { 0 };
+	uint64_t now = mono_us();
+
+	if (!g->centrals || now < g->beat_due_us)
+		return;
+	if (g->pass_at && !g->rows) {
+		g->loaded_to = g->pass_at;
+		g->pass_at = 0;
+	} else if (now < g->beat_due_us + beat_every(g)) {
+		return;
+	}
+	buf_tsv(&row, g->where, strlen(g->where));
+	buf_printf(&row, "\t%llu\n", (unsigned long long)g->loaded_to);
+	if (ch_insert(&g->ch, "INSERT INTO tcprt.centrals (central, loaded_to) FORMAT TabSeparated",
+		      row.p, row.len)) {
+		g->beats++;
+		if (g->beat_failing)
+			warnx_("ingest: tcprt.centrals written again");
+		g->beat_failing = false;
+	} else {
+		g->beats_failed++;
+		if (!g->beat_failing)
+			warnx_("ingest: tcprt.centrals: %s; fleet gaps sees this central's loading stopped until a row is written",
+			       g->ch.err);
+		g->beat_failing = true;
+	}
+	buf_free(&row);
+	g->beat_due_us = now + beat_every(g);
+}
+
 /* One pass over the spool; true when it read something. */
 static bool pass(struct ingest *g)
 {
@@ -1245,7 +1371,7 @@ static bool pass(struct ingest *g)
 
 static void report(const struct ingest *g)
 {
-	warnx_("ingest: %llu messages: %llu record rows (%llu of malformed lines, %llu of them of times outside --max-age), %llu control rows (%llu of them the store had: not loaded again), %llu log account rows, %llu bad messages (%llu not signed by the host they claim, %llu torn); %llu batches loaded, %llu retries, %llu files retired; %llu rows refused by ClickHouse (in bad_messages; %llu loads split)",
+	warnx_("ingest: %llu messages: %llu record rows (%llu of malformed lines, %llu of them of times outside --max-age), %llu control rows (%llu of them the store had: not loaded again), %llu log account rows, %llu bad messages (%llu not signed by the host they claim, %llu torn); %llu batches loaded, %llu retries, %llu files retired; %llu rows refused by ClickHouse (in bad_messages; %llu loads split); %llu tcprt.centrals rows (%llu failed)",
 	       (unsigned long long)g->messages, (unsigned long long)g->records,
 	       (unsigned long long)g->invalid,
 	       (unsigned long long)g->span.outside,
@@ -1258,7 +1384,9 @@ static void report(const struct ingest *g)
 	       (unsigned long long)g->batches, (unsigned long long)g->retries,
 	       (unsigned long long)g->retired,
 	       (unsigned long long)g->refused,
-	       (unsigned long long)g->load.split);
+	       (unsigned long long)g->load.split,
+	       (unsigned long long)g->beats,
+	       (unsigned long long)g->beats_failed);
 }
 
 /* The master secret every host's frame key derives from (sign.h). */
@@ -1358,7 +1486,10 @@ int cmd_ingest(int argc, char **argv)
 			usage_error("ingest", "%s", g.ch.err);
 		die(EXIT_RUNTIME, "ingest: %s", g.ch.err);
 	}
-	/* schema 5 changed no column: a store of 4 is loaded as it is */
+	/*
+	 * schema 5 changed no column: a store of 4 is loaded as it is; and
+	 * one of 4 or 5 without tcprt.centrals (centrals_init())
+	 */
 	if (!ch_check_schema(&g.ch, STORE_SEQ)) {
 		warnx_("ingest: %s", g.ch.err);
 		ch_close(&g.ch);
@@ -1366,17 +1497,21 @@ int cmd_ingest(int argc, char **argv)
 	}
 	lock_state(&g);
 	load_state(&g);
+	centrals_init(&g);
 	tables_init(&g);
 	reset_batch(&g);
 	while (!stop_requested) {
-		bool got = pass(&g);
+		bool got;
 
+		beat_start(&g);
+		got = pass(&g);
 		if (stop_requested || g.failed)
 			break;
 		if (g.rows && (!got || once ||
 			       mono_us() - g.first_us >= g.interval_us) &&
 		    !commit(&g))
 			break;
+		beat_end(&g);
 		retire(&g);
 		if (once && !got && !g.rows)
 			break;

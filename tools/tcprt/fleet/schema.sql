@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: GPL-2.0
--- The central store of tcprt's fleet path (docs/fleet.md), schema 5.
+-- The central store of tcprt's fleet path (docs/fleet.md), schema 6.
 -- 'tcprt fleet init' runs these statements (built into tcprt from this
 -- file); or: clickhouse-client --multiquery < schema.sql on a new store.
 -- Only SQL that ClickHouse has accepted since 18.16 (Debian 12's) and
@@ -112,6 +112,11 @@ ORDER BY (toStartOfHour(time), host, epoch, seq);
 -- message's copies may arrive on either side of midnight: every query
 -- reads an epoch's account as the one of the highest ctl_seq and its
 -- finals as any, which a copy does not change.
+-- Schema 6: central, the loader that stored the row, named as in
+-- tcprt.centrals ('' in rows loaded before), so that tcprt fleet gaps
+-- judges an epoch silent by how far that central's spool is loaded, not
+-- by the clock alone (a copy of a message the store had is not loaded
+-- again: the row names the central whose copy came first).
 CREATE TABLE IF NOT EXISTS tcprt.controls (
     host String,
     epoch UInt64,
@@ -131,7 +136,8 @@ CREATE TABLE IF NOT EXISTS tcprt.controls (
     final UInt8,
     sent_seq UInt64,
     interval_us UInt64,
-    sent_known UInt8
+    sent_known UInt8,
+    central String
 ) ENGINE = ReplacingMergeTree
 PARTITION BY toYYYYMMDD(received)
 ORDER BY (host, epoch, ctl_seq);
@@ -223,6 +229,25 @@ FROM (
 )
 GROUP BY host, hour;
 
+-- Schema 6: how far each central's loader (tcprt ingest) has loaded its
+-- spool.  central: '<host>:<spool folder>/', the loader's host name and
+-- its spool's path, as bad_messages' file begins; loaded_to: the store's
+-- clock (Unix seconds; 0: never loaded whole) before a pass over the
+-- spool whose every message is now in the store, so that whatever the
+-- spool held then is loaded; at: when the row
+-- was written (ingest writes one every --interval, at most once a second,
+-- loaded_to unchanged while it is behind).  tcprt fleet gaps judges an
+-- epoch silent from its last control message to the loaded_to of the
+-- central that stored it, and ends it only past --ended-after of that: a
+-- loader stalled or behind holds its epochs open (in flight), it does not
+-- end them.  A central that wrote no row for a day no longer holds any.
+CREATE TABLE IF NOT EXISTS tcprt.centrals (
+    central String,
+    loaded_to UInt64,
+    at DateTime DEFAULT now()
+) ENGINE = ReplacingMergeTree
+ORDER BY central;
+
 -- The schema's version, which tcprt checks before it loads or queries:
 -- written last, so that a store whose init stopped halfway says the
 -- version it had (tcprt fleet init again completes it).
@@ -232,4 +257,4 @@ CREATE TABLE IF NOT EXISTS tcprt.meta (
 ) ENGINE = ReplacingMergeTree
 ORDER BY key;
 
-INSERT INTO tcprt.meta (key, value) VALUES ('schema', '5');
+INSERT INTO tcprt.meta (key, value) VALUES ('schema', '6');

@@ -31,6 +31,7 @@ const struct store_column store_added[] = {
 	{ 4, "controls", "sent_seq", "UInt64" },
 	{ 4, "controls", "interval_us", "UInt64" },
 	{ 4, "controls", "sent_known", "UInt8" },
+	{ 6, "controls", "central", "String" },
 };
 
 const char *const store_tables[] = { "records", "bad_messages", "controls" };
@@ -232,6 +233,7 @@ static const struct {
 	{ "controls", "host" },
 	{ "cpu_accounts", "host" },
 	{ "bad_messages", "file" },
+	{ "centrals", "central" },
 };
 
 static const char *shard_key(const char *table, size_t len)

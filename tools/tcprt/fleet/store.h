@@ -17,6 +17,8 @@
  *   5  no column: new stores' tcprt.records partitioned by day and sorted
  *      by hour first, controls and cpu_accounts partitioned by the day of
  *      arrival (an existing table keeps its key and partitioning)
+ *   6  how far each central's spool is loaded: the table tcprt.centrals,
+ *      tcprt.controls gains central (the loader that stored the row)
  *
  * A version only ever adds columns at the end of a table, so that a store
  * of any older version is upgraded in place (tcprt fleet init), and the
@@ -34,10 +36,11 @@
 #include "frame.h"
 #include "record.h"
 
-#define STORE_VERSION	5	/* fleet/schema.sql's, written in tcprt.meta */
+#define STORE_VERSION	6	/* fleet/schema.sql's, written in tcprt.meta */
 #define STORE_BREAKDOWN	2	/* the version whose records have the breakdown */
 #define STORE_REFUSED	3	/* the version whose bad_messages has host, epoch */
 #define STORE_SEQ	4	/* records numbered by the module, cpu_accounts */
+#define STORE_CENTRALS	6	/* tcprt.centrals, controls' central */
 #define STORE_OLDEST	1	/* the oldest one tcprt reads and upgrades */
 
 /*

@@ -1611,7 +1611,7 @@ case_fleet_usage() {
 	grep -q "ClickHouse at http://127.0.0.1:1/ is unreachable" "$T/err" || fail "$(cat "$T/err")"
 	expect_eq "$(status_of "$TCPRT" fleet reached --url http://127.0.0.1:1/)" 1 "reached: store unreachable"
 	expect_eq "$(status_of "$TCPRT" fleet schema)" 0 "fleet schema"
-	expect_eq "$("$TCPRT" fleet schema --cluster c1 | grep -c "ON CLUSTER c1")" 11 "fleet schema --cluster: every CREATE on the cluster"
+	expect_eq "$("$TCPRT" fleet schema --cluster c1 | grep -c "ON CLUSTER c1")" 13 "fleet schema --cluster: every CREATE on the cluster"
 	grep -q "CREATE TABLE IF NOT EXISTS tcprt.records" "$T/out" || fail "schema text"
 }
 

@@ -59,7 +59,7 @@ case_init() {
 	grep -q "^tcprt: fleet: --cluster: 'tcp-rt' is not a cluster's name" $F/err || fail "bad name: $(cat $F/err)"
 	inc "$TCPRT" fleet init --url "$CH$DDL" --cluster $CLUSTER --keep forever > $F/init.out 2>&1 ||
 		fail "fleet init --cluster: $(cat $F/init.out)"
-	expect_eq "$(head -1 $F/init.out)" "tcprt schema 5 ready in ClickHouse at $CH, on its cluster $CLUSTER" "fleet init's answer"
+	expect_eq "$(head -1 $F/init.out)" "tcprt schema 6 ready in ClickHouse at $CH, on its cluster $CLUSTER" "fleet init's answer"
 	for i in 1 2 3; do
 		expect_eq "$(nsql $i "SELECT groupArray(name) FROM (SELECT name FROM system.tables WHERE database = 'tcprt' ORDER BY name)")" \
 			"['bad_messages','bad_messages_local','controls','controls_local','cpu_accounts','cpu_accounts_local','meta','reached','records','records_local']" \
@@ -287,10 +287,10 @@ case_upgrade() {
 	ddl "DROP TABLE tcprt.records ON CLUSTER $CLUSTER" > /dev/null || fail "drop tcprt.records"
 	ddl "CREATE TABLE tcprt.records ON CLUSTER $CLUSTER AS tcprt.records_local ENGINE = Distributed($CLUSTER, tcprt, records_local, cityHash64(host))" > /dev/null ||
 		fail "tcprt.records again"
-	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '4')"
+	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '5')"
 	inc "$TCPRT" fleet init --url "$CH$DDL" > $F/init.out 2>&1 || fail "fleet init: $(cat $F/init.out)"
 	grep -q "^tcprt.records: 1 column added$" $F/init.out || fail "fleet init: $(cat $F/init.out)"
-	grep -q "^tcprt schema upgraded from 4 to 5" $F/init.out || fail "fleet init: $(cat $F/init.out)"
+	grep -q "^tcprt schema upgraded from 5 to 6" $F/init.out || fail "fleet init: $(cat $F/init.out)"
 	for i in 1 2 3; do
 		expect_eq "$(nsql $i "SELECT name FROM system.columns WHERE database = 'tcprt' AND table = 'records_local' FORMAT TSV" | tail -1)" \
 			numbered "node $i: records_local's last column"

@@ -76,11 +76,11 @@ case_errors() {
 	# the cases' records have fixed times, days ago: kept whatever the date
 	inc "$TCPRT" fleet init --url $CH --keep forever > /dev/null || fail "fleet init, a second time"
 	inc "$TCPRT" fleet init --url $CH --cluster c1 > /dev/null 2> $F/err && fail "init --cluster on one server's store: exit 0"
-	grep -q "the store at $CH is one server's (schema 5): --cluster makes a new store on a cluster, it does not move one" $F/err ||
+	grep -q "the store at $CH is one server's (schema 6): --cluster makes a new store on a cluster, it does not move one" $F/err ||
 		fail "init --cluster on one server's store: $(cat $F/err)"
 	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '99')"
 	inc "$TCPRT" fleet gaps --since 0 --url $CH > /dev/null 2> $F/err && fail "schema 99: exit 0"
-	grep -q "schema in ClickHouse at $CH is version 99; this tcprt .* knows version 5: a newer tcprt upgraded it, use that one" $F/err ||
+	grep -q "schema in ClickHouse at $CH is version 99; this tcprt .* knows version 6: a newer tcprt upgraded it, use that one" $F/err ||
 		fail "schema 99: $(cat $F/err)"
 	# fleet init leaves a store of a newer schema as it is
 	inc "$TCPRT" fleet init --url $CH > /dev/null 2> $F/err && fail "fleet init on schema 99: exit 0"
@@ -88,8 +88,8 @@ case_errors() {
 		fail "fleet init on schema 99: $(cat $F/err)"
 	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 99 \
 		"the version after fleet init on schema 99"
-	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '5')"
-	inc "$TCPRT" fleet gaps --since 0 --url $CH > /dev/null || fail "schema 5 again"
+	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '6')"
+	inc "$TCPRT" fleet gaps --since 0 --url $CH > /dev/null || fail "schema 6 again"
 	expect_fail "ship: bad host id" "$TCPRT" ship --host-id 'a b'
 	expect_fail "ship: bad rate" "$TCPRT" ship --rate 12x
 	expect_fail "ingest: no spool" "$TCPRT" ingest
@@ -873,6 +873,79 @@ case_replay() {
 	start_ingest
 }
 
+# A loader stalled (issue 65, F8): ingest stopped (SIGSTOP) while a live
+# sender's control messages keep arriving in the spool.  gaps judges the
+# epoch's silence to how far its central's spool is loaded
+# (tcprt.centrals), not to the clock: past --ended-after by the clock, it
+# stays open, its unsent records in flight, not SENDER, and gaps says why
+# (before, the same case showed it ended, what it had not sent lost).
+# The loader back, the epoch is open with nothing to say; the sender
+# killed, it ends once its central's spool is loaded past --ended-after.
+st_gaps() {	# [options]: st-a's gaps, ended after 3 s
+	inc "$TCPRT" fleet gaps --since 0 --url $CH --host st-a --ended-after 3 "$@"
+}
+
+st_silent() {	# s: st-a's last control message arrived s seconds ago or more
+	[ "$(sql "SELECT toUInt32(now()) - toUInt32(max(received)) FROM tcprt.controls WHERE host = 'st-a'")" -ge "$1" ]
+}
+
+st_open_current() {	# st-a open, nothing said of its central
+	st_gaps > $F/st.now && grep -q ' open .*by epoch' $F/st.now && ! grep -q 'loaded only to' $F/st.now
+}
+
+st_ended() {
+	st_gaps | grep -q ' ended .*ended: no control message for'
+}
+
+case_loader_stalled() {
+	local id=st-a pid n ingest
+	mkdir -p $F/$id
+	python3 "$GEN" $F/$id 2000 --files 2 > /dev/null
+	n=$(lines_in $F/$id)
+	# not through ship(): $! is then tcprt's own pid (ip netns exec execs it)
+	ip netns exec fleeta "$TCPRT" ship --key-file "$(key_for $id)" --socket $F/a/ship.sock \
+		--dir $F/$id --state $F/$id.state --rate 0 --interval 1 2> $F/$id.err &
+	pid=$!
+	WAIT_S=$SETTLE_S wait_until "$id's records stored" store_has $id "$n" ||
+		fail "store: $(store_count $id) of $n"
+	expect_ge "$(sql "SELECT count() FROM tcprt.centrals WHERE central LIKE '%:$F/spool/'")" 1 \
+		"the central's rows in tcprt.centrals"
+	ingest=$(pgrep -f "$TCPRT ingest --spool $F/spool ")
+	# the loader going on, whatever this case's end
+	trap "kill -CONT $ingest 2> /dev/null; _kill_jobs" EXIT
+	kill -STOP "$ingest"
+	# the control messages go on arriving in the spool, unloaded
+	WAIT_S=$SETTLE_S wait_until "$id silent for 5 s by the store's clock" st_silent 5 ||
+		fail "the store's clock"
+	st_gaps --format csv > $F/st.csv
+	st_gaps > $F/st.txt
+	st_gaps --format json > $F/st.json
+	kill -CONT "$ingest"
+	# state, sender_lost
+	expect_eq "$(awk -F, 'NR == 2 { print $3, $17 }' $F/st.csv)" "open 0" \
+		"$id with its loader stopped: open, nothing SENDER"
+	grep -q "open: its central's spool is loaded only to [0-9]* s ago (tcprt.centrals; its loader stalled or behind)" $F/st.txt ||
+		fail "text: $(cat $F/st.txt)"
+	# by the clock alone (the rule before) it had ended: silent past 3 s
+	python3 - "$F/st.json" <<'PY' || fail "json: $(cat $F/st.json)"
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1]) if '"accounting":"epoch"' in l][0]
+assert a["state"] == "open" and a["silent_s"] <= 3 < a["silent_s"] + a["central_behind_s"], a
+PY
+	WAIT_S=$SETTLE_S wait_until "the spool loaded again" ingest_idle || fail "$(tail -3 $F/ingest.log)"
+	WAIT_S=$SETTLE_S wait_until "$id open, its central current" st_open_current ||
+		fail "$(cat $F/st.now)"
+	kill -KILL $pid
+	wait $pid 2> /dev/null || true
+	WAIT_S=$SETTLE_S wait_until "$id ended, its loader current" st_ended || fail "$(st_gaps)"
+}
+
+# seq-a's epoch 903 ended: nothing of its log in flight (case_numbered)
+seq_a_ended() {
+	inc "$TCPRT" fleet gaps --since 0 --url $CH --host seq-a --ended-after 1 --by seq --format csv > $F/seq.logs 2> /dev/null &&
+		[ "$(sed -n 2p $F/seq.logs | cut -d, -f11)" = 0 ]
+}
+
 # The state of HOST's account is STATE.
 account_is() {	# host state
 	# shellcheck disable=SC2046
@@ -1596,9 +1669,10 @@ case_numbered() {
 		"seq-a by module seq (made stored missing relay cap refused sender in_flight transport epochs ranges)"
 	inc "$TCPRT" fleet gaps --since 0 --url $CH --host seq-a --ended-after 3600 | grep -q "^seq-a .* 555 .* by module seq, 3 epochs$" ||
 		fail "text: $(inc "$TCPRT" fleet gaps --since 0 --url $CH --host seq-a --ended-after 3600)"
-	# 903 silent for more than 1 s: ended, its 3 lost with it
-	sleep 2
-	inc "$TCPRT" fleet gaps --since 0 --url $CH --host seq-a --ended-after 1 --by seq --format csv > $F/seq.logs 2> /dev/null
+	# 903 silent for more than 1 s before what its central's spool is
+	# loaded to (tcprt.centrals): ended, its 3 lost with it
+	WAIT_S=$SETTLE_S wait_until "903 ended" seq_a_ended ||
+		fail "$(inc "$TCPRT" fleet gaps --since 0 --url $CH --host seq-a --ended-after 1)"
 	expect_eq "$(sed -n 2p $F/seq.logs | cut -d, -f10,11)" "6,0" "903 ended: SENDER 6, IN FLIGHT 0"
 
 	# seq-b: its intervals of 100 ms: ended after 1 s; 7-9 not handed over
@@ -2067,7 +2141,7 @@ case_retention() {
 # completed by the next fleet init; a third adds nothing.  Run last: it
 # drops the store.
 case_upgrade() {
-	local v1 before i line up="run 'tcprt fleet init --url $CH' to upgrade the schema from 1 to 5"
+	local v1 before i line up="run 'tcprt fleet init --url $CH' to upgrade the schema from 1 to 6"
 	v1="host, epoch, seq, received, valid, line, cpu, type, source, role, port, sec, usec, time, peer_addr, peer_port, local_addr, local_port, sent_bytes, recv_bytes, retrans, metrics, duration, process, upload, download, min_rtt"
 	stop_ingest
 	sql "DROP DATABASE IF EXISTS tcprt" > /dev/null
@@ -2104,9 +2178,9 @@ case_upgrade() {
 	sed 's/^/# /' $F/init.out
 	grep -q "^tcprt.records: 10 columns added$" $F/init.out || fail "fleet init: $(cat $F/init.out)"
 	grep -q "^tcprt.bad_messages: 4 columns added$" $F/init.out || fail "fleet init: $(cat $F/init.out)"
-	grep -q "^tcprt.controls: 3 columns added$" $F/init.out || fail "fleet init: $(cat $F/init.out)"
-	grep -q "^tcprt schema upgraded from 1 to 5" $F/init.out || fail "fleet init: $(cat $F/init.out)"
-	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 5 "the version after fleet init"
+	grep -q "^tcprt.controls: 4 columns added$" $F/init.out || fail "fleet init: $(cat $F/init.out)"
+	grep -q "^tcprt schema upgraded from 1 to 6" $F/init.out || fail "fleet init: $(cat $F/init.out)"
+	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 6 "the version after fleet init"
 	expect_eq "$(store_columns)" "$(schema_columns)" "tcprt.records' columns: those of a new store, in order"
 	expect_eq "$(store_columns bad_messages)" "$(schema_columns bad_messages)" \
 		"tcprt.bad_messages' columns: those of a new store, in order"
@@ -2133,18 +2207,18 @@ case_upgrade() {
 	# stopped halfway: the last columns of records and controls missing,
 	# the version still 1
 	sql "ALTER TABLE tcprt.records DROP COLUMN rseq, DROP COLUMN numbered"
-	sql "ALTER TABLE tcprt.controls DROP COLUMN sent_known"
+	sql "ALTER TABLE tcprt.controls DROP COLUMN sent_known, DROP COLUMN central"
 	sql "INSERT INTO tcprt.meta (key, value) VALUES ('schema', '1')"
 	inc "$TCPRT" fleet init --url $CH > $F/init.out 2>&1 || fail "fleet init, stopped halfway: $(cat $F/init.out)"
 	grep -q "^tcprt.records: 2 columns added$" $F/init.out || fail "fleet init, stopped halfway: $(cat $F/init.out)"
-	grep -q "^tcprt.controls: 1 column added$" $F/init.out || fail "fleet init, stopped halfway: $(cat $F/init.out)"
+	grep -q "^tcprt.controls: 2 columns added$" $F/init.out || fail "fleet init, stopped halfway: $(cat $F/init.out)"
 	expect_eq "$(store_columns)" "$(schema_columns)" "tcprt.records' columns after an upgrade completed"
 	expect_eq "$(store_columns controls)" "$(schema_columns controls)" "tcprt.controls' columns after an upgrade completed"
-	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 5 "the version after an upgrade completed"
+	expect_eq "$(sql "SELECT value FROM tcprt.meta FINAL WHERE key = 'schema'")" 6 "the version after an upgrade completed"
 	inc "$TCPRT" fleet init --url $CH > $F/init.out 2>&1 || fail "fleet init, a third time: $(cat $F/init.out)"
-	expect_eq "$(cat $F/init.out)" "tcprt schema 5 ready in ClickHouse at $CH
+	expect_eq "$(cat $F/init.out)" "tcprt schema 6 ready in ClickHouse at $CH
 retention: records forever, controls forever, cpu_accounts forever, bad_messages forever (tcprt fleet expire drops what is older; fleet init --keep changes it)" \
-		"fleet init on schema 5, upgraded: everything kept until told"
+		"fleet init on schema 6, upgraded: everything kept until told"
 	expect_eq "$(sql "SELECT $v1 FROM tcprt.records FINAL WHERE host = 'v1-a' ORDER BY seq FORMAT TabSeparated")" \
 		"$before" "the rows of schema 1 at the end"
 	start_ingest
@@ -2312,6 +2386,7 @@ run_case "fleet: an impostor at the central's address (a certificate of the flee
 run_case "fleet: the agent in place of ship, its send queue the default: the central's spool fills mid-run - nothing acknowledged lost, nothing refused; all arrives once space is freed" case_agent_spool_full
 run_case "fleet: the spool at its bound mid-run: refused, the full file retired once loaded, then taken again in the same hour - every record once; a later hour's file beside the held one: the held one kept, every record once" case_spool_bound
 run_case "fleet: an ended epoch's last control message replayed: the store has it, ingest does not load it again, the epoch stays ended" case_replay
+run_case "fleet: the loader stalled while a live sender's control messages arrive: the epoch open, its unsent in flight, not SENDER, said why; the loader back, it ends once silent past --ended-after" case_loader_stalled
 run_case "fleet: negative control: a memory-queued central killed loses records, told exactly as transport loss" case_negative_control
 run_case "fleet: malformed and vendor lines, an unknown host, controls out of order, a clock step, a bad spool line" case_bad_input
 run_case "fleet: one host's records spread over 16,000 days: those beyond --max-age or a day ahead malformed at their arrival, the rows in at most 31 daily partitions, the load ends" case_time_spread

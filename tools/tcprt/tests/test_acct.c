@@ -128,6 +128,11 @@ static void test_state(void)
 	   !acct_live(ACCT_FINAL, 0, 60) && !acct_live(ACCT_CLOSED, 0, 60) &&
 	   acct_live(ACCT_NONE, 60, 60) && !acct_live(ACCT_NONE, 61, 60),
 	   "live: open; without control, while records keep coming");
+	ok(acct_silent_until(1000000, 1000000, 1000000 - 86400, 900000) == 900000 &&
+	   acct_silent_until(1000000, 1000000, 1000000 - 86401, 900000) == 1000000 &&
+	   acct_silent_until(1000000, 1000005, 1000005, 0) == 0 &&
+	   acct_silent_until(1000000, 1000005, 1000005, 1000003) == 1000000,
+	   "silent until the central's loaded_to, behind or never loaded whole, until a day without a row; never past now");
 	ok(!strcmp(acct_state_name[ACCT_ENDED], "ended") &&
 	   !strcmp(acct_state_name[ACCT_CLOSED], "closed"), "state names");
 }

@@ -38,23 +38,24 @@ static void test_version(void)
 	ok(store_version_of("", 0) == 0 && store_version_of("2", 1) == 2 &&
 	   store_version_of("x", 1) == -1 && store_version_of("0", 1) == -1 &&
 	   store_version_of("-1", 2) == -1, "versions: none, 2; x, 0 and -1 are none of them");
-	ok(version_ok("1", STORE_OLDEST) && version_ok("5", STORE_OLDEST) &&
-	   version_ok("5", STORE_VERSION) && !version_ok("4", STORE_VERSION) &&
-	   version_ok("4", STORE_SEQ) && !version_ok("3", STORE_SEQ),
-	   "1 to 5 serve what needs 1; 5 what needs 5, 4 does not; 4 what needs 4");
+	ok(version_ok("1", STORE_OLDEST) && version_ok("6", STORE_OLDEST) &&
+	   version_ok("6", STORE_VERSION) && !version_ok("5", STORE_VERSION) &&
+	   version_ok("4", STORE_SEQ) && !version_ok("3", STORE_SEQ) &&
+	   version_ok("6", STORE_CENTRALS) && !version_ok("5", STORE_CENTRALS),
+	   "1 to 6 serve what needs 1; 6 what needs 6, 5 does not; 4 what needs 4");
 	ok(!version_ok("1", STORE_SEQ) &&
-	   strstr(err, "the tcprt schema in ClickHouse at " URL " is version 1, older than this needs (4): run 'tcprt fleet init --url " URL "' to upgrade the schema from 1 to 5"),
-	   "1 where 4 is needed: run tcprt fleet init to upgrade from 1 to 5 (%s)", err);
-	ok(!version_ok("6", STORE_OLDEST) &&
-	   strstr(err, "is version 6; this tcprt " TCPRT_VERSION " knows version 5: a newer tcprt upgraded it, use that one"),
-	   "6: a newer tcprt's (%s)", err);
+	   strstr(err, "the tcprt schema in ClickHouse at " URL " is version 1, older than this needs (4): run 'tcprt fleet init --url " URL "' to upgrade the schema from 1 to 6"),
+	   "1 where 4 is needed: run tcprt fleet init to upgrade from 1 to 6 (%s)", err);
+	ok(!version_ok("7", STORE_OLDEST) &&
+	   strstr(err, "is version 7; this tcprt " TCPRT_VERSION " knows version 6: a newer tcprt upgraded it, use that one"),
+	   "7: a newer tcprt's (%s)", err);
 	ok(!version_ok("abc", STORE_OLDEST) && strstr(err, "is version abc; this tcprt") &&
 	   !strstr(err, "newer"), "not a number: said as it is (%s)", err);
 	ok(!version_ok("", STORE_OLDEST) &&
 	   !strcmp(err, "the tcprt schema in ClickHouse at " URL " has no version: run 'tcprt fleet init --url " URL "'"),
 	   "none: run tcprt fleet init");
-	ok(strstr(schema_sql, "\nINSERT INTO tcprt.meta (key, value) VALUES ('schema', '5');\n") &&
-	   STORE_VERSION == 5, "schema.sql writes version 5, the version tcprt knows");
+	ok(strstr(schema_sql, "\nINSERT INTO tcprt.meta (key, value) VALUES ('schema', '6');\n") &&
+	   STORE_VERSION == 6, "schema.sql writes version 6, the version tcprt knows");
 }
 
 /* The columns of tcprt.@table in @sql, "name type" each, in order. */
@@ -182,7 +183,7 @@ static void test_upgrade(void)
 	test_upgrade_table(old, "bad_messages", 5,
 			   "ALTER TABLE tcprt.bad_messages ADD COLUMN host String, ADD COLUMN epoch UInt64, ADD COLUMN seq UInt64, ADD COLUMN records UInt64");
 	test_upgrade_table(old, "controls", 16,
-			   "ALTER TABLE tcprt.controls ADD COLUMN sent_seq UInt64, ADD COLUMN interval_us UInt64, ADD COLUMN sent_known UInt8");
+			   "ALTER TABLE tcprt.controls ADD COLUMN sent_seq UInt64, ADD COLUMN interval_us UInt64, ADD COLUMN sent_known UInt8, ADD COLUMN central String");
 	for (i = 0; i < EXT_BD_END - EXT_BREAKDOWN; i++)
 		bad += strcmp(store_added[1 + i].name, rec_ext_name[EXT_BREAKDOWN + i]) != 0;
 	ok(!bad && !strcmp(store_added[0].name, "breakdown"),
@@ -362,8 +363,8 @@ static unsigned int count_of(const char *hay, const char *needle)
  */
 static void test_cluster(void)
 {
-	static const char *const tables[] = { "records", "controls", "cpu_accounts", "bad_messages" };
-	static const char *const keys[] = { "host", "host", "host", "file" };
+	static const char *const tables[] = { "records", "controls", "cpu_accounts", "bad_messages", "centrals" };
+	static const char *const keys[] = { "host", "host", "host", "file", "central" };
 	struct buf b = { 0 };
 	char want[512], e[200] = "";
 	size_t i;
@@ -378,13 +379,13 @@ static void test_cluster(void)
 	ok(good, "the schema's statements, for a cluster: %s", e);
 	if (!good)
 		return;
-	ok(count_of(b.p, ";\n") == count_of(schema_sql, ";\n") + 4,
-	   "one statement more per distributed table (4)");
-	ok(count_of(b.p, " ON CLUSTER c1") == 11 && count_of(b.p, "CREATE ") == 11,
-	   "every CREATE (11) ON CLUSTER");
+	ok(count_of(b.p, ";\n") == count_of(schema_sql, ";\n") + 5,
+	   "one statement more per distributed table (5)");
+	ok(count_of(b.p, " ON CLUSTER c1") == 13 && count_of(b.p, "CREATE ") == 13,
+	   "every CREATE (13) ON CLUSTER");
 	ok(strstr(b.p, "CREATE DATABASE IF NOT EXISTS tcprt ON CLUSTER c1;\n") != NULL,
 	   "the database on every node");
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 5; i++) {
 		snprintf(want, sizeof(want), "CREATE TABLE IF NOT EXISTS tcprt.%s_local ON CLUSTER c1 (\n",
 			 tables[i]);
 		good = strstr(b.p, want) != NULL;
@@ -401,7 +402,7 @@ static void test_cluster(void)
 	   "tcprt.meta: replicated on every node, not sharded");
 	ok(strstr(b.p, "CREATE VIEW IF NOT EXISTS tcprt.reached ON CLUSTER c1 AS\nSELECT") != NULL,
 	   "the view on every node");
-	ok(strstr(b.p, "\nINSERT INTO tcprt.meta (key, value) VALUES ('schema', '5'), ('cluster', 'c1');\n") != NULL,
+	ok(strstr(b.p, "\nINSERT INTO tcprt.meta (key, value) VALUES ('schema', '6'), ('cluster', 'c1');\n") != NULL,
 	   "the version written last, with the cluster");
 	ok(!strstr(b.p, "ENGINE = ReplacingMergeTree") &&
 	   count_of(b.p, "\n-- ") == count_of(schema_sql, "\n-- "),

@@ -166,11 +166,11 @@ static void tcp_rt_series_unlist(struct tcp_rt_series_run *run)
 	mutex_unlock(&tcp_rt_series_cpu_mutex);
 }
 
+/* Called with @run unlisted. */
 static void tcp_rt_series_free_cpu(struct tcp_rt_series_run *run)
 {
 	int cpu;
 
-	tcp_rt_series_unlist(run);
 	if (!run->cpu)
 		return;
 	for_each_possible_cpu(cpu)
@@ -183,6 +183,7 @@ static void tcp_rt_series_free(struct tcp_rt_series_run *run)
 {
 	if (!run)
 		return;
+	tcp_rt_series_unlist(run);
 	tcp_rt_series_free_cpu(run);
 	vfree(run->flows);
 	vfree(run->sum);

@@ -272,6 +272,11 @@ cpus_in() {	# file
 	echo $n
 }
 
+# A series run under way (parameter series_run reads 1).
+series_running() {
+	[ "$(cat "$PARAMS/series_run")" = 1 ]
+}
+
 status() {	# key: the module's status file's
 	kv "$DBG/status" "$1"
 }

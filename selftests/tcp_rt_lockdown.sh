@@ -119,17 +119,13 @@ case_confidentiality() {
 	expect_eq "$(status records_R)" 39 "status: R records since load"
 }
 
-series_started() {
-	[ "$(cat $PARAMS/series_run)" = 1 ]
-}
-
 # A series run through its parameters and its 0400 file (no mmap).
 case_series() {
 	local pid
 	"$TCPRT" series --us 10000 --buckets 1000 --format raw > $W/series \
 		2> $W/series.err &
 	pid=$!
-	wait_until "the run to start" series_started || fail "no run"
+	wait_until "the run to start" series_running || fail "no run"
 	workload 6
 	echo 0 > $PARAMS/series_run || fail "end the run"
 	wait $pid || fail "tcprt series: $(cat $W/series.err)"

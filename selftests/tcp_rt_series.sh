@@ -23,12 +23,8 @@ setup() {	# width buckets params...
 	echo "$2" > "$PARAMS/series_buckets"
 }
 
-running() {
-	[ "$(cat "$PARAMS/series_run")" = 1 ]
-}
-
 not_running() {
-	! running
+	! series_running
 }
 
 # Read the run's lines (once: a second read finds none) and the records.
@@ -65,7 +61,7 @@ case_bursts() {
 	start_server -- --port $PORT --req-bytes 300 --resp-bytes 3000 \
 		--conns 100 > /dev/null
 	echo 1 > "$PARAMS/series_run"
-	running || fail "series_run does not read 1 during a run"
+	series_running || fail "series_run does not read 1 during a run"
 	for burst in 1 2; do
 		[ "$burst" = 2 ] &&
 			sleep "$((pause_ms / 1000)).$(printf %03d $((pause_ms % 1000)))"
@@ -74,9 +70,9 @@ case_bursts() {
 			fail "client $burst"
 	done
 	wait_untracked
-	running || fail "the run ended early by itself"
+	series_running || fail "the run ended early by itself"
 	echo 0 > "$PARAMS/series_run"
-	running && fail "series_run still 1 after writing 0"
+	series_running && fail "series_run still 1 after writing 0"
 	collect
 	expect_eq "$(count_records $LOG R)" 100 "R records"
 	series_check 10000
@@ -111,7 +107,7 @@ case_ends_by_itself() {
 	"$PEER" client --port $PORT --requests 10 --think-ms 10 \
 		--end mid-request > /dev/null || fail "client"
 	wait_untracked
-	running || fail "the workload outlasted the run: a longer run, please"
+	series_running || fail "the workload outlasted the run: a longer run, please"
 	wait_until "the run to end" not_running || fail "the run did not end"
 	collect
 	expect_eq "$(count_records $LOG N)" 1 "N records"
@@ -136,7 +132,7 @@ transfer_2mb() {	# capture's netns
 		--req-bytes 100 --resp-bytes 2000000 --timeout 120 > /dev/null ||
 		fail "client"
 	wait_untracked
-	running || fail "the transfer outlasted the run"
+	series_running || fail "the transfer outlasted the run"
 	echo 0 > "$PARAMS/series_run"
 	capture_stop
 	collect
@@ -199,7 +195,7 @@ case_unload_during_run() {
 	echo 1 > "$PARAMS/series_run"
 	"$PEER" client --port $PORT --requests 20 > /dev/null || fail "client"
 	wait_untracked
-	running || fail "the run ended too early"
+	series_running || fail "the run ended too early"
 	mod_unload
 }
 
@@ -214,7 +210,7 @@ case_run_at_load() {
 	rm -f $LOG $SER
 	mod_load lports=$PORT series_us=10000 series_buckets=100 series_host=1 \
 		series_ext=flows series_run=1
-	running || fail "no run after the load"
+	series_running || fail "no run after the load"
 	wait_until "the run to end" not_running || fail "the run did not end"
 	collect
 	local sums
@@ -404,7 +400,7 @@ case_rtt_classes() {
 	done
 	rm -f "${gates[@]}"
 	wait_untracked
-	running || fail "the transfers outlasted the run"
+	series_running || fail "the transfers outlasted the run"
 	echo 0 > "$PARAMS/series_run"
 	collect
 	local e all_out all_in warm=$((8 * (200000 + 300))) holes
@@ -468,7 +464,7 @@ case_host() {
 		--resp-bytes 50000 > /dev/null || fail "untracked client"
 	wait $tracked || fail "tracked client"
 	wait_untracked
-	running || fail "the traffic outlasted the run"
+	series_running || fail "the traffic outlasted the run"
 	echo 0 > "$PARAMS/series_run"
 	capture_stop
 	collect
@@ -509,7 +505,7 @@ case_flows_reused() {
 		    s.close()
 	PY
 	wait_untracked
-	running || fail "the connections outlasted the run"
+	series_running || fail "the connections outlasted the run"
 	echo 0 > "$PARAMS/series_run"
 	capture_stop
 	collect
@@ -592,7 +588,7 @@ case_dead_rcv_hook() {
 		fail "the line does not name tcp_v4_mtu_reduced"
 
 	# runs of 10 s, ended by the case: one of 100 ms had ended before
-	# `running` read it on the debug kernel (2026-11-30)
+	# `series_running` read it on the debug kernel (2026-11-30)
 	insmod "$DEADHOOK_RCV_KO" lports=$PORT series_us=10000 series_buckets=1000 ||
 		fail "insmod without a run"
 	echo ce_bytes > "$PARAMS/series_ext"
@@ -605,7 +601,7 @@ case_dead_rcv_hook() {
 	grep -q 'saw no segment arrive' <<< "$line" || fail "not the receive hook's line"
 	echo far_bytes_out > "$PARAMS/series_ext"
 	echo 1 > "$PARAMS/series_run" || fail "a run of far_bytes_out alone"
-	running || fail "no run of far_bytes_out alone"
+	series_running || fail "no run of far_bytes_out alone"
 	echo 0 > "$PARAMS/series_run"
 	mod_unload
 }

@@ -18,10 +18,6 @@ PORT=7650
 ALL_EXT=ce_bytes,ce_segs,ece,dup_bytes,dup_segs,flows,far_bytes_in,far_bytes_out
 FLOWS_BYTES=$((65536 * 16))	# the active-flow table (docs/records.md)
 
-running() {
-	[ "$(cat "$PARAMS/series_run")" = 1 ]
-}
-
 # What a run holds on N CPUs (docs/series.md, "Cost and memory"): buckets
 # x lines x counters x 4 bytes on each, and the flow table when flows is
 # kept.
@@ -59,7 +55,7 @@ case_unit_default() {
 	echo 1 > "$PARAMS/series_run" || fail "the unit's run refused"
 	expect_eq "$(status series_bytes)" "$(run_bytes 2000 9 20 "$online" 1)" \
 		"status series_bytes: 2000 x 9 x 20 x 4 on $online CPUs and the flow table"
-	running || fail "the run ended before its bytes were read"
+	series_running || fail "the run ended before its bytes were read"
 	echo 0 > "$PARAMS/series_run"
 	expect_eq "$(status series_bytes)" 0 "status series_bytes after the run"
 	expect_eq "$(status series_cpu_nomem)" 0 "status series_cpu_nomem"
@@ -103,7 +99,7 @@ case_cpu_online_mid_run() {
 		--req-bytes 100 --resp-bytes 1000 > /dev/null || fail "client"
 	wait_untracked
 	echo 0 > /sys/devices/system/cpu/cpu$cpu/online || fail "cpu$cpu offline again"
-	running || fail "the run ended before the case ended it"
+	series_running || fail "the run ended before the case ended it"
 	echo 0 > "$PARAMS/series_run"
 	cat "$DBG/rt-network-series" > $SER
 	drain_logs $LOG

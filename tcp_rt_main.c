@@ -2,8 +2,9 @@
 /*
  * Request/response timing of TCP connections, on a stock kernel: the
  * module's init and exit, the debugfs folder and its status file, and the
- * parameters that act on more than one part: two commands (deactivate,
- * series_run) and log_ext, whose time-breakdown fields attach hooks.
+ * parameters that act on more than one part: three commands (deactivate,
+ * series_run, recorder) and log_ext, whose time-breakdown fields attach
+ * hooks.
  *
  * The parts, in the one direction calls go (scripts/calls --check):
  *   tcp_rt_hooks.c     the kernel's events (tracepoint, ftrace), and the
@@ -18,8 +19,9 @@
  * Concurrency and what protects what:
  *   - init and exit are serialised by the module loader; parameter writes
  *     by the kernel's parameter lock, but not against init and exit.
- *   - tcp_rt_ctl_mutex guards tcp_rt_ctl_live, tcp_rt_series_at_load and
- *     tcp_rt_series_pending: a series run is started only between init's
+ *   - tcp_rt_ctl_mutex guards tcp_rt_ctl_live, tcp_rt_series_at_load,
+ *     tcp_rt_rec_at_load and tcp_rt_series_pending: a series run (or the
+ *     recorder, a run that does not end) is started only between init's
  *     series setup and exit's teardown of it; one asked for at load is
  *     prepared before the hooks and begins once their check is over.  It
  *     serialises a run's start and end with the series' receive hooks,
@@ -92,6 +94,7 @@ MODULE_PARM_DESC(deactivate,
 static DEFINE_MUTEX(tcp_rt_ctl_mutex);
 static bool tcp_rt_ctl_live;
 static bool tcp_rt_series_at_load;
+static bool tcp_rt_rec_at_load;
 /* the run asked for at load, prepared, its receive hooks attached */
 static struct tcp_rt_series_run *tcp_rt_series_pending;
 
@@ -107,16 +110,17 @@ static void tcp_rt_series_end_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(tcp_rt_series_end_work, tcp_rt_series_end_fn);
 
 /*
- * A run as the settings say now, read once (the hooks attached are the
- * run's), with its receive hooks attached if it counts received segments.
+ * A run (@recorder: the recorder) as the settings say now, read once (the
+ * hooks attached are the run's), with its receive hooks attached if it
+ * counts received segments.
  */
-static struct tcp_rt_series_run *tcp_rt_series_run_prepare(void)
+static struct tcp_rt_series_run *tcp_rt_series_run_prepare(bool recorder)
 {
 	struct tcp_rt_series_run *run;
 	bool rcv;
 	int err;
 
-	run = tcp_rt_series_prepare(&rcv);
+	run = tcp_rt_series_prepare(recorder, &rcv);
 	if (IS_ERR(run) || !rcv)
 		return run;
 	err = tcp_rt_hooks_series(true);
@@ -127,7 +131,7 @@ static struct tcp_rt_series_run *tcp_rt_series_run_prepare(void)
 	return run;
 }
 
-/* Begin a prepared run (taken over) and arm its end. */
+/* Begin a prepared run (taken over) and arm its end; the recorder has none. */
 static int tcp_rt_series_run_begin(struct tcp_rt_series_run *run)
 {
 	unsigned long delay;
@@ -142,19 +146,27 @@ static int tcp_rt_series_run_begin(struct tcp_rt_series_run *run)
 	}
 	tcp_rt_task_enroll_all(gen);
 	delay = tcp_rt_series_begun();
-	mod_delayed_work(system_wq, &tcp_rt_series_end_work, delay);
+	if (delay)
+		mod_delayed_work(system_wq, &tcp_rt_series_end_work, delay);
 	return 0;
 }
 
-static int tcp_rt_series_run_start(void)
+static int tcp_rt_series_run_start(bool recorder)
 {
+	const char *name = recorder ? "recorder" : "series_run";
 	struct tcp_rt_series_run *run;
 
-	if (tcp_rt_series_is_running() || tcp_rt_series_pending) {
-		pr_err("series_run: a run is in progress; write 0 to end it\n");
+	if (tcp_rt_series_is_recording()) {
+		pr_err("%s: the recorder is on; write 0 to recorder to end it\n",
+		       name);
 		return -EBUSY;
 	}
-	run = tcp_rt_series_run_prepare();
+	if (tcp_rt_series_is_running() || tcp_rt_series_pending) {
+		pr_err("%s: a run is in progress; write 0 to series_run to end it\n",
+		       name);
+		return -EBUSY;
+	}
+	run = tcp_rt_series_run_prepare(recorder);
 	if (IS_ERR(run))
 		return PTR_ERR(run);
 	return tcp_rt_series_run_begin(run);
@@ -170,49 +182,65 @@ static void tcp_rt_series_end_fn(struct work_struct *work)
 	unsigned long left;
 
 	mutex_lock(&tcp_rt_ctl_mutex);
-	left = tcp_rt_series_end(false);
+	left = tcp_rt_series_end(false, false);
 	if (left)
 		mod_delayed_work(system_wq, &tcp_rt_series_end_work, left);
-	else
+	else if (!tcp_rt_series_is_running())
 		tcp_rt_hooks_series(false);
 	mutex_unlock(&tcp_rt_ctl_mutex);
 }
 
-/* End the run now (or drop the one not begun yet); its table is complete on return. */
-static void tcp_rt_series_run_stop(void)
+/*
+ * End the run (@recorder: the recorder) now, or drop the one not begun
+ * yet; its table is complete on return.  The receive hooks go once
+ * nothing runs.
+ */
+static void tcp_rt_series_run_stop(bool recorder)
 {
-	if (tcp_rt_series_pending) {
+	if (tcp_rt_series_pending &&
+	    tcp_rt_series_run_is_recorder(tcp_rt_series_pending) == recorder) {
 		tcp_rt_series_discard(tcp_rt_series_pending);
 		tcp_rt_series_pending = NULL;
 	}
-	tcp_rt_series_end(true);
-	tcp_rt_hooks_series(false);
+	tcp_rt_series_end(recorder, true);
+	if (!tcp_rt_series_is_running() && !tcp_rt_series_pending)
+		tcp_rt_hooks_series(false);
 }
 
-static int tcp_rt_series_run_set(const char *val, const struct kernel_param *kp)
+/* series_run and recorder: 1 starts, 0 ends; at load, asked for. */
+static int tcp_rt_series_cmd(const char *val, bool recorder)
 {
 	unsigned int v;
 	int err = 0;
 
 	if (kstrtouint(val, 10, &v) || v > 1) {
-		pr_err("series_run: '%.*s' is not 0 or 1\n",
+		pr_err("%s: '%.*s' is not 0 or 1\n",
+		       recorder ? "recorder" : "series_run",
 		       (int)strcspn(val, "\n"), val);
 		return -EINVAL;
 	}
 	mutex_lock(&tcp_rt_ctl_mutex);
-	if (!tcp_rt_ctl_live)
+	if (!tcp_rt_ctl_live && recorder)
+		tcp_rt_rec_at_load = v;
+	else if (!tcp_rt_ctl_live)
 		tcp_rt_series_at_load = v;
 	else if (v)
-		err = tcp_rt_series_run_start();
+		err = tcp_rt_series_run_start(recorder);
 	else
-		tcp_rt_series_run_stop();
+		tcp_rt_series_run_stop(recorder);
 	mutex_unlock(&tcp_rt_ctl_mutex);
 	return err;
 }
 
+static int tcp_rt_series_run_set(const char *val, const struct kernel_param *kp)
+{
+	return tcp_rt_series_cmd(val, false);
+}
+
 static int tcp_rt_series_run_get(char *buffer, const struct kernel_param *kp)
 {
-	return scnprintf(buffer, PAGE_SIZE, "%d\n", tcp_rt_series_is_running());
+	return scnprintf(buffer, PAGE_SIZE, "%d\n", tcp_rt_series_is_running() &&
+			 !tcp_rt_series_is_recording());
 }
 
 static const struct kernel_param_ops tcp_rt_series_run_ops = {
@@ -222,6 +250,28 @@ static const struct kernel_param_ops tcp_rt_series_run_ops = {
 module_param_cb(series_run, &tcp_rt_series_run_ops, NULL, 0644);
 MODULE_PARM_DESC(series_run,
 		 "write 1 to start a series run; reads 1 while one runs");
+
+/*
+ * The recorder (docs/recorder.md): a series run that does not end, its
+ * last series_buckets buckets in rt-network-recorder; off by default.
+ */
+static int tcp_rt_rec_set(const char *val, const struct kernel_param *kp)
+{
+	return tcp_rt_series_cmd(val, true);
+}
+
+static int tcp_rt_rec_get(char *buffer, const struct kernel_param *kp)
+{
+	return scnprintf(buffer, PAGE_SIZE, "%d\n", tcp_rt_series_is_recording());
+}
+
+static const struct kernel_param_ops tcp_rt_rec_ops = {
+	.set = tcp_rt_rec_set,
+	.get = tcp_rt_rec_get,
+};
+module_param_cb(recorder, &tcp_rt_rec_ops, NULL, 0644);
+MODULE_PARM_DESC(recorder,
+		 "write 1 to start the series recorder (a run that does not end), 0 to end it; reads 1 while it runs (default 0)");
 
 /*
  * log_ext.  Its time-breakdown fields (TCP_RT_EXT_BD) need the hooks that
@@ -300,8 +350,11 @@ static int tcp_rt_ctl_init(void)
 
 	mutex_lock(&tcp_rt_ctl_mutex);
 	tcp_rt_ctl_live = true;
-	if (tcp_rt_series_at_load) {
-		run = tcp_rt_series_run_prepare();
+	if (tcp_rt_series_at_load && tcp_rt_rec_at_load) {
+		pr_err("series_run and recorder at load: one or the other\n");
+		err = -EINVAL;
+	} else if (tcp_rt_series_at_load || tcp_rt_rec_at_load) {
+		run = tcp_rt_series_run_prepare(tcp_rt_rec_at_load);
 		if (IS_ERR(run))
 			err = PTR_ERR(run);
 		else
@@ -324,7 +377,8 @@ static void tcp_rt_ctl_start(void)
 	run = tcp_rt_series_pending;
 	tcp_rt_series_pending = NULL;
 	if (run && tcp_rt_series_run_begin(run))
-		pr_err("series_run: the run asked for at load did not begin\n");
+		pr_err("%s: the run asked for at load did not begin\n",
+		       tcp_rt_rec_at_load ? "recorder" : "series_run");
 	mutex_unlock(&tcp_rt_ctl_mutex);
 }
 
@@ -372,7 +426,8 @@ static void tcp_rt_ctl_exit(void)
 	mutex_unlock(&tcp_rt_ctl_mutex);
 	cancel_delayed_work_sync(&tcp_rt_series_end_work);
 	mutex_lock(&tcp_rt_ctl_mutex);
-	tcp_rt_series_run_stop();
+	tcp_rt_series_run_stop(false);
+	tcp_rt_series_run_stop(true);
 	mutex_unlock(&tcp_rt_ctl_mutex);
 }
 

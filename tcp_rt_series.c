@@ -22,6 +22,12 @@
  * ECE, duplicates, active flows) need the receive hooks, which
  * tcp_rt_main.c attaches for the runs that count them.
  *
+ * The recorder (recorder=1; docs/recorder.md) is a run that does not
+ * end: a CPU's hooks count into a small ring of hot buckets of its own,
+ * and a delayed work, the fold, moves the buckets at least
+ * TCP_RT_REC_AGE old into one fine ring of series_buckets buckets, summed
+ * over the CPUs, which rt-network-recorder shows without consuming it.
+ *
  * Cost outside a run: the hooks test tcp_rt_series_on (and, for untracked
  * connections, tcp_rt_series_host_on; for segments leaving,
  * tcp_rt_series_out_on), static keys, so each test is a no-op jump
@@ -61,6 +67,20 @@
  *     it starts; changing them affects the next run.
  *   - Starting and ending are serialised by their caller
  *     (tcp_rt_main.c's tcp_rt_ctl_mutex).
+ *   - The recorder's hot buckets: a CPU's hooks claim a free one for the
+ *     bucket of their clock with cmpxchg() on its tag, mark the lines
+ *     they touch in its dirty word (set_bit()) and add as a run's hooks
+ *     do; the fold, on another CPU, takes a bucket only once it is
+ *     TCP_RT_REC_AGE old (a hook reads the clock and adds within
+ *     microseconds), xchg()s its dirty word and counters to 0 and frees
+ *     its tag last (release).  A hook that finds its slot still holding
+ *     an older bucket (the fold late), or a bucket the fold has completed
+ *     (the hook late: preempted on PREEMPT_RT), counts nothing and says
+ *     so in recorder_late.  tcp_rt_rec_mutex guards the fine ring and
+ *     the fold's progress: the fold writes them, rt-network-recorder's
+ *     open copies them; it is taken under tcp_rt_series_mutex, and the
+ *     fold takes nothing else, so retiring (under tcp_rt_series_mutex)
+ *     may cancel the fold synchronously.
  */
 
 #define pr_fmt(fmt) "tcp_rt: " fmt
@@ -72,8 +92,10 @@
 #include <linux/delay.h>
 #include <linux/hash.h>
 #include <linux/jump_label.h>
+#include <linux/jiffies.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
+#include <linux/log2.h>
 #include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -83,6 +105,7 @@
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 #include <net/inet_ecn.h>
 #include <net/tcp.h>
 
@@ -102,6 +125,16 @@
  */
 #define TCP_RT_SERIES_FLOW_BITS	16
 #define TCP_RT_SERIES_FLOW_PROBES 32
+/*
+ * The recorder folds a hot bucket once it is this many buckets old, every
+ * TCP_RT_REC_FOLD_BUCKETS buckets or every jiffy, the longer.  A CPU's hot
+ * ring holds two fold periods, that age and two buckets more, and at
+ * least TCP_RT_REC_HOT_MIN buckets (a power of two): what is left over is
+ * how late the fold may run before a hook counts late (30 ms at 1 ms).
+ */
+#define TCP_RT_REC_AGE		2
+#define TCP_RT_REC_FOLD_BUCKETS	4
+#define TCP_RT_REC_HOT_MIN	32
 
 DEFINE_STATIC_KEY_FALSE(tcp_rt_series_on);
 DEFINE_STATIC_KEY_FALSE(tcp_rt_series_host_on);
@@ -111,6 +144,21 @@ DEFINE_STATIC_KEY_FALSE(tcp_rt_series_out_on);
 struct tcp_rt_series_flow {
 	unsigned long sk;	/* 0: free */
 	u32 mark[2];		/* that bucket + 1: in its port's line, the host's */
+};
+
+/*
+ * The recorder's part of a run.  A CPU's memory (run->cpu[cpu]) is then
+ * its hot ring: hot tags (the bucket + 1 each place holds; 0: free), hot
+ * dirty words (a bit per line touched), and hot x lines x stride counters.
+ */
+struct tcp_rt_series_rec {
+	u32 hot;		/* places in a CPU's hot ring: a power of 2 */
+	u32 nfine;		/* buckets in the fine ring (series_buckets) */
+	unsigned long fold_jiffies;
+	u64 next_b;		/* buckets below it are folded whole */
+	s32 *fine;		/* [nfine][slot][stride]: the fold's */
+	u64 *fine_tag;		/* the bucket + 1 each place holds; 0: none */
+	s32 open[TCP_RT_SERIES_SLOTS];	/* open-gauge changes below next_b */
 };
 
 struct tcp_rt_series_run {
@@ -136,6 +184,14 @@ struct tcp_rt_series_run {
 	atomic_t **cpu;
 	s32 *sum;		/* the same, merged, once retired */
 	struct tcp_rt_series_flow *flows;	/* with series_ext's flows */
+	struct tcp_rt_series_rec *rec;	/* the recorder's; NULL: a run */
+};
+
+/* Where a hook counts: this CPU's counters of the bucket of its clock. */
+struct tcp_rt_series_at {
+	atomic_t *bucket;	/* slot 0's counters */
+	unsigned long *dirty;	/* the recorder's: the lines touched */
+	u32 b;			/* the bucket's index in the run */
 };
 
 static DEFINE_MUTEX(tcp_rt_series_mutex);
@@ -145,13 +201,25 @@ static int tcp_rt_series_cpuhp = -1;	/* our dynamic cpuhp state */
 static struct tcp_rt_series_run __rcu *tcp_rt_series_cur;
 static struct tcp_rt_series_run *tcp_rt_series_ready;
 static bool tcp_rt_series_running;
+static bool tcp_rt_series_recording;	/* the one running is the recorder */
 static u32 tcp_rt_series_gen;
+
+static void tcp_rt_rec_fold_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(tcp_rt_rec_fold_work, tcp_rt_rec_fold_fn);
+static DEFINE_MUTEX(tcp_rt_rec_mutex);
+/*
+ * The recorder the fold works on: set before its first queueing, cleared
+ * once it is cancelled.
+ */
+static struct tcp_rt_series_run *tcp_rt_rec_run;
 
 static atomic_long_t tcp_rt_series_nr_runs = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_series_nr_unread = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_series_nr_dropped = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_series_nr_flows_missed = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_series_nr_cpu_nomem = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_rec_nr_late = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_rec_nr_folds = ATOMIC_LONG_INIT(0);
 
 static size_t tcp_rt_series_cells(const struct tcp_rt_series_run *run)
 {
@@ -187,6 +255,11 @@ static void tcp_rt_series_free(struct tcp_rt_series_run *run)
 	tcp_rt_series_free_cpu(run);
 	vfree(run->flows);
 	vfree(run->sum);
+	if (run->rec) {
+		vfree(run->rec->fine);
+		vfree(run->rec->fine_tag);
+		kfree(run->rec);
+	}
 	kfree(run);
 }
 
@@ -226,44 +299,102 @@ u32 tcp_rt_series_gen_active(void)
 	return gen;
 }
 
+/* A recorder's CPU memory: its hot tags, then dirty words, then counters. */
+static unsigned long *tcp_rt_rec_dirty(const struct tcp_rt_series_run *run,
+				       unsigned long *tags)
+{
+	return tags + run->rec->hot;
+}
+
+static atomic_t *tcp_rt_rec_counters(const struct tcp_rt_series_run *run,
+				     unsigned long *tags, u32 place)
+{
+	return (atomic_t *)(tags + 2 * run->rec->hot) +
+	       (size_t)place * run->nslots * run->stride;
+}
+
 /*
- * This CPU's counters of @run for the bucket of @now_us (tcp_clock_us()),
- * its slot 0, and the bucket's index; NULL outside the run.
+ * The recorder: this CPU's hot place for bucket @b, claimed if free.
+ * False when it still holds an older bucket the fold has not taken yet
+ * (the fold late), or when the fold has completed @b (the hook late):
+ * the event is counted in recorder_late, not in another bucket.
  */
-static atomic_t *tcp_rt_series_bucket(const struct tcp_rt_series_run *run,
-				      u64 now_us, u32 *b)
+static bool tcp_rt_rec_place(const struct tcp_rt_series_run *run,
+			     unsigned long *tags, u64 b,
+			     struct tcp_rt_series_at *at)
+{
+	u32 i = b & (run->rec->hot - 1);
+	unsigned long t = READ_ONCE(tags[i]);
+
+	if (t != b + 1) {
+		if (t || b < READ_ONCE(run->rec->next_b))
+			goto late;
+		t = cmpxchg(&tags[i], 0, b + 1);
+		if (t && t != b + 1)
+			goto late;
+	}
+	at->dirty = tcp_rt_rec_dirty(run, tags) + i;
+	at->bucket = tcp_rt_rec_counters(run, tags, i);
+	return true;
+late:
+	atomic_long_inc(&tcp_rt_rec_nr_late);
+	return false;
+}
+
+/*
+ * This CPU's counters of @run for the bucket of @now_us (tcp_clock_us())
+ * in *@at; false outside the run.
+ */
+static bool tcp_rt_series_bucket(const struct tcp_rt_series_run *run,
+				 u64 now_us, struct tcp_rt_series_at *at)
 {
 	atomic_t *cpu;
-	u64 off;
+	u64 off, b;
 
 	if (now_us < run->start_us)
-		return NULL;
+		return false;
 	off = now_us - run->start_us;
 	if (off >= run->span_us)
-		return NULL;
+		return false;
 	cpu = READ_ONCE(run->cpu[raw_smp_processor_id()]);
 	if (unlikely(!cpu)) {
 		/* online mid-run, and no memory was found for it */
 		atomic_long_inc(&tcp_rt_series_nr_cpu_nomem);
-		return NULL;
+		return false;
 	}
-	*b = div_u64(off, run->width_us);
-	return cpu + (size_t)*b * run->nslots * run->stride;
+	b = div_u64(off, run->width_us);
+	at->b = b;
+	if (run->rec)
+		return tcp_rt_rec_place(run, (unsigned long *)cpu, b, at);
+	at->dirty = NULL;
+	at->bucket = cpu + (size_t)b * run->nslots * run->stride;
+	return true;
 }
 
 /*
- * Under rcu_read_lock(): the run under way in *@run, and this CPU's
- * counters of the bucket now (its index in *@b); NULL outside a run.
+ * Under rcu_read_lock(): the run under way in *@run, and where this CPU
+ * counts now in *@at; false outside a run.
  */
-static atomic_t *tcp_rt_series_now(struct tcp_rt_series_run **run, u32 *b)
+static bool tcp_rt_series_now(struct tcp_rt_series_run **run,
+			      struct tcp_rt_series_at *at)
 {
 	*run = rcu_dereference(tcp_rt_series_cur);
-	return *run ? tcp_rt_series_bucket(*run, tcp_clock_us(), b) : NULL;
+	return *run && tcp_rt_series_bucket(*run, tcp_clock_us(), at);
 }
 
-/* The counters of @key's slot in @bucket, claimed if new; NULL if full. */
+/* The counters of line @slot where @at is, marked for the recorder's fold. */
+static atomic_t *tcp_rt_series_line(const struct tcp_rt_series_run *run,
+				    const struct tcp_rt_series_at *at,
+				    unsigned int slot)
+{
+	if (at->dirty && !test_bit(slot, at->dirty))
+		set_bit(slot, at->dirty);
+	return at->bucket + slot * run->stride;
+}
+
+/* The counters of @key's line where @at is, claimed if new; NULL if full. */
 static atomic_t *tcp_rt_series_port(struct tcp_rt_series_run *run,
-				    atomic_t *bucket, u32 key)
+				    const struct tcp_rt_series_at *at, u32 key)
 {
 	int slot = tcp_rt_series_slot(run, key);
 
@@ -271,7 +402,14 @@ static atomic_t *tcp_rt_series_port(struct tcp_rt_series_run *run,
 		atomic_long_inc(&tcp_rt_series_nr_dropped);
 		return NULL;
 	}
-	return bucket + slot * run->stride;
+	return tcp_rt_series_line(run, at, slot);
+}
+
+/* The counters of the host's line where @at is (run->host >= 0). */
+static atomic_t *tcp_rt_series_host_line(const struct tcp_rt_series_run *run,
+					 const struct tcp_rt_series_at *at)
+{
+	return tcp_rt_series_line(run, at, run->host);
 }
 
 static inline void tcp_rt_series_put(const struct tcp_rt_series_run *run,
@@ -385,8 +523,8 @@ void __tcp_rt_series_add(u32 key, u64 now_us, enum tcp_rt_series_field field,
 			 int n)
 {
 	struct tcp_rt_series_run *run;
-	atomic_t *bucket, *slot;
-	u32 b;
+	struct tcp_rt_series_at at;
+	atomic_t *slot;
 
 	if (!now_us)
 		now_us = tcp_clock_us();
@@ -406,8 +544,9 @@ void __tcp_rt_series_add(u32 key, u64 now_us, enum tcp_rt_series_field field,
 			atomic_add(n, &run->initial[i]);
 		goto out;
 	}
-	bucket = tcp_rt_series_bucket(run, now_us, &b);
-	slot = tcp_rt_series_port(run, bucket, key);
+	if (!tcp_rt_series_bucket(run, now_us, &at))
+		goto out;
+	slot = tcp_rt_series_port(run, &at, key);
 	if (slot)
 		tcp_rt_series_put(run, slot, field, n);
 out:
@@ -418,14 +557,13 @@ out:
 void __tcp_rt_series_bytes(u32 key, const struct sock *sk, bool out, u32 n)
 {
 	struct tcp_rt_series_run *run;
-	atomic_t *bucket, *slot;
-	u32 b;
+	struct tcp_rt_series_at at;
+	atomic_t *slot;
 
 	rcu_read_lock();
-	bucket = tcp_rt_series_now(&run, &b);
-	if (!bucket)
+	if (!tcp_rt_series_now(&run, &at))
 		goto out;
-	slot = tcp_rt_series_port(run, bucket, key);
+	slot = tcp_rt_series_port(run, &at, key);
 	if (!slot)
 		goto out;
 	tcp_rt_series_put(run, slot, out ? TCP_RT_SER_BYTES_OUT :
@@ -477,10 +615,11 @@ void __tcp_rt_series_seg_in(u32 key, const struct sock *sk,
 	const struct tcp_sock *tp = tcp_sk(sk);
 	u32 seq = scb->seq + !!(scb->tcp_flags & TCPHDR_SYN);
 	u32 end = scb->end_seq - !!(scb->tcp_flags & TCPHDR_FIN);
-	u32 rcv_nxt = READ_ONCE(tp->rcv_nxt), b;
+	u32 rcv_nxt = READ_ONCE(tp->rcv_nxt);
 	struct tcp_rt_series_in in = {};
 	struct tcp_rt_series_run *run;
-	atomic_t *bucket, *slot;
+	struct tcp_rt_series_at at;
+	atomic_t *slot;
 
 	if (after(end, seq))
 		in.len = end - seq;
@@ -496,20 +635,19 @@ void __tcp_rt_series_seg_in(u32 key, const struct sock *sk,
 	}
 
 	rcu_read_lock();
-	bucket = tcp_rt_series_now(&run, &b);
-	if (!bucket)
+	if (!tcp_rt_series_now(&run, &at))
 		goto out;
 	if (key) {
-		slot = tcp_rt_series_port(run, bucket, key);
+		slot = tcp_rt_series_port(run, &at, key);
 		if (slot) {
 			tcp_rt_series_in_common(run, slot, &in);
-			if (in.len && tcp_rt_series_flow(run, sk, b, false))
+			if (in.len && tcp_rt_series_flow(run, sk, at.b, false))
 				tcp_rt_series_put(run, slot, TCP_RT_SER_FLOWS, 1);
 		}
 	}
 	if (run->host < 0)
 		goto out;
-	slot = bucket + run->host * run->stride;
+	slot = tcp_rt_series_host_line(run, &at);
 	tcp_rt_series_in_common(run, slot, &in);
 	if (!in.len)
 		goto out;
@@ -517,7 +655,7 @@ void __tcp_rt_series_seg_in(u32 key, const struct sock *sk,
 	tcp_rt_series_put(run, slot, TCP_RT_SER_SEGS_IN, in.segs);
 	tcp_rt_series_put_far(run, slot, TCP_RT_SER_FAR_IN, sk,
 			      in.len - in.dup);
-	if (tcp_rt_series_flow(run, sk, b, true))
+	if (tcp_rt_series_flow(run, sk, at.b, true))
 		tcp_rt_series_put(run, slot, TCP_RT_SER_FLOWS, 1);
 out:
 	rcu_read_unlock();
@@ -534,9 +672,9 @@ void __tcp_rt_series_seg_out(u32 key, const struct sock *sk,
 	const struct tcp_skb_cb *scb = TCP_SKB_CB(skb);
 	const struct tcp_sock *tp = tcp_sk(sk);
 	struct tcp_rt_series_run *run;
-	atomic_t *bucket, *slot;
+	struct tcp_rt_series_at at;
 	bool data, retrans;
-	u32 b;
+	atomic_t *slot;
 
 	/* a SYN: the handshake's, Fast Open's data aside, counts nowhere */
 	if (unlikely(scb->tcp_flags & TCPHDR_SYN)) {
@@ -550,17 +688,16 @@ void __tcp_rt_series_seg_out(u32 key, const struct sock *sk,
 	data = len || after(scb->end_seq - !!(scb->tcp_flags & TCPHDR_FIN),
 			    scb->seq + !!(scb->tcp_flags & TCPHDR_SYN));
 	rcu_read_lock();
-	bucket = tcp_rt_series_now(&run, &b);
-	if (!bucket)
+	if (!tcp_rt_series_now(&run, &at))
 		goto out;
 	if (key && data && run->flows) {
-		slot = tcp_rt_series_port(run, bucket, key);
-		if (slot && tcp_rt_series_flow(run, sk, b, false))
+		slot = tcp_rt_series_port(run, &at, key);
+		if (slot && tcp_rt_series_flow(run, sk, at.b, false))
 			tcp_rt_series_put(run, slot, TCP_RT_SER_FLOWS, 1);
 	}
 	if (run->host < 0)
 		goto out;
-	slot = bucket + run->host * run->stride;
+	slot = tcp_rt_series_host_line(run, &at);
 	if (len) {
 		tcp_rt_series_put(run, slot, TCP_RT_SER_BYTES_OUT, len);
 		tcp_rt_series_put(run, slot, TCP_RT_SER_SEGS_OUT,
@@ -570,7 +707,7 @@ void __tcp_rt_series_seg_out(u32 key, const struct sock *sk,
 		tcp_rt_series_put(run, slot, TCP_RT_SER_RETRANS,
 				  tcp_skb_pcount(skb));
 	}
-	if (data && tcp_rt_series_flow(run, sk, b, true))
+	if (data && tcp_rt_series_flow(run, sk, at.b, true))
 		tcp_rt_series_put(run, slot, TCP_RT_SER_FLOWS, 1);
 out:
 	rcu_read_unlock();
@@ -580,13 +717,11 @@ out:
 void __tcp_rt_series_conn(bool estab)
 {
 	struct tcp_rt_series_run *run;
-	atomic_t *bucket;
-	u32 b;
+	struct tcp_rt_series_at at;
 
 	rcu_read_lock();
-	bucket = tcp_rt_series_now(&run, &b);
-	if (bucket && run->host >= 0)
-		tcp_rt_series_put(run, bucket + run->host * run->stride,
+	if (tcp_rt_series_now(&run, &at) && run->host >= 0)
+		tcp_rt_series_put(run, tcp_rt_series_host_line(run, &at),
 				  estab ? TCP_RT_SER_ESTAB : TCP_RT_SER_CLOSED,
 				  1);
 	rcu_read_unlock();
@@ -629,8 +764,26 @@ static void tcp_rt_series_columns(struct tcp_rt_series_run *run)
 	run->stride = n;
 }
 
-/* The settings a run takes when it starts (tcp_rt_params.c). */
-static struct tcp_rt_series_run *tcp_rt_series_config(void)
+/* The recorder's rings for @run's bucket width (TCP_RT_REC_HOT_MIN). */
+static struct tcp_rt_series_rec *tcp_rt_rec_config(const struct tcp_rt_series_run *run)
+{
+	struct tcp_rt_series_rec *rec = kzalloc(sizeof(*rec), GFP_KERNEL);
+	unsigned int fold_us, span;
+
+	if (!rec)
+		return NULL;
+	fold_us = max_t(unsigned int, TCP_RT_REC_FOLD_BUCKETS * run->width_us,
+			jiffies_to_usecs(1));
+	rec->fold_jiffies = max(usecs_to_jiffies(fold_us), 1UL);
+	span = DIV_ROUND_UP(jiffies_to_usecs(rec->fold_jiffies), run->width_us);
+	rec->hot = roundup_pow_of_two(max_t(unsigned int, TCP_RT_REC_HOT_MIN,
+					    2 * span + TCP_RT_REC_AGE + 2));
+	rec->nfine = run->nbuckets;
+	return rec;
+}
+
+/* The settings a run (or the recorder) takes when it starts (tcp_rt_params.c). */
+static struct tcp_rt_series_run *tcp_rt_series_config(bool recorder)
 {
 	struct tcp_rt_series_run *run;
 
@@ -652,6 +805,13 @@ static struct tcp_rt_series_run *tcp_rt_series_config(void)
 	}
 	run->span_us = (u64)run->width_us * run->nbuckets;
 	tcp_rt_series_columns(run);
+	if (recorder) {
+		run->rec = tcp_rt_rec_config(run);
+		if (!run->rec) {
+			kfree(run);
+			return NULL;
+		}
+	}
 	return run;
 }
 
@@ -662,20 +822,35 @@ static size_t tcp_rt_series_flows_bytes(const struct tcp_rt_series_run *run)
 	return sizeof(struct tcp_rt_series_flow) << TCP_RT_SERIES_FLOW_BITS;
 }
 
-/* Bytes of one CPU's counters. */
+/* Bytes of one CPU's counters: a run's buckets, or the recorder's hot ring. */
 static size_t tcp_rt_series_cpu_bytes(const struct tcp_rt_series_run *run)
 {
+	if (run->rec)
+		return run->rec->hot * (2 * sizeof(unsigned long) +
+					(size_t)run->nslots * run->stride *
+					sizeof(atomic_t));
 	return tcp_rt_series_cells(run) * sizeof(atomic_t);
+}
+
+/* The recorder's fine ring, its tags with it. */
+static size_t tcp_rt_rec_fine_bytes(const struct tcp_rt_series_run *run)
+{
+	return (size_t)run->rec->nfine * (run->nslots * run->stride *
+					  sizeof(s32) + sizeof(u64));
 }
 
 /*
  * Bytes @run takes at most on @ncpus CPUs: their counters, and at its end
- * the merged table beside them, and the active-flow table.
+ * the merged table beside them (the recorder: its fine ring), and the
+ * active-flow table.
  */
 static unsigned long tcp_rt_series_mem(const struct tcp_rt_series_run *run,
 				       unsigned int ncpus)
 {
-	return tcp_rt_series_cpu_bytes(run) * (ncpus + 1UL) +
+	size_t table = run->rec ? tcp_rt_rec_fine_bytes(run) :
+				  tcp_rt_series_cpu_bytes(run);
+
+	return tcp_rt_series_cpu_bytes(run) * (unsigned long)ncpus + table +
 	       tcp_rt_series_flows_bytes(run);
 }
 
@@ -690,7 +865,8 @@ static int tcp_rt_series_alloc_one(struct tcp_rt_series_run *run,
 	a = vzalloc_node(bytes, cpu_to_node(cpu));
 	if (!a)
 		return -ENOMEM;
-	WRITE_ONCE(run->cpu[cpu], a);
+	/* zeroed before seen: the fold reads it from another CPU */
+	smp_store_release(&run->cpu[cpu], a);
 	atomic_long_add(bytes, &run->bytes);
 	return 0;
 }
@@ -724,6 +900,16 @@ static int tcp_rt_series_alloc(struct tcp_rt_series_run *run)
 		if (!run->flows)
 			return -ENOMEM;
 		atomic_long_add(tcp_rt_series_flows_bytes(run), &run->bytes);
+	}
+	if (run->rec) {
+		run->rec->fine = vzalloc(array_size(run->rec->nfine,
+						    run->nslots * run->stride *
+						    sizeof(s32)));
+		run->rec->fine_tag = vzalloc(array_size(run->rec->nfine,
+							sizeof(u64)));
+		if (!run->rec->fine || !run->rec->fine_tag)
+			return -ENOMEM;
+		atomic_long_add(tcp_rt_rec_fine_bytes(run), &run->bytes);
 	}
 	return 0;
 }
@@ -759,19 +945,21 @@ static void tcp_rt_series_align(struct tcp_rt_series_run *run)
 }
 
 /*
- * A run as the series_* settings say now, read once (a write racing the
- * start cannot make the hooks attached and the run disagree), its memory
- * taken: or an ERR_PTR, said in one line.  *@rcv: it needs the receive
- * hooks, which the caller attaches before tcp_rt_series_begin().
+ * A run (@recorder: the recorder) as the series_* settings say now, read
+ * once (a write racing the start cannot make the hooks attached and the
+ * run disagree), its memory taken: or an ERR_PTR, said in one line.
+ * *@rcv: it needs the receive hooks, which the caller attaches before
+ * tcp_rt_series_begin().
  */
-struct tcp_rt_series_run *tcp_rt_series_prepare(bool *rcv)
+struct tcp_rt_series_run *tcp_rt_series_prepare(bool recorder, bool *rcv)
 {
+	const char *name = recorder ? "recorder" : "series_run";
 	struct tcp_rt_series_run *run;
 	unsigned int ncpus;
 	unsigned long bytes;
 	int err;
 
-	run = tcp_rt_series_config();
+	run = tcp_rt_series_config(recorder);
 	if (!run)
 		return ERR_PTR(-ENOMEM);
 	/* the CPUs counted are those the arrays are taken for */
@@ -779,8 +967,8 @@ struct tcp_rt_series_run *tcp_rt_series_prepare(bool *rcv)
 	ncpus = num_online_cpus();
 	bytes = tcp_rt_series_mem(run, ncpus);
 	if (bytes > TCP_RT_SERIES_MEM_MAX) {
-		pr_err("series_run: %u buckets x %u lines x %u counters on %u online CPUs need %lu MiB (%zu KiB a CPU), more than %lu; use fewer series_buckets, ports or series_ext measures\n",
-		       run->nbuckets, run->nslots, run->stride, ncpus,
+		pr_err("%s: %u buckets x %u lines x %u counters on %u online CPUs need %lu MiB (%zu KiB a CPU), more than %lu; use fewer series_buckets, ports or series_ext measures\n",
+		       name, run->nbuckets, run->nslots, run->stride, ncpus,
 		       DIV_ROUND_UP(bytes, 1UL << 20),
 		       DIV_ROUND_UP(tcp_rt_series_cpu_bytes(run), 1024),
 		       TCP_RT_SERIES_MEM_MAX >> 20);
@@ -788,8 +976,8 @@ struct tcp_rt_series_run *tcp_rt_series_prepare(bool *rcv)
 	} else {
 		err = tcp_rt_series_alloc(run);
 		if (err)
-			pr_err("series_run: no memory for %u buckets x %u lines\n",
-			       run->nbuckets, run->nslots);
+			pr_err("%s: no memory for %u buckets x %u lines\n",
+			       name, run->nbuckets, run->nslots);
 	}
 	cpus_read_unlock();
 	if (err) {
@@ -818,7 +1006,12 @@ int tcp_rt_series_begin(struct tcp_rt_series_run *run, u32 *gen)
 
 	mutex_lock(&tcp_rt_series_mutex);
 	if (tcp_rt_series_running) {
-		pr_err("series_run: a run is in progress; write 0 to end it\n");
+		if (tcp_rt_series_recording)
+			pr_err("%s: the recorder is on; write 0 to recorder to end it\n",
+			       run->rec ? "recorder" : "series_run");
+		else
+			pr_err("%s: a run is in progress; write 0 to series_run to end it\n",
+			       run->rec ? "recorder" : "series_run");
 		tcp_rt_series_free(run);
 		err = -EBUSY;
 		goto out;
@@ -833,6 +1026,13 @@ int tcp_rt_series_begin(struct tcp_rt_series_run *run, u32 *gen)
 
 	run->gen = ++tcp_rt_series_gen ? : ++tcp_rt_series_gen;
 	tcp_rt_series_align(run);
+	if (run->rec) {
+		/* it does not end */
+		run->span_us = U64_MAX - run->start_us;
+		tcp_rt_rec_run = run;
+		queue_delayed_work(system_wq, &tcp_rt_rec_fold_work,
+				   run->rec->fold_jiffies);
+	}
 	rcu_assign_pointer(tcp_rt_series_cur, run);
 	static_branch_enable(&tcp_rt_series_on);
 	if (run->host >= 0)
@@ -849,7 +1049,7 @@ out:
  * The run begun last is under way: it is said to run once bucket 0
  * began, so that what the writer, or whoever sees series_run read 1, does
  * next is counted.  Returns the jiffies until its end, when the caller
- * calls tcp_rt_series_end().
+ * calls tcp_rt_series_end(); 0 for the recorder, which does not end.
  */
 unsigned long tcp_rt_series_begun(void)
 {
@@ -863,7 +1063,12 @@ unsigned long tcp_rt_series_begun(void)
 	now = tcp_clock_us();
 	if (now < run->start_us)
 		fsleep(run->start_us - now);
+	WRITE_ONCE(tcp_rt_series_recording, !!run->rec);
 	WRITE_ONCE(tcp_rt_series_running, true);
+	if (run->rec) {
+		mutex_unlock(&tcp_rt_series_mutex);
+		return 0;
+	}
 	/* the walk of the open tasks may have outlasted a short run */
 	end = run->start_us + run->span_us;
 	now = tcp_clock_us();
@@ -898,6 +1103,22 @@ static void tcp_rt_series_merge(struct tcp_rt_series_run *run)
 	}
 }
 
+/*
+ * The recorder ends: its fold stops, and it goes, rings and all (nothing
+ * is kept; rt-network-recorder's readers hold copies).  Called with
+ * tcp_rt_series_mutex held, the hooks done with it.
+ */
+static void tcp_rt_rec_retire(struct tcp_rt_series_run *run)
+{
+	cancel_delayed_work_sync(&tcp_rt_rec_fold_work);
+	mutex_lock(&tcp_rt_rec_mutex);
+	tcp_rt_rec_run = NULL;
+	mutex_unlock(&tcp_rt_rec_mutex);
+	tcp_rt_series_free(run);
+	WRITE_ONCE(tcp_rt_series_running, false);
+	WRITE_ONCE(tcp_rt_series_recording, false);
+}
+
 /* Called with tcp_rt_series_mutex held. */
 static void tcp_rt_series_retire(struct tcp_rt_series_run *run)
 {
@@ -907,6 +1128,10 @@ static void tcp_rt_series_retire(struct tcp_rt_series_run *run)
 	static_branch_disable(&tcp_rt_series_on);
 	/* Every hook that found the run has finished counting. */
 	synchronize_rcu();
+	if (run->rec) {
+		tcp_rt_rec_retire(run);
+		return;
+	}
 	/* and no CPU coming online adds an array to it */
 	tcp_rt_series_unlist(run);
 
@@ -932,12 +1157,13 @@ static void tcp_rt_series_retire(struct tcp_rt_series_run *run)
 }
 
 /*
- * End the run: at once (@now), or only once its last bucket is over (the
- * caller's timer, which may be early, late or stale).  Returns the
- * jiffies until its end if it goes on, 0 once no run runs; its table is
+ * End the run (@recorder: the recorder; one of the other kind goes on):
+ * at once (@now), or only once its last bucket is over (the caller's
+ * timer, which may be early, late or stale).  Returns the jiffies until
+ * its end if it goes on, 0 once no run of that kind runs; its table is
  * then complete.
  */
-unsigned long tcp_rt_series_end(bool now)
+unsigned long tcp_rt_series_end(bool recorder, bool now)
 {
 	struct tcp_rt_series_run *run;
 	unsigned long left = 0;
@@ -946,6 +1172,8 @@ unsigned long tcp_rt_series_end(bool now)
 	mutex_lock(&tcp_rt_series_mutex);
 	run = rcu_dereference_protected(tcp_rt_series_cur,
 					lockdep_is_held(&tcp_rt_series_mutex));
+	if (run && !run->rec != !recorder)
+		run = NULL;
 	if (run && !now && t < run->start_us + run->span_us)
 		left = usecs_to_jiffies(min_t(u64, run->start_us +
 					      run->span_us - t, UINT_MAX)) + 1;
@@ -958,6 +1186,191 @@ unsigned long tcp_rt_series_end(bool now)
 bool tcp_rt_series_is_running(void)
 {
 	return READ_ONCE(tcp_rt_series_running);
+}
+
+bool tcp_rt_series_is_recording(void)
+{
+	return READ_ONCE(tcp_rt_series_recording);
+}
+
+/* A run prepared (not begun) is the recorder. */
+bool tcp_rt_series_run_is_recorder(const struct tcp_rt_series_run *run)
+{
+	return run->rec;
+}
+
+/* ------------------------------------------------------------------------
+ * The recorder's fold
+ */
+
+/* The fine ring's place of bucket @b, zeroed when it held another. */
+static s32 *tcp_rt_rec_fine(const struct tcp_rt_series_run *run, u64 b)
+{
+	struct tcp_rt_series_rec *rec = run->rec;
+	size_t cells = (size_t)run->nslots * run->stride;
+	u32 i;
+	s32 *v;
+
+	div_u64_rem(b, rec->nfine, &i);
+	v = rec->fine + i * cells;
+	if (rec->fine_tag[i] != b + 1) {
+		memset(v, 0, cells * sizeof(*v));
+		rec->fine_tag[i] = b + 1;
+	}
+	return v;
+}
+
+/*
+ * @cpu's hot buckets below @below into the fine ring: those from @lo on
+ * (the ring's span), each counter taken with xchg() so that none of a
+ * hook's adds is lost; one older (the fold stalled past the ring) is
+ * dropped, counted in recorder_late.  The place is freed last.
+ */
+static void tcp_rt_rec_fold_cpu(const struct tcp_rt_series_run *run,
+				unsigned long *tags, u64 lo, u64 below)
+{
+	u32 hot = run->rec->hot, i, s, k, stride = run->stride;
+
+	for (i = 0; i < hot; i++) {
+		unsigned long t = READ_ONCE(tags[i]), dirty;
+		atomic_t *c = tcp_rt_rec_counters(run, tags, i);
+		s32 *v = NULL;
+
+		if (!t || t - 1 >= below)
+			continue;
+		if (t - 1 >= lo)
+			v = tcp_rt_rec_fine(run, t - 1);
+		else
+			atomic_long_inc(&tcp_rt_rec_nr_late);
+		dirty = xchg(tcp_rt_rec_dirty(run, tags) + i, 0);
+		for_each_set_bit(s, &dirty, run->nslots)
+			for (k = 0; k < stride; k++) {
+				int n = atomic_xchg(&c[s * stride + k], 0);
+
+				if (v)
+					v[s * stride + k] += n;
+			}
+		/* emptied before a hook may claim it again (its cmpxchg) */
+		smp_store_release(&tags[i], 0);
+	}
+}
+
+/*
+ * Buckets [@lo, @below) are whole: those no CPU counted in are zeroed, and
+ * the open gauge's changes become its value (the tasks open at the start,
+ * tcp_rt_rec_snapshot(), aside).
+ */
+static void tcp_rt_rec_complete(const struct tcp_rt_series_run *run, u64 lo,
+				u64 below)
+{
+	struct tcp_rt_series_rec *rec = run->rec;
+	u64 b;
+	u32 s;
+
+	for (b = lo; b < below; b++) {
+		s32 *v = tcp_rt_rec_fine(run, b);
+
+		for (s = 0; s < run->nports; s++) {
+			s32 *open = v + s * run->stride + TCP_RT_SER_OPEN;
+
+			rec->open[s] += *open;
+			*open = rec->open[s];
+		}
+	}
+	WRITE_ONCE(rec->next_b, below);
+}
+
+/*
+ * Every fold period: the hot buckets TCP_RT_REC_AGE old or more, of every
+ * CPU that has a hot ring (one gone offline keeps it, and its last
+ * buckets come in too), into the fine ring.
+ */
+static void tcp_rt_rec_fold_fn(struct work_struct *work)
+{
+	struct tcp_rt_series_run *run;
+	u64 now = tcp_clock_us(), below, lo;
+	unsigned int cpu;
+
+	mutex_lock(&tcp_rt_rec_mutex);
+	run = tcp_rt_rec_run;
+	if (!run || now < run->start_us)
+		goto out;
+	below = div_u64(now - run->start_us, run->width_us);
+	below = below >= TCP_RT_REC_AGE ? below - TCP_RT_REC_AGE + 1 : 0;
+	if (below <= run->rec->next_b)
+		goto out;
+	lo = below > run->rec->nfine ? below - run->rec->nfine : 0;
+	lo = max(lo, run->rec->next_b);
+	for_each_possible_cpu(cpu) {
+		/* tcp_rt_series_alloc_one() zeroed it before */
+		atomic_t *a = smp_load_acquire(&run->cpu[cpu]);
+
+		if (a)
+			tcp_rt_rec_fold_cpu(run, (unsigned long *)a, lo, below);
+	}
+	tcp_rt_rec_complete(run, lo, below);
+	atomic_long_inc(&tcp_rt_rec_nr_folds);
+out:
+	if (run)
+		queue_delayed_work(system_wq, &tcp_rt_rec_fold_work,
+				   run->rec->fold_jiffies);
+	mutex_unlock(&tcp_rt_rec_mutex);
+}
+
+/*
+ * A copy of what the fine ring holds, the last series_buckets buckets
+ * folded whole, as a finished run's table (rt-network-series' format);
+ * the tasks open at the recorder's start added to the open gauge.
+ * Called with tcp_rt_series_mutex held, the recorder under way.
+ */
+static struct tcp_rt_series_run *tcp_rt_rec_snapshot(const struct tcp_rt_series_run *run)
+{
+	const struct tcp_rt_series_rec *rec = run->rec;
+	size_t cells = (size_t)run->nslots * run->stride;
+	struct tcp_rt_series_run *t;
+	u64 first, next, b;
+	u32 s;
+
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return ERR_PTR(-ENOMEM);
+	INIT_LIST_HEAD(&t->live);
+	t->sum = vmalloc(array_size(rec->nfine, cells * sizeof(s32)));
+	if (!t->sum) {
+		kfree(t);
+		return ERR_PTR(-ENOMEM);
+	}
+	t->width_us = run->width_us;
+	t->nslots = run->nslots;
+	t->nports = run->nports;
+	t->host = run->host;
+	t->ext = run->ext;
+	t->stride = run->stride;
+	memcpy(t->col, run->col, sizeof(t->col));
+	for (s = 0; s < run->nslots; s++)
+		t->key[s] = READ_ONCE(run->key[s]);
+
+	mutex_lock(&tcp_rt_rec_mutex);
+	next = rec->next_b;
+	first = next > rec->nfine ? next - rec->nfine : 0;
+	for (b = first; b < next; b++) {
+		s32 *v = t->sum + (b - first) * cells;
+		u32 i;
+
+		div_u64_rem(b, rec->nfine, &i);
+		if (rec->fine_tag[i] == b + 1)
+			memcpy(v, rec->fine + i * cells, cells * sizeof(s32));
+		else
+			memset(v, 0, cells * sizeof(s32));
+		for (s = 0; s < run->nports; s++)
+			v[s * run->stride + TCP_RT_SER_OPEN] +=
+				atomic_read(&run->initial[s]);
+	}
+	mutex_unlock(&tcp_rt_rec_mutex);
+	t->nbuckets = next - first;
+	t->start_real_ns = run->start_real_ns +
+			   first * run->width_us * NSEC_PER_USEC;
+	return t;
 }
 
 /* ------------------------------------------------------------------------
@@ -1070,6 +1483,43 @@ static const struct file_operations tcp_rt_series_fops = {
 	.release	= tcp_rt_series_release,
 };
 
+/*
+ * rt-network-recorder: what the recorder's fine ring holds when it is
+ * opened, each open its own copy; nothing is consumed.  Empty when the
+ * recorder is off.
+ */
+static int tcp_rt_rec_open(struct inode *inode, struct file *file)
+{
+	struct tcp_rt_series_run *run, *t = NULL;
+	struct seq_file *m;
+	int err;
+
+	mutex_lock(&tcp_rt_series_mutex);
+	run = rcu_dereference_protected(tcp_rt_series_cur,
+					lockdep_is_held(&tcp_rt_series_mutex));
+	if (run && run->rec)
+		t = tcp_rt_rec_snapshot(run);
+	mutex_unlock(&tcp_rt_series_mutex);
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	err = seq_open(file, &tcp_rt_series_seq_ops);
+	if (err) {
+		tcp_rt_series_free(t);
+		return err;
+	}
+	m = file->private_data;
+	m->private = t;
+	return 0;
+}
+
+static const struct file_operations tcp_rt_rec_fops = {
+	.owner		= THIS_MODULE,
+	.open		= tcp_rt_rec_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= tcp_rt_series_release,
+};
+
 /* What the run under way takes now; 0 outside a run. */
 static long tcp_rt_series_cur_bytes(void)
 {
@@ -1097,6 +1547,10 @@ void tcp_rt_series_status(struct seq_file *m)
 	seq_printf(m, "series_cpu_nomem %ld\n",
 		   atomic_long_read(&tcp_rt_series_nr_cpu_nomem));
 	seq_printf(m, "series_bytes %ld\n", tcp_rt_series_cur_bytes());
+	seq_printf(m, "recorder_folds %ld\n",
+		   atomic_long_read(&tcp_rt_rec_nr_folds));
+	seq_printf(m, "recorder_late %ld\n",
+		   atomic_long_read(&tcp_rt_rec_nr_late));
 }
 
 /*
@@ -1118,6 +1572,8 @@ int tcp_rt_series_init(struct dentry *dir)
 	tcp_rt_series_cpuhp = ret;
 	debugfs_create_file("rt-network-series", 0400, dir, NULL,
 			    &tcp_rt_series_fops);
+	debugfs_create_file("rt-network-recorder", 0400, dir, NULL,
+			    &tcp_rt_rec_fops);
 	return 0;
 }
 
@@ -1127,7 +1583,8 @@ int tcp_rt_series_init(struct dentry *dir)
  */
 void tcp_rt_series_exit(void)
 {
-	tcp_rt_series_end(true);
+	tcp_rt_series_end(false, true);
+	tcp_rt_series_end(true, true);
 	mutex_lock(&tcp_rt_series_mutex);
 	if (tcp_rt_series_ready)
 		pr_info("series: unloaded with a run's table never read\n");

@@ -277,6 +277,26 @@ series_running() {
 	[ "$(cat "$PARAMS/series_run")" = 1 ]
 }
 
+_folds_past() {	# n: the recorder's fold has run more than n times
+	[ "$(status recorder_folds)" -gt "$1" ]
+}
+
+_after_us() {	# t (us, wall clock): now is past it
+	[ "$(date +%s%6N)" -gt "$1" ]
+}
+
+# The recorder has folded every bucket up to now: the time of three
+# buckets has passed (a bucket is folded two old), then two more folds
+# ran (one of them began after that).
+recorder_folded() {	# width_us
+	local t folds
+	t=$(( $(date +%s%6N) + 3 * $1 ))
+	wait_until "three buckets" _after_us "$t" || fail "the clock"
+	folds=$(status recorder_folds)
+	wait_until "two folds" _folds_past $((folds + 1)) ||
+		fail "no fold: $(status recorder_folds)"
+}
+
 status() {	# key: the module's status file's
 	kv "$DBG/status" "$1"
 }

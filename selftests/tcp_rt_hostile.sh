@@ -133,8 +133,15 @@ case_alloc_failures() {
 	expect_eq $((failed + tracked)) $n "untracked + tracked"
 	expect_eq "$(count_records $log R)" $((tracked * req)) "R records of the tracked"
 	records $log R | awk '{ print $5, $11 }' | sort -k1,1 -k2,2n |
-		awk '{ if ($2 != ++seq[$1]) bad++ } END { exit bad > 0 }' ||
+		awk '{ if ($2 != ++seq[$1]) bad++ } END { exit bad > 0 }' || {
+		# the peers whose numbers break, their records and E
+		records $log R | awk '{ print $5, $11 }' | sort -k1,1 -k2,2n |
+			awk '{ if ($2 != ++seq[$1]) print $1 }' | sort -u | head -3 |
+			while read -r peer; do
+				grep -F " $peer " $log | sed 's/^/# /'
+			done
 		fail "task_seq not consecutive"
+	}
 }
 
 established_is() {	# port n

@@ -115,8 +115,64 @@ case_cpu_online_mid_run() {
 	mod_unload
 }
 
+# The recorder (recorder=1) with a CPU brought online while it records:
+# one hot ring more (series_bytes grows by one CPU's; what stays is the
+# fine ring, 2000 buckets of one line of 12 counters and a tag each), the
+# requests made on that CPU alone all in rt-network-recorder's lines,
+# held to the records and the client's count, and still there once the
+# CPU has gone offline again: its hot ring is folded all the same.
+case_recorder_cpu_online() {
+	local cpu online reqs=20 b1 hot started finished bin
+	cpu=$(tr ',' '\n' < /sys/devices/system/cpu/online | tail -n 1)
+	cpu=${cpu#*-}
+	[ "$cpu" -ge 1 ] && [ -e /sys/devices/system/cpu/cpu$cpu/online ] || {
+		diag "needs a second CPU that can go offline"
+		exit 4
+	}
+	rm -f $LOG $SER
+	echo 0 > /sys/devices/system/cpu/cpu$cpu/online || fail "cpu$cpu offline"
+	online=$(cpus_in /sys/devices/system/cpu/online)
+	mod_load lports=$PORT
+	echo 10000 > "$PARAMS/series_us"
+	echo 2000 > "$PARAMS/series_buckets"
+	echo 1 > "$PARAMS/recorder"
+	b1=$(status series_bytes)
+	echo 1 > /sys/devices/system/cpu/cpu$cpu/online || fail "cpu$cpu online"
+	hot=$(( $(status series_bytes) - b1 ))
+	diag "a CPU's hot ring: $hot bytes ($((hot / (16 + 48))) places)"
+	expect_eq $((hot % (16 + 48))) 0 "a hot ring of whole places (tag, dirty word, 12 counters)"
+	expect_eq $((b1 - online * hot)) $((2000 * (12 * 4 + 8))) \
+		"status series_bytes: $online hot rings and the fine ring"
+	rm -f /tmp/series_cpus.ready
+	taskset -c $cpu "$PEER" server --port $PORT --req-bytes 100 --resp-bytes 1000 \
+		--ready-file /tmp/series_cpus.ready > /dev/null &
+	wait_until "server ready" test -s /tmp/series_cpus.ready || fail "server"
+	taskset -c $cpu "$PEER" client --port $PORT --requests $reqs \
+		--req-bytes 100 --resp-bytes 1000 > /dev/null || fail "client"
+	wait_untracked
+	echo 0 > /sys/devices/system/cpu/cpu$cpu/online || fail "cpu$cpu offline again"
+	recorder_folded 10000
+	cat "$DBG/rt-network-recorder" > $SER
+	drain_logs $LOG
+	expect_eq "$(count_records $LOG R)" $reqs "R records"
+	started=$(awk '$3 == "'$PORT'" { s += $9 } END { print s + 0 }' $SER)
+	finished=$(awk '$3 == "'$PORT'" { s += $10 } END { print s + 0 }' $SER)
+	bin=$(awk '$3 == "'$PORT'" { s += $4 } END { print s + 0 }' $SER)
+	expect_eq "$started" $reqs "tasks started, recorded"
+	expect_eq "$finished" $reqs "tasks done, recorded"
+	expect_eq "$bin" $((reqs * 100)) "bytes in, recorded"
+	expect_eq "$(status recorder_late)" 0 "status recorder_late"
+	expect_eq "$(status series_cpu_nomem)" 0 "status series_cpu_nomem"
+	echo 0 > "$PARAMS/recorder"
+	expect_eq "$(status series_bytes)" 0 "status series_bytes once the recorder ended"
+	echo 1 > /sys/devices/system/cpu/cpu$cpu/online || fail "cpu$cpu back online"
+	mod_unload
+}
+
 run_case "series: the unit's run with a port range on a host of 80 possible CPUs, its bytes as status says" \
 	case_unit_default
 run_case "series: a CPU online mid-run gets its counters, and its requests stay counted when it goes" \
 	case_cpu_online_mid_run
+run_case "series: the recorder, a CPU online while it records: its hot ring, its requests recorded, kept when it goes" \
+	case_recorder_cpu_online
 done_testing

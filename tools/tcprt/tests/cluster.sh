@@ -62,7 +62,7 @@ case_init() {
 	expect_eq "$(head -1 $F/init.out)" "tcprt schema 6 ready in ClickHouse at $CH, on its cluster $CLUSTER" "fleet init's answer"
 	for i in 1 2 3; do
 		expect_eq "$(nsql $i "SELECT groupArray(name) FROM (SELECT name FROM system.tables WHERE database = 'tcprt' ORDER BY name)")" \
-			"['bad_messages','bad_messages_local','controls','controls_local','cpu_accounts','cpu_accounts_local','meta','reached','records','records_local']" \
+			"['bad_messages','bad_messages_local','centrals','centrals_local','controls','controls_local','cpu_accounts','cpu_accounts_local','meta','reached','records','records_local']" \
 			"node $i's tables"
 		expect_eq "$(nsql $i "SELECT engine FROM system.tables WHERE database = 'tcprt' AND name IN ('records', 'records_local', 'meta') ORDER BY name FORMAT TSV" | tr '\n' ' ')" \
 			"ReplicatedReplacingMergeTree Distributed ReplicatedReplacingMergeTree " "node $i's engines (meta, records, records_local)"

@@ -70,7 +70,7 @@ case_init() {
 	done
 	# what fleet schema --cluster prints is what init made
 	inc "$TCPRT" fleet schema --cluster $CLUSTER | grep -c "ON CLUSTER $CLUSTER" > $F/n
-	expect_eq "$(cat $F/n)" 11 "fleet schema --cluster: 11 statements ON CLUSTER (the database, 4 tables and their Distributed ones, the view, meta)"
+	expect_eq "$(cat $F/n)" 13 "fleet schema --cluster: 13 statements ON CLUSTER (the database, 5 tables and their Distributed ones, the view, meta)"
 	inc "$TCPRT" fleet init --url "$CH$DDL" > $F/init.out 2>&1 || fail "fleet init again, no --cluster: $(cat $F/init.out)"
 	grep -q ", on its cluster $CLUSTER$" $F/init.out || fail "init again: $(cat $F/init.out)"
 	inc "$TCPRT" fleet init --url "$CH$DDL" --cluster other > $F/err 2>&1 && fail "init --cluster other: exit 0"

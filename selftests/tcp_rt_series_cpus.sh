@@ -25,6 +25,45 @@ run_bytes() {	# buckets lines counters cpus flows(0/1)
 	echo $(($1 * $2 * $3 * 4 * $4 + $5 * FLOWS_BYTES))
 }
 
+# The last online CPU, if it can go offline (not CPU 0); else the case
+# skips.
+hotplug_cpu() {
+	local cpu
+	cpu=$(tr ',' '\n' < /sys/devices/system/cpu/online | tail -n 1)
+	cpu=${cpu#*-}
+	[ "$cpu" -ge 1 ] && [ -e /sys/devices/system/cpu/cpu$cpu/online ] || {
+		diag "needs a second CPU that can go offline"
+		exit 4
+	}
+	echo "$cpu"
+}
+
+# N requests of 100 bytes made on CPU alone, server and client pinned
+# there (loopback's receive runs on the sender's CPU), all done.
+requests_on() {	# cpu n
+	rm -f /tmp/series_cpus.ready
+	taskset -c "$1" "$PEER" server --port $PORT --req-bytes 100 --resp-bytes 1000 \
+		--ready-file /tmp/series_cpus.ready > /dev/null &
+	wait_until "server ready" test -s /tmp/series_cpus.ready || fail "server"
+	taskset -c "$1" "$PEER" client --port $PORT --requests "$2" \
+		--req-bytes 100 --resp-bytes 1000 > /dev/null || fail "client"
+	wait_untracked
+}
+
+# Column COL of $SER's lines of the port, summed.
+port_sum() {	# col
+	awk -v c="$1" '$3 == "'$PORT'" { s += $c } END { print s + 0 }' $SER
+}
+
+# The N requests of requests_on() in $SER's port lines and in the records
+# drained to $LOG: tasks started and done, bytes in.
+requests_counted() {	# n where
+	expect_eq "$(count_records $LOG R)" "$1" "R records"
+	expect_eq "$(port_sum 9)" "$1" "tasks started, $2"
+	expect_eq "$(port_sum 10)" "$1" "tasks done, $2"
+	expect_eq "$(port_sum 4)" $(($1 * 100)) "bytes in, $2"
+}
+
 # After each case (lib.sh's cleanup_case): every CPU online again.
 case_cleanup() {
 	local f
@@ -70,13 +109,8 @@ case_unit_default() {
 # the client's own count, and they stay there when the CPU goes offline
 # again before the run ends.
 case_cpu_online_mid_run() {
-	local cpu online one reqs=20 started finished bin
-	cpu=$(tr ',' '\n' < /sys/devices/system/cpu/online | tail -n 1)
-	cpu=${cpu#*-}
-	[ "$cpu" -ge 1 ] && [ -e /sys/devices/system/cpu/cpu$cpu/online ] || {
-		diag "needs a second CPU that can go offline"
-		exit 4
-	}
+	local cpu online one reqs=20
+	cpu=$(hotplug_cpu)
 	rm -f $LOG $SER
 	echo 0 > /sys/devices/system/cpu/cpu$cpu/online || fail "cpu$cpu offline"
 	online=$(cpus_in /sys/devices/system/cpu/online)
@@ -91,25 +125,13 @@ case_cpu_online_mid_run() {
 	echo 1 > /sys/devices/system/cpu/cpu$cpu/online || fail "cpu$cpu online"
 	expect_eq "$(status series_bytes)" $((one * (online + 1))) \
 		"status series_bytes once cpu$cpu is online"
-	rm -f /tmp/series_cpus.ready
-	taskset -c $cpu "$PEER" server --port $PORT --req-bytes 100 --resp-bytes 1000 \
-		--ready-file /tmp/series_cpus.ready > /dev/null &
-	wait_until "server ready" test -s /tmp/series_cpus.ready || fail "server"
-	taskset -c $cpu "$PEER" client --port $PORT --requests $reqs \
-		--req-bytes 100 --resp-bytes 1000 > /dev/null || fail "client"
-	wait_untracked
+	requests_on $cpu $reqs
 	echo 0 > /sys/devices/system/cpu/cpu$cpu/online || fail "cpu$cpu offline again"
 	series_running || fail "the run ended before the case ended it"
 	echo 0 > "$PARAMS/series_run"
 	cat "$DBG/rt-network-series" > $SER
 	drain_logs $LOG
-	expect_eq "$(count_records $LOG R)" $reqs "R records"
-	started=$(awk '$3 == "'$PORT'" { s += $9 } END { print s + 0 }' $SER)
-	finished=$(awk '$3 == "'$PORT'" { s += $10 } END { print s + 0 }' $SER)
-	bin=$(awk '$3 == "'$PORT'" { s += $4 } END { print s + 0 }' $SER)
-	expect_eq "$started" $reqs "tasks started in the run"
-	expect_eq "$finished" $reqs "tasks done in the run"
-	expect_eq "$bin" $((reqs * 100)) "bytes in"
+	requests_counted $reqs "in the run"
 	expect_eq "$(status series_cpu_nomem)" 0 "status series_cpu_nomem"
 	echo 1 > /sys/devices/system/cpu/cpu$cpu/online || fail "cpu$cpu back online"
 	mod_unload
@@ -122,13 +144,8 @@ case_cpu_online_mid_run() {
 # held to the records and the client's count, and still there once the
 # CPU has gone offline again: its hot ring is folded all the same.
 case_recorder_cpu_online() {
-	local cpu online reqs=20 b1 hot started finished bin
-	cpu=$(tr ',' '\n' < /sys/devices/system/cpu/online | tail -n 1)
-	cpu=${cpu#*-}
-	[ "$cpu" -ge 1 ] && [ -e /sys/devices/system/cpu/cpu$cpu/online ] || {
-		diag "needs a second CPU that can go offline"
-		exit 4
-	}
+	local cpu online reqs=20 b1 hot
+	cpu=$(hotplug_cpu)
 	rm -f $LOG $SER
 	echo 0 > /sys/devices/system/cpu/cpu$cpu/online || fail "cpu$cpu offline"
 	online=$(cpus_in /sys/devices/system/cpu/online)
@@ -143,24 +160,12 @@ case_recorder_cpu_online() {
 	expect_eq $((hot % (16 + 48))) 0 "a hot ring of whole places (tag, dirty word, 12 counters)"
 	expect_eq $((b1 - online * hot)) $((2000 * (12 * 4 + 8))) \
 		"status series_bytes: $online hot rings and the fine ring"
-	rm -f /tmp/series_cpus.ready
-	taskset -c $cpu "$PEER" server --port $PORT --req-bytes 100 --resp-bytes 1000 \
-		--ready-file /tmp/series_cpus.ready > /dev/null &
-	wait_until "server ready" test -s /tmp/series_cpus.ready || fail "server"
-	taskset -c $cpu "$PEER" client --port $PORT --requests $reqs \
-		--req-bytes 100 --resp-bytes 1000 > /dev/null || fail "client"
-	wait_untracked
+	requests_on $cpu $reqs
 	echo 0 > /sys/devices/system/cpu/cpu$cpu/online || fail "cpu$cpu offline again"
 	recorder_folded 10000
 	cat "$DBG/rt-network-recorder" > $SER
 	drain_logs $LOG
-	expect_eq "$(count_records $LOG R)" $reqs "R records"
-	started=$(awk '$3 == "'$PORT'" { s += $9 } END { print s + 0 }' $SER)
-	finished=$(awk '$3 == "'$PORT'" { s += $10 } END { print s + 0 }' $SER)
-	bin=$(awk '$3 == "'$PORT'" { s += $4 } END { print s + 0 }' $SER)
-	expect_eq "$started" $reqs "tasks started, recorded"
-	expect_eq "$finished" $reqs "tasks done, recorded"
-	expect_eq "$bin" $((reqs * 100)) "bytes in, recorded"
+	requests_counted $reqs "recorded"
 	expect_eq "$(status recorder_late)" 0 "status recorder_late"
 	expect_eq "$(status series_cpu_nomem)" 0 "status series_cpu_nomem"
 	echo 0 > "$PARAMS/recorder"

@@ -277,6 +277,35 @@ series_running() {
 	[ "$(cat "$PARAMS/series_run")" = 1 ]
 }
 
+# A series run's (or the recorder's) module, width and bucket count.
+series_setup() {	# width buckets params...: $LOG and $SER removed first
+	rm -f $LOG $SER
+	mod_load "${@:3}"
+	echo "$1" > "$PARAMS/series_us"
+	echo "$2" > "$PARAMS/series_buckets"
+}
+
+# Every line of $SER in rt-network-series' format (docs/records.md).
+series_lines_ok() {
+	local re="^[0-9]+ [0-9]{6} (P?[0-9]+|\*)( -?[0-9]+){12}( [a-z_]+=-?[0-9]+)*$"
+	grep -qvE "$re" $SER && fail "malformed line: $(grep -vE "$re" $SER | head -1)"
+	return 0
+}
+
+# $SER's lines of $PORT held to the records of the same traffic by
+# oracle/series_check.py: SERVER_LOG, or $LOG.
+series_check() {	# width [series_check options]
+	local out
+	out=$(/usr/bin/python3 "$SELFTESTS/oracle/series_check.py" --series $SER \
+		--log "${SERVER_LOG:-$LOG}" --port $PORT --width-us "$1" "${@:2}") || {
+		echo "$out" | sed 's/^/# /'
+		sed 's/^/# /' $SER | head -n 100
+		records $LOG R | sed 's/^/# /' | head -n 20
+		fail "series lines differ from the records"
+	}
+	diag "$out"
+}
+
 _folds_past() {	# n: the recorder's fold has run more than n times
 	[ "$(status recorder_folds)" -gt "$1" ]
 }

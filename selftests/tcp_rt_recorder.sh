@@ -12,36 +12,18 @@
 LOG=/tmp/recorder.log
 SER=/tmp/recorder.lines
 PORT=7620
-CHECK=$SELFTESTS/oracle/series_check.py
 ALL_EXT=ce_bytes,ce_segs,ece,dup_bytes,dup_segs,flows,far_bytes_in,far_bytes_out
 
-setup() {	# width buckets params...
-	rm -f $LOG $SER
-	mod_load "${@:3}"
-	echo "$1" > "$PARAMS/series_us"
-	echo "$2" > "$PARAMS/series_buckets"
-}
 
 recording() {
 	[ "$(cat "$PARAMS/recorder")" = 1 ]
 }
 
-series_check() {	# width
-	local out
-	out=$(/usr/bin/python3 "$CHECK" --series $SER --log $LOG --port $PORT \
-		--width-us "$1") || {
-		echo "$out" | sed 's/^/# /'
-		sed 's/^/# /' $SER | head -n 100
-		records $LOG R | sed 's/^/# /' | head -n 20
-		fail "the recorder's lines differ from the records"
-	}
-	diag "$out"
-}
 
 # Off by default: the parameter reads 0, the file is empty, and nothing
 # runs (no fold) however much traffic.
 case_off() {
-	setup 1000 2000 lports=$PORT
+	series_setup 1000 2000 lports=$PORT
 	expect_eq "$(cat "$PARAMS/recorder")" 0 "recorder at load"
 	start_server -- --port $PORT > /dev/null
 	"$PEER" client --port $PORT --requests 20 > /dev/null || fail "client"
@@ -58,7 +40,7 @@ case_off() {
 # is refused while it records; writing 0 ends it and its memory goes.
 case_bursts() {
 	local burst m first
-	setup 10000 2000 lports=$PORT
+	series_setup 10000 2000 lports=$PORT
 	start_server -- --port $PORT --req-bytes 300 --resp-bytes 3000 \
 		--conns 100 > /dev/null
 	echo 1 > "$PARAMS/recorder"
@@ -74,8 +56,7 @@ case_bursts() {
 	recorder_folded 10000
 	cat "$DBG/rt-network-recorder" > $SER
 	drain_logs $LOG
-	local re="^[0-9]+ [0-9]{6} (P?[0-9]+|\*)( -?[0-9]+){12}( [a-z_]+=-?[0-9]+)*$"
-	grep -qvE "$re" $SER && fail "malformed line: $(grep -vE "$re" $SER | head -1)"
+	series_lines_ok
 	diag "$(wc -l < $SER) recorder lines, $(count_records $LOG R) R records"
 	expect_eq "$(count_records $LOG R)" 100 "R records"
 	series_check 10000
@@ -111,7 +92,7 @@ case_bursts() {
 # emulated guest's stalls do not reach (at 1 ms, 30 ms).
 case_host_line() {
 	local port_in host_in
-	setup 10000 2000 lports=$PORT
+	series_setup 10000 2000 lports=$PORT
 	echo $ALL_EXT > "$PARAMS/series_ext"
 	echo 1 > "$PARAMS/series_host"
 	echo 1 > "$PARAMS/recorder"
@@ -138,7 +119,7 @@ case_host_line() {
 case_params() {
 	local m
 	# the run below lasts 20 s: the case ends it
-	setup 10000 2000 lports=$PORT
+	series_setup 10000 2000 lports=$PORT
 	m=$(kmsg_mark)
 	expect_fail "recorder 2" sh -c "echo 2 > $PARAMS/recorder"
 	echo 1 > "$PARAMS/series_run"

@@ -12,16 +12,9 @@
 LOG=/tmp/series.log
 SER=/tmp/series.lines
 PORT=7600
-CHECK=$SELFTESTS/oracle/series_check.py
 MEASURES=$SELFTESTS/oracle/series_measures.py
 ALL_EXT=ce_bytes,ce_segs,ece,dup_bytes,dup_segs,flows,far_bytes_in,far_bytes_out
 
-setup() {	# width buckets params...
-	rm -f $LOG $SER
-	mod_load "${@:3}"
-	echo "$1" > "$PARAMS/series_us"
-	echo "$2" > "$PARAMS/series_buckets"
-}
 
 not_running() {
 	! series_running
@@ -32,22 +25,10 @@ collect() {
 	cat "$DBG/rt-network-series" > $SER
 	expect_eq "$(wc -l < "$DBG/rt-network-series")" 0 "a second read"
 	drain_logs $LOG
-	local re="^[0-9]+ [0-9]{6} (P?[0-9]+|\*)( -?[0-9]+){12}( [a-z_]+=-?[0-9]+)*$"
-	grep -qvE "$re" $SER && fail "malformed line: $(grep -vE "$re" $SER | head -1)"
+	series_lines_ok
 	diag "$(wc -l < $SER) series lines, $(count_records $LOG R) R records"
 }
 
-series_check() {	# width [series_check options]; SERVER_LOG: the records
-	local out
-	out=$(/usr/bin/python3 "$CHECK" --series $SER --log "${SERVER_LOG:-$LOG}" --port $PORT \
-		--width-us "$1" "${@:2}") || {
-		echo "$out" | sed 's/^/# /'
-		sed 's/^/# /' $SER | head -n 100
-		records $LOG R | sed 's/^/# /' | head -n 20
-		fail "series differs"
-	}
-	diag "$out"
-}
 
 # Two bursts of 50 tasks: 50 connections send a request at once and close
 # once answered; when all are done, a pause of 500 ms, and 50 more.  The
@@ -57,7 +38,7 @@ series_check() {	# width [series_check options]; SERVER_LOG: the records
 # Ended early by writing 0.
 case_bursts() {
 	local pause_ms=500 burst
-	setup 10000 10000 lports=$PORT
+	series_setup 10000 10000 lports=$PORT
 	start_server -- --port $PORT --req-bytes 300 --resp-bytes 3000 \
 		--conns 100 > /dev/null
 	echo 1 > "$PARAMS/series_run"
@@ -99,7 +80,7 @@ case_bursts() {
 # sends half of an 11th request and closes: an N, its task open until the
 # close.  The workload must end inside the run (0.4 s on the debug kernel).
 case_ends_by_itself() {
-	setup 10000 300 lports=$PORT
+	series_setup 10000 300 lports=$PORT
 	start_server -- --port $PORT --req-bytes 100 --resp-bytes 1000 > /dev/null
 	local t0
 	t0=$(date +%s%6N)
@@ -143,7 +124,7 @@ transfer_2mb() {	# capture's netns
 # segments in the buckets where they left, as many as the E record and
 # the namespace's own counter say.
 case_loss() {
-	setup 10000 10000 lports=$PORT
+	series_setup 10000 10000 lports=$PORT
 	make_netns_router loss 3%
 	transfer_2mb rtsrv
 	local retrans
@@ -157,7 +138,7 @@ case_loss() {
 
 # Input checks, a run refused while one runs, one too big for the bound.
 case_params() {
-	setup 1000 2000 lports=$PORT
+	series_setup 1000 2000 lports=$PORT
 	local m
 	m=$(kmsg_mark)
 	expect_fail "series_us 500" sh -c "echo 500 > $PARAMS/series_us"
@@ -190,7 +171,7 @@ case_params() {
 # Unloading in the middle of a run leaves nothing behind (kmemleak and
 # the log check of the VM say so).
 case_unload_during_run() {
-	setup 1000 10000 lports=$PORT
+	series_setup 1000 10000 lports=$PORT
 	start_server -- --port $PORT > /dev/null
 	echo 1 > "$PARAMS/series_run"
 	"$PEER" client --port $PORT --requests 20 > /dev/null || fail "client"
@@ -256,7 +237,7 @@ ext_sum() {	# line name
 # it.  Segment offload off on the server's device and no receive offload
 # on the client's: each captured packet is one segment.
 case_ecn_dup() {
-	setup 10000 10000 lports=$PORT pports=$PORT
+	series_setup 10000 10000 lports=$PORT pports=$PORT
 	echo "$ALL_EXT" > "$PARAMS/series_ext"
 	echo 1 > "$PARAMS/series_host"
 	make_netns_router loss 5% ecn duplicate 3%
@@ -330,7 +311,7 @@ warmed_up() {
 # kernels, at times) may count its run's bytes either way, and widens the
 # bound by them, said in a diag line.
 case_rtt_classes() {
-	setup 10000 10000 lports=$PORT pports=$PORT
+	series_setup 10000 10000 lports=$PORT pports=$PORT
 	echo far_bytes_in,far_bytes_out > "$PARAMS/series_ext"
 	echo 20000 > "$PARAMS/series_far_us"
 	echo 1 > "$PARAMS/series_host"
@@ -442,7 +423,7 @@ case_rtt_classes() {
 # tracked port's line only its own; connections established and closed
 # count both ends.
 case_host() {
-	setup 10000 10000 lports=$PORT
+	series_setup 10000 10000 lports=$PORT
 	echo flows > "$PARAMS/series_ext"
 	echo 1 > "$PARAMS/series_host"
 	make_netns_pair
@@ -483,7 +464,7 @@ case_host() {
 # bucket and was not counted (nor in series_flows_missed).  Held to the
 # capture's flows (the fewest and the most buckets its data allows).
 case_flows_reused() {
-	setup 10000 10000 lports=$PORT
+	series_setup 10000 10000 lports=$PORT
 	echo flows > "$PARAMS/series_ext"
 	local n=60
 	# the server closes first: its socket is freed at once (the client's
@@ -519,7 +500,7 @@ case_flows_reused() {
 # run has what was set when it started, and the receive hooks are
 # attached only while a run that needs them runs.
 case_ext_params() {
-	setup 1000 10000 lports=$PORT
+	series_setup 1000 10000 lports=$PORT
 	local m
 	m=$(kmsg_mark)
 	expect_fail "series_ext bogus" sh -c "echo ce_bytes,bogus > $PARAMS/series_ext"

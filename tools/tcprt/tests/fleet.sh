@@ -844,17 +844,26 @@ impostor_away() {
 # store has it: ingest does not load it again, and says so in its count;
 # the epoch stays ended.  Before, the copy's arrival was the epoch's
 # last sign of life, and the epoch was open again for --ended-after.
-case_replay() {
-	local id=rp-a pid n frame last
-	mkdir -p $F/$id
-	python3 "$GEN" $F/$id 2000 --files 2 > /dev/null
-	n=$(lines_in $F/$id)
+# A generated load of 2000 records shipped by host a under host ID, every
+# --interval 1 s, its records all stored; SHIP_PID: the ship's pid, left
+# running.
+shipped_and_stored() {	# id
+	local n
+	mkdir -p $F/$1
+	python3 "$GEN" $F/$1 2000 --files 2 > /dev/null
+	n=$(lines_in $F/$1)
 	# not through ship(): $! is then tcprt's own pid (ip netns exec execs it)
-	ip netns exec fleeta "$TCPRT" ship --key-file "$(key_for $id)" --socket $F/a/ship.sock \
-		--dir $F/$id --state $F/$id.state --rate 0 --interval 1 2> $F/$id.err &
-	pid=$!
-	WAIT_S=$SETTLE_S wait_until "$id's records stored" store_has $id "$n" ||
-		fail "store: $(store_count $id) of $n"
+	ip netns exec fleeta "$TCPRT" ship --key-file "$(key_for $1)" --socket $F/a/ship.sock \
+		--dir $F/$1 --state $F/$1.state --rate 0 --interval 1 2> $F/$1.err &
+	SHIP_PID=$!
+	WAIT_S=$SETTLE_S wait_until "$1's records stored" store_has $1 "$n" ||
+		fail "store: $(store_count $1) of $n"
+}
+
+case_replay() {
+	local id=rp-a pid frame last
+	shipped_and_stored $id
+	pid=$SHIP_PID
 	kill -KILL $pid
 	wait $pid 2> /dev/null || true
 	WAIT_S=$SETTLE_S wait_until "$id's epoch ended" account_is $id ended ||
@@ -898,16 +907,9 @@ st_ended() {
 }
 
 case_loader_stalled() {
-	local id=st-a pid n ingest
-	mkdir -p $F/$id
-	python3 "$GEN" $F/$id 2000 --files 2 > /dev/null
-	n=$(lines_in $F/$id)
-	# not through ship(): $! is then tcprt's own pid (ip netns exec execs it)
-	ip netns exec fleeta "$TCPRT" ship --key-file "$(key_for $id)" --socket $F/a/ship.sock \
-		--dir $F/$id --state $F/$id.state --rate 0 --interval 1 2> $F/$id.err &
-	pid=$!
-	WAIT_S=$SETTLE_S wait_until "$id's records stored" store_has $id "$n" ||
-		fail "store: $(store_count $id) of $n"
+	local id=st-a pid ingest
+	shipped_and_stored $id
+	pid=$SHIP_PID
 	expect_ge "$(sql "SELECT count() FROM tcprt.centrals WHERE central LIKE '%:$F/spool/'")" 1 \
 		"the central's rows in tcprt.centrals"
 	ingest=$(pgrep -f "$TCPRT ingest --spool $F/spool ")

@@ -364,6 +364,20 @@ bool ch_query(struct ch *c, const char *sql, struct buf *out)
 	return post(c, c->url, sql, strlen(sql), out);
 }
 
+bool ch_query_u64(struct ch *c, const char *sql, uint64_t *v)
+{
+	struct buf ans = { 0 };
+	size_t pos = 0;
+	char *row;
+	bool ok = ch_query(c, sql, &ans);
+
+	*v = 0;
+	if (ok && (row = ch_row(&ans, &pos)))
+		parse_u64(row, strlen(row), v);
+	buf_free(&ans);
+	return ok;
+}
+
 char *ch_row(struct buf *ans, size_t *pos)
 {
 	char *row, *nl;

@@ -98,6 +98,9 @@ bool ch_query(struct ch *c, const char *sql, struct buf *out);
  */
 char *ch_row(struct buf *ans, size_t *pos);
 size_t ch_fields(char *row, char **f, size_t max);
+/* A query whose answer is one number (the first row's), into *@v (0 when
+ * there is no row); false when the store fails. */
+bool ch_query_u64(struct ch *c, const char *sql, uint64_t *v);
 
 /* INSERT: @sql is "INSERT INTO ... FORMAT TabSeparated", @len bytes of
  * rows at @rows the body. */

@@ -1876,12 +1876,10 @@ static void seq_free(struct mlogs *ls)
 /* ClickHouse's clock, which stamped every arrival (received). */
 static uint64_t store_now(struct ch *c)
 {
-	struct buf ans = { 0 };
 	uint64_t now;
 
-	query(c, "SELECT toUInt32(now()) FORMAT TabSeparated", &ans);
-	now = ans.p ? u64(strtok(ans.p, "\n")) : 0;
-	buf_free(&ans);
+	if (!ch_query_u64(c, "SELECT toUInt32(now()) FORMAT TabSeparated", &now))
+		die(EXIT_RUNTIME, "fleet: %s", c->err);
 	return now;
 }
 

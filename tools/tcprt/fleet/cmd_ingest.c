@@ -1256,20 +1256,6 @@ static char *spool_where(const char *spool)
 
 /* ---- how far the spool is loaded (tcprt.centrals) --------------------------------- */
 
-/* The store's clock, Unix seconds; 0 when it fails. */
-static uint64_t store_now(struct ingest *g, const char *sql)
-{
-	struct buf ans = { 0 };
-	uint64_t v = 0;
-	size_t pos = 0;
-	char *row;
-
-	if (ch_query(&g->ch, sql, &ans) && (row = ch_row(&ans, &pos)))
-		parse_u64(row, strlen(row), &v);
-	buf_free(&ans);
-	return v;
-}
-
 /*
  * Schema 6: this central's row says how far its spool is loaded, so that
  * fleet gaps takes a loader stalled or behind for what it is, not for
@@ -1292,7 +1278,7 @@ static void centrals_init(struct ingest *g)
 	for (p = g->where; *p; p++)
 		buf_printf(&q, "%s%c", *p == '\'' || *p == '\\' ? "\\" : "", *p);
 	buf_printf(&q, "' FORMAT TabSeparated");
-	g->loaded_to = store_now(g, q.p);
+	ch_query_u64(&g->ch, q.p, &g->loaded_to);	/* 0 when it fails */
 	buf_free(&q);
 }
 
@@ -1310,7 +1296,8 @@ static uint64_t beat_every(const struct ingest *g)
 static void beat_start(struct ingest *g)
 {
 	if (g->centrals && !g->pass_at && mono_us() >= g->beat_due_us)
-		g->pass_at = store_now(g, "SELECT toUInt32(now()) FORMAT TabSeparated");
+		ch_query_u64(&g->ch, "SELECT toUInt32(now()) FORMAT TabSeparated",
+			     &g->pass_at);	/* 0 when it fails: none */
 }
 
 /*

@@ -109,6 +109,7 @@ unsigned int tcp_rt_series_buckets = 2000;
 unsigned int tcp_rt_series_ext;		/* BIT(field - TCP_RT_SER_BASE) */
 bool tcp_rt_series_host;
 unsigned int tcp_rt_series_far_us = 5000;
+unsigned int tcp_rt_recorder_slow_us __read_mostly;
 bool tcp_rt_hook_check = true;
 unsigned int tcp_rt_log_ext __read_mostly;	/* BIT(enum tcp_rt_ext) */
 
@@ -721,6 +722,14 @@ module_param_cb(series_far_us, &tcp_rt_uint_ops, &tcp_rt_series_far_us_arg,
 		0644);
 MODULE_PARM_DESC(series_far_us,
 		 "min RTT from which a connection's bytes count as far (1..10000000 us, default 5000)");
+
+static struct tcp_rt_uint tcp_rt_recorder_slow_us_arg = {
+	.val = &tcp_rt_recorder_slow_us, .min = 0, .max = 100000000,
+};
+module_param_cb(recorder_slow_us, &tcp_rt_uint_ops,
+		&tcp_rt_recorder_slow_us_arg, 0644);
+MODULE_PARM_DESC(recorder_slow_us,
+		 "the recorder freezes the milliseconds around a task at least this long (0..100000000 us, default 0: none)");
 
 /* Deactivation is one way (see tcp_rt_main.c's deactivate). */
 void tcp_rt_params_deactivate(void)

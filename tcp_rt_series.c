@@ -27,6 +27,11 @@
  * and a delayed work, the fold, moves the buckets at least
  * TCP_RT_REC_AGE old into one fine ring of series_buckets buckets, summed
  * over the CPUs, which rt-network-recorder shows without consuming it.
+ * A task at least recorder_slow_us long asks for the buckets around it,
+ * from TCP_RT_REC_BEFORE_US before its start to TCP_RT_REC_AFTER_US past
+ * its end: the fold copies them out of the fine ring into a frozen
+ * window as it completes them, and queues the window for
+ * rt-network-windows, read once.
  *
  * Cost outside a run: the hooks test tcp_rt_series_on (and, for untracked
  * connections, tcp_rt_series_host_on; for segments leaving,
@@ -81,6 +86,14 @@
  *     open copies them; it is taken under tcp_rt_series_mutex, and the
  *     fold takes nothing else, so retiring (under tcp_rt_series_mutex)
  *     may cancel the fold synchronously.
+ *   - The recorder's frozen windows: a slow task's hook widens the span
+ *     wanted (tcp_rt_rec_want) under tcp_rt_rec_want_lock, a raw spinlock
+ *     with interrupts off (hooks run in process and softirq context, and
+ *     on PREEMPT_RT may sleep on no lock); the fold takes the span and
+ *     turns it into windows.  The windows being copied (rec->wins), those
+ *     waiting for a reader (tcp_rt_rec_ready) and their count are guarded
+ *     by tcp_rt_rec_mutex; a reader takes one away on open and frees it
+ *     on release.
  */
 
 #define pr_fmt(fmt) "tcp_rt: " fmt
@@ -135,6 +148,17 @@
 #define TCP_RT_REC_AGE		2
 #define TCP_RT_REC_FOLD_BUCKETS	4
 #define TCP_RT_REC_HOT_MIN	32
+/*
+ * A slow task's window: from this long before its start to this long
+ * after its end, at most the fine ring's length (a longer span is cut
+ * into windows of that length).  At most TCP_RT_REC_WINDOWS windows are
+ * being copied or wait for their reader; one more is not frozen, and
+ * counted in recorder_windows_dropped.  A window complete waits the
+ * after time again for a slow task that reaches it.
+ */
+#define TCP_RT_REC_BEFORE_US	200000
+#define TCP_RT_REC_AFTER_US	100000
+#define TCP_RT_REC_WINDOWS	8
 
 DEFINE_STATIC_KEY_FALSE(tcp_rt_series_on);
 DEFINE_STATIC_KEY_FALSE(tcp_rt_series_host_on);
@@ -159,6 +183,23 @@ struct tcp_rt_series_rec {
 	s32 *fine;		/* [nfine][slot][stride]: the fold's */
 	u64 *fine_tag;		/* the bucket + 1 each place holds; 0: none */
 	s32 open[TCP_RT_SERIES_SLOTS];	/* open-gauge changes below next_b */
+	struct list_head wins;	/* windows being copied, oldest first */
+	u64 wins_hi;		/* buckets below it are in a window, or never */
+};
+
+/*
+ * A frozen window: the recorder's buckets [lo, hi), copied out of the
+ * fine ring as the fold completes them ([lo, copied) so far) into a
+ * finished run's table, then queued for rt-network-windows.
+ */
+struct tcp_rt_rec_win {
+	struct list_head node;	/* in rec->wins, then tcp_rt_rec_ready */
+	struct tcp_rt_series_run *t;
+	u64 lo, hi, copied;
+	u64 floor;		/* it may grow back to here: the window before ends */
+	size_t bytes;		/* its table's */
+	u32 slow;		/* the slow tasks that asked for it */
+	u32 clipped;		/* buckets gone from the ring before copied */
 };
 
 struct tcp_rt_series_run {
@@ -212,6 +253,16 @@ static DEFINE_MUTEX(tcp_rt_rec_mutex);
  * once it is cancelled.
  */
 static struct tcp_rt_series_run *tcp_rt_rec_run;
+static LIST_HEAD(tcp_rt_rec_ready);
+static unsigned int tcp_rt_rec_nwins;	/* being copied or ready */
+static long tcp_rt_rec_win_bytes;	/* what they take */
+
+/* The span the slow tasks since the last fold want, in tcp_clock_us(). */
+static DEFINE_RAW_SPINLOCK(tcp_rt_rec_want_lock);
+static struct {
+	u64 lo, hi;
+	u32 n;			/* slow tasks; 0: none */
+} tcp_rt_rec_want;
 
 static atomic_long_t tcp_rt_series_nr_runs = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_series_nr_unread = ATOMIC_LONG_INIT(0);
@@ -220,6 +271,10 @@ static atomic_long_t tcp_rt_series_nr_flows_missed = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_series_nr_cpu_nomem = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_rec_nr_late = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_rec_nr_folds = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_rec_nr_slow = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_rec_nr_wins = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_rec_nr_wins_dropped = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_rec_nr_wins_clipped = ATOMIC_LONG_INIT(0);
 
 static size_t tcp_rt_series_cells(const struct tcp_rt_series_run *run)
 {
@@ -553,6 +608,33 @@ out:
 	rcu_read_unlock();
 }
 
+/*
+ * A task of @key done, from @start_us to @end_us, its record written at
+ * @now_us: counted, and when the recorder runs and it was slow, the span
+ * around it wanted (the next fold freezes it).
+ */
+void __tcp_rt_series_done(u32 key, u64 start_us, u64 end_us, u64 now_us)
+{
+	unsigned int slow = READ_ONCE(tcp_rt_recorder_slow_us);
+	unsigned long flags;
+	u64 lo, hi;
+
+	__tcp_rt_series_add(key, now_us, TCP_RT_SER_DONE, 1);
+	if (!slow || end_us - start_us < slow ||
+	    !READ_ONCE(tcp_rt_series_recording))
+		return;
+	lo = start_us > TCP_RT_REC_BEFORE_US ? start_us - TCP_RT_REC_BEFORE_US : 0;
+	hi = end_us + TCP_RT_REC_AFTER_US;
+	atomic_long_inc(&tcp_rt_rec_nr_slow);
+	raw_spin_lock_irqsave(&tcp_rt_rec_want_lock, flags);
+	if (!tcp_rt_rec_want.n || lo < tcp_rt_rec_want.lo)
+		tcp_rt_rec_want.lo = lo;
+	if (!tcp_rt_rec_want.n || hi > tcp_rt_rec_want.hi)
+		tcp_rt_rec_want.hi = hi;
+	tcp_rt_rec_want.n++;
+	raw_spin_unlock_irqrestore(&tcp_rt_rec_want_lock, flags);
+}
+
 /* New data of tracked connection @key: @n bytes in (@out false) or out. */
 void __tcp_rt_series_bytes(u32 key, const struct sock *sk, bool out, u32 n)
 {
@@ -779,6 +861,7 @@ static struct tcp_rt_series_rec *tcp_rt_rec_config(const struct tcp_rt_series_ru
 	rec->hot = roundup_pow_of_two(max_t(unsigned int, TCP_RT_REC_HOT_MIN,
 					    2 * span + TCP_RT_REC_AGE + 2));
 	rec->nfine = run->nbuckets;
+	INIT_LIST_HEAD(&rec->wins);
 	return rec;
 }
 
@@ -839,15 +922,23 @@ static size_t tcp_rt_rec_fine_bytes(const struct tcp_rt_series_run *run)
 					  sizeof(s32) + sizeof(u64));
 }
 
+/* The most a frozen window's table takes: the fine ring's length. */
+static size_t tcp_rt_rec_win_max_bytes(const struct tcp_rt_series_run *run)
+{
+	return (size_t)run->rec->nfine * run->nslots * run->stride *
+	       sizeof(s32);
+}
+
 /*
  * Bytes @run takes at most on @ncpus CPUs: their counters, and at its end
- * the merged table beside them (the recorder: its fine ring), and the
- * active-flow table.
+ * the merged table beside them (the recorder: its fine ring and its
+ * frozen windows), and the active-flow table.
  */
 static unsigned long tcp_rt_series_mem(const struct tcp_rt_series_run *run,
 				       unsigned int ncpus)
 {
-	size_t table = run->rec ? tcp_rt_rec_fine_bytes(run) :
+	size_t table = run->rec ? tcp_rt_rec_fine_bytes(run) +
+				  TCP_RT_REC_WINDOWS * tcp_rt_rec_win_max_bytes(run) :
 				  tcp_rt_series_cpu_bytes(run);
 
 	return tcp_rt_series_cpu_bytes(run) * (unsigned long)ncpus + table +
@@ -1029,6 +1120,9 @@ int tcp_rt_series_begin(struct tcp_rt_series_run *run, u32 *gen)
 	if (run->rec) {
 		/* it does not end */
 		run->span_us = U64_MAX - run->start_us;
+		raw_spin_lock_irq(&tcp_rt_rec_want_lock);
+		tcp_rt_rec_want.n = 0;
+		raw_spin_unlock_irq(&tcp_rt_rec_want_lock);
 		tcp_rt_rec_run = run;
 		queue_delayed_work(system_wq, &tcp_rt_rec_fold_work,
 				   run->rec->fold_jiffies);
@@ -1076,6 +1170,8 @@ unsigned long tcp_rt_series_begun(void)
 	return now < end ? usecs_to_jiffies(end - now) + 1 : 1;
 }
 
+static void tcp_rt_rec_win_cut(struct tcp_rt_series_run *run);
+
 /* Sum every CPU's counts; the open gauge becomes a running total. */
 static void tcp_rt_series_merge(struct tcp_rt_series_run *run)
 {
@@ -1113,6 +1209,7 @@ static void tcp_rt_rec_retire(struct tcp_rt_series_run *run)
 	cancel_delayed_work_sync(&tcp_rt_rec_fold_work);
 	mutex_lock(&tcp_rt_rec_mutex);
 	tcp_rt_rec_run = NULL;
+	tcp_rt_rec_win_cut(run);
 	mutex_unlock(&tcp_rt_rec_mutex);
 	tcp_rt_series_free(run);
 	WRITE_ONCE(tcp_rt_series_running, false);
@@ -1197,6 +1294,316 @@ bool tcp_rt_series_is_recording(void)
 bool tcp_rt_series_run_is_recorder(const struct tcp_rt_series_run *run)
 {
 	return run->rec;
+}
+
+/* ------------------------------------------------------------------------
+ * The recorder's tables: snapshots and frozen windows
+ */
+
+/*
+ * An empty table of @n buckets of @run's lines (a finished run's: one
+ * that rt-network-series' lines are printed from), or NULL.
+ */
+static struct tcp_rt_series_run *tcp_rt_rec_table(const struct tcp_rt_series_run *run,
+						  u64 n)
+{
+	size_t cells = (size_t)run->nslots * run->stride;
+	struct tcp_rt_series_run *t;
+
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return NULL;
+	INIT_LIST_HEAD(&t->live);
+	t->sum = vzalloc(array_size(n, cells * sizeof(s32)));
+	if (!t->sum) {
+		kfree(t);
+		return NULL;
+	}
+	t->width_us = run->width_us;
+	t->nbuckets = n;
+	t->nslots = run->nslots;
+	t->nports = run->nports;
+	t->host = run->host;
+	t->ext = run->ext;
+	t->stride = run->stride;
+	memcpy(t->col, run->col, sizeof(t->col));
+	return t;
+}
+
+/* @run's ports as claimed now (a slot is claimed once, never released). */
+static void tcp_rt_rec_keys(struct tcp_rt_series_run *t,
+			    const struct tcp_rt_series_run *run)
+{
+	u32 s;
+
+	for (s = 0; s < run->nslots; s++)
+		t->key[s] = READ_ONCE(run->key[s]);
+}
+
+/*
+ * Bucket @b of the fine ring into @v, the tasks open at the recorder's
+ * start added to the open gauge; false, @v zeroed, when the ring no
+ * longer holds it.  Called with tcp_rt_rec_mutex held.
+ */
+static bool tcp_rt_rec_copy(const struct tcp_rt_series_run *run, u64 b,
+			    s32 *v)
+{
+	const struct tcp_rt_series_rec *rec = run->rec;
+	size_t cells = (size_t)run->nslots * run->stride;
+	u32 i, s;
+
+	div_u64_rem(b, rec->nfine, &i);
+	if (rec->fine_tag[i] != b + 1) {
+		memset(v, 0, cells * sizeof(s32));
+		return false;
+	}
+	memcpy(v, rec->fine + i * cells, cells * sizeof(s32));
+	for (s = 0; s < run->nports; s++)
+		v[s * run->stride + TCP_RT_SER_OPEN] +=
+			atomic_read(&run->initial[s]);
+	return true;
+}
+
+/*
+ * A copy of what the fine ring holds, the last series_buckets buckets
+ * folded whole, as a finished run's table (rt-network-series' format).
+ * Called with tcp_rt_series_mutex held, the recorder under way.
+ */
+static struct tcp_rt_series_run *tcp_rt_rec_snapshot(const struct tcp_rt_series_run *run)
+{
+	const struct tcp_rt_series_rec *rec = run->rec;
+	size_t cells = (size_t)run->nslots * run->stride;
+	struct tcp_rt_series_run *t;
+	u64 first, next, b;
+
+	t = tcp_rt_rec_table(run, rec->nfine);
+	if (!t)
+		return ERR_PTR(-ENOMEM);
+	tcp_rt_rec_keys(t, run);
+	mutex_lock(&tcp_rt_rec_mutex);
+	next = rec->next_b;
+	first = next > rec->nfine ? next - rec->nfine : 0;
+	for (b = first; b < next; b++)
+		tcp_rt_rec_copy(run, b, t->sum + (b - first) * cells);
+	mutex_unlock(&tcp_rt_rec_mutex);
+	t->nbuckets = next - first;
+	t->start_real_ns = run->start_real_ns +
+			   first * run->width_us * NSEC_PER_USEC;
+	return t;
+}
+
+/* ------------------------------------------------------------------------
+ * The recorder's frozen windows, all under tcp_rt_rec_mutex
+ */
+
+static size_t tcp_rt_rec_bucket_bytes(const struct tcp_rt_series_run *run)
+{
+	return (size_t)run->nslots * run->stride * sizeof(s32);
+}
+
+static void tcp_rt_rec_win_free(struct tcp_rt_rec_win *w)
+{
+	if (!w)
+		return;
+	tcp_rt_series_free(w->t);
+	kfree(w);
+}
+
+/* A window [@lo, @hi) of @run being copied, or NULL (counted dropped). */
+static struct tcp_rt_rec_win *tcp_rt_rec_win_new(const struct tcp_rt_series_run *run,
+						 u64 lo, u64 hi)
+{
+	struct tcp_rt_rec_win *w = NULL;
+
+	if (tcp_rt_rec_nwins < TCP_RT_REC_WINDOWS)
+		w = kzalloc(sizeof(*w), GFP_KERNEL);
+	if (w)
+		w->t = tcp_rt_rec_table(run, hi - lo);
+	if (!w || !w->t) {
+		kfree(w);
+		atomic_long_inc(&tcp_rt_rec_nr_wins_dropped);
+		return NULL;
+	}
+	w->lo = lo;
+	w->hi = hi;
+	w->copied = lo;
+	w->floor = run->rec->wins_hi;
+	w->bytes = (hi - lo) * tcp_rt_rec_bucket_bytes(run);
+	w->t->start_real_ns = run->start_real_ns +
+			      lo * run->width_us * NSEC_PER_USEC;
+	list_add_tail(&w->node, &run->rec->wins);
+	tcp_rt_rec_nwins++;
+	tcp_rt_rec_win_bytes += w->bytes;
+	return w;
+}
+
+/*
+ * @w, being copied, made [@lo, @hi) (@lo no later, @hi no earlier): what
+ * it holds kept, the buckets before it copied from the ring now (those
+ * the ring no longer holds counted clipped).  False, unchanged, without
+ * memory.
+ */
+static bool tcp_rt_rec_win_grow(const struct tcp_rt_series_run *run,
+				struct tcp_rt_rec_win *w, u64 lo, u64 hi)
+{
+	size_t bucket = tcp_rt_rec_bucket_bytes(run), cells = bucket / sizeof(s32);
+	s32 *sum = vzalloc(array_size(hi - lo, bucket));
+	u64 b;
+
+	if (!sum)
+		return false;
+	memcpy(sum + (w->lo - lo) * cells, w->t->sum,
+	       (w->copied - w->lo) * bucket);
+	for (b = lo; b < w->lo; b++)
+		if (!tcp_rt_rec_copy(run, b, sum + (b - lo) * cells))
+			w->clipped++;
+	vfree(w->t->sum);
+	w->t->sum = sum;
+	w->t->nbuckets = hi - lo;
+	w->t->start_real_ns = run->start_real_ns +
+			      lo * run->width_us * NSEC_PER_USEC;
+	tcp_rt_rec_win_bytes += (hi - lo) * bucket - w->bytes;
+	w->bytes = (hi - lo) * bucket;
+	w->lo = lo;
+	w->hi = hi;
+	return true;
+}
+
+/*
+ * Buckets [@lo, @hi) wanted by @n slow tasks: the last window made takes
+ * what reaches it while it is being copied, grown up to the fine ring's
+ * length (back to where the window before it ends, forward past its
+ * end); what lies past every window made becomes windows of its own.
+ * Windows never overlap: a span that reaches into a window already
+ * given out begins where that one ends.
+ */
+static void tcp_rt_rec_win_want(const struct tcp_rt_series_run *run, u64 lo,
+				u64 hi, u32 n)
+{
+	struct tcp_rt_series_rec *rec = run->rec;
+	struct tcp_rt_rec_win *w = NULL;
+	u64 end, from;
+
+	if (!list_empty(&rec->wins))
+		w = list_last_entry(&rec->wins, struct tcp_rt_rec_win, node);
+	if (w && w->hi == rec->wins_hi && lo <= w->hi) {
+		w->slow += n;
+		n = 0;
+		/* within the ring's length of its end: from <= w->lo */
+		from = clamp(lo, w->floor, w->lo);
+		if (w->hi > rec->nfine)
+			from = max(from, w->hi - rec->nfine);
+		end = clamp(hi, w->hi, from + rec->nfine);
+		if ((from < w->lo || end > w->hi) &&
+		    tcp_rt_rec_win_grow(run, w, from, end))
+			rec->wins_hi = w->hi;
+	}
+	lo = max(lo, rec->wins_hi);
+	while (lo < hi) {
+		end = min(hi, lo + rec->nfine);
+		w = tcp_rt_rec_win_new(run, lo, end);
+		if (w) {
+			w->slow += n;
+			n = 0;
+		}
+		/* a window dropped gives its buckets up */
+		rec->wins_hi = end;
+		lo = end;
+	}
+}
+
+/* @w is complete: to rt-network-windows' reader. */
+static void tcp_rt_rec_win_ready(const struct tcp_rt_series_run *run,
+				 struct tcp_rt_rec_win *w)
+{
+	tcp_rt_rec_keys(w->t, run);
+	if (w->clipped)
+		atomic_long_inc(&tcp_rt_rec_nr_wins_clipped);
+	list_move_tail(&w->node, &tcp_rt_rec_ready);
+	atomic_long_inc(&tcp_rt_rec_nr_wins);
+}
+
+/*
+ * After a fold: the span the slow tasks want made into windows, and the
+ * buckets now complete copied into the windows.  A window complete goes
+ * to its reader once TCP_RT_REC_AFTER_US more have passed, so that the
+ * next of a run of slow tasks back to back, whose record a server writes
+ * when the next request comes, still grows it.  A bucket the ring no
+ * longer holds (a task longer than the ring, its record written late)
+ * stays 0, counted in the window's clipped.
+ */
+static void tcp_rt_rec_freeze(const struct tcp_rt_series_run *run)
+{
+	struct tcp_rt_series_rec *rec = run->rec;
+	size_t cells = (size_t)run->nslots * run->stride;
+	u32 linger = DIV_ROUND_UP(TCP_RT_REC_AFTER_US, run->width_us);
+	struct tcp_rt_rec_win *w, *tmp;
+	u64 lo, hi, b, end;
+	u32 n;
+
+	raw_spin_lock_irq(&tcp_rt_rec_want_lock);
+	n = tcp_rt_rec_want.n;
+	lo = tcp_rt_rec_want.lo;
+	hi = tcp_rt_rec_want.hi;
+	tcp_rt_rec_want.n = 0;
+	raw_spin_unlock_irq(&tcp_rt_rec_want_lock);
+	if (n && hi > run->start_us) {
+		lo = lo > run->start_us ?
+		     div_u64(lo - run->start_us, run->width_us) : 0;
+		hi = div_u64(hi - run->start_us + run->width_us - 1,
+			     run->width_us);
+		tcp_rt_rec_win_want(run, lo, hi, n);
+	}
+	list_for_each_entry_safe(w, tmp, &rec->wins, node) {
+		end = min(rec->next_b, w->hi);
+		for (b = w->copied; b < end; b++)
+			if (!tcp_rt_rec_copy(run, b,
+					     w->t->sum + (b - w->lo) * cells))
+				w->clipped++;
+		w->copied = max(w->copied, end);
+		if (w->copied == w->hi && rec->next_b >= w->hi + linger)
+			tcp_rt_rec_win_ready(run, w);
+	}
+}
+
+/*
+ * The recorder ends: a window being copied is cut where the copy got
+ * (dropped, counted, when nothing was).  Called with tcp_rt_rec_mutex
+ * held, the fold stopped.
+ */
+static void tcp_rt_rec_win_cut(struct tcp_rt_series_run *run)
+{
+	struct tcp_rt_rec_win *w, *tmp;
+
+	list_for_each_entry_safe(w, tmp, &run->rec->wins, node) {
+		w->hi = w->copied;
+		w->t->nbuckets = w->hi - w->lo;
+		if (w->hi > w->lo) {
+			tcp_rt_rec_win_ready(run, w);
+			continue;
+		}
+		list_del(&w->node);
+		tcp_rt_rec_nwins--;
+		tcp_rt_rec_win_free(w);
+		atomic_long_inc(&tcp_rt_rec_nr_wins_dropped);
+	}
+}
+
+/* The oldest window waiting, taken away from the queue; NULL: none. */
+static struct tcp_rt_rec_win *tcp_rt_rec_win_take(void)
+{
+	struct tcp_rt_rec_win *w;
+
+	mutex_lock(&tcp_rt_rec_mutex);
+	w = list_first_entry_or_null(&tcp_rt_rec_ready, struct tcp_rt_rec_win,
+				     node);
+	if (w) {
+		list_del(&w->node);
+		tcp_rt_rec_nwins--;
+		tcp_rt_rec_win_bytes -= w->bytes;
+	}
+	mutex_unlock(&tcp_rt_rec_mutex);
+	return w;
 }
 
 /* ------------------------------------------------------------------------
@@ -1309,68 +1716,13 @@ static void tcp_rt_rec_fold_fn(struct work_struct *work)
 			tcp_rt_rec_fold_cpu(run, (unsigned long *)a, lo, below);
 	}
 	tcp_rt_rec_complete(run, lo, below);
+	tcp_rt_rec_freeze(run);
 	atomic_long_inc(&tcp_rt_rec_nr_folds);
 out:
 	if (run)
 		queue_delayed_work(system_wq, &tcp_rt_rec_fold_work,
 				   run->rec->fold_jiffies);
 	mutex_unlock(&tcp_rt_rec_mutex);
-}
-
-/*
- * A copy of what the fine ring holds, the last series_buckets buckets
- * folded whole, as a finished run's table (rt-network-series' format);
- * the tasks open at the recorder's start added to the open gauge.
- * Called with tcp_rt_series_mutex held, the recorder under way.
- */
-static struct tcp_rt_series_run *tcp_rt_rec_snapshot(const struct tcp_rt_series_run *run)
-{
-	const struct tcp_rt_series_rec *rec = run->rec;
-	size_t cells = (size_t)run->nslots * run->stride;
-	struct tcp_rt_series_run *t;
-	u64 first, next, b;
-	u32 s;
-
-	t = kzalloc(sizeof(*t), GFP_KERNEL);
-	if (!t)
-		return ERR_PTR(-ENOMEM);
-	INIT_LIST_HEAD(&t->live);
-	t->sum = vmalloc(array_size(rec->nfine, cells * sizeof(s32)));
-	if (!t->sum) {
-		kfree(t);
-		return ERR_PTR(-ENOMEM);
-	}
-	t->width_us = run->width_us;
-	t->nslots = run->nslots;
-	t->nports = run->nports;
-	t->host = run->host;
-	t->ext = run->ext;
-	t->stride = run->stride;
-	memcpy(t->col, run->col, sizeof(t->col));
-	for (s = 0; s < run->nslots; s++)
-		t->key[s] = READ_ONCE(run->key[s]);
-
-	mutex_lock(&tcp_rt_rec_mutex);
-	next = rec->next_b;
-	first = next > rec->nfine ? next - rec->nfine : 0;
-	for (b = first; b < next; b++) {
-		s32 *v = t->sum + (b - first) * cells;
-		u32 i;
-
-		div_u64_rem(b, rec->nfine, &i);
-		if (rec->fine_tag[i] == b + 1)
-			memcpy(v, rec->fine + i * cells, cells * sizeof(s32));
-		else
-			memset(v, 0, cells * sizeof(s32));
-		for (s = 0; s < run->nports; s++)
-			v[s * run->stride + TCP_RT_SER_OPEN] +=
-				atomic_read(&run->initial[s]);
-	}
-	mutex_unlock(&tcp_rt_rec_mutex);
-	t->nbuckets = next - first;
-	t->start_real_ns = run->start_real_ns +
-			   first * run->width_us * NSEC_PER_USEC;
-	return t;
 }
 
 /* ------------------------------------------------------------------------
@@ -1411,10 +1763,9 @@ static bool tcp_rt_series_empty(const struct tcp_rt_series_run *run,
  * One line per port (and the host) per bucket that saw an event or had a
  * task open: the base fields, then series_ext's as " name=value".
  */
-static int tcp_rt_series_seq_show(struct seq_file *m, void *v)
+static void tcp_rt_series_show(struct seq_file *m,
+			       const struct tcp_rt_series_run *run, loff_t pos)
 {
-	const struct tcp_rt_series_run *run = m->private;
-	loff_t pos = *(loff_t *)v;
 	u32 b = div_u64(pos, run->nslots), s = pos - (loff_t)b * run->nslots;
 	const s32 *val = run->sum + (size_t)pos * run->stride;
 	u32 key = run->key[s];
@@ -1422,7 +1773,7 @@ static int tcp_rt_series_seq_show(struct seq_file *m, void *v)
 	unsigned int f;
 
 	if (!key || tcp_rt_series_empty(run, val))
-		return 0;
+		return;
 	ts = ns_to_timespec64(run->start_real_ns +
 			      (u64)b * run->width_us * NSEC_PER_USEC);
 	seq_printf(m, "%lld %06ld ", (long long)ts.tv_sec,
@@ -1440,6 +1791,11 @@ static int tcp_rt_series_seq_show(struct seq_file *m, void *v)
 				   tcp_rt_series_ext_names[f - TCP_RT_SER_BASE],
 				   val[run->col[f]]);
 	seq_putc(m, '\n');
+}
+
+static int tcp_rt_series_seq_show(struct seq_file *m, void *v)
+{
+	tcp_rt_series_show(m, m->private, *(loff_t *)v);
 	return 0;
 }
 
@@ -1520,6 +1876,77 @@ static const struct file_operations tcp_rt_rec_fops = {
 	.release	= tcp_rt_series_release,
 };
 
+/*
+ * rt-network-windows: the recorder's frozen windows, each open taking
+ * the oldest away (read once); nothing when none waits.  A header line,
+ * "# window <sec> <usec> <width_us> <buckets> slow=<n> clipped=<n>", then
+ * its buckets in rt-network-series' lines.
+ */
+static void *tcp_rt_win_seq_start(struct seq_file *m, loff_t *pos)
+{
+	const struct tcp_rt_rec_win *w = m->private;
+
+	if (!w || *pos > (loff_t)w->t->nbuckets * w->t->nslots)
+		return NULL;
+	return pos;
+}
+
+static void *tcp_rt_win_seq_next(struct seq_file *m, void *v, loff_t *pos)
+{
+	++*pos;
+	return tcp_rt_win_seq_start(m, pos);
+}
+
+static int tcp_rt_win_seq_show(struct seq_file *m, void *v)
+{
+	const struct tcp_rt_rec_win *w = m->private;
+	loff_t pos = *(loff_t *)v;
+	struct timespec64 ts;
+
+	if (pos) {
+		tcp_rt_series_show(m, w->t, pos - 1);
+		return 0;
+	}
+	ts = ns_to_timespec64(w->t->start_real_ns);
+	seq_printf(m, "# window %lld %06ld %u %u slow=%u clipped=%u\n",
+		   (long long)ts.tv_sec, ts.tv_nsec / NSEC_PER_USEC,
+		   w->t->width_us, w->t->nbuckets, w->slow, w->clipped);
+	return 0;
+}
+
+static const struct seq_operations tcp_rt_win_seq_ops = {
+	.start	= tcp_rt_win_seq_start,
+	.next	= tcp_rt_win_seq_next,
+	.stop	= tcp_rt_series_seq_stop,
+	.show	= tcp_rt_win_seq_show,
+};
+
+static int tcp_rt_win_open(struct inode *inode, struct file *file)
+{
+	int err = seq_open(file, &tcp_rt_win_seq_ops);
+
+	if (err)
+		return err;
+	((struct seq_file *)file->private_data)->private = tcp_rt_rec_win_take();
+	return 0;
+}
+
+static int tcp_rt_win_release(struct inode *inode, struct file *file)
+{
+	struct seq_file *m = file->private_data;
+
+	tcp_rt_rec_win_free(m->private);
+	return seq_release(inode, file);
+}
+
+static const struct file_operations tcp_rt_win_fops = {
+	.owner		= THIS_MODULE,
+	.open		= tcp_rt_win_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= tcp_rt_win_release,
+};
+
 /* What the run under way takes now; 0 outside a run. */
 static long tcp_rt_series_cur_bytes(void)
 {
@@ -1551,6 +1978,17 @@ void tcp_rt_series_status(struct seq_file *m)
 		   atomic_long_read(&tcp_rt_rec_nr_folds));
 	seq_printf(m, "recorder_late %ld\n",
 		   atomic_long_read(&tcp_rt_rec_nr_late));
+	seq_printf(m, "recorder_slow %ld\n",
+		   atomic_long_read(&tcp_rt_rec_nr_slow));
+	seq_printf(m, "recorder_windows %ld\n",
+		   atomic_long_read(&tcp_rt_rec_nr_wins));
+	seq_printf(m, "recorder_windows_dropped %ld\n",
+		   atomic_long_read(&tcp_rt_rec_nr_wins_dropped));
+	seq_printf(m, "recorder_windows_clipped %ld\n",
+		   atomic_long_read(&tcp_rt_rec_nr_wins_clipped));
+	mutex_lock(&tcp_rt_rec_mutex);
+	seq_printf(m, "recorder_windows_bytes %ld\n", tcp_rt_rec_win_bytes);
+	mutex_unlock(&tcp_rt_rec_mutex);
 }
 
 /*
@@ -1574,6 +2012,8 @@ int tcp_rt_series_init(struct dentry *dir)
 			    &tcp_rt_series_fops);
 	debugfs_create_file("rt-network-recorder", 0400, dir, NULL,
 			    &tcp_rt_rec_fops);
+	debugfs_create_file("rt-network-windows", 0400, dir, NULL,
+			    &tcp_rt_win_fops);
 	return 0;
 }
 
@@ -1583,6 +2023,8 @@ int tcp_rt_series_init(struct dentry *dir)
  */
 void tcp_rt_series_exit(void)
 {
+	struct tcp_rt_rec_win *w;
+
 	tcp_rt_series_end(false, true);
 	tcp_rt_series_end(true, true);
 	mutex_lock(&tcp_rt_series_mutex);
@@ -1591,6 +2033,11 @@ void tcp_rt_series_exit(void)
 	tcp_rt_series_free(tcp_rt_series_ready);
 	tcp_rt_series_ready = NULL;
 	mutex_unlock(&tcp_rt_series_mutex);
+	if (!list_empty(&tcp_rt_rec_ready))
+		pr_info("series: unloaded with %u of the recorder's windows never read\n",
+			tcp_rt_rec_nwins);
+	while ((w = tcp_rt_rec_win_take()))
+		tcp_rt_rec_win_free(w);
 	if (tcp_rt_series_cpuhp >= 0)
 		cpuhp_remove_state_nocalls(tcp_rt_series_cpuhp);
 	tcp_rt_series_cpuhp = -1;

@@ -780,7 +780,7 @@ static void tcp_rt_emit_done(const struct tcp_rt_conn *c,
 	tcp_rt_conn_log(c, sk, type, c->t0, f, 10,
 			tcp_rt_bd_fields(c, type, now, &xt));
 	tcp_rt_stats_add(c->key, &t);
-	tcp_rt_series_add_at(c->key, now, TCP_RT_SER_DONE, 1);
+	tcp_rt_series_done(c->key, c->t0, c->t0 + t.duration, now);
 }
 
 static void tcp_rt_emit_w(const struct tcp_rt_conn *c, const struct sock *sk,

@@ -177,6 +177,7 @@ extern unsigned int tcp_rt_series_buckets;
 extern unsigned int tcp_rt_series_ext;
 extern bool tcp_rt_series_host;
 extern unsigned int tcp_rt_series_far_us;
+extern unsigned int tcp_rt_recorder_slow_us;
 extern bool tcp_rt_hook_check;
 extern unsigned int tcp_rt_log_ext;
 extern const char *const tcp_rt_ext_names[TCP_RT_EXT_MAX];
@@ -377,6 +378,7 @@ u32 tcp_rt_series_gen_active(void);
 void tcp_rt_series_initial(u32 gen, u32 key);
 void __tcp_rt_series_add(u32 key, u64 now_us, enum tcp_rt_series_field field,
 			 int n);
+void __tcp_rt_series_done(u32 key, u64 start_us, u64 end_us, u64 now_us);
 void __tcp_rt_series_bytes(u32 key, const struct sock *sk, bool out, u32 n);
 void __tcp_rt_series_seg_in(u32 key, const struct sock *sk,
 			    const struct sk_buff *skb);
@@ -401,6 +403,18 @@ static inline void tcp_rt_series_add(u32 key, enum tcp_rt_series_field field,
 				     int n)
 {
 	tcp_rt_series_add_at(key, 0, field, n);
+}
+
+/*
+ * A task of @key done, from @start_us to @end_us (tcp_clock_us()), its
+ * record written at @now_us: counted, and the recorder's window around
+ * it frozen when it was slow (recorder_slow_us).
+ */
+static inline void tcp_rt_series_done(u32 key, u64 start_us, u64 end_us,
+				      u64 now_us)
+{
+	if (static_branch_unlikely(&tcp_rt_series_on))
+		__tcp_rt_series_done(key, start_us, end_us, now_us);
 }
 
 /* New data of a tracked connection, in (@out false) or out: and if far. */

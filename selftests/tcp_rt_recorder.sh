@@ -11,6 +11,7 @@
 
 LOG=/tmp/recorder.log
 SER=/tmp/recorder.lines
+WIN=/tmp/recorder.window
 PORT=7620
 ALL_EXT=ce_bytes,ce_segs,ece,dup_bytes,dup_segs,flows,far_bytes_in,far_bytes_out
 
@@ -143,8 +144,114 @@ case_params() {
 		fail "$(kmsg_since "$m")"
 }
 
+# $1 windows more, each read into $WIN.N ($NWIN so far in the case).
+read_windows() {	# n
+	local i
+	for ((i = NWIN + 1; i <= NWIN + $1; i++)); do
+		cat "$DBG/rt-network-windows" > $WIN.$i
+		[ -s $WIN.$i ] || fail "window $i: none to read: $(status recorder_windows) frozen"
+	done
+	NWIN=$((NWIN + $1))
+}
+
+_windows_frozen() {	# n
+	[ "$(status recorder_windows)" -ge "$1" ]
+}
+
+windows_check() {	# slow_us
+	local out
+	out=$(/usr/bin/python3 "$SELFTESTS/oracle/windows_check.py" --log $LOG \
+		--port $PORT --width-us 10000 --slow-us "$1" $WIN.*) || {
+		echo "$out" | sed 's/^/# /'
+		head -n 3 $WIN.* | sed 's/^/# /'
+		records $LOG R | sed 's/^/# /' | head -n 20
+		fail "windows differ from the records"
+	}
+	diag "$out"
+}
+
+# Stage 3: a task at least recorder_slow_us long freezes the recorder's
+# buckets around it, 200 ms before its start to 100 ms past its end, into
+# a window rt-network-windows gives once.  Every response is held 150 ms
+# (the server's --delay-ms): with recorder_slow_us 0 (the default) and
+# then 200000, no window; at 100000, four tasks 600 ms apart make four
+# windows, and three back to back (a client 500 ms later) one.  Held to
+# the records by oracle/windows_check.py: each slow task inside a window
+# from 200 ms before to 100 ms after, its buckets showing it open, the
+# tasks started in a window those the records begin there; read once.
+case_windows() {
+	series_setup 10000 2000 lports=$PORT
+	rm -f $WIN.*
+	NWIN=0
+	echo 1 > "$PARAMS/recorder"
+	start_server -- --port $PORT --delay-ms 150 --conns 10 > /dev/null
+	"$PEER" client --port $PORT --requests 2 > /dev/null || fail "client"
+	echo 200000 > "$PARAMS/recorder_slow_us"
+	"$PEER" client --port $PORT --requests 2 > /dev/null || fail "client"
+	wait_untracked
+	recorder_folded 10000
+	expect_eq "$(status recorder_slow)" 0 "status recorder_slow, no task of 200 ms"
+	expect_eq "$(wc -c < "$DBG/rt-network-windows")" 0 "rt-network-windows, no task of 200 ms"
+	# the oracle reads the records from here on
+	drain_logs $LOG.before
+	echo 100000 > "$PARAMS/recorder_slow_us"
+	"$PEER" client --port $PORT --requests 4 --think-ms 600 > /dev/null || fail "client"
+	sleep 0.5
+	"$PEER" client --port $PORT --requests 3 > /dev/null || fail "client"
+	wait_untracked
+	wait_until "five windows frozen" _windows_frozen 5 ||
+		fail "$(status recorder_windows) windows, $(status recorder_slow) slow tasks"
+	recorder_folded 10000
+	expect_eq "$(status recorder_slow) $(status recorder_windows) $(status recorder_windows_dropped) $(status recorder_windows_clipped)" \
+		"7 5 0 0" "status recorder_slow, _windows, _dropped, _clipped"
+	read_windows 5
+	expect_eq "$(wc -c < "$DBG/rt-network-windows")" 0 "rt-network-windows once all five are read"
+	expect_eq "$(status recorder_windows_bytes)" 0 "status recorder_windows_bytes once read"
+	drain_logs $LOG
+	windows_check 100000
+	expect_eq "$(status recorder_late)" 0 "status recorder_late"
+}
+
+# Eight windows wait unread at most: of ten slow tasks 550 ms apart, the
+# last two are not frozen, counted in recorder_windows_dropped; once the
+# eight are read the next slow task has its window again.  Unloaded with
+# a window unread: one line, nothing left (kmemleak on the debug kernel).
+case_windows_full() {
+	local m
+	series_setup 10000 2000 lports=$PORT recorder_slow_us=100000
+	rm -f $WIN.*
+	NWIN=0
+	echo 1 > "$PARAMS/recorder"
+	start_server -- --port $PORT --delay-ms 150 --conns 10 > /dev/null
+	"$PEER" client --port $PORT --requests 10 --think-ms 400 > /dev/null || fail "client"
+	wait_untracked
+	wait_until "eight windows frozen, two dropped" eval \
+		'[ "$(status recorder_windows)" = 8 ] && [ "$(status recorder_windows_dropped)" = 2 ]' ||
+		fail "$(status recorder_windows) windows, $(status recorder_windows_dropped) dropped"
+	read_windows 8
+	expect_eq "$(wc -c < "$DBG/rt-network-windows")" 0 "a ninth window"
+	"$PEER" client --port $PORT --requests 1 > /dev/null || fail "client"
+	wait_untracked
+	wait_until "the next window frozen" _windows_frozen 9 || fail "$(status recorder_windows) windows"
+	expect_eq "$(status recorder_slow) $(status recorder_windows_dropped)" "11 2" \
+		"status recorder_slow, recorder_windows_dropped"
+	"$PEER" client --port $PORT --requests 1 > /dev/null || fail "client"
+	wait_untracked
+	wait_until "one more window frozen" _windows_frozen 10 || fail "$(status recorder_windows) windows"
+	read_windows 1
+	drain_logs $LOG
+	# the ten slow tasks' first eight, and the eleventh, are in the windows
+	grep -h "^# window" $WIN.* | sed 's/^/# /'
+	m=$(kmsg_mark)
+	mod_unload
+	kmsg_since "$m" | grep -q "tcp_rt: series: unloaded with 1 of the recorder's windows never read" ||
+		fail "$(kmsg_since "$m")"
+}
+
 run_case "recorder: off by default, nothing runs" case_off
 run_case "recorder: two bursts of tasks recorded as a run counts them, read twice alike, a run refused meanwhile" case_bursts
 run_case "recorder: the host's line and every measure; unloaded while recording" case_host_line
 run_case "recorder: bad values and conflicts refused with one line; at load" case_params
+run_case "recorder: slow tasks' windows frozen, 200 ms before to 100 ms after each, read once, held to the records" case_windows
+run_case "recorder: eight windows wait unread at most, the next dropped and counted; room again once read; unloaded with one unread" case_windows_full
 done_testing

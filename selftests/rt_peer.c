@@ -59,12 +59,12 @@ static const struct {
 
 static struct {
 	enum mode mode;
-	const char *addr, *bind_addr, *ready_file, *gate, *stamps;
+	const char *addr, *bind_addr, *ready_file, *gate, *stamps, *slow_log;
 	unsigned long long port, req_bytes, resp_bytes, partial_bytes;
 	unsigned long long delay_ms, read_delay_ms, resp_writes, write_gap_ms;
 	unsigned long long req_parts, part_gap_ms, think_ms, hold_ms, ack_wait_ms;
 	unsigned long long conns, requests, sndbuf, rcvbuf, timeout_s;
-	unsigned long long pacing_rate;
+	unsigned long long pacing_rate, slow_every, slow_ms;
 	unsigned long long greeting, resp_read;
 	bool requests_set, partial_set, resp_read_set, dual, no_read, nodelay;
 	bool verbose, fastopen;
@@ -90,7 +90,8 @@ struct call_stamp {
 };
 
 static int gate_fd = -1;
-static FILE *stamps_file;
+static FILE *stamps_file, *slow_file;
+static unsigned long long slow_count;	/* requests read, for --slow-every */
 static pthread_mutex_t stamps_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t die_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -302,6 +303,28 @@ static void stamp_request(const struct conn *c, const struct call_stamp *rd,
 	pthread_mutex_unlock(&stamps_lock);
 }
 
+/*
+ * --slow-every: whether this request (the server's Nth, 2Nth, ... read,
+ * over every connection) is held --slow-ms longer; each one held is a
+ * line of --slow-log, "slow CONN REQ PORT", before its response.
+ */
+static bool slow_request(const struct conn *c)
+{
+	bool slow;
+
+	if (!o.slow_every)
+		return false;
+	pthread_mutex_lock(&stamps_lock);
+	slow = ++slow_count % o.slow_every == 0;
+	if (slow && slow_file) {
+		fprintf(slow_file, "slow %llu %llu %u\n", c->idx, c->requests + 1,
+			peer_port(c->fd));
+		fflush(slow_file);
+	}
+	pthread_mutex_unlock(&stamps_lock);
+	return slow;
+}
+
 /* Errors that mean "the peer went away" rather than "this tool failed". */
 static bool peer_gone(int err)
 {
@@ -442,7 +465,7 @@ static void *server_conn(void *arg)
 			close(c->fd);
 			return NULL;
 		}
-		sleep_ms(o.delay_ms);
+		sleep_ms(o.delay_ms + (slow_request(c) ? o.slow_ms : 0));
 		gate_wait();
 		if (write_split_stamped(c->fd, o.resp_bytes, o.resp_writes,
 					o.write_gap_ms, 'r', &c->sent, &wr)) {
@@ -685,6 +708,11 @@ static int server_setup(void)
 	unsigned int port;
 	int lfd;
 
+	if (o.slow_log) {
+		slow_file = fopen(o.slow_log, "a");
+		if (!slow_file)
+			die("slow log %s", o.slow_log);
+	}
 	if (o.stamps) {
 		stamps_file = fopen(o.stamps, "a");
 		if (!stamps_file)
@@ -760,6 +788,10 @@ static const char usage_text[] =
 "  --ready-file F   after listen() write \"PORT\\n\" to F.tmp, rename to F;\n"
 "                   \"ready PORT\" is always printed on stdout\n"
 "  --delay-ms D     think time before each response (default 0)\n"
+"  --slow-every N   hold every Nth request read (over all connections)\n"
+"  --slow-ms M      M ms more before its response (default 0)\n"
+"  --slow-log F     append \"slow CONN REQ PORT\" to F for each one held (REQ\n"
+"                   from 1, PORT the client's)\n"
 "  --resp-writes K  split each response into K writes, 1..RESP (default 1)\n"
 "  --write-gap-ms G pause between those writes (default 0)\n"
 "  --gate FIFO      before each response (after the delay) read one byte from\n"
@@ -868,6 +900,9 @@ static const struct opt_desc {
 	NUM("delay-ms",	      MODE_SERVER, &o.delay_ms, MS),
 	NUM("read-delay-ms",  MODE_BOTH,   &o.read_delay_ms, MS),
 	STR("stamps",	      MODE_SERVER, &o.stamps),
+	NUM("slow-every",     MODE_SERVER, &o.slow_every, BIG),
+	NUM("slow-ms",	      MODE_SERVER, &o.slow_ms, MS),
+	STR("slow-log",	      MODE_SERVER, &o.slow_log),
 	NUM("resp-writes",    MODE_SERVER, &o.resp_writes, BIG),
 	NUM("write-gap-ms",   MODE_SERVER, &o.write_gap_ms, MS),
 	NUM("greeting",	      MODE_SERVER, &o.greeting, BIG),

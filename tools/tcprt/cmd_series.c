@@ -33,6 +33,8 @@ static const char help[] =
 "                    [--trigger [--trigger-factor X] [--trigger-fail N]\n"
 "                    [--trigger-gap S]]\n"
 "                    [--us W] [--buckets N] [--ext LIST] [--host]\n"
+"       tcprt series --recorder US --store DIR [--keep AGE] [--keep-bytes N]\n"
+"                    [--us W] [--buckets N] [--ext LIST] [--host]\n"
 "       tcprt series --store DIR [--since T] [--until T] [--port P]\n"
 "                    [--format F] [--plot FILE.png]\n"
 "       tcprt series --store DIR --task 'RECORD LINE' [--format F]\n"
@@ -83,6 +85,13 @@ static const char help[] =
 "  -A, --trigger-fail N    W per 1000 tasks ended, default 50; 0: off\n"
 "  -G, --trigger-gap S     at most one run an anomaly starts per S seconds\n"
 "                      (default 60)\n"
+"  -R, --recorder US   instead of runs, the module's recorder (recorder=1,\n"
+"                      with the run settings; off again at SIGTERM unless\n"
+"                      it was on already): the buckets around every task\n"
+"                      at least US microseconds long (recorder_slow_us),\n"
+"                      from 200 ms before it to 100 ms after, each window\n"
+"                      kept in --store as a run,\n"
+"                      series-<start>.<usec>-<width>x<buckets>.gz\n"
 "  -S, --store DIR     where runs are kept: one gzip file a run,\n"
 "                      series-<start>-<width>x<buckets>.gz, mode 0640;\n"
 "                      without --every: read the runs of DIR\n"
@@ -178,7 +187,7 @@ static int read_store(const char *dir, struct filter *w, struct rows *rows)
 		gzFile gz;
 
 		if (stored_run_end(&runs[i]) * USEC_PER_SEC <= w->lo ||
-		    runs[i].start * USEC_PER_SEC >= w->hi)
+		    runs[i].start_us >= w->hi)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, runs[i].name);
 		w->width_us = runs[i].width_us;
@@ -440,6 +449,7 @@ static void parse_opts(int argc, char **argv, struct series_opts *so)
 		{ "plot", required_argument, NULL, 'P' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "every", required_argument, NULL, 'E' },
+		{ "recorder", required_argument, NULL, 'R' },
 		{ "trigger", no_argument, NULL, 'T' },
 		{ "trigger-factor", required_argument, NULL, 'F' },
 		{ "trigger-fail", required_argument, NULL, 'A' },
@@ -458,7 +468,7 @@ static void parse_opts(int argc, char **argv, struct series_opts *so)
 	int o;
 
 	series_conf_init(&so->sc);
-	while ((o = getopt_long(argc, argv, ":u:b:e:Hp:o:P:d:E:TF:A:G:S:k:K:s:U:t:h",
+	while ((o = getopt_long(argc, argv, ":u:b:e:Hp:o:P:d:E:R:TF:A:G:S:k:K:s:U:t:h",
 				opts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
@@ -512,18 +522,21 @@ static void check_opts(const struct series_opts *so)
 {
 	const struct series_conf *sc = &so->sc;
 	bool run = sc->us || sc->buckets || sc->ext || sc->host;
+	bool on = sc->period_us || sc->recorder_us;
 
 	if (so->dir && (run || sc->store))
 		usage_error("series", "--dir reads a saved run: no --us, --buckets, --ext, --host or --store");
-	if (sc->period_us && !sc->store)
-		usage_error("series", "--every needs --store, where the runs are kept");
+	if (sc->period_us && sc->recorder_us)
+		usage_error("series", "--every or --recorder: the module refuses a run while its recorder records");
+	if (on && !sc->store)
+		usage_error("series", "--every and --recorder need --store, where the runs are kept");
 	if (sc->trigger_set && !sc->period_us)
 		usage_error("series", "--trigger, --trigger-factor, --trigger-fail and --trigger-gap go with --every (runs kept)");
-	if (sc->period_us && (so->since || so->until || so->port ||
-			      so->format || so->png))
-		usage_error("series", "--every keeps runs; --since, --until, --port, --format and --plot read them (without --every)");
-	if (!sc->period_us && sc->store && run)
-		usage_error("series", "--store without --every reads the runs kept: no --us, --buckets, --ext or --host");
+	if (on && (so->since || so->until || so->port || so->format ||
+		   so->png || so->task || so->dir))
+		usage_error("series", "--every and --recorder keep runs; --since, --until, --port, --format, --plot and --task read them (without either)");
+	if (!on && sc->store && run)
+		usage_error("series", "--store without --every or --recorder reads the runs kept: no --us, --buckets, --ext or --host");
 	if ((so->since || so->until || so->task) && !sc->store)
 		usage_error("series", "--since, --until and --task read the runs of --store DIR");
 	if (so->task && (so->since || so->until || so->port))
@@ -641,7 +654,7 @@ int cmd_series(int argc, char **argv)
 
 	parse_opts(argc, argv, &so);
 	check_opts(&so);
-	if (so.sc.period_us) {
+	if (so.sc.period_us || so.sc.recorder_us) {
 		err = series_every(&so.sc);
 		series_conf_free(&so.sc);
 		return err;

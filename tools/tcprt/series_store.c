@@ -15,17 +15,27 @@
 
 bool stored_run_parse(const char *name, struct stored_run *r)
 {
-	unsigned long long start, width, buckets;
-	int end = 0;
+	unsigned long long start, usec = 0, width, buckets;
+	int a = 0, b = 0, end = 0;
 
 	if (strlen(name) >= sizeof(r->name) ||
-	    sscanf(name, "series-%llu-%llux%llu.gz%n", &start, &width,
-		   &buckets, &end) != 3 || name[end] != '\0' || !width ||
-	    !buckets || buckets > 10000 || width > 10000)
+	    sscanf(name, "series-%llu%n", &start, &a) != 1)
+		return false;
+	if (name[a] == '.') {
+		for (b = 1; b <= 6; b++)
+			if (name[a + b] < '0' || name[a + b] > '9')
+				return false;
+		usec = strtoull(name + a + 1, NULL, 10);
+		a += 7;
+	}
+	if (sscanf(name + a, "-%llux%llu.gz%n", &width, &buckets, &end) != 2 ||
+	    name[a + end] != '\0' || !width || !buckets || buckets > 10000 ||
+	    width > 10000 || start > UINT64_MAX / USEC_PER_SEC - 1)
 		return false;
 	memset(r, 0, sizeof(*r));
 	strcpy(r->name, name);
 	r->start = start;
+	r->start_us = start * USEC_PER_SEC + usec;
 	r->width_us = width;
 	r->buckets = buckets;
 	return true;
@@ -34,16 +44,16 @@ bool stored_run_parse(const char *name, struct stored_run *r)
 uint64_t stored_run_end(const struct stored_run *r)
 {
 	/* a bucket of delay to the first boundary, rounded up */
-	return r->start + ((r->buckets + 1) * r->width_us + USEC_PER_SEC - 1) /
-			  USEC_PER_SEC;
+	return (r->start_us + (r->buckets + 1) * r->width_us + USEC_PER_SEC - 1) /
+	       USEC_PER_SEC;
 }
 
 static int by_start(const void *a, const void *b)
 {
 	const struct stored_run *x = a, *y = b;
 
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
+	if (x->start_us != y->start_us)
+		return x->start_us < y->start_us ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -78,17 +88,20 @@ int series_store_list(const char *dir, struct stored_run **runs, size_t *n)
 	return 0;
 }
 
-int series_store_save(const char *dir, FILE *in, uint64_t start,
+int series_store_save(const char *dir, FILE *in, uint64_t start_us,
 		      uint64_t width_us, uint64_t buckets, uint64_t *lines)
 {
-	char path[4096], tmp[4200], line[1024];
+	char path[4096], tmp[4200], line[1024], usec[8] = "";
 	gzFile gz;
 	int fd, err = 0;
 
 	*lines = 0;
-	snprintf(path, sizeof(path), "%s/series-%llu-%llux%llu.gz", dir,
-		 (unsigned long long)start, (unsigned long long)width_us,
-		 (unsigned long long)buckets);
+	if (start_us % USEC_PER_SEC)
+		snprintf(usec, sizeof(usec), ".%06llu",
+			 (unsigned long long)(start_us % USEC_PER_SEC));
+	snprintf(path, sizeof(path), "%s/series-%llu%s-%llux%llu.gz", dir,
+		 (unsigned long long)(start_us / USEC_PER_SEC), usec,
+		 (unsigned long long)width_us, (unsigned long long)buckets);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
 	if (fd < 0) {

@@ -3,7 +3,9 @@
  * Series runs kept on local disk (tcprt series --every ... --store DIR):
  * one gzip file a run, DIR/series-<start>-<width>x<buckets>.gz, the run's
  * lines as the module wrote them, and a bound in age and in bytes that
- * removes the oldest runs first.  Read back by time.
+ * removes the oldest runs first.  Read back by time.  The recorder's
+ * windows (tcprt series --recorder) are kept as runs too, named
+ * series-<start>.<usec>-<width>x<buckets>.gz: two may begin in one second.
  */
 #ifndef TCPRT_SERIES_STORE_H
 #define TCPRT_SERIES_STORE_H
@@ -17,12 +19,16 @@
 struct stored_run {
 	char name[64];
 	uint64_t start;		/* Unix seconds: when it was to begin */
+	uint64_t start_us;	/* the same in microseconds */
 	uint64_t width_us;
 	uint64_t buckets;
 	uint64_t bytes;		/* the file's size */
 };
 
-/* "series-<start>-<width>x<buckets>.gz": false when @name is not that. */
+/*
+ * "series-<start>[.<usec>]-<width>x<buckets>.gz" (usec: six digits): false
+ * when @name is not that.
+ */
 bool stored_run_parse(const char *name, struct stored_run *r);
 /* The first second after a run's last bucket. */
 uint64_t stored_run_end(const struct stored_run *r);
@@ -34,11 +40,13 @@ uint64_t stored_run_end(const struct stored_run *r);
 int series_store_list(const char *dir, struct stored_run **runs, size_t *n);
 
 /*
- * Copy the lines of @in (the module's file) into a new run of @dir,
- * written under a temporary name and renamed when complete, mode 0640.
- * *@lines: the lines copied.  0, or -1 with a message printed.
+ * Copy the lines of @in (the module's file) into a new run of @dir that
+ * begins at @start_us (Unix microseconds; named by the second when it is
+ * a whole one), written under a temporary name and renamed when
+ * complete, mode 0640.  *@lines: the lines copied.  0, or -1 with a
+ * message printed.
  */
-int series_store_save(const char *dir, FILE *in, uint64_t start,
+int series_store_save(const char *dir, FILE *in, uint64_t start_us,
 		      uint64_t width_us, uint64_t buckets, uint64_t *lines);
 
 /*

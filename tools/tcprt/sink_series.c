@@ -15,6 +15,13 @@
  * consumes them, so nothing else may); in tcprt agent, which hands the
  * sink every record, it reads the records' p99 instead, an interval of
  * trigger-interval seconds at a time, anomalies while a run goes held.
+ *
+ * With recorder (tcprt series --recorder US) there are no runs: the sink
+ * turns the module's recorder on with recorder_slow_us US (and turns it
+ * off at stop, unless it was on already) and keeps every window the
+ * module freezes around a slow task (rt-network-windows, read every
+ * WINDOW_POLL_US) as a run of its own, named by its first bucket's
+ * microsecond.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +44,7 @@
 #define POLL_US		20000ULL	/* series_run, while a run goes */
 #define TRIGGER_POLL_US	200000ULL	/* stats are seconds apart */
 #define END_WAIT_US	(2 * USEC_PER_SEC)	/* a run ended at stop */
+#define WINDOW_POLL_US	100000ULL	/* rt-network-windows */
 
 /* ---- the module's parameters ------------------------------------------------ */
 
@@ -149,7 +157,8 @@ static int keep_run(const struct series_conf *c, uint64_t start_s)
 		input_open_failed(path, errno);
 		return -1;
 	}
-	if (series_store_save(c->store, f, start_s, width, n, &lines) < 0) {
+	if (series_store_save(c->store, f, start_s * USEC_PER_SEC, width, n,
+			      &lines) < 0) {
 		fclose(f);
 		return -1;
 	}
@@ -226,7 +235,7 @@ static bool stats_anomaly(struct stats_watch *sw, char *why, size_t len)
 
 /* ---- the sink ----------------------------------------------------------------- */
 
-enum series_state { SS_WAIT, SS_RUN };
+enum series_state { SS_WAIT, SS_RUN, SS_REC };
 
 struct series_sink {
 	struct series_conf c;	/* the strings its own */
@@ -239,6 +248,9 @@ struct series_sink {
 	uint64_t next_interval;	/* the records' interval ends (wall) */
 	uint64_t kept, skipped;
 	struct stats_watch sw;
+	/* recorder: turned on here (and off at stop); windows kept or not */
+	bool rec_owned, rec_said;
+	uint64_t wins_kept, wins_skipped;
 };
 
 /* Wait for the next boundary, with the run settings of now. */
@@ -363,6 +375,104 @@ static bool interval_end(struct series_sink *ss, uint64_t wall)
 	return start;
 }
 
+/* ---- the recorder's windows ---------------------------------------------------- */
+
+/*
+ * The recorder on with @c's settings and threshold: true when this call
+ * turned it on (false: it was on already, its settings kept, or it could
+ * not be, said).
+ */
+static bool rec_begin(const struct series_conf *c, bool *failed)
+{
+	unsigned long on;
+	char slow[24];
+
+	*failed = true;
+	snprintf(slow, sizeof(slow), "%llu", (unsigned long long)c->recorder_us);
+	if (input_check_module() < 0 || read_param("recorder", &on) < 0 ||
+	    write_param("recorder_slow_us", slow) < 0)
+		return false;
+	*failed = false;
+	if (on)
+		return false;
+	if ((c->us && write_param("series_us", c->us) < 0) ||
+	    (c->buckets && write_param("series_buckets", c->buckets) < 0) ||
+	    (c->ext && write_param("series_ext", c->ext) < 0) ||
+	    (c->host && write_param("series_host", "1") < 0) ||
+	    write_param("recorder", "1") < 0) {
+		*failed = true;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * One window the module gives, if one waits, into the store: 1 kept, 0
+ * none waiting, -1 not kept (said).
+ */
+static int keep_window(struct series_sink *ss)
+{
+	unsigned long long sec, usec, width, n;
+	unsigned int slow, clipped;
+	char path[128], head[128];
+	uint64_t lines;
+	int removed;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/" WINDOWS_FILE, DEBUGFS_DIR);
+	f = fopen(path, "re");
+	if (!f) {
+		if (!ss->rec_said)
+			input_open_failed(path, errno);
+		ss->rec_said = true;
+		return 0;
+	}
+	ss->rec_said = false;
+	if (!fgets(head, sizeof(head), f)) {
+		fclose(f);
+		return 0;
+	}
+	if (sscanf(head, "# window %llu %llu %llu %llu slow=%u clipped=%u",
+		   &sec, &usec, &width, &n, &slow, &clipped) != 6 ||
+	    usec >= USEC_PER_SEC || !width || !n) {
+		warnx_("%s: not a window's first line: %.80s", path, head);
+		fclose(f);
+		return -1;
+	}
+	if (series_store_save(ss->c.store, f, sec * USEC_PER_SEC + usec, width,
+			      n, &lines) < 0) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	removed = series_store_expire(ss->c.store, sec > ss->c.keep_s ?
+				      sec - ss->c.keep_s : 0, ss->c.keep_bytes);
+	fprintf(stderr, "tcprt: series: window of %llu.%06llu (%llu x %llu us, %u slow task(s)%s) kept in %s: %llu lines; %d older run(s) removed\n",
+		sec, usec, n, width, slow,
+		clipped ? ", some buckets gone from the ring before it was made" : "",
+		ss->c.store, (unsigned long long)lines, removed < 0 ? 0 : removed);
+	return 1;
+}
+
+/* Every window waiting kept; the recorder on again if it went off. */
+static void poll_windows(struct series_sink *ss)
+{
+	unsigned long on;
+	bool failed;
+	int k;
+
+	while ((k = keep_window(ss)) != 0) {
+		if (k > 0)
+			ss->wins_kept++;
+		else
+			ss->wins_skipped++;
+	}
+	/* the module reloaded, or the recorder ended by a hand: on again */
+	if (ss->rec_owned && !read_param("recorder", &on) && !on &&
+	    rec_begin(&ss->c, &failed))
+		warnx_("series: the recorder was off (the module reloaded?): on again");
+}
+
 /* A record of the agent's: into the detector's interval. */
 static void series_record(void *priv, const struct record *r)
 {
@@ -377,6 +487,13 @@ static void series_tick(void *priv, uint64_t now, const struct sink_input *in)
 	uint64_t wall = now_us();
 
 	(void)in;
+	if (ss->state == SS_REC) {
+		if (now >= ss->next_poll) {
+			ss->next_poll = now + WINDOW_POLL_US;
+			poll_windows(ss);
+		}
+		return;
+	}
 	if (ss->c.trigger && ss->c.records && wall >= ss->next_interval &&
 	    interval_end(ss, wall)) {
 		start_run(ss, wall / USEC_PER_SEC);
@@ -412,7 +529,7 @@ static uint64_t series_next_tick(const void *priv)
 	const struct series_sink *ss = priv;
 	uint64_t wall = now_us(), mono = mono_us(), t, end;
 
-	if (ss->state == SS_RUN)
+	if (ss->state == SS_RUN || ss->state == SS_REC)
 		t = ss->next_poll;
 	else
 		t = mono_at(ss->next_us - ss->width / 2, wall, mono);
@@ -430,6 +547,11 @@ static void series_stats(void *priv, FILE *out)
 {
 	struct series_sink *ss = priv;
 
+	if (ss->state == SS_REC) {
+		sink_stat(out, "series", "windows_kept", ss->wins_kept);
+		sink_stat(out, "series", "windows_not_kept", ss->wins_skipped);
+		return;
+	}
 	sink_stat(out, "series", "runs_kept", ss->kept);
 	sink_stat(out, "series", "runs_not_kept", ss->skipped);
 	if (!ss->c.trigger)
@@ -446,6 +568,23 @@ static bool series_stop(void *priv)
 	unsigned long running;
 	uint64_t end = mono_us() + END_WAIT_US;
 
+	if (ss->state == SS_REC) {
+		bool owned = ss->rec_owned;
+
+		/* ended, the module gives the window it was copying, cut */
+		if (owned)
+			write_param("recorder", "0");
+		ss->rec_owned = false;
+		poll_windows(ss);
+		fprintf(stderr, "tcprt: series: %llu window(s) kept, %llu not%s\n",
+			(unsigned long long)ss->wins_kept,
+			(unsigned long long)ss->wins_skipped,
+			owned ? "; the recorder turned off" :
+			"; the recorder left on, as it was found");
+		series_conf_free(&ss->c);
+		free(ss);
+		return true;
+	}
 	if (ss->state == SS_RUN) {
 		write_param("series_run", "0");
 		while (!read_param("series_run", &running) && running &&
@@ -512,6 +651,25 @@ int series_sink_start(struct sink *s, const struct series_conf *c,
 	ss->n = 1000;
 	ss->sw.fd = -1;
 	anomaly_init(&ss->sw.an, c->factor, c->fail_per_1000);
+	if (c->recorder_us) {
+		bool failed;
+
+		ss->rec_owned = rec_begin(c, &failed);
+		if (failed) {
+			snprintf(err, len, "series: the recorder could not be turned on (said above)");
+			series_conf_free(&ss->c);
+			anomaly_free(&ss->sw.an);
+			free(ss);
+			return -1;
+		}
+		if (!ss->rec_owned)
+			warnx_("series: the recorder was on already: its settings kept, recorder_slow_us set, its windows kept here");
+		ss->state = SS_REC;
+		ss->next_poll = mono_us();
+		s->ops = &series_ops;
+		s->priv = ss;
+		return 0;
+	}
 	if (c->trigger && !c->records && read_param("stats", &stats) == 0 &&
 	    stats)
 		warnx_("series: --trigger reads the stats, which are off (the module's stats is 1): no run will be started by an anomaly until they are on");
@@ -697,6 +855,14 @@ int series_set(struct series_conf *c, const char *name, const char *v,
 		}
 		return 0;
 	}
+	if (!strcmp(name, "recorder")) {
+		if (!parse_u64(v, strlen(v), &c->recorder_us) ||
+		    !c->recorder_us || c->recorder_us > 100000000) {
+			snprintf(err, len, "'%s' is not microseconds, 1 to 100000000", v);
+			return -1;
+		}
+		return 0;
+	}
 	if (!strcmp(name, "keep")) {
 		if (!parse_age(v, strlen(v), &n, &unit) || !n) {
 			snprintf(err, len, "'%s' is not an age (30m, 12h, 3d)", v);
@@ -717,8 +883,16 @@ int series_set(struct series_conf *c, const char *name, const char *v,
 
 int series_check(const struct series_conf *c, char *err, size_t len)
 {
-	if (!c->period_us) {
-		snprintf(err, len, "every: not set (a run at every multiple of that many seconds)");
+	if (!c->period_us && !c->recorder_us) {
+		snprintf(err, len, "every: not set (a run at every multiple of that many seconds), nor recorder");
+		return -1;
+	}
+	if (c->period_us && c->recorder_us) {
+		snprintf(err, len, "every and recorder: one or the other (the module refuses a run while its recorder records)");
+		return -1;
+	}
+	if (c->recorder_us && c->trigger) {
+		snprintf(err, len, "trigger starts runs: not with recorder");
 		return -1;
 	}
 	if (!c->store) {

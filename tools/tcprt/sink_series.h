@@ -23,6 +23,8 @@
 
 /* The module's file of a run's rows, in its debugfs folder. */
 #define SERIES_FILE	"rt-network-series"
+/* The recorder's slow tasks' windows, one an open (docs/series.md). */
+#define WINDOWS_FILE	"rt-network-windows"
 
 struct series_conf {
 	/* a run's settings; NULL, false: the module's own */
@@ -30,6 +32,9 @@ struct series_conf {
 	bool host;
 	/* always on */
 	uint64_t period_us;	/* every; 0: not always on */
+	/* recorder: the module's recorder on, a window of every task this
+	 * long kept; 0: none */
+	uint64_t recorder_us;
 	char *store;
 	uint64_t keep_s, keep_bytes;
 	bool trigger, trigger_set;	/* set: a trigger option was given */
@@ -50,8 +55,8 @@ void series_conf_init(struct series_conf *c);
 
 /*
  * Set @name (a long option's name, without "--": us, buckets, ext, host,
- * every, store, keep, keep-bytes, trigger, trigger-factor, trigger-fail,
- * trigger-gap; and the agent's trigger-interval) to @value (NULL: a flag given alone): 0; 1 when @name is
+ * every, recorder, store, keep, keep-bytes, trigger, trigger-factor,
+ * trigger-fail, trigger-gap; and the agent's trigger-interval) to @value (NULL: a flag given alone): 0; 1 when @name is
  * none of these; -1 with the reason in @err.
  */
 int series_set(struct series_conf *c, const char *name, const char *value,
@@ -70,8 +75,8 @@ void series_conf_free(struct series_conf *c);
 int series_sink_start(struct sink *s, const struct series_conf *c,
 		      char *err, size_t len);
 
-/* tcprt series --every: the sink of @c alone until SIGTERM; an exit
- * status. */
+/* tcprt series --every or --recorder: the sink of @c alone until
+ * SIGTERM; an exit status. */
 int series_every(const struct series_conf *c);
 
 /*

@@ -142,8 +142,8 @@ struct ship {
 	char *dir;
 	uint64_t interval_us, next_ctl_us, next_series_us;
 
-	/* series runs kept on disk (--series): those of start below next are
-	 * shipped; pos, the file that keeps next across restarts, or NULL */
+	/* series runs kept on disk (--series): those of start below next (us)
+	 * are shipped; pos, the file that keeps next across restarts, or NULL */
 	char *series_dir;
 	char *series_pos;
 	uint64_t series_next, series_runs, series_lines;
@@ -779,9 +779,9 @@ static bool ship_run(struct ship *s, const struct stored_run *r)
 	snprintf(path, sizeof(path), "%s/%s", s->series_dir, r->name);
 	gz = gzopen(path, "rbe");
 	if (!gz) {
-		if (s->series_unread != r->start + 1)
+		if (s->series_unread != r->start_us + 1)
 			warnx_("ship: %s: %s; not shipped yet", path, strerror(errno));
-		s->series_unread = r->start + 1;
+		s->series_unread = r->start_us + 1;
 		return false;
 	}
 	while (gzgets(gz, line, sizeof(line))) {
@@ -803,9 +803,16 @@ static bool ship_run(struct ship *s, const struct stored_run *r)
 	return true;
 }
 
-/* The position file: the start of the next run to ship, "<sec>\n". */
+/*
+ * The position file: the start of the next run to ship, "<sec>.<usec>\n"
+ * (a window of the recorder may begin in the second another began in);
+ * "<sec>\n", as an older tcprt wrote it, is that second's start.
+ */
 static void series_pos_load(struct ship *s)
 {
+	uint64_t sec, usec = 0;
+	char dot;
+	int n;
 	FILE *f;
 
 	if (!s->series_pos)
@@ -813,8 +820,10 @@ static void series_pos_load(struct ship *s)
 	f = fopen(s->series_pos, "re");
 	if (!f)
 		return;
-	if (fscanf(f, "%" SCNu64, &s->series_next) != 1)
-		s->series_next = 0;
+	n = fscanf(f, "%" SCNu64 "%c%6" SCNu64, &sec, &dot, &usec);
+	if (n < 1 || (n == 3 && dot != '.') || sec > UINT64_MAX / USEC_PER_SEC - 1)
+		sec = usec = 0;
+	s->series_next = sec * USEC_PER_SEC + (n == 3 ? usec : 0);
 	fclose(f);
 }
 
@@ -832,7 +841,9 @@ static void series_pos_save(struct ship *s)
 	f = fd < 0 ? NULL : fdopen(fd, "w");
 	if (!f && fd >= 0)
 		close(fd);
-	ok = f && fprintf(f, "%" PRIu64 "\n", s->series_next) > 0 &&
+	ok = f && fprintf(f, "%" PRIu64 ".%06" PRIu64 "\n",
+			  (uint64_t)(s->series_next / USEC_PER_SEC),
+			  (uint64_t)(s->series_next % USEC_PER_SEC)) > 0 &&
 	     !fflush(f) && !fdatasync(fileno(f));
 	if (f && fclose(f))
 		ok = false;
@@ -858,11 +869,11 @@ static void ship_series(struct ship *s)
 	}
 	s->series_said = false;
 	for (i = 0; i < n && !stop_requested; i++) {
-		if (runs[i].start < s->series_next)
+		if (runs[i].start_us < s->series_next)
 			continue;
 		if (!ship_run(s, &runs[i]))
 			continue;
-		s->series_next = runs[i].start + 1;
+		s->series_next = runs[i].start_us + 1;
 		series_pos_save(s);
 	}
 	free(runs);

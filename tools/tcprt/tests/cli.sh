@@ -1016,7 +1016,7 @@ case_agent_conf_errors() {
 		:2: [series] trigger-factor: '1' is not a number from 1.5 to 1000|[series]\ntrigger-factor = 1\n
 		:2: [series] trigger-interval: '3601' is not a whole number of seconds, 1 to 3600|[series]\ntrigger-interval = 3601\n
 		:2: [series] trigger-bogus: not a key of [series]|[series]\ntrigger-bogus = 1\n
-		: [series] every: not set (a run at every multiple of that many seconds)|[metrics]\ntextfile = /x.prom\n[series]\nstore = /tmp/s\n
+		: [series] every: not set (a run at every multiple of that many seconds), nor recorder|[metrics]\ntextfile = /x.prom\n[series]\nstore = /tmp/s\n
 		: [series] store: not set (the folder the runs are kept in)|[metrics]\ntextfile = /x.prom\n[series]\nevery = 60\n
 		: [series] alone: the agent would read, and so consume, the logs for no sink; run tcprt series --every instead|[series]\nevery = 60\nstore = /tmp/s\n
 		: [series] runs the module's series: not with [agent] dir (recorded logs)|[agent]\ndir = /tmp\n[metrics]\ntextfile = /x.prom\n[series]\nevery = 60\nstore = /tmp/s\n

@@ -245,6 +245,84 @@ case_series_every() {
 	awk -F, 'NR > 1 && $2 != 7303 { exit 1 }' $W/back.csv || fail "--port 7303 only"
 }
 
+windows_kept() {	# tcprt series --recorder kept every window the module gave out
+	local w
+	w=$(status recorder_windows)
+	[ "$(grep -c '^tcprt: series: window of .* kept in ' $W/rec.err)" = "$w" ] &&
+		[ "$(status recorder_windows_bytes)" = 0 ]
+}
+
+# Issue 70's test: tcprt series --recorder with the module's defaults (1
+# ms buckets, 2000 of them) and a server that holds one request in 10 for
+# 200 ms more, logging each it holds (rt_peer --slow-log: the
+# application's own account, not the module's).  Every slow request's R
+# record found by its client port and task number; its span, from 10 ms
+# before its start to 10 ms after its end (what series --task shows),
+# must lie inside the windows kept on disk (those that abut, one span):
+# at least 95 % of them.  tcprt series --task joins one to its rows.  At
+# SIGTERM the recorder is turned off, as tcprt found it.
+case_series_recorder() {
+	local rec line n
+	fresh
+	mod_load lports=7304
+	start_server -- --port 7304 --req-bytes 100 --resp-bytes 1000 --conns 4 \
+		--delay-ms 5 --slow-every 10 --slow-ms 200 --slow-log $W/slow.log > /dev/null
+	"$TCPRT" series --recorder 150000 --store $W/store 2> $W/rec.err &
+	rec=$!
+	wait_until "the recorder on" eval '[ "$(cat $PARAMS/recorder)" = 1 ]' ||
+		fail "$(cat $W/rec.err)"
+	expect_eq "$(cat $PARAMS/recorder_slow_us)" 150000 "recorder_slow_us"
+	"$PEER" client --port 7304 --req-bytes 100 --resp-bytes 1000 --requests 50 \
+		--conns 4 --think-ms 20 > /dev/null || fail "client"
+	wait_untracked
+	n=$(grep -c '^slow ' $W/slow.log)
+	expect_eq "$n" 20 "requests the server held"
+	wait_until "the slow tasks' windows" eval '[ "$(status recorder_slow)" -ge '$n' ]' ||
+		fail "recorder_slow $(status recorder_slow)"
+	wait_until "every window given out kept" windows_kept ||
+		fail "$(status recorder_windows) given out: $(cat $W/rec.err)"
+	kill -TERM $rec
+	wait $rec || fail "tcprt series --recorder: exit $?: $(cat $W/rec.err)"
+	sed 's/^/# /' $W/rec.err
+	expect_eq "$(cat $PARAMS/recorder)" 0 "the recorder off at SIGTERM"
+	expect_eq "$(status recorder_windows_dropped)" 0 "windows dropped"
+	drain_logs $W/log
+	py $W/slow.log $W/log $W/store <<-'PY' > $W/covered || fail "$(cat $W/covered)"
+		import os, re, sys
+		slow, log, store = sys.argv[1:]
+		recs = {}
+		for l in open(log):
+		    w = l.split()
+		    if len(w) > 10 and w[0] == "V6" and w[1] == "R" and w[5].endswith(":7304"):
+		        recs[(w[4].rsplit(":", 1)[1], w[10])] = (int(w[2]) * 10**6 + int(w[3]), int(w[7]))
+		spans = []
+		for f in sorted(os.listdir(store)):
+		    m = re.fullmatch(r"series-(\d+)(?:\.(\d{6}))?-(\d+)x(\d+)\.gz", f)
+		    s = int(m[1]) * 10**6 + int(m[2] or 0)
+		    spans.append((s, s + int(m[3]) * int(m[4])))
+		spans.sort()
+		merged = []
+		for s, e in spans:
+		    if merged and merged[-1][1] == s:
+		        merged[-1][1] = e
+		    else:
+		        merged.append([s, e])
+		tasks = [recs.get((l.split()[3], l.split()[2])) for l in open(slow)]
+		missing = sum(t is None for t in tasks)
+		ok = [t for t in tasks if t and any(s <= t[0] - 10000 and t[0] + t[1] + 10000 <= e
+		                                    for s, e in merged)]
+		print(f"{len(ok)} of {len(tasks)} held requests with their milliseconds on disk "
+		      f"({missing} without a record), {len(spans)} windows kept")
+		sys.exit(len(ok) * 100 < 95 * len(tasks))
+	PY
+	diag "$(cat $W/covered)"
+	line=$(awk '$1 == "V6" && $2 == "R" && $8 >= 150000 && $6 ~ /:7304$/' $W/log | head -1)
+	"$TCPRT" series --store $W/store --task "$line" --format csv > $W/task.csv 2> $W/task.err ||
+		fail "series --task: exit $?: $(cat $W/task.err)"
+	expect_ge "$(awk -F, 'NR > 1 && $NF == 1' $W/task.csv | wc -l)" 150 \
+		"series --task: the slow task's rows, 1 ms each"
+}
+
 # The agent's [series] (tcprt series --every's sink) beside [metrics], under
 # traffic: a 3 s run at every multiple of 4 s, kept as series --every
 # keeps them, while the metrics sink has every R record the module wrote;
@@ -726,6 +804,7 @@ run_case "read --follow goes on across an unload and a reload of the module" cas
 run_case "read --stats: stats lines counting the tasks" case_stats
 run_case "series --every: runs at the same instants, kept, the oldest removed" case_series_every
 run_case "series --every --trigger: a port turned slow starts a run at once, a steady one none" case_series_trigger
+run_case "series --recorder: one request in 10 held 200 ms, 95 % of them with their milliseconds on disk by the server's own log; series --task joins one" case_series_recorder
 run_case "agent [series] beside [metrics]: runs at every 4 s kept, every R in the text file; [series] removed by SIGHUP ends the run under way and keeps it, none after" case_agent_series
 run_case "agent [series] trigger from the records: a port's p99 turned slow starts a run at once, a steady one none; the stats not read" case_agent_trigger
 run_case "summary of a live run: full windows only, rate = count / window" case_summary

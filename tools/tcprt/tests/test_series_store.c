@@ -31,13 +31,21 @@ static void test_names(void)
 	ok(!stored_run_parse("series-1795826000-1000x20000.gz", &r),
 	   "more buckets than a run has");
 	ok(!stored_run_parse("other.gz", &r), "another file");
+	ok(stored_run_parse("series-1795826000.250000-10000x45.gz", &r) &&
+	   r.start == 1795826000 && r.start_us == 1795826000250000ULL &&
+	   r.width_us == 10000 && r.buckets == 45, "a window's name, its microseconds");
+	ok(stored_run_end(&r) == 1795826000 + 1, "it ends 710 ms on, rounded up");
+	ok(!stored_run_parse("series-1795826000.25-10000x45.gz", &r) &&
+	   !stored_run_parse("series-1795826000.2500000-10000x45.gz", &r) &&
+	   !stored_run_parse("series-1795826000.-10000x45.gz", &r),
+	   "microseconds are six digits");
 }
 
 static int save(uint64_t start, const char *text)
 {
 	uint64_t lines;
 	FILE *f = fmemopen((void *)text, strlen(text), "r");
-	int err = series_store_save(dir, f, start, 1000, 2000, &lines);
+	int err = series_store_save(dir, f, start * 1000000, 1000, 2000, &lines);
 
 	fclose(f);
 	return err ? -1 : (int)lines;
@@ -68,6 +76,29 @@ static void test_save_list(void)
 	free(runs);
 }
 
+/* Windows of the recorder: two in one second, each its own file, in order. */
+static void test_windows(void)
+{
+	const char *text = "w 1\n";
+	struct stored_run *runs;
+	uint64_t lines;
+	size_t n;
+	FILE *f;
+	int i, err = 0;
+
+	for (i = 0; i < 2; i++) {
+		f = fmemopen((void *)text, strlen(text), "r");
+		err |= series_store_save(dir, f, 1795826400000000ULL + (i ? 900000 : 100000),
+					 10000, 45, &lines);
+		fclose(f);
+	}
+	ok(!err && !series_store_list(dir, &runs, &n) && n == 4 &&
+	   !strcmp(runs[2].name, "series-1795826400.100000-10000x45.gz") &&
+	   !strcmp(runs[3].name, "series-1795826400.900000-10000x45.gz"),
+	   "two windows of one second: two files, in order");
+	free(runs);
+}
+
 static void test_expire(void)
 {
 	struct stored_run *runs;
@@ -77,7 +108,7 @@ static void test_expire(void)
 	   "two more runs");
 	ok(series_store_expire(dir, 1795826000 + 3, 0) == 1,
 	   "age: the run that ended by then goes");
-	ok(series_store_expire(dir, 0, 1) == 2, "bytes: all but the newest go");
+	ok(series_store_expire(dir, 0, 1) == 4, "bytes: all but the newest go");
 	ok(!series_store_list(dir, &runs, &n) && n == 1 &&
 	   runs[0].start == 1795826900, "the newest stays");
 	free(runs);
@@ -91,6 +122,7 @@ int main(void)
 		return 1;
 	test_names();
 	test_save_list();
+	test_windows();
 	test_expire();
 	{
 		char cmd[300];

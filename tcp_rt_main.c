@@ -274,6 +274,37 @@ MODULE_PARM_DESC(recorder,
 		 "write 1 to start the series recorder (a run that does not end), 0 to end it; reads 1 while it runs (default 0)");
 
 /*
+ * recorder_freeze: the recorder's window around a span kept as a slow
+ * task's is (docs/series.md): "now", or a record's "SEC USEC DURATION_US"
+ * (its start, wall clock, and how long).  Write-only; an explicit
+ * trigger, as the host agent's is.
+ */
+static int tcp_rt_rec_freeze_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned long long sec, usec, dur;
+	char end = 0;
+
+	if (sysfs_streq(val, "now"))
+		return tcp_rt_series_freeze(div_u64(ktime_get_real_ns(),
+						    NSEC_PER_USEC), 0);
+	if (sscanf(val, "%llu %llu %llu%c", &sec, &usec, &dur, &end) < 3 ||
+	    (end && end != '\n') || usec >= USEC_PER_SEC ||
+	    sec > U64_MAX / USEC_PER_SEC - 1 || dur > U32_MAX) {
+		pr_err("recorder_freeze: '%.*s' is not now, nor a start and a duration (SEC USEC DURATION_US)\n",
+		       (int)strcspn(val, "\n"), val);
+		return -EINVAL;
+	}
+	return tcp_rt_series_freeze(sec * USEC_PER_SEC + usec, dur);
+}
+
+static const struct kernel_param_ops tcp_rt_rec_freeze_ops = {
+	.set = tcp_rt_rec_freeze_set,
+};
+module_param_cb(recorder_freeze, &tcp_rt_rec_freeze_ops, NULL, 0200);
+MODULE_PARM_DESC(recorder_freeze,
+		 "write now, or a task's SEC USEC DURATION_US: the recorder keeps the window around it (write-only)");
+
+/*
  * log_ext.  Its time-breakdown fields (TCP_RT_EXT_BD) need the hooks that
  * see the application's reads and writes, attached only while one of them
  * is listed.  A connection takes the fields log_ext has when it is

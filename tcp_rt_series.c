@@ -27,7 +27,8 @@
  * and a delayed work, the fold, moves the buckets at least
  * TCP_RT_REC_AGE old into one fine ring of series_buckets buckets, summed
  * over the CPUs, which rt-network-recorder shows without consuming it.
- * A task at least recorder_slow_us long asks for the buckets around it,
+ * A task at least recorder_slow_us long (or a write to recorder_freeze)
+ * asks for the buckets around it,
  * from TCP_RT_REC_BEFORE_US before its start to TCP_RT_REC_AFTER_US past
  * its end: the fold copies them out of the fine ring into a frozen
  * window as it completes them, and queues the window for
@@ -199,6 +200,7 @@ struct tcp_rt_rec_win {
 	u64 floor;		/* it may grow back to here: the window before ends */
 	size_t bytes;		/* its table's */
 	u32 slow;		/* the slow tasks that asked for it */
+	u32 freezes;		/* and the recorder_freeze writes */
 	u32 clipped;		/* buckets gone from the ring before copied */
 };
 
@@ -261,7 +263,7 @@ static long tcp_rt_rec_win_bytes;	/* what they take */
 static DEFINE_RAW_SPINLOCK(tcp_rt_rec_want_lock);
 static struct {
 	u64 lo, hi;
-	u32 n;			/* slow tasks; 0: none */
+	u32 n, freezes;		/* slow tasks, recorder_freeze writes */
 } tcp_rt_rec_want;
 
 static atomic_long_t tcp_rt_series_nr_runs = ATOMIC_LONG_INIT(0);
@@ -272,6 +274,7 @@ static atomic_long_t tcp_rt_series_nr_cpu_nomem = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_rec_nr_late = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_rec_nr_folds = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_rec_nr_slow = ATOMIC_LONG_INIT(0);
+static atomic_long_t tcp_rt_rec_nr_freezes = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_rec_nr_wins = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_rec_nr_wins_dropped = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_rec_nr_wins_clipped = ATOMIC_LONG_INIT(0);
@@ -613,26 +616,68 @@ out:
  * @now_us: counted, and when the recorder runs and it was slow, the span
  * around it wanted (the next fold freezes it).
  */
+/*
+ * The window around [@start_us, @end_us) (tcp_clock_us()) wanted: by a
+ * slow task (@slow), or a recorder_freeze write.  The next fold takes it.
+ */
+static void tcp_rt_rec_want_span(u64 start_us, u64 end_us, bool slow)
+{
+	u64 lo = start_us > TCP_RT_REC_BEFORE_US ?
+		 start_us - TCP_RT_REC_BEFORE_US : 0;
+	u64 hi = end_us + TCP_RT_REC_AFTER_US;
+	unsigned long flags;
+	bool none;
+
+	raw_spin_lock_irqsave(&tcp_rt_rec_want_lock, flags);
+	none = !tcp_rt_rec_want.n && !tcp_rt_rec_want.freezes;
+	if (none || lo < tcp_rt_rec_want.lo)
+		tcp_rt_rec_want.lo = lo;
+	if (none || hi > tcp_rt_rec_want.hi)
+		tcp_rt_rec_want.hi = hi;
+	if (slow)
+		tcp_rt_rec_want.n++;
+	else
+		tcp_rt_rec_want.freezes++;
+	raw_spin_unlock_irqrestore(&tcp_rt_rec_want_lock, flags);
+}
+
 void __tcp_rt_series_done(u32 key, u64 start_us, u64 end_us, u64 now_us)
 {
 	unsigned int slow = READ_ONCE(tcp_rt_recorder_slow_us);
-	unsigned long flags;
-	u64 lo, hi;
 
 	__tcp_rt_series_add(key, now_us, TCP_RT_SER_DONE, 1);
 	if (!slow || end_us - start_us < slow ||
 	    !READ_ONCE(tcp_rt_series_recording))
 		return;
-	lo = start_us > TCP_RT_REC_BEFORE_US ? start_us - TCP_RT_REC_BEFORE_US : 0;
-	hi = end_us + TCP_RT_REC_AFTER_US;
 	atomic_long_inc(&tcp_rt_rec_nr_slow);
-	raw_spin_lock_irqsave(&tcp_rt_rec_want_lock, flags);
-	if (!tcp_rt_rec_want.n || lo < tcp_rt_rec_want.lo)
-		tcp_rt_rec_want.lo = lo;
-	if (!tcp_rt_rec_want.n || hi > tcp_rt_rec_want.hi)
-		tcp_rt_rec_want.hi = hi;
-	tcp_rt_rec_want.n++;
-	raw_spin_unlock_irqrestore(&tcp_rt_rec_want_lock, flags);
+	tcp_rt_rec_want_span(start_us, end_us, true);
+}
+
+/*
+ * recorder_freeze: the window around the span of @dur_us from
+ * @start_real_us (wall clock, as a record's start) wanted, as a slow
+ * task's is.  -EINVAL, said in one line, while the recorder is off or for
+ * a span that begins ahead of the clock.
+ */
+int tcp_rt_series_freeze(u64 start_real_us, u64 dur_us)
+{
+	u64 now_real = div_u64(ktime_get_real_ns(), NSEC_PER_USEC);
+	u64 now = tcp_clock_us(), start;
+
+	if (!READ_ONCE(tcp_rt_series_recording)) {
+		pr_err("recorder_freeze: the recorder is off (write 1 to recorder)\n");
+		return -EINVAL;
+	}
+	if (start_real_us > now_real) {
+		pr_err("recorder_freeze: %llu.%06llu is ahead of the clock\n",
+		       div_u64(start_real_us, USEC_PER_SEC),
+		       start_real_us % USEC_PER_SEC);
+		return -EINVAL;
+	}
+	start = now - min(now_real - start_real_us, now);
+	atomic_long_inc(&tcp_rt_rec_nr_freezes);
+	tcp_rt_rec_want_span(start, start + dur_us, false);
+	return 0;
 }
 
 /* New data of tracked connection @key: @n bytes in (@out false) or out. */
@@ -1122,6 +1167,7 @@ int tcp_rt_series_begin(struct tcp_rt_series_run *run, u32 *gen)
 		run->span_us = U64_MAX - run->start_us;
 		raw_spin_lock_irq(&tcp_rt_rec_want_lock);
 		tcp_rt_rec_want.n = 0;
+		tcp_rt_rec_want.freezes = 0;
 		raw_spin_unlock_irq(&tcp_rt_rec_want_lock);
 		tcp_rt_rec_run = run;
 		queue_delayed_work(system_wq, &tcp_rt_rec_fold_work,
@@ -1478,7 +1524,7 @@ static bool tcp_rt_rec_win_grow(const struct tcp_rt_series_run *run,
  * given out begins where that one ends.
  */
 static void tcp_rt_rec_win_want(const struct tcp_rt_series_run *run, u64 lo,
-				u64 hi, u32 n)
+				u64 hi, u32 n, u32 f)
 {
 	struct tcp_rt_series_rec *rec = run->rec;
 	struct tcp_rt_rec_win *w = NULL;
@@ -1488,7 +1534,9 @@ static void tcp_rt_rec_win_want(const struct tcp_rt_series_run *run, u64 lo,
 		w = list_last_entry(&rec->wins, struct tcp_rt_rec_win, node);
 	if (w && w->hi == rec->wins_hi && lo <= w->hi) {
 		w->slow += n;
+		w->freezes += f;
 		n = 0;
+		f = 0;
 		/* within the ring's length of its end: from <= w->lo */
 		from = clamp(lo, w->floor, w->lo);
 		if (w->hi > rec->nfine)
@@ -1504,7 +1552,9 @@ static void tcp_rt_rec_win_want(const struct tcp_rt_series_run *run, u64 lo,
 		w = tcp_rt_rec_win_new(run, lo, end);
 		if (w) {
 			w->slow += n;
+			w->freezes += f;
 			n = 0;
+			f = 0;
 		}
 		/* a window dropped gives its buckets up */
 		rec->wins_hi = end;
@@ -1539,20 +1589,22 @@ static void tcp_rt_rec_freeze(const struct tcp_rt_series_run *run)
 	u32 linger = DIV_ROUND_UP(TCP_RT_REC_AFTER_US, run->width_us);
 	struct tcp_rt_rec_win *w, *tmp;
 	u64 lo, hi, b, end;
-	u32 n;
+	u32 n, f;
 
 	raw_spin_lock_irq(&tcp_rt_rec_want_lock);
 	n = tcp_rt_rec_want.n;
+	f = tcp_rt_rec_want.freezes;
 	lo = tcp_rt_rec_want.lo;
 	hi = tcp_rt_rec_want.hi;
 	tcp_rt_rec_want.n = 0;
+	tcp_rt_rec_want.freezes = 0;
 	raw_spin_unlock_irq(&tcp_rt_rec_want_lock);
-	if (n && hi > run->start_us) {
+	if ((n || f) && hi > run->start_us) {
 		lo = lo > run->start_us ?
 		     div_u64(lo - run->start_us, run->width_us) : 0;
 		hi = div_u64(hi - run->start_us + run->width_us - 1,
 			     run->width_us);
-		tcp_rt_rec_win_want(run, lo, hi, n);
+		tcp_rt_rec_win_want(run, lo, hi, n, f);
 	}
 	list_for_each_entry_safe(w, tmp, &rec->wins, node) {
 		end = min(rec->next_b, w->hi);
@@ -1879,7 +1931,8 @@ static const struct file_operations tcp_rt_rec_fops = {
 /*
  * rt-network-windows: the recorder's frozen windows, each open taking
  * the oldest away (read once); nothing when none waits.  A header line,
- * "# window <sec> <usec> <width_us> <buckets> slow=<n> clipped=<n>", then
+ * "# window <sec> <usec> <width_us> <buckets> slow=<n> clipped=<n>
+ * freezes=<n>", then
  * its buckets in rt-network-series' lines.
  */
 static void *tcp_rt_win_seq_start(struct seq_file *m, loff_t *pos)
@@ -1908,9 +1961,10 @@ static int tcp_rt_win_seq_show(struct seq_file *m, void *v)
 		return 0;
 	}
 	ts = ns_to_timespec64(w->t->start_real_ns);
-	seq_printf(m, "# window %lld %06ld %u %u slow=%u clipped=%u\n",
+	seq_printf(m, "# window %lld %06ld %u %u slow=%u clipped=%u freezes=%u\n",
 		   (long long)ts.tv_sec, ts.tv_nsec / NSEC_PER_USEC,
-		   w->t->width_us, w->t->nbuckets, w->slow, w->clipped);
+		   w->t->width_us, w->t->nbuckets, w->slow, w->clipped,
+		   w->freezes);
 	return 0;
 }
 
@@ -1980,6 +2034,8 @@ void tcp_rt_series_status(struct seq_file *m)
 		   atomic_long_read(&tcp_rt_rec_nr_late));
 	seq_printf(m, "recorder_slow %ld\n",
 		   atomic_long_read(&tcp_rt_rec_nr_slow));
+	seq_printf(m, "recorder_freezes %ld\n",
+		   atomic_long_read(&tcp_rt_rec_nr_freezes));
 	seq_printf(m, "recorder_windows %ld\n",
 		   atomic_long_read(&tcp_rt_rec_nr_wins));
 	seq_printf(m, "recorder_windows_dropped %ld\n",

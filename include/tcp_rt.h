@@ -373,6 +373,7 @@ unsigned long tcp_rt_series_end(bool recorder, bool now);
 bool tcp_rt_series_is_running(void);
 bool tcp_rt_series_is_recording(void);
 bool tcp_rt_series_run_is_recorder(const struct tcp_rt_series_run *run);
+int tcp_rt_series_freeze(u64 start_real_us, u64 dur_us);
 void tcp_rt_series_status(struct seq_file *m);
 u32 tcp_rt_series_gen_active(void);
 void tcp_rt_series_initial(u32 gen, u32 key);

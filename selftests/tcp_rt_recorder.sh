@@ -249,10 +249,65 @@ case_windows_full() {
 		fail "$(kmsg_since "$m")"
 }
 
+# recorder_freeze, the explicit trigger: a record's start and duration
+# (SEC USEC DURATION_US, as the host agent writes them), or now, freeze
+# the window around it as a slow task's: from 200 ms before to 100 ms
+# after (within a bucket), slow=0 freezes=1, the task started in its
+# bucket.  Refused with one line each: while the recorder is off, not a
+# span, microseconds out of range, a start ahead of the clock.
+case_freeze() {
+	local m rec t0 dur hdr s e
+	series_setup 10000 2000 lports=$PORT
+	rm -f $WIN.*
+	NWIN=0
+	m=$(kmsg_mark)
+	expect_fail "recorder_freeze while off" sh -c "echo now > $PARAMS/recorder_freeze"
+	echo 1 > "$PARAMS/recorder"
+	expect_fail "recorder_freeze abc" sh -c "echo abc > $PARAMS/recorder_freeze"
+	expect_fail "recorder_freeze with microseconds past a second" \
+		sh -c "echo 1 1000000 5 > $PARAMS/recorder_freeze"
+	expect_fail "recorder_freeze ahead of the clock" \
+		sh -c "echo $(($(date +%s) + 100)) 0 5 > $PARAMS/recorder_freeze"
+	expect_eq "$(kmsg_since "$m" | wc -l)" 4 "one tcp_rt: line per refusal"
+	kmsg_since "$m" | grep -q "tcp_rt: recorder_freeze: the recorder is off (write 1 to recorder)" ||
+		fail "$(kmsg_since "$m")"
+	kmsg_since "$m" | grep -q "tcp_rt: recorder_freeze: 'abc' is not now, nor a start and a duration (SEC USEC DURATION_US)" ||
+		fail "$(kmsg_since "$m")"
+	kmsg_since "$m" | grep -q "tcp_rt: recorder_freeze: [0-9]*.000000 is ahead of the clock" ||
+		fail "$(kmsg_since "$m")"
+	start_server -- --port $PORT --conns 10 > /dev/null
+	"$PEER" client --port $PORT --requests 20 --think-ms 50 > /dev/null || fail "client"
+	wait_untracked
+	drain_logs $LOG
+	rec=$(records $LOG R | sed -n 10p)
+	read -r t0 dur < <(echo "$rec" | awk '{ printf "%.0f %d\n", $3 * 1000000 + $4, $8 }')
+	echo "$rec" | awk '{ print $3, $4, $8 }' > "$PARAMS/recorder_freeze"
+	wait_until "its window" _windows_frozen 1 || fail "$(status recorder_windows) windows"
+	read_windows 1
+	hdr=$(head -1 $WIN.1)
+	diag "$hdr, for $rec"
+	read -r s e < <(echo "$hdr" | awk '{ printf "%.0f %.0f\n", $3 * 1000000 + $4, $3 * 1000000 + $4 + $5 * $6 }')
+	expect_eq "$(echo "$hdr" | awk '{ print $7, $8, $9 }')" "slow=0 clipped=0 freezes=1" \
+		"the header's counts"
+	expect_le "$s" $((t0 - 200000 + 10000)) "the window's start: 200 ms before the task's"
+	expect_ge "$e" $((t0 + dur + 100000 - 10000)) "its end: 100 ms after the task's"
+	expect_ge "$(awk -v p=$PORT -v t=$t0 '$3 == p && $1 * 1000000 + $2 > t - 20000 &&
+		$1 * 1000000 + $2 <= t + 10000 { s += $9 } END { print s + 0 }' $WIN.1)" 1 \
+		"the task started in its bucket (or the one before)"
+	echo now > "$PARAMS/recorder_freeze"
+	wait_until "the window around now" _windows_frozen 2 || fail "$(status recorder_windows) windows"
+	read_windows 1
+	expect_range "$(head -1 $WIN.2 | awk '{ print $5 * $6 }')" 300000 310000 \
+		"the window around now: 300 ms, whole buckets"
+	expect_eq "$(status recorder_freezes) $(status recorder_slow)" "2 0" \
+		"status recorder_freezes, recorder_slow"
+}
+
 run_case "recorder: off by default, nothing runs" case_off
 run_case "recorder: two bursts of tasks recorded as a run counts them, read twice alike, a run refused meanwhile" case_bursts
 run_case "recorder: the host's line and every measure; unloaded while recording" case_host_line
 run_case "recorder: bad values and conflicts refused with one line; at load" case_params
 run_case "recorder: slow tasks' windows frozen, 200 ms before to 100 ms after each, read once, held to the records" case_windows
+run_case "recorder: recorder_freeze, a record's span or now, frozen as a slow task's; bad writes refused with one line" case_freeze
 run_case "recorder: eight windows wait unread at most, the next dropped and counted; room again once read; unloaded with one unread" case_windows_full
 done_testing

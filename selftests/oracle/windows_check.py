@@ -4,7 +4,7 @@
 of the same traffic.
 
 Each window file: a header "# window <sec> <usec> <width_us> <buckets>
-slow=<n> clipped=<n>", then rt-network-series' lines.  Checked:
+slow=<n> clipped=<n> freezes=<n>", then rt-network-series' lines.  Checked:
   - the headers: the width asked for, nothing clipped, windows in order
     and apart (none overlaps another);
   - every task of the port at least --slow-us long (its R record: T0 and
@@ -23,7 +23,7 @@ import argparse
 import re
 import sys
 
-HEADER = re.compile(r"^# window (\d+) (\d{6}) (\d+) (\d+) slow=(\d+) clipped=(\d+)$")
+HEADER = re.compile(r"^# window (\d+) (\d{6}) (\d+) (\d+) slow=(\d+) clipped=(\d+) freezes=(\d+)$")
 
 
 def read_window(path, port):
@@ -34,7 +34,7 @@ def read_window(path, port):
     m = HEADER.match(lines[0])
     if not m:
         raise SystemExit(f"windows_check: {path}:1: not a window's header: {lines[0]!r}")
-    sec, usec, width, n, slow, clipped = (int(v) for v in m.groups())
+    sec, usec, width, n, slow, clipped, freezes = (int(v) for v in m.groups())
     start = sec * 1000000 + usec
     rows = {}
     for k, line in enumerate(lines[1:], 2):
@@ -48,7 +48,8 @@ def read_window(path, port):
         if w[2] == str(port):
             rows[t] = {"started": int(w[8]), "open": int(w[14])}
     return {"path": path, "start": start, "end": start + n * width,
-            "width": width, "slow": slow, "clipped": clipped, "rows": rows}
+            "width": width, "slow": slow, "clipped": clipped,
+            "freezes": freezes, "rows": rows}
 
 
 def read_tasks(path, port):

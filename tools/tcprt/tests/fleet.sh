@@ -2297,7 +2297,7 @@ series_model() {	# measure port dir...: "sec,usec,width,host,value" lines
 		for d in dirs:
 		    host = "se-" + d[-1]
 		    for n in sorted(os.listdir(d)):
-		        w = int(re.match(r"series-\d+-(\d+)x", n).group(1))
+		        w = int(re.match(r"series-\d+(?:\.\d{6})?-(\d+)x", n).group(1))
 		        for l in gzip.open(os.path.join(d, n), "rt"):
 		            f = l.split()
 		            if f[2] != port:
@@ -2313,7 +2313,7 @@ series_model() {	# measure port dir...: "sec,usec,width,host,value" lines
 }
 
 case_series() {
-	local t0=${FP}21000 na nb n3 marked
+	local t0=${FP}21000 na nb n3 w1 w2 marked
 	na=$(python3 "$SGEN" $F/sa --start $t0 --runs 2 --seed 1)
 	nb=$(python3 "$SGEN" $F/sb --start $t0 --runs 2 --seed 2)
 	mkdir -p $F/sla $F/slb
@@ -2364,6 +2364,18 @@ case_series() {
 		2> $F/ship.err || fail "ship: $(cat $F/ship.err)"
 	grep -q "1 series runs of $F/sa shipped, $n3 lines" $F/ship.err ||
 		fail "the new run: $(cat $F/ship.err)"
+	# two windows of the recorder in one second (docs/series.md, "The
+	# recorder's windows on disk"): both shipped, the second not taken
+	# for shipped with the first's second (the position's microseconds)
+	w1=$(python3 "$SGEN" $F/sa4 --start-us $(((t0 + 130) * 1000000 + 100000)) --buckets 300 --seed 4)
+	w2=$(python3 "$SGEN" $F/sa4 --start-us $(((t0 + 130) * 1000000 + 600000)) --buckets 300 --seed 5)
+	mv $F/sa4/series-*.gz $F/sa/
+	ship a se-a --dir $F/sla --series $F/sa --state $F/se-a.state --once --rate 0 \
+		2> $F/ship.err || fail "ship: $(cat $F/ship.err)"
+	grep -q "2 series runs of $F/sa shipped, $((w1 + w2)) lines" $F/ship.err ||
+		fail "two windows of one second: $(cat $F/ship.err)"
+	grep -qx "$((t0 + 130)).600001" $F/se-a.state.series ||
+		fail "the position: $(cat $F/se-a.state.series)"
 
 	ship b se-b --dir $F/slb --series $F/sb --once --rate 0 2> $F/ship.err ||
 		fail "ship: $(cat $F/ship.err)"

@@ -9,6 +9,11 @@ same arguments burst at the same instants.  The values come from --seed.
 
     series_gen.py DIR --start T [--runs N] [--period S] [--width US]
                   [--buckets N] [--burst-every N] [--seed S]
+    series_gen.py DIR --start-us T ...
+
+--start-us: one window of the recorder as tcprt series --recorder keeps
+it, DIR/series-<sec>.<usec>-<width>x<buckets>.gz, beginning at T (Unix
+microseconds).
 
 Prints the number of lines written."""
 import argparse
@@ -36,7 +41,9 @@ def line(t_us, port, rnd, burst, ext):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
-    ap.add_argument("--start", type=int, required=True)
+    first = ap.add_mutually_exclusive_group(required=True)
+    first.add_argument("--start", type=int)
+    first.add_argument("--start-us", type=int)
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--period", type=int, default=60)
     ap.add_argument("--width", type=int, default=1000)
@@ -48,11 +55,18 @@ def main():
     os.makedirs(a.dir, exist_ok=True)
     n = 0
     for r in range(a.runs):
-        start = a.start + r * a.period
-        name = "series-%d-%dx%d.gz" % (start, a.width, a.buckets)
+        if a.start_us is not None:
+            start_us = a.start_us + r * a.period * 1000000
+            name = "series-%d.%06d-%dx%d.gz" % (start_us // 1000000,
+                                                start_us % 1000000,
+                                                a.width, a.buckets)
+        else:
+            start_us = (a.start + r * a.period) * 1000000
+            name = "series-%d-%dx%d.gz" % (start_us // 1000000, a.width,
+                                           a.buckets)
         with gzip.open(os.path.join(a.dir, name), "wt") as f:
             for b in range(a.buckets):
-                t = start * 1000000 + b * a.width
+                t = start_us + b * a.width
                 burst = b % a.burst_every == 0
                 out = [line(t, "*", rnd, burst, True)]
                 if burst or rnd.random() < 0.2:

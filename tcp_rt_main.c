@@ -279,22 +279,51 @@ MODULE_PARM_DESC(recorder,
  * (its start, wall clock, and how long).  Write-only; an explicit
  * trigger, as the host agent's is.
  */
+/* "now", or exactly three numbers: 0 and *@start, *@dur; -EINVAL. */
+static int tcp_rt_rec_freeze_parse(const char *val, u64 *start, u64 *dur)
+{
+	char buf[64], *p = buf, *tok;
+	unsigned long long v[3];
+	int n = 0;
+
+	if (sysfs_streq(val, "now")) {
+		*start = div_u64(ktime_get_real_ns(), NSEC_PER_USEC);
+		*dur = 0;
+		return 0;
+	}
+	if (strscpy(buf, val, sizeof(buf)) < 0)
+		return -EINVAL;
+	p = strim(buf);
+	while ((tok = strsep(&p, " ")) && n < 3)
+		if (*tok && kstrtoull(tok, 10, &v[n++]))
+			break;
+	if (tok || n != 3 || v[1] >= USEC_PER_SEC ||
+	    v[0] > U64_MAX / USEC_PER_SEC - 1 || v[2] > U32_MAX)
+		return -EINVAL;
+	*start = v[0] * USEC_PER_SEC + v[1];
+	*dur = v[2];
+	return 0;
+}
+
 static int tcp_rt_rec_freeze_set(const char *val, const struct kernel_param *kp)
 {
-	unsigned long long sec, usec, dur;
-	char end = 0;
+	u64 start, dur;
+	int err;
 
-	if (sysfs_streq(val, "now"))
-		return tcp_rt_series_freeze(div_u64(ktime_get_real_ns(),
-						    NSEC_PER_USEC), 0);
-	if (sscanf(val, "%llu %llu %llu%c", &sec, &usec, &dur, &end) < 3 ||
-	    (end && end != '\n') || usec >= USEC_PER_SEC ||
-	    sec > U64_MAX / USEC_PER_SEC - 1 || dur > U32_MAX) {
+	if (tcp_rt_rec_freeze_parse(val, &start, &dur)) {
 		pr_err("recorder_freeze: '%.*s' is not now, nor a start and a duration (SEC USEC DURATION_US)\n",
 		       (int)strcspn(val, "\n"), val);
 		return -EINVAL;
 	}
-	return tcp_rt_series_freeze(sec * USEC_PER_SEC + usec, dur);
+	mutex_lock(&tcp_rt_ctl_mutex);
+	if (tcp_rt_ctl_live) {
+		err = tcp_rt_series_freeze(start, dur);
+	} else {
+		pr_err("recorder_freeze: written while the recorder runs, not at load\n");
+		err = -EINVAL;
+	}
+	mutex_unlock(&tcp_rt_ctl_mutex);
+	return err;
 }
 
 static const struct kernel_param_ops tcp_rt_rec_freeze_ops = {

@@ -612,11 +612,6 @@ out:
 }
 
 /*
- * A task of @key done, from @start_us to @end_us, its record written at
- * @now_us: counted, and when the recorder runs and it was slow, the span
- * around it wanted (the next fold freezes it).
- */
-/*
  * The window around [@start_us, @end_us) (tcp_clock_us()) wanted: by a
  * slow task (@slow), or a recorder_freeze write.  The next fold takes it.
  */
@@ -641,6 +636,11 @@ static void tcp_rt_rec_want_span(u64 start_us, u64 end_us, bool slow)
 	raw_spin_unlock_irqrestore(&tcp_rt_rec_want_lock, flags);
 }
 
+/*
+ * A task of @key done, from @start_us to @end_us, its record written at
+ * @now_us: counted, and when the recorder runs and it was slow, the span
+ * around it wanted (the next fold freezes it).
+ */
 void __tcp_rt_series_done(u32 key, u64 start_us, u64 end_us, u64 now_us)
 {
 	unsigned int slow = READ_ONCE(tcp_rt_recorder_slow_us);
@@ -657,21 +657,24 @@ void __tcp_rt_series_done(u32 key, u64 start_us, u64 end_us, u64 now_us)
  * recorder_freeze: the window around the span of @dur_us from
  * @start_real_us (wall clock, as a record's start) wanted, as a slow
  * task's is.  -EINVAL, said in one line, while the recorder is off or for
- * a span that begins ahead of the clock.
+ * a span that ends ahead of the clock (a window reaching into the future
+ * would hold every later one off).
  */
 int tcp_rt_series_freeze(u64 start_real_us, u64 dur_us)
 {
 	u64 now_real = div_u64(ktime_get_real_ns(), NSEC_PER_USEC);
 	u64 now = tcp_clock_us(), start;
+	u32 usec;
 
 	if (!READ_ONCE(tcp_rt_series_recording)) {
 		pr_err("recorder_freeze: the recorder is off (write 1 to recorder)\n");
 		return -EINVAL;
 	}
-	if (start_real_us > now_real) {
-		pr_err("recorder_freeze: %llu.%06llu is ahead of the clock\n",
-		       div_u64(start_real_us, USEC_PER_SEC),
-		       start_real_us % USEC_PER_SEC);
+	if (start_real_us > now_real || dur_us > now_real - start_real_us) {
+		u64 sec = div_u64_rem(start_real_us, USEC_PER_SEC, &usec);
+
+		pr_err("recorder_freeze: %llu.%06u and %llu us end ahead of the clock\n",
+		       sec, usec, dur_us);
 		return -EINVAL;
 	}
 	start = now - min(now_real - start_real_us, now);
@@ -1527,16 +1530,33 @@ static void tcp_rt_rec_win_want(const struct tcp_rt_series_run *run, u64 lo,
 				u64 hi, u32 n, u32 f)
 {
 	struct tcp_rt_series_rec *rec = run->rec;
+	u64 first = rec->next_b > rec->nfine ? rec->next_b - rec->nfine : 0;
 	struct tcp_rt_rec_win *w = NULL;
-	u64 end, from;
+	u64 end, from, gone = 0;
 
+	/*
+	 * What the ring no longer holds is not frozen as zeros (a task
+	 * longer than the ring, or its record written that late): the
+	 * window begins at the ring's oldest bucket, the rest counted
+	 * clipped; a span wholly gone is a window dropped.
+	 */
+	if (lo < first) {
+		if (hi <= first) {
+			atomic_long_inc(&tcp_rt_rec_nr_wins_dropped);
+			return;
+		}
+		gone = first - lo;
+		lo = first;
+	}
 	if (!list_empty(&rec->wins))
 		w = list_last_entry(&rec->wins, struct tcp_rt_rec_win, node);
 	if (w && w->hi == rec->wins_hi && lo <= w->hi) {
 		w->slow += n;
 		w->freezes += f;
+		w->clipped += gone;
 		n = 0;
 		f = 0;
+		gone = 0;
 		/* within the ring's length of its end: from <= w->lo */
 		from = clamp(lo, w->floor, w->lo);
 		if (w->hi > rec->nfine)
@@ -1553,8 +1573,10 @@ static void tcp_rt_rec_win_want(const struct tcp_rt_series_run *run, u64 lo,
 		if (w) {
 			w->slow += n;
 			w->freezes += f;
+			w->clipped += gone;
 			n = 0;
 			f = 0;
+			gone = 0;
 		}
 		/* a window dropped gives its buckets up */
 		rec->wins_hi = end;
@@ -1636,6 +1658,7 @@ static void tcp_rt_rec_win_cut(struct tcp_rt_series_run *run)
 		}
 		list_del(&w->node);
 		tcp_rt_rec_nwins--;
+		tcp_rt_rec_win_bytes -= w->bytes;
 		tcp_rt_rec_win_free(w);
 		atomic_long_inc(&tcp_rt_rec_nr_wins_dropped);
 	}

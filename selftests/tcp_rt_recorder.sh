@@ -268,12 +268,18 @@ case_freeze() {
 		sh -c "echo 1 1000000 5 > $PARAMS/recorder_freeze"
 	expect_fail "recorder_freeze ahead of the clock" \
 		sh -c "echo $(($(date +%s) + 100)) 0 5 > $PARAMS/recorder_freeze"
-	expect_eq "$(kmsg_since "$m" | wc -l)" 4 "one tcp_rt: line per refusal"
+	expect_fail "recorder_freeze of a span that ends ahead of the clock" \
+		sh -c "echo $(date +%s) 0 100000000 > $PARAMS/recorder_freeze"
+	expect_fail "recorder_freeze, four numbers" \
+		sh -c "echo 1 2 3 4 > $PARAMS/recorder_freeze"
+	expect_eq "$(kmsg_since "$m" | wc -l)" 6 "one tcp_rt: line per refusal"
 	kmsg_since "$m" | grep -q "tcp_rt: recorder_freeze: the recorder is off (write 1 to recorder)" ||
 		fail "$(kmsg_since "$m")"
 	kmsg_since "$m" | grep -q "tcp_rt: recorder_freeze: 'abc' is not now, nor a start and a duration (SEC USEC DURATION_US)" ||
 		fail "$(kmsg_since "$m")"
-	kmsg_since "$m" | grep -q "tcp_rt: recorder_freeze: [0-9]*.000000 is ahead of the clock" ||
+	kmsg_since "$m" | grep -q "tcp_rt: recorder_freeze: [0-9]*.000000 and 5 us end ahead of the clock" ||
+		fail "$(kmsg_since "$m")"
+	kmsg_since "$m" | grep -q "tcp_rt: recorder_freeze: [0-9]*.000000 and 100000000 us end ahead of the clock" ||
 		fail "$(kmsg_since "$m")"
 	start_server -- --port $PORT --conns 10 > /dev/null
 	"$PEER" client --port $PORT --requests 20 --think-ms 50 > /dev/null || fail "client"
@@ -303,11 +309,45 @@ case_freeze() {
 		"status recorder_freezes, recorder_slow"
 }
 
+# A span the fine ring no longer holds is not frozen as zeros: with a
+# ring of 1 s (100 buckets of 10 ms), a record's span written once the
+# ring has moved past it is a window dropped, counted, none given out;
+# recorder_freeze at load is refused in one line.
+case_freeze_old() {
+	local rec t0 dur m
+	series_setup 10000 100 lports=$PORT
+	echo 1 > "$PARAMS/recorder"
+	start_server -- --port $PORT --conns 10 > /dev/null
+	"$PEER" client --port $PORT --requests 3 > /dev/null || fail "client"
+	wait_untracked
+	drain_logs $LOG
+	rec=$(records $LOG R | tail -1)
+	read -r t0 dur < <(echo "$rec" | awk '{ printf "%.0f %d\n", $3 * 1000000 + $4, $8 }')
+	# the ring (1 s) past the task and its 100 ms: the clock past that,
+	# then folds (recorder_folded: three buckets more and two folds)
+	wait_until "the ring's length past the task" _after_us $((t0 + dur + 100000 + 1000000)) ||
+		fail "the clock"
+	recorder_folded 10000
+	echo "$rec" | awk '{ print $3, $4, $8 }' > "$PARAMS/recorder_freeze"
+	wait_until "the span taken" eval '[ "$(status recorder_windows_dropped)" = 1 ]' ||
+		fail "dropped $(status recorder_windows_dropped), given out $(status recorder_windows)"
+	recorder_folded 10000
+	expect_eq "$(status recorder_windows) $(wc -c < "$DBG/rt-network-windows")" "0 0" \
+		"no window of zeros given out"
+	expect_eq "$(status recorder_windows_bytes)" 0 "status recorder_windows_bytes"
+	mod_unload
+	m=$(kmsg_mark)
+	expect_fail "recorder_freeze at load" insmod "$MODULE" lports=$PORT recorder_freeze=now
+	kmsg_since "$m" | grep -q "tcp_rt: recorder_freeze: written while the recorder runs, not at load" ||
+		fail "$(kmsg_since "$m")"
+}
+
 run_case "recorder: off by default, nothing runs" case_off
 run_case "recorder: two bursts of tasks recorded as a run counts them, read twice alike, a run refused meanwhile" case_bursts
 run_case "recorder: the host's line and every measure; unloaded while recording" case_host_line
 run_case "recorder: bad values and conflicts refused with one line; at load" case_params
 run_case "recorder: slow tasks' windows frozen, 200 ms before to 100 ms after each, read once, held to the records" case_windows
 run_case "recorder: recorder_freeze, a record's span or now, frozen as a slow task's; bad writes refused with one line" case_freeze
+run_case "recorder: a span older than the ring is a window dropped, not one of zeros; recorder_freeze at load refused" case_freeze_old
 run_case "recorder: eight windows wait unread at most, the next dropped and counted; room again once read; unloaded with one unread" case_windows_full
 done_testing

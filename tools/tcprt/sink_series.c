@@ -581,6 +581,7 @@ static bool series_stop(void *priv)
 			(unsigned long long)ss->wins_skipped,
 			owned ? "; the recorder turned off" :
 			"; the recorder left on, as it was found");
+		anomaly_free(&ss->sw.an);
 		series_conf_free(&ss->c);
 		free(ss);
 		return true;

@@ -90,6 +90,18 @@ static int read_param(const char *name, unsigned long *v)
 
 /* ---- one run ------------------------------------------------------------------ */
 
+/* @c's run settings into the module's (those set): 0, or -1 after saying
+ * why. */
+static int write_run_settings(const struct series_conf *c)
+{
+	if ((c->us && write_param("series_us", c->us) < 0) ||
+	    (c->buckets && write_param("series_buckets", c->buckets) < 0) ||
+	    (c->ext && write_param("series_ext", c->ext) < 0) ||
+	    (c->host && write_param("series_host", "1") < 0))
+		return -1;
+	return 0;
+}
+
 /* Start a run with @c's settings; its bucket width and count: 0, or -1
  * after saying why. */
 static int run_begin(const struct series_conf *c, unsigned long *width,
@@ -97,10 +109,7 @@ static int run_begin(const struct series_conf *c, unsigned long *width,
 {
 	if (input_check_module() < 0)
 		return -1;
-	if ((c->us && write_param("series_us", c->us) < 0) ||
-	    (c->buckets && write_param("series_buckets", c->buckets) < 0) ||
-	    (c->ext && write_param("series_ext", c->ext) < 0) ||
-	    (c->host && write_param("series_host", "1") < 0) ||
+	if (write_run_settings(c) < 0 ||
 	    read_param("series_us", width) < 0 ||
 	    read_param("series_buckets", n) < 0 ||
 	    write_param("series_run", "1") < 0)
@@ -139,6 +148,14 @@ int series_run_once(const struct series_conf *c)
 	return 0;
 }
 
+/* The store's bounds after a run or window of @start_s kept: the runs
+ * removed, -1 when the store cannot be read. */
+static int expire(const struct series_conf *c, uint64_t start_s)
+{
+	return series_store_expire(c->store, start_s > c->keep_s ?
+				   start_s - c->keep_s : 0, c->keep_bytes);
+}
+
 /* The finished run's file into the store, then the store's bounds. */
 static int keep_run(const struct series_conf *c, uint64_t start_s)
 {
@@ -163,8 +180,7 @@ static int keep_run(const struct series_conf *c, uint64_t start_s)
 		return -1;
 	}
 	fclose(f);
-	removed = series_store_expire(c->store, start_s > c->keep_s ?
-				      start_s - c->keep_s : 0, c->keep_bytes);
+	removed = expire(c, start_s);
 	fprintf(stderr, "tcprt: series: run of %llu kept in %s: %llu lines; %d older run(s) removed\n",
 		(unsigned long long)start_s, c->store,
 		(unsigned long long)lines, removed < 0 ? 0 : removed);
@@ -395,11 +411,7 @@ static bool rec_begin(const struct series_conf *c, bool *failed)
 	*failed = false;
 	if (on)
 		return false;
-	if ((c->us && write_param("series_us", c->us) < 0) ||
-	    (c->buckets && write_param("series_buckets", c->buckets) < 0) ||
-	    (c->ext && write_param("series_ext", c->ext) < 0) ||
-	    (c->host && write_param("series_host", "1") < 0) ||
-	    write_param("recorder", "1") < 0) {
+	if (write_run_settings(c) < 0 || write_param("recorder", "1") < 0) {
 		*failed = true;
 		return false;
 	}
@@ -445,8 +457,7 @@ static int keep_window(struct series_sink *ss)
 		return -1;
 	}
 	fclose(f);
-	removed = series_store_expire(ss->c.store, sec > ss->c.keep_s ?
-				      sec - ss->c.keep_s : 0, ss->c.keep_bytes);
+	removed = expire(&ss->c, sec);
 	fprintf(stderr, "tcprt: series: window of %llu.%06llu (%llu x %llu us, %u slow task(s)%s) kept in %s: %llu lines; %d older run(s) removed\n",
 		sec, usec, n, width, slow,
 		clipped ? ", some buckets gone from the ring before it was made" : "",
@@ -581,10 +592,7 @@ static bool series_stop(void *priv)
 			(unsigned long long)ss->wins_skipped,
 			owned ? "; the recorder turned off" :
 			"; the recorder left on, as it was found");
-		anomaly_free(&ss->sw.an);
-		series_conf_free(&ss->c);
-		free(ss);
-		return true;
+		goto out;
 	}
 	if (ss->state == SS_RUN) {
 		write_param("series_run", "0");
@@ -601,6 +609,7 @@ static bool series_stop(void *priv)
 			(unsigned long long)ss->sw.held,
 			(unsigned long long)ss->sw.an.untracked,
 			ss->c.records ? "records" : "stats lines", ANOMALY_PORTS);
+out:
 	if (ss->sw.fd >= 0)
 		close(ss->sw.fd);
 	anomaly_free(&ss->sw.an);

@@ -94,20 +94,74 @@ bool anomaly_feed(struct anomaly *a, uint16_t port, bool client,
 			 tasks, why, len);
 }
 
+/*
+ * One record into its port's interval: its port (NULL: not followed) and
+ * in *@d its duration (0: a W, or none on the line).
+ */
+static struct anomaly_port *port_task(struct anomaly *a,
+				      const struct record *r, uint64_t *d)
+{
+	struct anomaly_port *p;
+
+	*d = 0;
+	if (r->type != REC_R && r->type != REC_P && r->type != REC_W)
+		return NULL;
+	p = port_of(a, r->port, r->role == ROLE_CLIENT);
+	if (!p)
+		return NULL;
+	if (r->type == REC_W)
+		p->failed++;
+	else if (rec_metric(r, M_DURATION, d))
+		hist_add(&p->h, *d);
+	return p;
+}
+
 void anomaly_task(struct anomaly *a, const struct record *r)
 {
+	uint64_t d;
+
+	port_task(a, r, &d);
+}
+
+/* The W that brings @p's interval to the mark, after one below it. */
+static bool burst(const struct anomaly *a, const struct anomaly_port *p)
+{
+	uint64_t ended = p->h.n + p->failed;
+
+	return a->fail_per_1000 && !p->failing && !p->burst &&
+	       ended >= ANOMALY_MIN_TASKS &&
+	       p->failed * 1000 / ended >= a->fail_per_1000;
+}
+
+bool anomaly_task_hit(struct anomaly *a, const struct record *r, char *why,
+		      size_t len)
+{
+	const char *peer;
 	struct anomaly_port *p;
 	uint64_t d;
 
-	if (r->type != REC_R && r->type != REC_P && r->type != REC_W)
-		return;
-	p = port_of(a, r->port, r->role == ROLE_CLIENT);
+	p = port_task(a, r, &d);
 	if (!p)
-		return;
-	if (r->type == REC_W)
-		p->failed++;
-	else if (rec_metric(r, M_DURATION, &d))
-		hist_add(&p->h, d);
+		return false;
+	peer = p->client ? "P" : "";
+	if (r->type == REC_W) {
+		if (!burst(a, p))
+			return false;
+		p->burst = true;
+		snprintf(why, len, "port %s%u: %llu failures of %llu tasks ended this interval (the mark: %llu per 1000)",
+			 peer, p->port, (unsigned long long)p->failed,
+			 (unsigned long long)(p->h.n + p->failed),
+			 (unsigned long long)a->fail_per_1000);
+		return true;
+	}
+	/* d: 0 when the line had no duration */
+	if (!p->p99_us || d < p->p99_us + ANOMALY_MIN_JUMP_US ||
+	    (double)d <= a->factor * (double)p->p99_us)
+		return false;
+	snprintf(why, len, "port %s%u: a task of %llu us, %.1f times the port's p99 of %llu us",
+		 peer, p->port, (unsigned long long)d,
+		 (double)d / (double)p->p99_us, (unsigned long long)p->p99_us);
+	return true;
 }
 
 bool anomaly_interval(struct anomaly *a, size_t *i, char *why, size_t len)
@@ -121,8 +175,11 @@ bool anomaly_interval(struct anomaly *a, size_t *i, char *why, size_t len)
 		/* the stats' integer arithmetic: docs/records.md */
 		hit = feed(a, p, "p99", p99,
 			   ended ? p->failed * 1000 / ended : 0, tasks, why, len);
+		if (tasks >= ANOMALY_MIN_TASKS)
+			p->p99_us = p99;
 		hist_reset(&p->h);
 		p->failed = 0;
+		p->burst = false;
 		if (hit)
 			return true;
 	}

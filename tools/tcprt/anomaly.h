@@ -22,6 +22,16 @@
  * interval's p99 duration (the log-linear histograms of hist.h, the live
  * windows') in place of the average; the failures are the stats' (W per
  * 1000 of R + W), the tasks R (a peer port's, P).
+ *
+ * With the module's recorder (tcprt agent's [series] recorder and
+ * trigger), a task is judged at once, not its interval
+ * (anomaly_task_hit()): an R or P more than @factor times its port's p99
+ * of the last interval of ANOMALY_MIN_TASKS tasks or more, and at least
+ * ANOMALY_MIN_JUMP_US above it (a task just past the p99 is one in a
+ * hundred, not an anomaly), or the W that brings its port's interval (ANOMALY_MIN_TASKS
+ * tasks ended or more) to the failure mark after an interval below it,
+ * once an interval; the recorder's window around that task is what the
+ * caller asks for.
  */
 #ifndef TCPRT_ANOMALY_H
 #define TCPRT_ANOMALY_H
@@ -48,6 +58,10 @@ struct anomaly_port {
 	bool failing;		/* the last interval was at or past the mark */
 	struct hist h;		/* from records: the interval's durations */
 	uint64_t failed;	/* from records: the interval's W */
+	/* from records: the last interval's p99 of ANOMALY_MIN_TASKS tasks
+	 * or more (0: none yet); this interval's failure burst taken */
+	uint64_t p99_us;
+	bool burst;
 };
 
 struct anomaly {
@@ -72,6 +86,14 @@ bool anomaly_feed(struct anomaly *a, uint16_t port, bool client,
 
 /* One record into its port's interval: R, P (their duration) and W. */
 void anomaly_task(struct anomaly *a, const struct record *r);
+
+/*
+ * One record into its port's interval, as anomaly_task(), and whether
+ * that task is an anomaly on its own (above): true with @why saying
+ * which.
+ */
+bool anomaly_task_hit(struct anomaly *a, const struct record *r, char *why,
+		      size_t len);
 
 /*
  * The interval's end, from the port at *@i on: each port's interval fed

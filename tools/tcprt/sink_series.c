@@ -21,7 +21,10 @@
  * off at stop, unless it was on already) and keeps every window the
  * module freezes around a slow task (rt-network-windows, read every
  * WINDOW_POLL_US) as a run of its own, named by its first bucket's
- * microsecond.
+ * microsecond.  In tcprt agent with the trigger too, a task that is an
+ * anomaly on its own (anomaly_task_hit(): past its port's recent p99, or
+ * a failure burst's) asks for the window around it (recorder_freeze), at
+ * most one per trigger-gap; the intervals only keep the p99 current.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -195,8 +198,9 @@ struct stats_watch {
 	char buf[8192];
 	size_t len;
 	struct anomaly an;
-	uint64_t last_us;	/* the last run an anomaly started (wall) */
+	uint64_t last_us;	/* the last run or window an anomaly asked (wall) */
 	uint64_t triggered, held;
+	uint64_t refused;	/* recorder_freeze writes the module refused */
 };
 
 /*
@@ -484,12 +488,57 @@ static void poll_windows(struct series_sink *ss)
 		warnx_("series: the recorder was off (the module reloaded?): on again");
 }
 
+/*
+ * The recorder's trigger: a task that is an anomaly on its own asks for
+ * the window around its span (its record's start and duration), at most
+ * one per trigger-gap; those held back are counted, not said (a port past
+ * its p99 has them by the hundred).
+ */
+static void rec_trigger(struct series_sink *ss, const struct record *r)
+{
+	struct stats_watch *sw = &ss->sw;
+	uint64_t wall = now_us(), d = 0;
+	char why[256], span[64];
+
+	if (!anomaly_task_hit(&sw->an, r, why, sizeof(why)))
+		return;
+	if (sw->last_us && wall - sw->last_us < ss->c.gap_us) {
+		sw->held++;
+		return;
+	}
+	sw->last_us = wall;
+	rec_metric(r, M_DURATION, &d);
+	snprintf(span, sizeof(span), "%llu %llu %llu", (unsigned long long)r->sec,
+		 (unsigned long long)r->usec, (unsigned long long)d);
+	if (write_param("recorder_freeze", span) < 0) {
+		sw->refused++;
+		return;
+	}
+	sw->triggered++;
+	warnx_("series: anomaly, %s: its window asked for", why);
+}
+
 /* A record of the agent's: into the detector's interval. */
 static void series_record(void *priv, const struct record *r)
 {
 	struct series_sink *ss = priv;
 
-	anomaly_task(&ss->sw.an, r);
+	if (ss->state == SS_REC)
+		rec_trigger(ss, r);
+	else
+		anomaly_task(&ss->sw.an, r);
+}
+
+/* The recorder's trigger: the interval ended, its p99s the recent ones. */
+static void rec_interval_end(struct series_sink *ss, uint64_t wall)
+{
+	const uint64_t len = ss->c.interval_us;
+	char why[256];
+	size_t i = 0;
+
+	ss->next_interval = (wall / len + 1) * len;
+	while (anomaly_interval(&ss->sw.an, &i, why, sizeof(why)))
+		;	/* the tasks were judged as they came */
 }
 
 static void series_tick(void *priv, uint64_t now, const struct sink_input *in)
@@ -499,6 +548,8 @@ static void series_tick(void *priv, uint64_t now, const struct sink_input *in)
 
 	(void)in;
 	if (ss->state == SS_REC) {
+		if (ss->c.trigger && wall >= ss->next_interval)
+			rec_interval_end(ss, wall);
 		if (now >= ss->next_poll) {
 			ss->next_poll = now + WINDOW_POLL_US;
 			poll_windows(ss);
@@ -561,6 +612,12 @@ static void series_stats(void *priv, FILE *out)
 	if (ss->state == SS_REC) {
 		sink_stat(out, "series", "windows_kept", ss->wins_kept);
 		sink_stat(out, "series", "windows_not_kept", ss->wins_skipped);
+		if (!ss->c.trigger)
+			return;
+		sink_stat(out, "series", "windows_triggered", ss->sw.triggered);
+		sink_stat(out, "series", "windows_refused", ss->sw.refused);
+		sink_stat(out, "series", "anomalies_held", ss->sw.held);
+		sink_stat(out, "series", "records_untracked", ss->sw.an.untracked);
 		return;
 	}
 	sink_stat(out, "series", "runs_kept", ss->kept);
@@ -592,6 +649,13 @@ static bool series_stop(void *priv)
 			(unsigned long long)ss->wins_skipped,
 			owned ? "; the recorder turned off" :
 			"; the recorder left on, as it was found");
+		if (ss->c.trigger)
+			fprintf(stderr, "tcprt: series: %llu window(s) asked for by an anomaly, %llu refused by the module, %llu anomalies held back (--trigger-gap); %llu records of ports past the %d followed\n",
+				(unsigned long long)ss->sw.triggered,
+				(unsigned long long)ss->sw.refused,
+				(unsigned long long)ss->sw.held,
+				(unsigned long long)ss->sw.an.untracked,
+				ANOMALY_PORTS);
 		goto out;
 	}
 	if (ss->state == SS_RUN) {
@@ -676,7 +740,9 @@ int series_sink_start(struct sink *s, const struct series_conf *c,
 			warnx_("series: the recorder was on already: its settings kept, recorder_slow_us set, its windows kept here");
 		ss->state = SS_REC;
 		ss->next_poll = mono_us();
-		s->ops = &series_ops;
+		ss->next_interval = (now_us() / c->interval_us + 1) *
+				    c->interval_us;
+		s->ops = c->trigger ? &series_records_ops : &series_ops;
 		s->priv = ss;
 		return 0;
 	}
@@ -901,8 +967,8 @@ int series_check(const struct series_conf *c, char *err, size_t len)
 		snprintf(err, len, "every and recorder: one or the other (the module refuses a run while its recorder records)");
 		return -1;
 	}
-	if (c->recorder_us && c->trigger) {
-		snprintf(err, len, "trigger starts runs: not with recorder");
+	if (c->recorder_us && c->trigger && !c->records) {
+		snprintf(err, len, "trigger with recorder judges each record: tcprt agent's [series] only");
 		return -1;
 	}
 	if (!c->store) {

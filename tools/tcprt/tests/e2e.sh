@@ -252,6 +252,53 @@ windows_kept() {	# tcprt series --recorder kept every window the module gave out
 		[ "$(status recorder_windows_bytes)" = 0 ]
 }
 
+# The held requests of $W/slow.log (rt_peer --slow-log) whose spans lie
+# inside the windows of $W/store, from 10 ms before their start to 10 ms
+# after their end: at least 95 % of them, said.  Their spans: their R
+# records in $W/log, or (stamps) the server's own, from its read of the
+# request to its write of the response, in $W/stamps (rt_peer --stamps).
+held_on_disk() {	# port [stamps]
+	py $W/slow.log $W/log $W/store "$1" "${2:-records}" $W/stamps <<-'PY' > $W/covered ||
+		import os, re, sys
+		slow, log, store, port, src, stamps = sys.argv[1:]
+		recs = {}
+		if src == "stamps":
+		    # by connection and request, as the slow log names them
+		    for l in open(stamps):
+		        w = l.split()
+		        if w[0] == "stamp" and w[7] != "0":
+		            recs[(w[1], w[2])] = (int(w[3]), int(w[6]) - int(w[3]))
+		else:
+		    # by client port and task number
+		    for l in open(log):
+		        w = l.split()
+		        if len(w) > 10 and w[0] == "V6" and w[1] == "R" and w[5].endswith(":" + port):
+		            recs[(w[4].rsplit(":", 1)[1], w[10])] = (int(w[2]) * 10**6 + int(w[3]), int(w[7]))
+		spans = []
+		for f in sorted(os.listdir(store)):
+		    m = re.fullmatch(r"series-(\d+)(?:\.(\d{6}))?-(\d+)x(\d+)\.gz", f)
+		    s = int(m[1]) * 10**6 + int(m[2] or 0)
+		    spans.append((s, s + int(m[3]) * int(m[4])))
+		spans.sort()
+		merged = []
+		for s, e in spans:
+		    if merged and merged[-1][1] == s:
+		        merged[-1][1] = e
+		    else:
+		        merged.append([s, e])
+		held = [l.split() for l in open(slow)]
+		tasks = [recs.get((w[1], w[2]) if src == "stamps" else (w[3], w[2])) for w in held]
+		missing = sum(t is None for t in tasks)
+		ok = [t for t in tasks if t and any(s <= t[0] - 10000 and t[0] + t[1] + 10000 <= e
+		                                    for s, e in merged)]
+		print(f"{len(ok)} of {len(tasks)} held requests with their milliseconds on disk "
+		      f"({missing} without a record), {len(spans)} windows kept")
+		sys.exit(len(ok) * 100 < 95 * len(tasks))
+	PY
+		fail "$(cat $W/covered)"
+	diag "$(cat $W/covered)"
+}
+
 # Issue 70's test: tcprt series --recorder with the module's defaults (1
 # ms buckets, 2000 of them) and a server that holds one request in 10 for
 # 200 ms more, logging each it holds (rt_peer --slow-log: the
@@ -287,40 +334,66 @@ case_series_recorder() {
 	expect_eq "$(cat $PARAMS/recorder)" 0 "the recorder off at SIGTERM"
 	expect_eq "$(status recorder_windows_dropped)" 0 "windows dropped"
 	drain_logs $W/log
-	py $W/slow.log $W/log $W/store <<-'PY' > $W/covered || fail "$(cat $W/covered)"
-		import os, re, sys
-		slow, log, store = sys.argv[1:]
-		recs = {}
-		for l in open(log):
-		    w = l.split()
-		    if len(w) > 10 and w[0] == "V6" and w[1] == "R" and w[5].endswith(":7304"):
-		        recs[(w[4].rsplit(":", 1)[1], w[10])] = (int(w[2]) * 10**6 + int(w[3]), int(w[7]))
-		spans = []
-		for f in sorted(os.listdir(store)):
-		    m = re.fullmatch(r"series-(\d+)(?:\.(\d{6}))?-(\d+)x(\d+)\.gz", f)
-		    s = int(m[1]) * 10**6 + int(m[2] or 0)
-		    spans.append((s, s + int(m[3]) * int(m[4])))
-		spans.sort()
-		merged = []
-		for s, e in spans:
-		    if merged and merged[-1][1] == s:
-		        merged[-1][1] = e
-		    else:
-		        merged.append([s, e])
-		tasks = [recs.get((l.split()[3], l.split()[2])) for l in open(slow)]
-		missing = sum(t is None for t in tasks)
-		ok = [t for t in tasks if t and any(s <= t[0] - 10000 and t[0] + t[1] + 10000 <= e
-		                                    for s, e in merged)]
-		print(f"{len(ok)} of {len(tasks)} held requests with their milliseconds on disk "
-		      f"({missing} without a record), {len(spans)} windows kept")
-		sys.exit(len(ok) * 100 < 95 * len(tasks))
-	PY
-	diag "$(cat $W/covered)"
+	held_on_disk 7304
 	line=$(awk '$1 == "V6" && $2 == "R" && $8 >= 150000 && $6 ~ /:7304$/' $W/log | head -1)
 	"$TCPRT" series --store $W/store --task "$line" --format csv > $W/task.csv 2> $W/task.err ||
 		fail "series --task: exit $?: $(cat $W/task.err)"
 	expect_ge "$(awk -F, 'NR > 1 && $NF == 1' $W/task.csv | wc -l)" 150 \
 		"series --task: the slow task's rows, 1 ms each"
+}
+
+# The agent's [series] recorder with its trigger (issue 70, stage 4): no
+# task reaches the recorder's own threshold (10 s), so every window is one
+# the agent asked for (recorder_freeze) for a task more than 4 times
+# (trigger-factor's default) its port's p99 of the last interval (1 s).  A server holding one request in
+# 200 for 200 ms, two connections of 1000 requests: the held requests'
+# milliseconds on disk, by the server's log and its own times (95 % or
+# more: the agent consumed the records); every task
+# the agent names past 4 times its p99, and no fewer than held; the module took every ask, none
+# as slow; the recorder off again at SIGTERM.
+case_agent_recorder() {
+	local pid n r
+	fresh
+	mod_load lports=7306
+	{
+		printf '[agent]\ninterval = 0.5\nstatus = %s\n' $W/agent.status
+		printf '[metrics]\ntextfile = %s\n' $W/agent.prom
+		printf '[series]\nrecorder = 10000000\nstore = %s\n' $W/store
+		printf 'trigger = yes\ntrigger-interval = 1\ntrigger-gap = 0\n'
+	} > $W/agent.conf
+	chmod 644 $W/agent.conf
+	start_server -- --port 7306 --req-bytes 100 --resp-bytes 1000 --conns 2 \
+		--delay-ms 5 --slow-every 200 --slow-ms 200 --slow-log $W/slow.log \
+		--stamps $W/stamps > /dev/null
+	"$TCPRT" agent --config $W/agent.conf 2> $W/rec.err &
+	pid=$!
+	wait_until "the recorder on" eval '[ "$(cat $PARAMS/recorder)" = 1 ]' ||
+		fail "$(cat $W/rec.err)"
+	"$PEER" client --port 7306 --req-bytes 100 --resp-bytes 1000 --requests 1000 \
+		--conns 2 --think-ms 5 > /dev/null || fail "client"
+	wait_untracked
+	n=$(grep -c '^slow ' $W/slow.log)
+	expect_eq "$n" 10 "requests the server held"
+	r=$(status records_R)
+	wait_until "the agent's R" grep -q "^tcprt_tasks_total{port=\"7306\",role=\"server\",type=\"R\"} $r\$" \
+		$W/agent.prom || fail "text file: $(grep tcprt_tasks_total $W/agent.prom), the module's $r"
+	wait_until "every window given out kept" windows_kept ||
+		fail "$(status recorder_windows) given out: $(cat $W/rec.err)"
+	kill -TERM $pid
+	wait $pid || fail "agent exited $?: $(cat $W/rec.err)"
+	sed 's/^/# /' $W/rec.err
+	expect_eq "$(cat $PARAMS/recorder)" 0 "the recorder off at SIGTERM"
+	expect_eq "$(status recorder_slow)" 0 "tasks past the recorder's own threshold"
+	expect_eq "$(status recorder_freezes)" "$(kv $W/agent.status series_windows_triggered)" \
+		"the module's freezes, the agent's windows asked for"
+	expect_eq "$(kv $W/agent.status series_windows_refused)" 0 "asks refused"
+	expect_eq "$(status recorder_windows_dropped)" 0 "windows dropped"
+	awk '/its window asked for/ { for (i = 1; i < NF; i++) {
+			if ($i == "task" && $(i + 1) == "of") d = $(i + 2)
+			if ($i == "p99" && $(i + 1) == "of") p = $(i + 2) }
+		n++; if (d <= 4 * p || d < p + 1000) bad++ }
+		END { exit n < 10 || bad }' $W/rec.err || fail "fewer than 10 asked, or one not past 4 times its p99"
+	held_on_disk 7306 stamps
 }
 
 # The agent's [series] (tcprt series --every's sink) beside [metrics], under
@@ -805,6 +878,7 @@ run_case "read --stats: stats lines counting the tasks" case_stats
 run_case "series --every: runs at the same instants, kept, the oldest removed" case_series_every
 run_case "series --every --trigger: a port turned slow starts a run at once, a steady one none" case_series_trigger
 run_case "series --recorder: one request in 10 held 200 ms, 95 % of them with their milliseconds on disk by the server's own log; series --task joins one" case_series_recorder
+run_case "agent [series] recorder with the trigger: one request in 200 held 200 ms, each past 4 times its port's p99 asks for its window, 95 % of them on disk by the server's log" case_agent_recorder
 run_case "agent [series] beside [metrics]: runs at every 4 s kept, every R in the text file; [series] removed by SIGHUP ends the run under way and keeps it, none after" case_agent_series
 run_case "agent [series] trigger from the records: a port's p99 turned slow starts a run at once, a steady one none; the stats not read" case_agent_trigger
 run_case "summary of a live run: full windows only, rate = count / window" case_summary

@@ -7,7 +7,12 @@
  * mark, not while they stay there; a peer port is not its local namesake.
  * From records (tcprt agent): a tail that jumps while the average stays
  * is an anomaly, which the same interval's average is not; W and P
- * records count as the stats count them.
+ * records count as the stats count them.  For the recorder (each task
+ * judged): a task past factor times its port's last p99, and
+ * ANOMALY_MIN_JUMP_US above it, is one, a task short of either or before
+ * any p99 none; the W that brings an
+ * interval to the failure mark is one, once, and not while the port
+ * stays failing.
  */
 #include <math.h>
 #include <stdio.h>
@@ -124,8 +129,8 @@ static void test_model(void)
 	   hits, near);
 }
 
-/* One record line as tcp_rt writes it, of @type (R W P), into the detector. */
-static void task(char type, uint16_t port, uint64_t d)
+/* One record line as tcp_rt writes it, of @type (R W P), parsed. */
+static struct record line_of(char type, uint16_t port, uint64_t d)
 {
 	char line[256], err[PARSE_WHY_MAX];
 	struct record r;
@@ -147,8 +152,25 @@ static void task(char type, uint16_t port, uint64_t d)
 		fprintf(stderr, "bad line %s: %s\n", line, err);
 		exit(1);
 	}
+	return r;
+}
+
+/* Into the detector's interval. */
+static void task(char type, uint16_t port, uint64_t d)
+{
+	struct record r = line_of(type, port, d);
+
 	anomaly_task(&a, &r);
 }
+
+/* Into the detector, judged on its own: an anomaly or not. */
+static bool hit(char type, uint16_t port, uint64_t d)
+{
+	struct record r = line_of(type, port, d);
+
+	return anomaly_task_hit(&a, &r, why, sizeof(why));
+}
+
 
 /* The interval's end: the anomalies it has, their reasons in @whys. */
 static int interval(char whys[][256], int max)
@@ -218,10 +240,79 @@ static void test_records(void)
 	anomaly_free(&a);
 }
 
+/*
+ * The recorder's trigger: intervals of 200 tasks of 5 ms with two of 8 ms
+ * (the p99 5 ms's bucket), then tasks past it, within it, and W bursts.
+ */
+static void test_task_hits(void)
+{
+	char whys[4][256];
+	int i, k, hits = 0;
+
+	anomaly_init(&a, 4, 50);
+	for (i = 0; i < 200; i++)
+		hits += hit('R', 8080, i % 100 ? 5000 : 8000);
+	ok(!hits, "the first interval: no p99 yet, no task an anomaly");
+	interval(whys, 4);
+	ok(a.p[0].p99_us >= 4900 && a.p[0].p99_us <= 5100,
+	   "its p99 kept: %llu us", (unsigned long long)a.p[0].p99_us);
+	ok(!hit('R', 8080, 4 * a.p[0].p99_us),
+	   "a task 4 times it (the factor): none");
+	ok(hit('R', 8080, 4 * a.p[0].p99_us + 1), "just past 4 times it: an anomaly");
+	ok(hit('R', 8080, 205000) && strstr(why, "port 8080: a task of 205000 us, 40.8 times") &&
+	   strstr(why, "p99 of 5024 us"), "205 ms: an anomaly (%s)", why);
+	anomaly_init(&a, 1.5, 50);
+	for (i = 0; i < 20; i++)
+		hit('R', 80, 100);
+	interval(whys, 4);
+	ok(!hit('R', 80, 100 + ANOMALY_MIN_JUMP_US - 1) && hit('R', 80, 100 + ANOMALY_MIN_JUMP_US),
+	   "past 1.5 times a p99 of 100 us: an anomaly only %d us above it", ANOMALY_MIN_JUMP_US);
+	anomaly_init(&a, 4, 50);
+	for (i = 0; i < 200; i++)
+		hit('R', 8080, i % 100 ? 5000 : 8000);
+	interval(whys, 4);
+	ok(!hit('P', 8080, 205000), "peer port 8080 has no p99 of its own yet");
+	for (k = 0; k < 3; k++) {
+		for (i = 0; i < 5; i++)
+			hit('R', 8080, 300000);
+		interval(whys, 4);
+	}
+	ok(a.p[0].p99_us >= 5000 && a.p[0].p99_us < 6000,
+	   "intervals of fewer than %d tasks leave the p99 as it was (%llu us)",
+	   ANOMALY_MIN_TASKS, (unsigned long long)a.p[0].p99_us);
+	anomaly_init(&a, 4, 50);
+	for (i = 0; i < 38; i++)
+		hit('R', 80, 1000);
+	ok(!hit('W', 80, 1000), "1 W of 39 tasks ended: 25 per 1000, none");
+	ok(hit('W', 80, 1000) && strstr(why, "port 80: 2 failures of 40 tasks"),
+	   "the W that brings 40 tasks to 50 per 1000: a burst (%s)", why);
+	ok(!hit('W', 80, 1000) && !hit('W', 80, 1000),
+	   "the same interval's next W: none (one burst an interval)");
+	interval(whys, 4);
+	for (i = 0; i < 38; i++)
+		hit('R', 80, 1000);
+	ok(!hit('W', 80, 1000) && !hit('W', 80, 1000),
+	   "the next interval, still failing: none, as the stats' trigger");
+	interval(whys, 4);
+	for (i = 0; i < 100; i++)
+		hit('R', 80, 1000);
+	interval(whys, 4);
+	for (i = 0; i < 38; i++)
+		hit('R', 80, 1000);
+	hit('W', 80, 1000);
+	ok(hit('W', 80, 1000), "below the mark for an interval, then at it: a burst again");
+	anomaly_init(&a, 4, 0);
+	for (i = 0; i < 20; i++)
+		hits += hit('W', 81, 1000);
+	ok(!hits, "trigger-fail 0: no burst");
+	anomaly_free(&a);
+}
+
 int main(void)
 {
 	test_cases();
 	test_model();
 	test_records();
+	test_task_hits();
 	return done_testing();
 }

@@ -2286,7 +2286,8 @@ case_cleanup() {
 # (both hosts' bursts on one row each) and as a plot; a ship run again
 # ships no run again (the position beside its state), a new run alone;
 # runs shipped twice (no state) count once; fleet top --series shows the
-# buckets around a task, those during it marked.
+# buckets around a task, those during it marked: of a run, and of a
+# recorder's window shipped apart (its values the file's).
 series_model() {	# measure port dir...: "sec,usec,width,host,value" lines
 	python3 - "$@" <<-'PY'
 		import gzip, os, re, sys
@@ -2317,8 +2318,11 @@ case_series() {
 	na=$(python3 "$SGEN" $F/sa --start $t0 --runs 2 --seed 1)
 	nb=$(python3 "$SGEN" $F/sb --start $t0 --runs 2 --seed 2)
 	mkdir -p $F/sla $F/slb
-	echo "V6 R $((t0 + 60)) 100500 10.0.0.2:40000 10.0.0.1:7700 1000 3000 300 0 1 2500 100 100 0 1448" \
-		> $F/sla/rt-network-log0
+	# two tasks: one in a run, one in a window of the recorder (below)
+	{
+		echo "V6 R $((t0 + 60)) 100500 10.0.0.2:40000 10.0.0.1:7700 1000 3000 300 0 1 2500 100 100 0 1448"
+		echo "V6 R $((t0 + 130)) 700500 10.0.0.2:40001 10.0.0.1:7700 1000 5000 300 0 1 4500 100 100 0 1448"
+	} > $F/sla/rt-network-log0
 	: > $F/slb/rt-network-log0
 	ship a se-a --dir $F/sla --series $F/sa --state $F/se-a.state --once --rate 0 \
 		2> $F/ship.err || fail "ship: $(cat $F/ship.err)"
@@ -2327,7 +2331,7 @@ case_series() {
 		fail "ship: $(cat $F/ship.err)"
 	wait_settled se-a
 	wait_settled se-b
-	expect_account se-a "final $((na + 1)) $((na + 1)) 0 0 0 0 0 0"
+	expect_account se-a "final $((na + 2)) $((na + 2)) 0 0 0 0 0 0"
 	expect_account se-b "final $nb $nb 0 0 0 0 0 0"
 	sql "SELECT line FROM tcprt.records FINAL WHERE host = 'se-b' AND type = 'S' ORDER BY seq" > $F/sb.lines
 	zcat $(ls $F/sb/series-*.gz | sort) | cmp -s - $F/sb.lines ||
@@ -2387,7 +2391,7 @@ case_series() {
 	tail -n +2 $F/fleet.csv | sort -t, -k1,1n -k2,2n -k4,4 | cmp -s - $F/model.csv ||
 		fail "runs shipped twice do not count once"
 
-	inc "$TCPRT" fleet top --url $CH --host se-a --since $t0 --until $((t0 + 200)) -n 1 \
+	inc "$TCPRT" fleet top --url $CH --host se-a --since $t0 --until $((t0 + 120)) -n 1 \
 		--series > $F/top.txt || fail "fleet top --series"
 	sed 's/^/# /' $F/top.txt | head -12
 	# the task: 100.5 ms after t0 + 60, 3 ms; 1 ms buckets: 4 of the host's
@@ -2395,6 +2399,29 @@ case_series() {
 	expect_eq "$(grep -cE '^ +\*? *[^ ]+ +\* ' $F/top.txt)" 24 "the host's rows around the task"
 	marked=$(grep -cE '^ +\* +[^ ]+ +\* ' $F/top.txt)
 	expect_eq "$marked" 4 "the host's rows during the task, marked"
+	# the task in the second window (t0 + 130.6 s, 300 x 1 ms), shipped
+	# apart from runs: 700.5 ms after t0 + 130, 5 ms; 6 of the host's rows
+	# overlap it, 26 lie within 10 ms of it, all of that window
+	WAIT_S=$SETTLE_S wait_until "se-a's windows stored" store_has se-a $((na + 2 + n3 + w1 + w2)) ||
+		fail "ingest: $(tail -3 $F/ingest.log)"
+	inc "$TCPRT" fleet top --url $CH --host se-a --since $((t0 + 125)) --until $((t0 + 135)) \
+		-n 1 --series --format json > $F/top.json || fail "fleet top --series, a window"
+	series_model bytes_in '*' $F/sa > $F/model.csv
+	python3 - $F/top.json $F/model.csv $((t0 + 130)) <<-'PY' > $F/top.out || fail "$(cat $F/top.out)"
+		import json, sys
+		model, t = sys.argv[2], int(sys.argv[3])
+		task = json.loads(open(sys.argv[1]).readline())	# a task a line
+		rows = [r for r in task["series"] if r["port"] == "*"]
+		want = [(int(l.split(",")[1]), int(l.split(",")[4])) for l in open(model)
+		        if int(l.split(",")[0]) == t and 690000 <= int(l.split(",")[1]) <= 715000]
+		got = [(r["usec"], r["bytes_in"]) for r in rows if r["sec"] == t]
+		marked = [r["usec"] for r in rows if r["in_task"]]
+		print(f"{len(rows)} rows of the host's line around the window's task, "
+		      f"{len(marked)} marked ({min(marked)} to {max(marked)} us), "
+		      f"{len(want)} in the model")
+		sys.exit(not (len(rows) == 26 and got == want and marked == list(range(700000, 706000, 1000))))
+	PY
+	diag "$(cat $F/top.out)"
 }
 
 run_case "fleet: clear errors: store unreachable, schema missing or of another version, a second loader; fleet init" case_errors
@@ -2417,7 +2444,7 @@ run_case "fleet: malformed and vendor lines, an unknown host, controls out of or
 run_case "fleet: one host's records spread over 16,000 days: those beyond --max-age or a day ahead malformed at their arrival, the rows in at most 31 daily partitions, the load ends" case_time_spread
 run_case "fleet: gaps over a window: from what each epoch had not handed over at its start, by epoch and by module seq, as a model says; windows switched back and forth" case_gaps_window
 run_case "fleet: summary as tcprt summary computes it; top" case_queries
-run_case "fleet: series runs of two hosts shipped with their records: every line once, accounted; fleet series lines them up as a model; a run shipped once per position, twice counted once; top --series" case_series
+run_case "fleet: series runs of two hosts shipped with their records: every line once, accounted; fleet series lines them up as a model; a run shipped once per position, twice counted once; top --series in a run and in a window" case_series
 run_case "fleet: the time breakdown: each row as its line says; summary's table and blocks are tcprt summary's" case_breakdown
 run_case "fleet: a load ClickHouse refuses for some rows: those alone in bad_messages, counted as STORE, the rest and the loads after stored; a store failing as a whole: held, then loaded" case_store_refuses
 run_case "fleet: the store's password from a file, the environment or systemd's credentials, never in the URL, ps or a message; 0600 state, 0640 spool, links not followed" case_secrets

@@ -110,6 +110,7 @@ unsigned int tcp_rt_series_ext;		/* BIT(field - TCP_RT_SER_BASE) */
 bool tcp_rt_series_host;
 unsigned int tcp_rt_series_far_us = 5000;
 unsigned int tcp_rt_recorder_slow_us __read_mostly;
+unsigned int tcp_rt_recorder_coarse;
 bool tcp_rt_hook_check = true;
 unsigned int tcp_rt_log_ext __read_mostly;	/* BIT(enum tcp_rt_ext) */
 
@@ -730,6 +731,14 @@ module_param_cb(recorder_slow_us, &tcp_rt_uint_ops,
 		&tcp_rt_recorder_slow_us_arg, 0644);
 MODULE_PARM_DESC(recorder_slow_us,
 		 "the recorder freezes the milliseconds around a task at least this long (0..100000000 us, default 0: none)");
+
+static struct tcp_rt_uint tcp_rt_recorder_coarse_arg = {
+	.val = &tcp_rt_recorder_coarse, .min = 0, .max = 100000,
+};
+module_param_cb(recorder_coarse, &tcp_rt_uint_ops,
+		&tcp_rt_recorder_coarse_arg, 0644);
+MODULE_PARM_DESC(recorder_coarse,
+		 "buckets of the recorder's coarse ring, 10 of its buckets wide each, read when it starts (0..100000, default 0: none)");
 
 /* Deactivation is one way (see tcp_rt_main.c's deactivate). */
 void tcp_rt_params_deactivate(void)

@@ -26,7 +26,10 @@
  * end: a CPU's hooks count into a small ring of hot buckets of its own,
  * and a delayed work, the fold, moves the buckets at least
  * TCP_RT_REC_AGE old into one fine ring of series_buckets buckets, summed
- * over the CPUs, which rt-network-recorder shows without consuming it.
+ * over the CPUs, which rt-network-recorder shows without consuming it;
+ * with recorder_coarse, each bucket the fold completes is also added into
+ * a coarse ring of TCP_RT_REC_COARSE buckets each, for the minutes before,
+ * which rt-network-recorder-coarse shows the same way.
  * A task at least recorder_slow_us long (or a write to recorder_freeze)
  * asks for the buckets around it,
  * from TCP_RT_REC_BEFORE_US before its start to TCP_RT_REC_AFTER_US past
@@ -82,11 +85,12 @@
  *     its tag last (release).  A hook that finds its slot still holding
  *     an older bucket (the fold late), or a bucket the fold has completed
  *     (the hook late: preempted on PREEMPT_RT), counts nothing and says
- *     so in recorder_late.  tcp_rt_rec_mutex guards the fine ring and
- *     the fold's progress: the fold writes them, rt-network-recorder's
- *     open copies them; it is taken under tcp_rt_series_mutex, and the
- *     fold takes nothing else, so retiring (under tcp_rt_series_mutex)
- *     may cancel the fold synchronously.
+ *     so in recorder_late.  tcp_rt_rec_mutex guards the fine and coarse
+ *     rings and the fold's progress: the fold writes them,
+ *     rt-network-recorder's (and -coarse's) open copies them; it is
+ *     taken under tcp_rt_series_mutex, and the fold takes nothing else,
+ *     so retiring (under tcp_rt_series_mutex) may cancel the fold
+ *     synchronously.
  *   - The recorder's frozen windows: a slow task's hook widens the span
  *     wanted (tcp_rt_rec_want) under tcp_rt_rec_want_lock, a raw spinlock
  *     with interrupts off (hooks run in process and softirq context, and
@@ -160,6 +164,12 @@
 #define TCP_RT_REC_BEFORE_US	200000
 #define TCP_RT_REC_AFTER_US	100000
 #define TCP_RT_REC_WINDOWS	8
+/*
+ * The coarse ring's buckets (recorder_coarse, 0: none) are this many fine
+ * ones: 10 ms at series_us 1000, so that 6000 of them hold the last
+ * minute in what 600 ms of fine buckets take.
+ */
+#define TCP_RT_REC_COARSE	10
 
 DEFINE_STATIC_KEY_FALSE(tcp_rt_series_on);
 DEFINE_STATIC_KEY_FALSE(tcp_rt_series_host_on);
@@ -172,6 +182,17 @@ struct tcp_rt_series_flow {
 };
 
 /*
+ * One of the recorder's shared rings, the fold's: the fine one, of the
+ * run's buckets, and the coarse one, of TCP_RT_REC_COARSE of them each.
+ */
+struct tcp_rt_rec_ring {
+	u32 n;			/* places; 0: no such ring */
+	u32 k;			/* fine buckets a bucket of it */
+	s32 *v;			/* [n][slot][stride] */
+	u64 *tag;		/* the bucket + 1 each place holds; 0: none */
+};
+
+/*
  * The recorder's part of a run.  A CPU's memory (run->cpu[cpu]) is then
  * its hot ring: hot tags (the bucket + 1 each place holds; 0: free), hot
  * dirty words (a bit per line touched), and hot x lines x stride counters.
@@ -181,8 +202,8 @@ struct tcp_rt_series_rec {
 	u32 nfine;		/* buckets in the fine ring (series_buckets) */
 	unsigned long fold_jiffies;
 	u64 next_b;		/* buckets below it are folded whole */
-	s32 *fine;		/* [nfine][slot][stride]: the fold's */
-	u64 *fine_tag;		/* the bucket + 1 each place holds; 0: none */
+	struct tcp_rt_rec_ring fine;	/* nfine places */
+	struct tcp_rt_rec_ring coarse;	/* recorder_coarse places */
 	s32 open[TCP_RT_SERIES_SLOTS];	/* open-gauge changes below next_b */
 	struct list_head wins;	/* windows being copied, oldest first */
 	u64 wins_hi;		/* buckets below it are in a window, or never */
@@ -314,8 +335,10 @@ static void tcp_rt_series_free(struct tcp_rt_series_run *run)
 	vfree(run->flows);
 	vfree(run->sum);
 	if (run->rec) {
-		vfree(run->rec->fine);
-		vfree(run->rec->fine_tag);
+		vfree(run->rec->fine.v);
+		vfree(run->rec->fine.tag);
+		vfree(run->rec->coarse.v);
+		vfree(run->rec->coarse.tag);
 		kfree(run->rec);
 	}
 	kfree(run);
@@ -909,6 +932,10 @@ static struct tcp_rt_series_rec *tcp_rt_rec_config(const struct tcp_rt_series_ru
 	rec->hot = roundup_pow_of_two(max_t(unsigned int, TCP_RT_REC_HOT_MIN,
 					    2 * span + TCP_RT_REC_AGE + 2));
 	rec->nfine = run->nbuckets;
+	rec->fine.n = rec->nfine;
+	rec->fine.k = 1;
+	rec->coarse.n = READ_ONCE(tcp_rt_recorder_coarse);
+	rec->coarse.k = TCP_RT_REC_COARSE;
 	INIT_LIST_HEAD(&rec->wins);
 	return rec;
 }
@@ -963,11 +990,19 @@ static size_t tcp_rt_series_cpu_bytes(const struct tcp_rt_series_run *run)
 	return tcp_rt_series_cells(run) * sizeof(atomic_t);
 }
 
-/* The recorder's fine ring, its tags with it. */
-static size_t tcp_rt_rec_fine_bytes(const struct tcp_rt_series_run *run)
+/* One of the recorder's shared rings, its tags with it. */
+static size_t tcp_rt_rec_ring_bytes(const struct tcp_rt_series_run *run,
+				    const struct tcp_rt_rec_ring *ring)
 {
-	return (size_t)run->rec->nfine * (run->nslots * run->stride *
-					  sizeof(s32) + sizeof(u64));
+	return (size_t)ring->n * (run->nslots * run->stride * sizeof(s32) +
+				  sizeof(u64));
+}
+
+/* The recorder's fine and coarse rings. */
+static size_t tcp_rt_rec_rings_bytes(const struct tcp_rt_series_run *run)
+{
+	return tcp_rt_rec_ring_bytes(run, &run->rec->fine) +
+	       tcp_rt_rec_ring_bytes(run, &run->rec->coarse);
 }
 
 /* The most a frozen window's table takes: the fine ring's length. */
@@ -979,13 +1014,13 @@ static size_t tcp_rt_rec_win_max_bytes(const struct tcp_rt_series_run *run)
 
 /*
  * Bytes @run takes at most on @ncpus CPUs: their counters, and at its end
- * the merged table beside them (the recorder: its fine ring and its
- * frozen windows), and the active-flow table.
+ * the merged table beside them (the recorder: its fine and coarse rings
+ * and its frozen windows), and the active-flow table.
  */
 static unsigned long tcp_rt_series_mem(const struct tcp_rt_series_run *run,
 				       unsigned int ncpus)
 {
-	size_t table = run->rec ? tcp_rt_rec_fine_bytes(run) +
+	size_t table = run->rec ? tcp_rt_rec_rings_bytes(run) +
 				  TCP_RT_REC_WINDOWS * tcp_rt_rec_win_max_bytes(run) :
 				  tcp_rt_series_cpu_bytes(run);
 
@@ -1008,6 +1043,18 @@ static int tcp_rt_series_alloc_one(struct tcp_rt_series_run *run,
 	smp_store_release(&run->cpu[cpu], a);
 	atomic_long_add(bytes, &run->bytes);
 	return 0;
+}
+
+/* @ring's places and tags, zeroed (none for a ring of none). */
+static int tcp_rt_rec_ring_alloc(const struct tcp_rt_series_run *run,
+				 struct tcp_rt_rec_ring *ring)
+{
+	if (!ring->n)
+		return 0;
+	ring->v = vzalloc(array_size(ring->n, run->nslots * run->stride *
+				     sizeof(s32)));
+	ring->tag = vzalloc(array_size(ring->n, sizeof(u64)));
+	return ring->v && ring->tag ? 0 : -ENOMEM;
 }
 
 /*
@@ -1041,14 +1088,11 @@ static int tcp_rt_series_alloc(struct tcp_rt_series_run *run)
 		atomic_long_add(tcp_rt_series_flows_bytes(run), &run->bytes);
 	}
 	if (run->rec) {
-		run->rec->fine = vzalloc(array_size(run->rec->nfine,
-						    run->nslots * run->stride *
-						    sizeof(s32)));
-		run->rec->fine_tag = vzalloc(array_size(run->rec->nfine,
-							sizeof(u64)));
-		if (!run->rec->fine || !run->rec->fine_tag)
-			return -ENOMEM;
-		atomic_long_add(tcp_rt_rec_fine_bytes(run), &run->bytes);
+		err = tcp_rt_rec_ring_alloc(run, &run->rec->fine) ?:
+		      tcp_rt_rec_ring_alloc(run, &run->rec->coarse);
+		if (err)
+			return err;
+		atomic_long_add(tcp_rt_rec_rings_bytes(run), &run->bytes);
 	}
 	return 0;
 }
@@ -1106,11 +1150,12 @@ struct tcp_rt_series_run *tcp_rt_series_prepare(bool recorder, bool *rcv)
 	ncpus = num_online_cpus();
 	bytes = tcp_rt_series_mem(run, ncpus);
 	if (bytes > TCP_RT_SERIES_MEM_MAX) {
-		pr_err("%s: %u buckets x %u lines x %u counters on %u online CPUs need %lu MiB (%zu KiB a CPU), more than %lu; use fewer series_buckets, ports or series_ext measures\n",
+		pr_err("%s: %u buckets x %u lines x %u counters on %u online CPUs need %lu MiB (%zu KiB a CPU), more than %lu; use fewer series_buckets%s, ports or series_ext measures\n",
 		       name, run->nbuckets, run->nslots, run->stride, ncpus,
 		       DIV_ROUND_UP(bytes, 1UL << 20),
 		       DIV_ROUND_UP(tcp_rt_series_cpu_bytes(run), 1024),
-		       TCP_RT_SERIES_MEM_MAX >> 20);
+		       TCP_RT_SERIES_MEM_MAX >> 20,
+		       recorder ? ", recorder_coarse" : "");
 		err = -EINVAL;
 	} else {
 		err = tcp_rt_series_alloc(run);
@@ -1390,54 +1435,66 @@ static void tcp_rt_rec_keys(struct tcp_rt_series_run *t,
 }
 
 /*
- * Bucket @b of the fine ring into @v, the tasks open at the recorder's
- * start added to the open gauge; false, @v zeroed, when the ring no
- * longer holds it.  Called with tcp_rt_rec_mutex held.
+ * Bucket @b of @ring into @v, the tasks open at the recorder's start
+ * added to the open gauge; false, @v zeroed, when the ring no longer
+ * holds it.  Called with tcp_rt_rec_mutex held.
  */
-static bool tcp_rt_rec_copy(const struct tcp_rt_series_run *run, u64 b,
-			    s32 *v)
+static bool tcp_rt_rec_ring_copy(const struct tcp_rt_series_run *run,
+				 const struct tcp_rt_rec_ring *ring, u64 b,
+				 s32 *v)
 {
-	const struct tcp_rt_series_rec *rec = run->rec;
 	size_t cells = (size_t)run->nslots * run->stride;
 	u32 i, s;
 
-	div_u64_rem(b, rec->nfine, &i);
-	if (rec->fine_tag[i] != b + 1) {
+	div_u64_rem(b, ring->n, &i);
+	if (ring->tag[i] != b + 1) {
 		memset(v, 0, cells * sizeof(s32));
 		return false;
 	}
-	memcpy(v, rec->fine + i * cells, cells * sizeof(s32));
+	memcpy(v, ring->v + i * cells, cells * sizeof(s32));
 	for (s = 0; s < run->nports; s++)
 		v[s * run->stride + TCP_RT_SER_OPEN] +=
 			atomic_read(&run->initial[s]);
 	return true;
 }
 
-/*
- * A copy of what the fine ring holds, the last series_buckets buckets
- * folded whole, as a finished run's table (rt-network-series' format).
- * Called with tcp_rt_series_mutex held, the recorder under way.
- */
-static struct tcp_rt_series_run *tcp_rt_rec_snapshot(const struct tcp_rt_series_run *run)
+/* Fine bucket @b into @v: tcp_rt_rec_ring_copy() of the fine ring. */
+static bool tcp_rt_rec_copy(const struct tcp_rt_series_run *run, u64 b,
+			    s32 *v)
 {
-	const struct tcp_rt_series_rec *rec = run->rec;
+	return tcp_rt_rec_ring_copy(run, &run->rec->fine, b, v);
+}
+
+/*
+ * A copy of what @ring holds, its last buckets complete (a coarse one
+ * once its last fine one is folded), as a finished run's table
+ * (rt-network-series' format), its buckets @ring's width; NULL for a
+ * ring of none.  Called with tcp_rt_series_mutex held, the recorder under
+ * way.
+ */
+static struct tcp_rt_series_run *tcp_rt_rec_snapshot(const struct tcp_rt_series_run *run,
+						     const struct tcp_rt_rec_ring *ring)
+{
 	size_t cells = (size_t)run->nslots * run->stride;
 	struct tcp_rt_series_run *t;
 	u64 first, next, b;
 
-	t = tcp_rt_rec_table(run, rec->nfine);
+	if (!ring->n)
+		return NULL;
+	t = tcp_rt_rec_table(run, ring->n);
 	if (!t)
 		return ERR_PTR(-ENOMEM);
 	tcp_rt_rec_keys(t, run);
 	mutex_lock(&tcp_rt_rec_mutex);
-	next = rec->next_b;
-	first = next > rec->nfine ? next - rec->nfine : 0;
+	next = div_u64(run->rec->next_b, ring->k);
+	first = next > ring->n ? next - ring->n : 0;
 	for (b = first; b < next; b++)
-		tcp_rt_rec_copy(run, b, t->sum + (b - first) * cells);
+		tcp_rt_rec_ring_copy(run, ring, b, t->sum + (b - first) * cells);
 	mutex_unlock(&tcp_rt_rec_mutex);
 	t->nbuckets = next - first;
+	t->width_us = run->width_us * ring->k;
 	t->start_real_ns = run->start_real_ns +
-			   first * run->width_us * NSEC_PER_USEC;
+			   first * t->width_us * NSEC_PER_USEC;
 	return t;
 }
 
@@ -1685,21 +1742,55 @@ static struct tcp_rt_rec_win *tcp_rt_rec_win_take(void)
  * The recorder's fold
  */
 
-/* The fine ring's place of bucket @b, zeroed when it held another. */
-static s32 *tcp_rt_rec_fine(const struct tcp_rt_series_run *run, u64 b)
+/* @ring's place of its bucket @b, zeroed when it held another. */
+static s32 *tcp_rt_rec_place_of(const struct tcp_rt_series_run *run,
+				const struct tcp_rt_rec_ring *ring, u64 b)
 {
-	struct tcp_rt_series_rec *rec = run->rec;
 	size_t cells = (size_t)run->nslots * run->stride;
 	u32 i;
 	s32 *v;
 
-	div_u64_rem(b, rec->nfine, &i);
-	v = rec->fine + i * cells;
-	if (rec->fine_tag[i] != b + 1) {
+	div_u64_rem(b, ring->n, &i);
+	v = ring->v + i * cells;
+	if (ring->tag[i] != b + 1) {
 		memset(v, 0, cells * sizeof(*v));
-		rec->fine_tag[i] = b + 1;
+		ring->tag[i] = b + 1;
 	}
 	return v;
+}
+
+/* The fine ring's place of bucket @b. */
+static s32 *tcp_rt_rec_fine(const struct tcp_rt_series_run *run, u64 b)
+{
+	return tcp_rt_rec_place_of(run, &run->rec->fine, b);
+}
+
+/*
+ * Fine bucket @b, complete (@v), into its coarse bucket: the counts
+ * summed; the open gauge its last fine bucket's; active flows the most of
+ * one fine bucket (a socket active in two of them is one flow, and which
+ * are the same is no longer known here).
+ */
+static void tcp_rt_rec_coarse_add(const struct tcp_rt_series_run *run, u64 b,
+				  const s32 *v)
+{
+	const struct tcp_rt_rec_ring *ring = &run->rec->coarse;
+	u32 s, k, flows = run->col[TCP_RT_SER_FLOWS];
+	s32 *c;
+
+	c = tcp_rt_rec_place_of(run, ring, div_u64(b, ring->k));
+	for (s = 0; s < run->nslots; s++) {
+		for (k = 0; k < run->stride; k++) {
+			if (k == TCP_RT_SER_OPEN)
+				c[k] = v[k];
+			else if (k == flows)
+				c[k] = max(c[k], v[k]);
+			else
+				c[k] += v[k];
+		}
+		c += run->stride;
+		v += run->stride;
+	}
 }
 
 /*
@@ -1738,9 +1829,9 @@ static void tcp_rt_rec_fold_cpu(const struct tcp_rt_series_run *run,
 }
 
 /*
- * Buckets [@lo, @below) are whole: those no CPU counted in are zeroed, and
- * the open gauge's changes become its value (the tasks open at the start,
- * tcp_rt_rec_snapshot(), aside).
+ * Buckets [@lo, @below) are whole: those no CPU counted in are zeroed, the
+ * open gauge's changes become its value (the tasks open at the start,
+ * tcp_rt_rec_ring_copy(), aside), and each goes into the coarse ring.
  */
 static void tcp_rt_rec_complete(const struct tcp_rt_series_run *run, u64 lo,
 				u64 below)
@@ -1758,6 +1849,8 @@ static void tcp_rt_rec_complete(const struct tcp_rt_series_run *run, u64 lo,
 			rec->open[s] += *open;
 			*open = rec->open[s];
 		}
+		if (rec->coarse.n)
+			tcp_rt_rec_coarse_add(run, b, v);
 	}
 	WRITE_ONCE(rec->next_b, below);
 }
@@ -1915,13 +2008,15 @@ static const struct file_operations tcp_rt_series_fops = {
 };
 
 /*
- * rt-network-recorder: what the recorder's fine ring holds when it is
- * opened, each open its own copy; nothing is consumed.  Empty when the
- * recorder is off.
+ * rt-network-recorder (and rt-network-recorder-coarse, whose inode's
+ * private data is not NULL): what the recorder's fine (coarse) ring holds
+ * when it is opened, each open its own copy; nothing is consumed.  Empty
+ * when the recorder is off, or has no coarse ring.
  */
 static int tcp_rt_rec_open(struct inode *inode, struct file *file)
 {
 	struct tcp_rt_series_run *run, *t = NULL;
+	bool coarse = inode->i_private;
 	struct seq_file *m;
 	int err;
 
@@ -1929,7 +2024,8 @@ static int tcp_rt_rec_open(struct inode *inode, struct file *file)
 	run = rcu_dereference_protected(tcp_rt_series_cur,
 					lockdep_is_held(&tcp_rt_series_mutex));
 	if (run && run->rec)
-		t = tcp_rt_rec_snapshot(run);
+		t = tcp_rt_rec_snapshot(run, coarse ? &run->rec->coarse :
+						      &run->rec->fine);
 	mutex_unlock(&tcp_rt_series_mutex);
 	if (IS_ERR(t))
 		return PTR_ERR(t);
@@ -2024,6 +2120,23 @@ static const struct file_operations tcp_rt_win_fops = {
 	.release	= tcp_rt_win_release,
 };
 
+/*
+ * The width of the recorder's coarse buckets, 0 when it has no coarse
+ * ring (or is off): what rt-network-recorder-coarse's lines are.
+ */
+static unsigned long tcp_rt_rec_coarse_us(void)
+{
+	const struct tcp_rt_series_run *run;
+	unsigned long us = 0;
+
+	rcu_read_lock();
+	run = rcu_dereference(tcp_rt_series_cur);
+	if (run && run->rec && run->rec->coarse.n)
+		us = (unsigned long)run->width_us * run->rec->coarse.k;
+	rcu_read_unlock();
+	return us;
+}
+
 /* What the run under way takes now; 0 outside a run. */
 static long tcp_rt_series_cur_bytes(void)
 {
@@ -2068,6 +2181,7 @@ void tcp_rt_series_status(struct seq_file *m)
 	mutex_lock(&tcp_rt_rec_mutex);
 	seq_printf(m, "recorder_windows_bytes %ld\n", tcp_rt_rec_win_bytes);
 	mutex_unlock(&tcp_rt_rec_mutex);
+	seq_printf(m, "recorder_coarse_us %lu\n", tcp_rt_rec_coarse_us());
 }
 
 /*
@@ -2091,6 +2205,8 @@ int tcp_rt_series_init(struct dentry *dir)
 			    &tcp_rt_series_fops);
 	debugfs_create_file("rt-network-recorder", 0400, dir, NULL,
 			    &tcp_rt_rec_fops);
+	debugfs_create_file("rt-network-recorder-coarse", 0400, dir,
+			    (void *)1, &tcp_rt_rec_fops);
 	debugfs_create_file("rt-network-windows", 0400, dir, NULL,
 			    &tcp_rt_win_fops);
 	return 0;

@@ -178,6 +178,7 @@ extern unsigned int tcp_rt_series_ext;
 extern bool tcp_rt_series_host;
 extern unsigned int tcp_rt_series_far_us;
 extern unsigned int tcp_rt_recorder_slow_us;
+extern unsigned int tcp_rt_recorder_coarse;
 extern bool tcp_rt_hook_check;
 extern unsigned int tcp_rt_log_ext;
 extern const char *const tcp_rt_ext_names[TCP_RT_EXT_MAX];

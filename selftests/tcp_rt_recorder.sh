@@ -342,6 +342,79 @@ case_freeze_old() {
 		fail "$(kmsg_since "$m")"
 }
 
+# The coarse ring (recorder_coarse, stage 4): none by default (status
+# recorder_coarse_us 0, its file empty); a bad value refused in one line;
+# 600 buckets of 10 ms beside a fine ring of 2000 x 1 ms, its bytes in
+# series_bytes exactly, held to the fine ring by oracle/coarse_check.py -
+# each 10 ms bucket of every line (two ports, the host, every measure)
+# the sum of its ten, the open gauge its last's, flows the most of one -
+# while a task of port+1 is held open (every fine bucket a line, so the
+# fine read's span is known) and two bursts of 20 tasks come on port,
+# whose 40 requests' bytes the coarse ring has; the coarse ring reaching
+# back 2 s or more before the fine one.
+_coarse_older() {	# us: rt-network-recorder-coarse begins that much before rt-network-recorder
+	local c f
+	c=$(head -1 "$DBG/rt-network-recorder-coarse" | awk '{ printf "%d%06d", $1, $2 }')
+	f=$(head -1 "$DBG/rt-network-recorder" | awk '{ printf "%d%06d", $1, $2 }')
+	[ -n "$c" ] && [ -n "$f" ] && [ $((f - c)) -ge "$1" ]
+}
+
+_held_open() {	# port: its line in the fine ring shows a task open
+	awk -v p="$1" '$3 == p && $15 > 0 { n++ } END { exit !n }' "$DBG/rt-network-recorder"
+}
+
+case_coarse() {
+	local m b0 b1 held burst out
+	series_setup 1000 2000 lports=$PORT,$((PORT + 1))
+	echo $ALL_EXT > "$PARAMS/series_ext"
+	echo 1 > "$PARAMS/series_host"
+	expect_eq "$(cat "$PARAMS/recorder_coarse")" 0 "recorder_coarse at load"
+	m=$(kmsg_mark)
+	expect_fail "recorder_coarse 100001" sh -c "echo 100001 > $PARAMS/recorder_coarse"
+	expect_eq "$(kmsg_since "$m" | wc -l)" 1 "one tcp_rt: line for the refused value"
+	expect_eq "$(cat "$PARAMS/recorder_coarse")" 0 "recorder_coarse kept"
+	echo 1 > "$PARAMS/recorder"
+	expect_eq "$(status recorder_coarse_us)" 0 "status recorder_coarse_us without a coarse ring"
+	expect_eq "$(wc -c < "$DBG/rt-network-recorder-coarse")" 0 "rt-network-recorder-coarse without one"
+	b0=$(status series_bytes)
+	echo 0 > "$PARAMS/recorder"
+	echo 600 > "$PARAMS/recorder_coarse"
+	echo 1 > "$PARAMS/recorder"
+	expect_eq "$(status recorder_coarse_us)" 10000 "status recorder_coarse_us"
+	b1=$(status series_bytes)
+	# 600 buckets x (3 lines x 20 counters x 4 bytes + a tag of 8)
+	expect_eq $((b1 - b0)) $((600 * (3 * 20 * 4 + 8))) "the coarse ring's bytes in series_bytes"
+	start_server -- --port $((PORT + 1)) --slow-every 1 --slow-ms 60000 > /dev/null
+	start_server -- --port $PORT --req-bytes 300 --resp-bytes 3000 --conns 40 > /dev/null
+	"$PEER" client --port $((PORT + 1)) --requests 1 > /dev/null 2>&1 &
+	held=$!
+	wait_until "the held task open" _held_open $((PORT + 1)) || fail "no task open"
+	wait_until "the coarse ring 2 s older than the fine one" _coarse_older 2000000 ||
+		fail "the rings' first lines: $(head -1 "$DBG/rt-network-recorder-coarse"); $(head -1 "$DBG/rt-network-recorder")"
+	for burst in 1 2; do
+		"$PEER" client --port $PORT --conns 20 --requests 1 --req-bytes 300 \
+			--resp-bytes 3000 > /dev/null || fail "client $burst"
+	done
+	recorder_folded 10000
+	cat "$DBG/rt-network-recorder-coarse" > $SER.coarse
+	cat "$DBG/rt-network-recorder" > $SER
+	# the held client, killed: its exit status is the signal's
+	kill $held 2> /dev/null || true
+	wait $held 2> /dev/null || true
+	out=$(/usr/bin/python3 "$SELFTESTS/oracle/coarse_check.py" --fine $SER \
+		--coarse $SER.coarse --port $((PORT + 1)) --bytes-port $PORT \
+		--width-us 1000 --older-us 2000000 --min-buckets 100) || {
+		echo "$out" | sed 's/^/# /'
+		fail "the coarse ring differs from the fine one"
+	}
+	diag "$out"
+	expect_eq "$(awk -v p=$PORT '$3 == p { s += $4 } END { print s + 0 }' $SER.coarse)" \
+		$((40 * 300)) "the coarse ring's bytes in of port $PORT: the clients' 40 requests"
+	echo 0 > "$PARAMS/recorder"
+	expect_eq "$(wc -c < "$DBG/rt-network-recorder-coarse")" 0 "rt-network-recorder-coarse once ended"
+	expect_eq "$(status recorder_coarse_us)" 0 "status recorder_coarse_us once ended"
+}
+
 run_case "recorder: off by default, nothing runs" case_off
 run_case "recorder: two bursts of tasks recorded as a run counts them, read twice alike, a run refused meanwhile" case_bursts
 run_case "recorder: the host's line and every measure; unloaded while recording" case_host_line
@@ -349,5 +422,6 @@ run_case "recorder: bad values and conflicts refused with one line; at load" cas
 run_case "recorder: slow tasks' windows frozen, 200 ms before to 100 ms after each, read once, held to the records" case_windows
 run_case "recorder: recorder_freeze, a record's span or now, frozen as a slow task's; bad writes refused with one line" case_freeze
 run_case "recorder: a span older than the ring is a window dropped, not one of zeros; recorder_freeze at load refused" case_freeze_old
+run_case "recorder: the coarse ring, each bucket its ten fine ones summed (open: the last, flows: the most), reaching back further; its bytes; none by default" case_coarse
 run_case "recorder: eight windows wait unread at most, the next dropped and counted; room again once read; unloaded with one unread" case_windows_full
 done_testing

@@ -34,7 +34,7 @@ static const char help[] =
 "                    [--trigger-gap S]]\n"
 "                    [--us W] [--buckets N] [--ext LIST] [--host]\n"
 "       tcprt series --recorder US --store DIR [--keep AGE] [--keep-bytes N]\n"
-"                    [--us W] [--buckets N] [--ext LIST] [--host]\n"
+"                    [--coarse N] [--us W] [--buckets N] [--ext LIST] [--host]\n"
 "       tcprt series --store DIR [--since T] [--until T] [--port P]\n"
 "                    [--format F] [--plot FILE.png]\n"
 "       tcprt series --store DIR --task 'RECORD LINE' [--format F]\n"
@@ -92,6 +92,9 @@ static const char help[] =
 "                      from 200 ms before it to 100 ms after, each window\n"
 "                      kept in --store as a run,\n"
 "                      series-<start>.<usec>-<width>x<buckets>.gz\n"
+"  -C, --coarse N      with --recorder: its coarse ring of N buckets of 10\n"
+"                      of its own (recorder_coarse); before each window,\n"
+"                      the coarse buckets since the last kept, as a run\n"
 "  -S, --store DIR     where runs are kept: one gzip file a run,\n"
 "                      series-<start>-<width>x<buckets>.gz, mode 0640;\n"
 "                      without --every: read the runs of DIR\n"
@@ -450,6 +453,7 @@ static void parse_opts(int argc, char **argv, struct series_opts *so)
 		{ "dir", required_argument, NULL, 'd' },
 		{ "every", required_argument, NULL, 'E' },
 		{ "recorder", required_argument, NULL, 'R' },
+		{ "coarse", required_argument, NULL, 'C' },
 		{ "trigger", no_argument, NULL, 'T' },
 		{ "trigger-factor", required_argument, NULL, 'F' },
 		{ "trigger-fail", required_argument, NULL, 'A' },
@@ -468,7 +472,7 @@ static void parse_opts(int argc, char **argv, struct series_opts *so)
 	int o;
 
 	series_conf_init(&so->sc);
-	while ((o = getopt_long(argc, argv, ":u:b:e:Hp:o:P:d:E:R:TF:A:G:S:k:K:s:U:t:h",
+	while ((o = getopt_long(argc, argv, ":u:b:e:Hp:o:P:d:E:R:C:TF:A:G:S:k:K:s:U:t:h",
 				opts, NULL)) != -1) {
 		switch (o) {
 		case 'p':
@@ -530,6 +534,8 @@ static void check_opts(const struct series_opts *so)
 		usage_error("series", "--every or --recorder: the module refuses a run while its recorder records");
 	if (on && !sc->store)
 		usage_error("series", "--every and --recorder need --store, where the runs are kept");
+	if (sc->coarse && !sc->recorder_us)
+		usage_error("series", "--coarse is the recorder's: with --recorder");
 	if (sc->trigger_set && !sc->period_us)
 		usage_error("series", "--trigger, --trigger-factor, --trigger-fail and --trigger-gap go with --every (runs kept)");
 	if (on && (so->since || so->until || so->port || so->format ||

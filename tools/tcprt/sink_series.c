@@ -271,6 +271,9 @@ struct series_sink {
 	/* recorder: turned on here (and off at stop); windows kept or not */
 	bool rec_owned, rec_said;
 	uint64_t wins_kept, wins_skipped;
+	/* the coarse ring's: what was kept last ends here (Unix us), parts
+	 * kept and not */
+	uint64_t kept_end_us, coarse_kept, coarse_skipped;
 };
 
 /* Wait for the next boundary, with the run settings of now. */
@@ -404,8 +407,8 @@ static bool interval_end(struct series_sink *ss, uint64_t wall)
  */
 static bool rec_begin(const struct series_conf *c, bool *failed)
 {
+	char slow[24], coarse[24];
 	unsigned long on;
-	char slow[24];
 
 	*failed = true;
 	snprintf(slow, sizeof(slow), "%llu", (unsigned long long)c->recorder_us);
@@ -415,11 +418,113 @@ static bool rec_begin(const struct series_conf *c, bool *failed)
 	*failed = false;
 	if (on)
 		return false;
-	if (write_run_settings(c) < 0 || write_param("recorder", "1") < 0) {
+	snprintf(coarse, sizeof(coarse), "%llu", (unsigned long long)c->coarse);
+	if (write_run_settings(c) < 0 ||
+	    (c->coarse && write_param("recorder_coarse", coarse) < 0) ||
+	    write_param("recorder", "1") < 0) {
 		*failed = true;
 		return false;
 	}
 	return true;
+}
+
+/* The module's status @key now; 0 when it has none. */
+static unsigned long long status_value(const char *key)
+{
+	unsigned long long v = 0;
+	char path[128], line[256];
+	size_t n = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/status", DEBUGFS_DIR);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ' ') {
+			v = strtoull(line + n + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/*
+ * The lines of @in whose bucket lies in [@lo, @hi) into @out; the first
+ * bucket's start in *@first (0: none).
+ */
+static void lines_between(FILE *in, FILE *out, uint64_t lo, uint64_t hi,
+			  uint64_t *first)
+{
+	unsigned long long sec, usec;
+	char line[1024];
+	uint64_t t;
+
+	*first = 0;
+	while (fgets(line, sizeof(line), in)) {
+		if (sscanf(line, "%llu %llu", &sec, &usec) != 2)
+			continue;
+		t = sec * USEC_PER_SEC + usec;
+		if (!*first)
+			*first = t;
+		if (t >= lo && t < hi)
+			fputs(line, out);
+	}
+}
+
+/*
+ * Before a window [@start, @end) (Unix us) is kept: the coarse ring's
+ * buckets (recorder_coarse; status recorder_coarse_us their width) from
+ * where what was kept last ends - a window, or the ring's oldest line -
+ * to the last of its bucket boundaries at or before @start, as a run of
+ * their own: the minutes before at the coarse width, the window at the
+ * fine one, the two never overlapping (a gap under one coarse bucket
+ * between them).  Nothing without a coarse ring.
+ */
+static void keep_coarse(struct series_sink *ss, uint64_t start, uint64_t end)
+{
+	uint64_t cw = status_value("recorder_coarse_us"), lo, hi, first;
+	uint64_t from = ss->kept_end_us, lines;
+	char path[128];
+	FILE *f, *tmp;
+
+	ss->kept_end_us = end;
+	if (!cw)
+		return;
+	snprintf(path, sizeof(path), "%s/" COARSE_FILE, DEBUGFS_DIR);
+	f = fopen(path, "re");
+	tmp = f ? tmpfile() : NULL;
+	if (!tmp) {
+		warnx_("%s: %s", f ? "tmpfile" : path, strerror(errno));
+		goto out;
+	}
+	/* first the grid, from the oldest line (every line is on it) */
+	lines_between(f, tmp, 0, 0, &first);
+	if (!first)
+		goto out;
+	hi = start > first ? start - (start - first) % cw : 0;
+	lo = from > first ? from + (cw - (from - first) % cw) % cw : first;
+	if (hi <= lo)
+		goto out;
+	rewind(f);
+	lines_between(f, tmp, lo, hi, &first);
+	rewind(tmp);
+	if (series_store_save(ss->c.store, tmp, lo, cw, (hi - lo) / cw,
+			      &lines) < 0) {
+		ss->coarse_skipped++;
+		goto out;
+	}
+	ss->coarse_kept++;
+	fprintf(stderr, "tcprt: series: the coarse buckets before it, %llu.%06llu for %llu x %llu us, kept: %llu lines\n",
+		(unsigned long long)(lo / USEC_PER_SEC),
+		(unsigned long long)(lo % USEC_PER_SEC),
+		(unsigned long long)((hi - lo) / cw), (unsigned long long)cw,
+		(unsigned long long)lines);
+out:
+	if (tmp)
+		fclose(tmp);
+	if (f)
+		fclose(f);
 }
 
 /*
@@ -455,6 +560,8 @@ static int keep_window(struct series_sink *ss)
 		fclose(f);
 		return -1;
 	}
+	keep_coarse(ss, sec * USEC_PER_SEC + usec,
+		    sec * USEC_PER_SEC + usec + width * n);
 	if (series_store_save(ss->c.store, f, sec * USEC_PER_SEC + usec, width,
 			      n, &lines) < 0) {
 		fclose(f);
@@ -612,6 +719,8 @@ static void series_stats(void *priv, FILE *out)
 	if (ss->state == SS_REC) {
 		sink_stat(out, "series", "windows_kept", ss->wins_kept);
 		sink_stat(out, "series", "windows_not_kept", ss->wins_skipped);
+		sink_stat(out, "series", "coarse_kept", ss->coarse_kept);
+		sink_stat(out, "series", "coarse_not_kept", ss->coarse_skipped);
 		if (!ss->c.trigger)
 			return;
 		sink_stat(out, "series", "windows_triggered", ss->sw.triggered);
@@ -644,9 +753,11 @@ static bool series_stop(void *priv)
 			write_param("recorder", "0");
 		ss->rec_owned = false;
 		poll_windows(ss);
-		fprintf(stderr, "tcprt: series: %llu window(s) kept, %llu not%s\n",
+		fprintf(stderr, "tcprt: series: %llu window(s) kept, %llu not; %llu coarse part(s) kept, %llu not%s\n",
 			(unsigned long long)ss->wins_kept,
 			(unsigned long long)ss->wins_skipped,
+			(unsigned long long)ss->coarse_kept,
+			(unsigned long long)ss->coarse_skipped,
 			owned ? "; the recorder turned off" :
 			"; the recorder left on, as it was found");
 		if (ss->c.trigger)
@@ -939,6 +1050,14 @@ int series_set(struct series_conf *c, const char *name, const char *v,
 		}
 		return 0;
 	}
+	if (!strcmp(name, "coarse")) {
+		if (!parse_u64(v, strlen(v), &c->coarse) || !c->coarse ||
+		    c->coarse > 100000) {
+			snprintf(err, len, "'%s' is not buckets, 1 to 100000", v);
+			return -1;
+		}
+		return 0;
+	}
 	if (!strcmp(name, "keep")) {
 		if (!parse_age(v, strlen(v), &n, &unit) || !n) {
 			snprintf(err, len, "'%s' is not an age (30m, 12h, 3d)", v);
@@ -965,6 +1084,10 @@ int series_check(const struct series_conf *c, char *err, size_t len)
 	}
 	if (c->period_us && c->recorder_us) {
 		snprintf(err, len, "every and recorder: one or the other (the module refuses a run while its recorder records)");
+		return -1;
+	}
+	if (c->coarse && !c->recorder_us) {
+		snprintf(err, len, "coarse is the recorder's: with recorder");
 		return -1;
 	}
 	if (c->recorder_us && c->trigger && !c->records) {

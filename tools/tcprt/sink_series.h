@@ -23,6 +23,8 @@
 
 /* The module's file of a run's rows, in its debugfs folder. */
 #define SERIES_FILE	"rt-network-series"
+/* The recorder's coarse ring, read without consuming it. */
+#define COARSE_FILE	"rt-network-recorder-coarse"
 /* The recorder's slow tasks' windows, one an open (docs/series.md). */
 #define WINDOWS_FILE	"rt-network-windows"
 
@@ -35,6 +37,9 @@ struct series_conf {
 	/* recorder: the module's recorder on, a window of every task this
 	 * long kept; 0: none */
 	uint64_t recorder_us;
+	/* the recorder's coarse ring, its buckets (recorder_coarse); 0: the
+	 * module's setting */
+	uint64_t coarse;
 	char *store;
 	uint64_t keep_s, keep_bytes;
 	bool trigger, trigger_set;	/* set: a trigger option was given */
@@ -56,7 +61,7 @@ void series_conf_init(struct series_conf *c);
 /*
  * Set @name (a long option's name, without "--": us, buckets, ext, host,
  * every, recorder, store, keep, keep-bytes, trigger, trigger-factor,
- * trigger-fail, trigger-gap; and the agent's trigger-interval) to @value (NULL: a flag given alone): 0; 1 when @name is
+ * trigger-fail, trigger-gap, coarse; and the agent's trigger-interval) to @value (NULL: a flag given alone): 0; 1 when @name is
  * none of these; -1 with the reason in @err.
  */
 int series_set(struct series_conf *c, const char *name, const char *value,

@@ -652,6 +652,9 @@ $((BASE + 300))001000,8080,5,6,1,1,0,1,0,0,0,0,0,1,0,1" "the task's rows, both i
 	expect_eq "$(status_of "$TCPRT" series --every 300 --store "$st" --trigger-factor 1.2)" 2 "--trigger-factor 1.2"
 	expect_eq "$(status_of "$TCPRT" series --every 300 --store "$st" --trigger-fail 1001)" 2 "--trigger-fail 1001"
 	expect_eq "$(status_of "$TCPRT" series --every 300 --store "$st" --trigger-gap x)" 2 "--trigger-gap x"
+	expect_eq "$(status_of "$TCPRT" series --every 300 --store "$st" --coarse 600)" 2 "--coarse without --recorder"
+	grep -q "coarse is the recorder's: with --recorder" "$T/err" || fail "--coarse: $(cat "$T/err")"
+	expect_eq "$(status_of "$TCPRT" series --recorder 1000 --store "$st" --coarse 0)" 2 "--coarse 0"
 	expect_eq "$(status_of "$TCPRT" series --store "$st" --since $((BASE + 9)) --until "$BASE")" 2 \
 		"--since after --until"
 }
@@ -1018,6 +1021,8 @@ case_agent_conf_errors() {
 		:2: [series] trigger-bogus: not a key of [series]|[series]\ntrigger-bogus = 1\n
 		: [series] every: not set (a run at every multiple of that many seconds), nor recorder|[metrics]\ntextfile = /x.prom\n[series]\nstore = /tmp/s\n
 		: [series] store: not set (the folder the runs are kept in)|[metrics]\ntextfile = /x.prom\n[series]\nevery = 60\n
+		:4: [series] coarse: '100001' is not buckets, 1 to 100000|[metrics]\ntextfile = /x.prom\n[series]\ncoarse = 100001\n
+		: [series] coarse is the recorder's: with recorder|[metrics]\ntextfile = /x.prom\n[series]\nevery = 60\ncoarse = 600\nstore = /tmp/s\n
 		: [series] alone: the agent would read, and so consume, the logs for no sink; run tcprt series --every instead|[series]\nevery = 60\nstore = /tmp/s\n
 		: [series] runs the module's series: not with [agent] dir (recorded logs)|[agent]\ndir = /tmp\n[metrics]\ntextfile = /x.prom\n[series]\nevery = 60\nstore = /tmp/s\n
 		:2: [ship] rate: '12x' is not a number of bytes (up to 1000G; k, M, G: powers of 1000)|[ship]\nrate = 12x\n

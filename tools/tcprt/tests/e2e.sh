@@ -342,6 +342,76 @@ case_series_recorder() {
 		"series --task: the slow task's rows, 1 ms each"
 }
 
+# The recorder's coarse ring kept with its windows (issue 70, stage 4):
+# tcprt series --recorder --coarse 600 (600 x 10 ms), one connection of
+# 100 requests 20 ms apart, one in 20 held 200 ms (windows apart, time
+# between them).  The store holds each window at 1 ms and, before it, the
+# coarse buckets since what was kept last, at 10 ms: no two runs
+# overlap, a coarse part ends within 10 ms of its window's start and
+# begins within 10 ms of the window before's end; each part's tasks
+# started are the R records that begin in it (a task within 1 ms of its
+# edges either way), and the parts between windows have some.
+case_series_recorder_coarse() {
+	local rec n
+	fresh
+	mod_load lports=7307
+	start_server -- --port 7307 --req-bytes 100 --resp-bytes 1000 \
+		--delay-ms 5 --slow-every 20 --slow-ms 200 --slow-log $W/slow.log > /dev/null
+	"$TCPRT" series --recorder 150000 --coarse 600 --store $W/store 2> $W/rec.err &
+	rec=$!
+	wait_until "the recorder on" eval '[ "$(cat $PARAMS/recorder)" = 1 ]' ||
+		fail "$(cat $W/rec.err)"
+	expect_eq "$(cat $PARAMS/recorder_coarse)" 600 "recorder_coarse"
+	"$PEER" client --port 7307 --req-bytes 100 --resp-bytes 1000 --requests 100 \
+		--think-ms 20 > /dev/null || fail "client"
+	wait_untracked
+	n=$(grep -c '^slow ' $W/slow.log)
+	wait_until "the slow tasks' windows" eval '[ "$(status recorder_slow)" -ge '$n' ]' ||
+		fail "recorder_slow $(status recorder_slow)"
+	wait_until "every window given out kept" windows_kept ||
+		fail "$(status recorder_windows) given out: $(cat $W/rec.err)"
+	kill -TERM $rec
+	wait $rec || fail "tcprt series --recorder: exit $?: $(cat $W/rec.err)"
+	sed 's/^/# /' $W/rec.err
+	drain_logs $W/log
+	py $W/log $W/store <<-'PY' > $W/coarse || fail "$(cat $W/coarse)"
+		import gzip, os, re, sys
+		log, store = sys.argv[1:]
+		starts = sorted(int(w[2]) * 10**6 + int(w[3]) for w in (l.split() for l in open(log))
+		                if len(w) > 10 and w[0] == "V6" and w[1] == "R" and w[5].endswith(":7307"))
+		runs = []
+		for f in os.listdir(store):
+		    m = re.fullmatch(r"series-(\d+)(?:\.(\d{6}))?-(\d+)x(\d+)\.gz", f)
+		    s, width = int(m[1]) * 10**6 + int(m[2] or 0), int(m[3])
+		    started = sum(int(l.split()[8]) for l in gzip.open(os.path.join(store, f), "rt")
+		                  if l.split()[2] == "7307")
+		    runs.append((s, s + width * int(m[4]), width, started))
+		runs.sort()
+		bad, between = [], 0
+		for i, (s, e, width, started) in enumerate(runs):
+		    if i and s < runs[i - 1][1]:
+		        bad.append(f"{s} overlaps the run before, to {runs[i - 1][1]}")
+		    if width == 10000:
+		        nxt = runs[i + 1] if i + 1 < len(runs) else None
+		        if not nxt or nxt[2] != 1000 or not 0 <= nxt[0] - e < 10000:
+		            bad.append(f"the coarse part {s}..{e} not within 10 ms before a window")
+		        if i and not 0 <= s - runs[i - 1][1] < 10000:
+		            bad.append(f"the coarse part {s} not within 10 ms of the window before")
+		        inner = sum(s + 1000 <= t < e - 1000 for t in starts)
+		        outer = sum(s - 1000 <= t < e + 1000 for t in starts)
+		        if not inner <= started <= outer:
+		            bad.append(f"the coarse part {s}..{e}: {started} started, the records {inner}..{outer}")
+		        between += started if i else 0
+		nc = sum(r[2] == 10000 for r in runs)
+		print(f"{len(runs) - nc} windows and {nc} coarse parts, none overlapping; "
+		      f"{between} tasks started in the parts between windows")
+		if bad or not nc or not between:
+		    print("; ".join(bad))
+		    sys.exit(1)
+	PY
+	diag "$(cat $W/coarse)"
+}
+
 # The agent's [series] recorder with its trigger (issue 70, stage 4): no
 # task reaches the recorder's own threshold (10 s), so every window is one
 # the agent asked for (recorder_freeze) for a task more than 4 times
@@ -878,6 +948,7 @@ run_case "read --stats: stats lines counting the tasks" case_stats
 run_case "series --every: runs at the same instants, kept, the oldest removed" case_series_every
 run_case "series --every --trigger: a port turned slow starts a run at once, a steady one none" case_series_trigger
 run_case "series --recorder: one request in 10 held 200 ms, 95 % of them with their milliseconds on disk by the server's own log; series --task joins one" case_series_recorder
+run_case "series --recorder --coarse: the coarse buckets before each window kept at 10 ms, none overlapping, each part's tasks the records'" case_series_recorder_coarse
 run_case "agent [series] recorder with the trigger: one request in 200 held 200 ms, each past 4 times its port's p99 asks for its window, 95 % of them on disk by the server's log" case_agent_recorder
 run_case "agent [series] beside [metrics]: runs at every 4 s kept, every R in the text file; [series] removed by SIGHUP ends the run under way and keeps it, none after" case_agent_series
 run_case "agent [series] trigger from the records: a port's p99 turned slow starts a run at once, a steady one none; the stats not read" case_agent_trigger

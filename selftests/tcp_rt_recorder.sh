@@ -344,14 +344,15 @@ case_freeze_old() {
 
 # The coarse ring (recorder_coarse, stage 4): none by default (status
 # recorder_coarse_us 0, its file empty); a bad value refused in one line;
-# 600 buckets of 10 ms beside a fine ring of 2000 x 1 ms, its bytes in
+# 3000 buckets of 10 ms beside a fine ring of 2000 x 1 ms, its bytes in
 # series_bytes exactly, held to the fine ring by oracle/coarse_check.py -
 # each 10 ms bucket of every line (two ports, the host, every measure)
 # the sum of its ten, the open gauge its last's, flows the most of one -
 # while a task of port+1 is held open (every fine bucket a line, so the
 # fine read's span is known) and two bursts of 20 tasks come on port,
-# whose 40 requests' bytes the coarse ring has; the coarse ring reaching
-# back 2 s or more before the fine one.
+# whose 40 requests' bytes the coarse ring has, then a client's traffic
+# going on while both are read; the coarse ring reaching back 2 s or
+# more before the fine one.
 _coarse_older() {	# us: rt-network-recorder-coarse begins that much before rt-network-recorder
 	local c f
 	c=$(head -1 "$DBG/rt-network-recorder-coarse" | awk '{ printf "%d%06d", $1, $2 }')
@@ -359,12 +360,16 @@ _coarse_older() {	# us: rt-network-recorder-coarse begins that much before rt-ne
 	[ -n "$c" ] && [ -n "$f" ] && [ $((f - c)) -ge "$1" ]
 }
 
+coarse_bytes_in() {	# of $PORT, in the coarse ring now
+	awk -v p=$PORT '$3 == p { s += $4 } END { print s + 0 }' "$DBG/rt-network-recorder-coarse"
+}
+
 _held_open() {	# port: its line in the fine ring shows a task open
 	awk -v p="$1" '$3 == p && $15 > 0 { n++ } END { exit !n }' "$DBG/rt-network-recorder"
 }
 
 case_coarse() {
-	local m b0 b1 held burst out
+	local m b0 b1 held bg r burst out
 	series_setup 1000 2000 lports=$PORT,$((PORT + 1))
 	echo $ALL_EXT > "$PARAMS/series_ext"
 	echo 1 > "$PARAMS/series_host"
@@ -378,14 +383,14 @@ case_coarse() {
 	expect_eq "$(wc -c < "$DBG/rt-network-recorder-coarse")" 0 "rt-network-recorder-coarse without one"
 	b0=$(status series_bytes)
 	echo 0 > "$PARAMS/recorder"
-	echo 600 > "$PARAMS/recorder_coarse"
+	echo 3000 > "$PARAMS/recorder_coarse"
 	echo 1 > "$PARAMS/recorder"
 	expect_eq "$(status recorder_coarse_us)" 10000 "status recorder_coarse_us"
 	b1=$(status series_bytes)
-	# 600 buckets x (3 lines x 20 counters x 4 bytes + a tag of 8)
-	expect_eq $((b1 - b0)) $((600 * (3 * 20 * 4 + 8))) "the coarse ring's bytes in series_bytes"
+	# 3000 buckets x (3 lines x 20 counters x 4 bytes + a tag of 8)
+	expect_eq $((b1 - b0)) $((3000 * (3 * 20 * 4 + 8))) "the coarse ring's bytes in series_bytes"
 	start_server -- --port $((PORT + 1)) --slow-every 1 --slow-ms 60000 > /dev/null
-	start_server -- --port $PORT --req-bytes 300 --resp-bytes 3000 --conns 40 > /dev/null
+	start_server -- --port $PORT --req-bytes 300 --resp-bytes 3000 --conns 41 > /dev/null
 	"$PEER" client --port $((PORT + 1)) --requests 1 > /dev/null 2>&1 &
 	held=$!
 	wait_until "the held task open" _held_open $((PORT + 1)) || fail "no task open"
@@ -395,12 +400,26 @@ case_coarse() {
 		"$PEER" client --port $PORT --conns 20 --requests 1 --req-bytes 300 \
 			--resp-bytes 3000 > /dev/null || fail "client $burst"
 	done
+	wait_until "the bursts' 40 records" eval '[ "$(status records_R)" -ge 40 ]' ||
+		fail "records_R $(status records_R)"
 	recorder_folded 10000
+	# the bursts' bytes, from the coarse ring's 30 s (however slow the
+	# guest, it still holds them)
+	expect_eq "$(coarse_bytes_in)" $((40 * 300)) \
+		"the coarse ring's bytes in of port $PORT: the clients' 40 requests"
+	# then traffic going on while both rings are read, so that the
+	# buckets both hold whole (the fine ring's last 2 s) have some
+	"$PEER" client --port $PORT --requests 1000000 --think-ms 5 --req-bytes 300 \
+		--resp-bytes 3000 > /dev/null 2>&1 &
+	bg=$!
+	r=$(status records_R)
+	wait_until "the traffic going on" eval '[ "$(status records_R)" -ge $((r + 20)) ]' ||
+		fail "no traffic: records_R $(status records_R)"
 	cat "$DBG/rt-network-recorder-coarse" > $SER.coarse
 	cat "$DBG/rt-network-recorder" > $SER
-	# the held client, killed: its exit status is the signal's
-	kill $held 2> /dev/null || true
-	wait $held 2> /dev/null || true
+	# the clients, killed: their exit status is the signal's
+	kill $held $bg 2> /dev/null || true
+	wait $held $bg 2> /dev/null || true
 	out=$(/usr/bin/python3 "$SELFTESTS/oracle/coarse_check.py" --fine $SER \
 		--coarse $SER.coarse --port $((PORT + 1)) --bytes-port $PORT \
 		--width-us 1000 --older-us 2000000 --min-buckets 100) || {
@@ -408,8 +427,6 @@ case_coarse() {
 		fail "the coarse ring differs from the fine one"
 	}
 	diag "$out"
-	expect_eq "$(awk -v p=$PORT '$3 == p { s += $4 } END { print s + 0 }' $SER.coarse)" \
-		$((40 * 300)) "the coarse ring's bytes in of port $PORT: the clients' 40 requests"
 	echo 0 > "$PARAMS/recorder"
 	expect_eq "$(wc -c < "$DBG/rt-network-recorder-coarse")" 0 "rt-network-recorder-coarse once ended"
 	expect_eq "$(status recorder_coarse_us)" 0 "status recorder_coarse_us once ended"

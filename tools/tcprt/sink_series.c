@@ -450,29 +450,6 @@ static unsigned long long status_value(const char *key)
 }
 
 /*
- * The lines of @in whose bucket lies in [@lo, @hi) into @out; the first
- * bucket's start in *@first (0: none).
- */
-static void lines_between(FILE *in, FILE *out, uint64_t lo, uint64_t hi,
-			  uint64_t *first)
-{
-	unsigned long long sec, usec;
-	char line[1024];
-	uint64_t t;
-
-	*first = 0;
-	while (fgets(line, sizeof(line), in)) {
-		if (sscanf(line, "%llu %llu", &sec, &usec) != 2)
-			continue;
-		t = sec * USEC_PER_SEC + usec;
-		if (!*first)
-			*first = t;
-		if (t >= lo && t < hi)
-			fputs(line, out);
-	}
-}
-
-/*
  * Before a window [@start, @end) (Unix us) is kept: the coarse ring's
  * buckets (recorder_coarse; status recorder_coarse_us their width) from
  * where what was kept last ends - a window, or the ring's oldest line -
@@ -483,9 +460,10 @@ static void lines_between(FILE *in, FILE *out, uint64_t lo, uint64_t hi,
  */
 static void keep_coarse(struct series_sink *ss, uint64_t start, uint64_t end)
 {
-	uint64_t cw = status_value("recorder_coarse_us"), lo, hi, first;
-	uint64_t from = ss->kept_end_us, lines;
-	char path[128];
+	uint64_t cw = status_value("recorder_coarse_us"), lo = 0, hi = 0;
+	uint64_t from = ss->kept_end_us, first = 0, t, lines;
+	unsigned long long sec, usec;
+	char path[128], line[1024];
 	FILE *f, *tmp;
 
 	ss->kept_end_us = end;
@@ -498,16 +476,22 @@ static void keep_coarse(struct series_sink *ss, uint64_t start, uint64_t end)
 		warnx_("%s: %s", f ? "tmpfile" : path, strerror(errno));
 		goto out;
 	}
-	/* first the grid, from the oldest line (every line is on it) */
-	lines_between(f, tmp, 0, 0, &first);
-	if (!first)
-		goto out;
-	hi = start > first ? start - (start - first) % cw : 0;
-	lo = from > first ? from + (cw - (from - first) % cw) % cw : first;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llu %llu", &sec, &usec) != 2)
+			continue;
+		t = sec * USEC_PER_SEC + usec;
+		if (!first) {
+			/* the grid, from the oldest line (every line is on it) */
+			first = t;
+			hi = start > first ? start - (start - first) % cw : 0;
+			lo = from > first ?
+			     from + (cw - (from - first) % cw) % cw : first;
+		}
+		if (t >= lo && t < hi)
+			fputs(line, tmp);
+	}
 	if (hi <= lo)
 		goto out;
-	rewind(f);
-	lines_between(f, tmp, lo, hi, &first);
 	rewind(tmp);
 	if (series_store_save(ss->c.store, tmp, lo, cw, (hi - lo) / cw,
 			      &lines) < 0) {

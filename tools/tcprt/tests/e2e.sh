@@ -255,6 +255,19 @@ windows_kept() {	# tcprt series --recorder kept every window the module gave out
 		[ "$(status recorder_windows_bytes)" = 0 ]
 }
 
+# Once the module has seen N slow tasks and tcprt series --recorder (PID)
+# kept every window it gave out: the daemon stopped (SIGTERM), its stderr
+# said.
+recorder_stop() {	# pid n
+	wait_until "the slow tasks' windows" eval '[ "$(status recorder_slow)" -ge '$2' ]' ||
+		fail "recorder_slow $(status recorder_slow)"
+	wait_until "every window given out kept" windows_kept ||
+		fail "$(status recorder_windows) given out: $(cat $W/rec.err)"
+	kill -TERM "$1"
+	wait "$1" || fail "tcprt series --recorder: exit $?: $(cat $W/rec.err)"
+	sed 's/^/# /' $W/rec.err
+}
+
 # The held requests of $W/slow.log (rt_peer --slow-log) whose spans lie
 # inside the windows of $W/store, from 10 ms before their start to 10 ms
 # after their end: at least 95 % of them, said.  Their spans: their R
@@ -327,13 +340,7 @@ case_series_recorder() {
 	wait_untracked
 	n=$(grep -c '^slow ' $W/slow.log)
 	expect_eq "$n" 20 "requests the server held"
-	wait_until "the slow tasks' windows" eval '[ "$(status recorder_slow)" -ge '$n' ]' ||
-		fail "recorder_slow $(status recorder_slow)"
-	wait_until "every window given out kept" windows_kept ||
-		fail "$(status recorder_windows) given out: $(cat $W/rec.err)"
-	kill -TERM $rec
-	wait $rec || fail "tcprt series --recorder: exit $?: $(cat $W/rec.err)"
-	sed 's/^/# /' $W/rec.err
+	recorder_stop "$rec" "$n"
 	expect_eq "$(cat $PARAMS/recorder)" 0 "the recorder off at SIGTERM"
 	expect_eq "$(status recorder_windows_dropped)" 0 "windows dropped"
 	drain_logs $W/log
@@ -369,13 +376,7 @@ case_series_recorder_coarse() {
 		--think-ms 20 > /dev/null || fail "client"
 	wait_untracked
 	n=$(grep -c '^slow ' $W/slow.log)
-	wait_until "the slow tasks' windows" eval '[ "$(status recorder_slow)" -ge '$n' ]' ||
-		fail "recorder_slow $(status recorder_slow)"
-	wait_until "every window given out kept" windows_kept ||
-		fail "$(status recorder_windows) given out: $(cat $W/rec.err)"
-	kill -TERM $rec
-	wait $rec || fail "tcprt series --recorder: exit $?: $(cat $W/rec.err)"
-	sed 's/^/# /' $W/rec.err
+	recorder_stop "$rec" "$n"
 	drain_logs $W/log
 	py $W/log $W/store <<-'PY' > $W/coarse || fail "$(cat $W/coarse)"
 		import gzip, os, re, sys

@@ -58,10 +58,9 @@ struct anomaly_port {
 	bool failing;		/* the last interval was at or past the mark */
 	struct hist h;		/* from records: the interval's durations */
 	uint64_t failed;	/* from records: the interval's W */
-	/* from records: the last interval's p99 of ANOMALY_MIN_TASKS tasks
-	 * or more (0: none yet); this interval's failure burst taken */
-	uint64_t p99_us;
-	bool burst;
+	uint64_t p99_us;	/* from records: the last interval's p99 of
+				 * ANOMALY_MIN_TASKS tasks or more; 0: none yet */
+	bool burst;		/* from records: this interval's burst taken */
 };
 
 struct anomaly {

@@ -858,6 +858,15 @@ shipped_and_stored() {	# id
 	SHIP_PID=$!
 	WAIT_S=$SETTLE_S wait_until "$1's records stored" store_has $1 "$n" ||
 		fail "store: $(store_count $1) of $n"
+	# and a control message of its epoch: ingest may load the records in
+	# one batch and the first control in the next (gaps then has no
+	# control for the epoch: state none)
+	WAIT_S=$SETTLE_S wait_until "$1's control messages stored" controls_stored $1 ||
+		fail "no control message of $1 stored"
+}
+
+controls_stored() {	# id
+	[ "$(sql "SELECT count() FROM tcprt.controls WHERE host = '$1'")" -ge 1 ]
 }
 
 case_replay() {
@@ -895,7 +904,8 @@ st_gaps() {	# [options]: st-a's gaps, ended after 3 s
 }
 
 st_silent() {	# s: st-a's last control message arrived s seconds ago or more
-	[ "$(sql "SELECT toUInt32(now()) - toUInt32(max(received)) FROM tcprt.controls WHERE host = 'st-a'")" -ge "$1" ]
+	controls_stored st-a &&
+		[ "$(sql "SELECT toUInt32(now()) - toUInt32(max(received)) FROM tcprt.controls WHERE host = 'st-a'")" -ge "$1" ]
 }
 
 st_open_current() {	# st-a open, nothing said of its central

@@ -274,6 +274,10 @@ struct series_sink {
 	/* the coarse ring's: what was kept last ends here (Unix us), parts
 	 * kept and not */
 	uint64_t kept_end_us, coarse_kept, coarse_skipped;
+	/* at stop: its file and width as they were before the recorder went
+	 * off (coarse_aside()), read in their place */
+	FILE *aside;
+	uint64_t aside_us;
 };
 
 /* Wait for the next boundary, with the run settings of now. */
@@ -450,27 +454,35 @@ static unsigned long long status_value(const char *key)
 }
 
 /*
- * Before a window [@start, @end) (Unix us) is kept: the coarse ring's
- * buckets (recorder_coarse; status recorder_coarse_us their width) from
- * where what was kept last ends - a window, or the ring's oldest line -
- * to the last of its bucket boundaries at or before @start, as a run of
- * their own: the minutes before at the coarse width, the window at the
- * fine one, the two never overlapping (a gap under one coarse bucket
- * between them).  Nothing without a coarse ring.
+ * Before a window [@start, @end) (Unix us) is kept, or at the recorder's
+ * stop (@start = @end = now; @what says which): the coarse ring's buckets
+ * (recorder_coarse; status recorder_coarse_us their width) from where
+ * what was kept last ends - a window, or the ring's oldest line - to the
+ * last of its bucket boundaries at or before @start, as a run of their
+ * own: the minutes before at the coarse width, the window at the fine
+ * one, the two never overlapping (a gap under one coarse bucket between
+ * them).  Nothing without a coarse ring.
  */
-static void keep_coarse(struct series_sink *ss, uint64_t start, uint64_t end)
+static void keep_coarse(struct series_sink *ss, uint64_t start, uint64_t end,
+			const char *what)
 {
-	uint64_t cw = status_value("recorder_coarse_us"), lo = 0, hi = 0;
+	uint64_t cw, lo = 0, hi = 0;
 	uint64_t from = ss->kept_end_us, first = 0, t, lines;
 	unsigned long long sec, usec;
 	char path[128], line[1024];
 	FILE *f, *tmp;
 
 	ss->kept_end_us = end;
+	cw = ss->aside ? ss->aside_us : status_value("recorder_coarse_us");
 	if (!cw)
 		return;
 	snprintf(path, sizeof(path), "%s/" COARSE_FILE, DEBUGFS_DIR);
-	f = fopen(path, "re");
+	if (ss->aside) {
+		f = ss->aside;
+		rewind(f);
+	} else {
+		f = fopen(path, "re");
+	}
 	tmp = f ? tmpfile() : NULL;
 	if (!tmp) {
 		warnx_("%s: %s", f ? "tmpfile" : path, strerror(errno));
@@ -499,16 +511,52 @@ static void keep_coarse(struct series_sink *ss, uint64_t start, uint64_t end)
 		goto out;
 	}
 	ss->coarse_kept++;
-	fprintf(stderr, "tcprt: series: the coarse buckets before it, %llu.%06llu for %llu x %llu us, kept: %llu lines\n",
-		(unsigned long long)(lo / USEC_PER_SEC),
+	fprintf(stderr, "tcprt: series: the coarse buckets %s, %llu.%06llu for %llu x %llu us, kept: %llu lines\n",
+		what, (unsigned long long)(lo / USEC_PER_SEC),
 		(unsigned long long)(lo % USEC_PER_SEC),
 		(unsigned long long)((hi - lo) / cw), (unsigned long long)cw,
 		(unsigned long long)lines);
 out:
 	if (tmp)
 		fclose(tmp);
-	if (f)
+	if (f && f != ss->aside)
 		fclose(f);
+}
+
+/*
+ * The coarse ring's file and width as they are now, set aside for the
+ * stop: turning the recorder off removes them, and the window the module
+ * then gives out, cut, still gets its part, and the buckets since the
+ * last window are kept (keep_coarse()).  Nothing without a coarse ring.
+ */
+static void coarse_aside(struct series_sink *ss)
+{
+	uint64_t cw = status_value("recorder_coarse_us");
+	char path[128], buf[8192];
+	FILE *f, *tmp;
+	size_t n;
+
+	if (!cw)
+		return;
+	snprintf(path, sizeof(path), "%s/" COARSE_FILE, DEBUGFS_DIR);
+	f = fopen(path, "re");
+	tmp = f ? tmpfile() : NULL;
+	if (!tmp) {
+		warnx_("%s: %s", f ? "tmpfile" : path, strerror(errno));
+		if (f)
+			fclose(f);
+		return;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, tmp);
+	fclose(f);
+	if (fflush(tmp)) {
+		warnx_("tmpfile: %s", strerror(errno));
+		fclose(tmp);
+		return;
+	}
+	ss->aside = tmp;
+	ss->aside_us = cw;
 }
 
 /*
@@ -545,7 +593,7 @@ static int keep_window(struct series_sink *ss)
 		return -1;
 	}
 	keep_coarse(ss, sec * USEC_PER_SEC + usec,
-		    sec * USEC_PER_SEC + usec + width * n);
+		    sec * USEC_PER_SEC + usec + width * n, "before it");
 	if (series_store_save(ss->c.store, f, sec * USEC_PER_SEC + usec, width,
 			      n, &lines) < 0) {
 		fclose(f);
@@ -732,11 +780,24 @@ static bool series_stop(void *priv)
 	if (ss->state == SS_REC) {
 		bool owned = ss->rec_owned;
 
-		/* ended, the module gives the window it was copying, cut */
-		if (owned)
+		/*
+		 * ended, the module gives the window it was copying, cut, and
+		 * the coarse ring is gone: read first, for that window's part
+		 * and for the buckets since the last window.  A recorder left
+		 * on goes on with its ring: no part at stop.
+		 */
+		if (owned) {
+			coarse_aside(ss);
 			write_param("recorder", "0");
+		}
 		ss->rec_owned = false;
 		poll_windows(ss);
+		if (ss->aside) {
+			uint64_t now = now_us();
+
+			keep_coarse(ss, now, now, "to the recorder's stop");
+			fclose(ss->aside);
+		}
 		fprintf(stderr, "tcprt: series: %llu window(s) kept, %llu not; %llu coarse part(s) kept, %llu not%s\n",
 			(unsigned long long)ss->wins_kept,
 			(unsigned long long)ss->wins_skipped,

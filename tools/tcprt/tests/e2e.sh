@@ -352,21 +352,48 @@ case_series_recorder() {
 		"series --task: the slow task's rows, 1 ms each"
 }
 
+# The coarse ring's lines since the end of the last window tcprt series
+# --recorder said it kept span 300 ms: a window frozen now (200 ms before)
+# neither begins where that one ends nor leaves the coarse part before it
+# without traffic.  Only buckets with traffic have lines.
+coarse_past_last_window() {
+	local last
+	last=$(sed -n 's/^tcprt: series: window of \([0-9]*\)\.\([0-9]*\) (\([0-9]*\) x \([0-9]*\) us.*/\1 \2 \3 \4/p' \
+		$W/rec.err | tail -1 | awk '{ printf "%.0f\n", $1 * 1000000 + $2 + $3 * $4 }')
+	[ -n "$last" ] && awk -v end="$last" '
+		$1 * 1000000 + $2 >= end + 0 { t = $1 * 1000000 + $2; if (!f) f = t }
+		END { exit !(f && t >= f + 300000) }' "$DBG/rt-network-recorder-coarse"
+}
+
+# The recorder's coarse ring holds N buckets or more.
+coarse_buckets() {	# n
+	[ "$(awk '{ print $1, $2 }' "$DBG/rt-network-recorder-coarse" 2> /dev/null | uniq | wc -l)" -ge "$1" ]
+}
+
 # The recorder's coarse ring kept with its windows (issue 70, stage 4):
 # tcprt series --recorder --coarse 600 (600 x 10 ms), one connection of
 # 100 requests 20 ms apart, one in 20 held 200 ms (windows apart, time
-# between them).  The store holds each window at 1 ms and, before it, the
-# coarse buckets since what was kept last, at 10 ms: no two runs
-# overlap, a coarse part ends within 10 ms of its window's start and
-# begins within 10 ms of the window before's end; each part's tasks
-# started are the R records that begin in it (a task within 1 ms of its
-# edges either way), and the parts between windows have some.
+# between them); then, the coarse ring past the last window, a window
+# frozen now (recorder_freeze) and tcprt stopped at once (SIGTERM): the
+# module gives that window out cut, or whole if it was quicker.  The
+# store holds each window at 1 ms and, before it, the coarse buckets
+# since what was kept last, at 10 ms: no two runs overlap, a coarse part
+# ends within 10 ms of its window's start and begins within 10 ms of the
+# window before's end, and every window but the first has a run that
+# ends within 10 ms before it (its coarse part, the window given out at
+# the stop's too, or a window it abuts); each part's tasks started are
+# the R records that begin in it (a task within 1 ms of its edges either
+# way), and the parts between windows have some.  Then a recorder that
+# gave out no window, stopped: the buckets its coarse ring held, kept.
+# (Port 7308's client, never slow, from the last window on: the coarse
+# buckets have lines; a bucket without traffic has none.)
 case_series_recorder_coarse() {
 	local rec n
 	fresh
-	mod_load lports=7307
+	mod_load lports=7307,7308
 	start_server -- --port 7307 --req-bytes 100 --resp-bytes 1000 \
 		--delay-ms 5 --slow-every 20 --slow-ms 200 --slow-log $W/slow.log > /dev/null
+	start_server -- --port 7308 --req-bytes 100 --resp-bytes 1000 > /dev/null
 	"$TCPRT" series --recorder 150000 --coarse 600 --store $W/store 2> $W/rec.err &
 	rec=$!
 	wait_until "the recorder on" eval '[ "$(cat $PARAMS/recorder)" = 1 ]' ||
@@ -376,7 +403,24 @@ case_series_recorder_coarse() {
 		--think-ms 20 > /dev/null || fail "client"
 	wait_untracked
 	n=$(grep -c '^slow ' $W/slow.log)
-	recorder_stop "$rec" "$n"
+	wait_until "the slow tasks' windows" eval '[ "$(status recorder_slow)" -ge '$n' ]' ||
+		fail "recorder_slow $(status recorder_slow)"
+	wait_until "every window given out kept" windows_kept ||
+		fail "$(status recorder_windows) given out: $(cat $W/rec.err)"
+	# the buckets have lines while a port has traffic: 7308's, none slow
+	"$PEER" client --port 7308 --req-bytes 100 --resp-bytes 1000 --requests 1000000 \
+		--think-ms 5 > /dev/null &
+	wait_until "the coarse ring 300 ms past the last window" coarse_past_last_window ||
+		fail "the coarse ring's newest: $(awk 'END { print $1, $2 }' "$DBG/rt-network-recorder-coarse"); $(tail -1 $W/rec.err)"
+	echo now > $PARAMS/recorder_freeze
+	kill -TERM "$rec"
+	wait "$rec" || fail "tcprt series --recorder: exit $?: $(cat $W/rec.err)"
+	sed 's/^/# /' $W/rec.err
+	expect_eq "$(grep -c '^tcprt: series: window of .* kept in ' $W/rec.err)" \
+		"$(status recorder_windows)" "windows kept: every one given out, the stop's too"
+	grep '^tcprt: series: the coarse buckets before it, ' $W/rec.err | tail -1 |
+		grep -q 'kept: [1-9][0-9]* lines$' || fail "the last window's coarse part has no line"
+	expect_eq "$(status recorder_freezes)" 1 "recorder_freezes"
 	drain_logs $W/log
 	py $W/log $W/store <<-'PY' > $W/coarse || fail "$(cat $W/coarse)"
 		import gzip, os, re, sys
@@ -406,14 +450,30 @@ case_series_recorder_coarse() {
 		        if not inner <= started <= outer:
 		            bad.append(f"the coarse part {s}..{e}: {started} started, the records {inner}..{outer}")
 		        between += started if i else 0
+		    elif i and not 0 <= s - runs[i - 1][1] < 10000:
+		        bad.append(f"the window {s}: nothing kept in the {s - runs[i - 1][1]} us before it")
 		nc = sum(r[2] == 10000 for r in runs)
 		print(f"{len(runs) - nc} windows and {nc} coarse parts, none overlapping; "
 		      f"{between} tasks started in the parts between windows")
-		if bad or not nc or not between:
+		if bad or not nc or not between or runs[-1][2] != 1000:
 		    print("; ".join(bad))
 		    sys.exit(1)
 	PY
 	diag "$(cat $W/coarse)"
+	# a recorder that gave out no window: its ring kept at the stop
+	"$TCPRT" series --recorder 10000000 --coarse 600 --store $W/store2 2> $W/rec.err &
+	rec=$!
+	wait_until "three coarse buckets" coarse_buckets 3 ||
+		fail "$(cat $W/rec.err)"
+	kill -TERM "$rec"
+	wait "$rec" || fail "tcprt series --recorder: exit $?: $(cat $W/rec.err)"
+	sed 's/^/# /' $W/rec.err
+	grep -q "^tcprt: series: the coarse buckets to the recorder's stop, .* kept: " $W/rec.err ||
+		fail "no coarse part at the stop: $(cat $W/rec.err)"
+	# shellcheck disable=SC2012
+	ls $W/store2 | grep -Eq '^series-[0-9]+(\.[0-9]{6})?-10000x([3-9]|[1-9][0-9]+)\.gz$' ||
+		fail "the store: $(ls $W/store2)"
+	expect_eq "$(ls $W/store2 | wc -l)" 1 "runs in the store: the coarse part alone"
 }
 
 # The agent's [series] recorder with its trigger (issue 70, stage 4): no
@@ -952,7 +1012,7 @@ run_case "read --stats: stats lines counting the tasks" case_stats
 run_case "series --every: runs at the same instants, kept, the oldest removed" case_series_every
 run_case "series --every --trigger: a port turned slow starts a run at once, a steady one none" case_series_trigger
 run_case "series --recorder: one request in 10 held 200 ms, 95 % of them with their milliseconds on disk by the server's own log; series --task joins one" case_series_recorder
-run_case "series --recorder --coarse: the coarse buckets before each window kept at 10 ms, none overlapping, each part's tasks the records'" case_series_recorder_coarse
+run_case "series --recorder --coarse: the coarse buckets before each window kept at 10 ms, none overlapping, each part's tasks the records'; at SIGTERM the cut window's part and the buckets since, kept" case_series_recorder_coarse
 run_case "agent [series] recorder with the trigger: one request in 200 held 200 ms, each past 4 times its port's p99 asks for its window, 95 % of them on disk by the server's log" case_agent_recorder
 run_case "agent [series] beside [metrics]: runs at every 4 s kept, every R in the text file; [series] removed by SIGHUP ends the run under way and keeps it, none after" case_agent_series
 run_case "agent [series] trigger from the records: a port's p99 turned slow starts a run at once, a steady one none; the stats not read" case_agent_trigger

@@ -123,14 +123,23 @@ void anomaly_task(struct anomaly *a, const struct record *r)
 	port_task(a, r, &d);
 }
 
-/* The W that brings @p's interval to the mark, after one below it. */
-static bool burst(const struct anomaly *a, const struct anomaly_port *p)
+/* @p's interval at the mark, of ANOMALY_MIN_TASKS tasks ended or more. */
+static bool at_mark(const struct anomaly *a, const struct anomaly_port *p)
 {
 	uint64_t ended = p->h.n + p->failed;
 
-	return a->fail_per_1000 && !p->failing && !p->burst &&
-	       ended >= ANOMALY_MIN_TASKS &&
+	return a->fail_per_1000 && ended >= ANOMALY_MIN_TASKS &&
 	       p->failed * 1000 / ended >= a->fail_per_1000;
+}
+
+/*
+ * The W that brings @p's interval to the mark, after one below it: the
+ * last of enough tasks, so that a burst begun in an interval's last
+ * moments (too few tasks there to ask) still asks in the next.
+ */
+static bool burst(const struct anomaly *a, const struct anomaly_port *p)
+{
+	return !p->burst_failing && !p->burst && at_mark(a, p);
 }
 
 bool anomaly_task_hit(struct anomaly *a, const struct record *r, char *why,
@@ -177,6 +186,8 @@ bool anomaly_interval(struct anomaly *a, size_t *i, char *why, size_t len)
 			   ended ? p->failed * 1000 / ended : 0, tasks, why, len);
 		if (tasks >= ANOMALY_MIN_TASKS)
 			p->p99_us = p99;
+		if (ended >= ANOMALY_MIN_TASKS)
+			p->burst_failing = at_mark(a, p);
 		hist_reset(&p->h);
 		p->failed = 0;
 		p->burst = false;

@@ -28,10 +28,11 @@
  * (anomaly_task_hit()): an R or P more than @factor times its port's p99
  * of the last interval of ANOMALY_MIN_TASKS tasks or more, and at least
  * ANOMALY_MIN_JUMP_US above it (a task just past the p99 is one in a
- * hundred, not an anomaly), or the W that brings its port's interval (ANOMALY_MIN_TASKS
- * tasks ended or more) to the failure mark after an interval below it,
- * once an interval; the recorder's window around that task is what the
- * caller asks for.
+ * hundred, not an anomaly), or the W that brings its port's interval
+ * (ANOMALY_MIN_TASKS tasks ended or more) to the failure mark after an
+ * interval below it (the last of that many tasks ended: a burst begun at
+ * an interval's end asks in the next), once an interval; the recorder's
+ * window around that task is what the caller asks for.
  */
 #ifndef TCPRT_ANOMALY_H
 #define TCPRT_ANOMALY_H
@@ -61,6 +62,9 @@ struct anomaly_port {
 	uint64_t p99_us;	/* from records: the last interval's p99 of
 				 * ANOMALY_MIN_TASKS tasks or more; 0: none yet */
 	bool burst;		/* from records: this interval's burst taken */
+	bool burst_failing;	/* from records: the last interval of
+				 * ANOMALY_MIN_TASKS tasks ended or more was
+				 * at the mark (a burst then is no new one) */
 };
 
 struct anomaly {

@@ -530,6 +530,82 @@ case_agent_recorder() {
 	held_on_disk 7306 stamps
 }
 
+# The agent's R and W of PORT: the module's (status records_R, records_W).
+agent_has_all() {	# port
+	local t
+	for t in R W; do
+		grep -q "^tcprt_tasks_total{port=\"$1\",role=\"server\",type=\"$t\"} $(status records_$t)\$" \
+			$W/agent.prom || { [ "$t" = W ] && [ "$(status records_W)" = 0 ] &&
+					   ! grep -q "type=\"W\"" $W/agent.prom; } || return 1
+	done
+}
+
+# The agent's failure-burst trigger (issue 70, stage 4): trigger-fail 100
+# per 1000, trigger-factor 1000 (no task asks by its duration).  One
+# connection of 40 whole 60,000-byte responses: intervals below the mark,
+# nothing asked.  Then 20 connections that each read one response whole
+# and reset the second after 1000 bytes (a small receive buffer: the
+# server's data unacknowledged, a W each): the W that brings its interval
+# to the mark asks for its window, once (the intervals after are at the
+# mark too); the module took it, and the window kept spans part of the
+# burst's connections (from before the client's start to after its end,
+# by the clock here) with port 7309's lines in it.
+case_agent_recorder_burst() {
+	local pid t0 t1 win
+	fresh
+	mod_load lports=7309
+	{
+		printf '[agent]\ninterval = 0.5\nstatus = %s\n' $W/agent.status
+		printf '[metrics]\ntextfile = %s\n' $W/agent.prom
+		printf '[series]\nrecorder = 10000000\nstore = %s\n' $W/store
+		printf 'trigger = yes\ntrigger-interval = 1\ntrigger-gap = 0\n'
+		printf 'trigger-factor = 1000\ntrigger-fail = 100\n'
+	} > $W/agent.conf
+	chmod 644 $W/agent.conf
+	start_server -- --port 7309 --req-bytes 100 --resp-bytes 60000 --sndbuf 200000 \
+		--conns 21 > /dev/null
+	"$TCPRT" agent --config $W/agent.conf 2> $W/rec.err &
+	pid=$!
+	wait_until "the recorder on" eval '[ "$(cat $PARAMS/recorder)" = 1 ]' ||
+		fail "$(cat $W/rec.err)"
+	"$PEER" client --port 7309 --req-bytes 100 --resp-bytes 60000 --requests 40 \
+		--think-ms 5 > /dev/null || fail "client"
+	wait_untracked
+	wait_until "the agent's records" agent_has_all 7309 ||
+		fail "text file: $(grep tcprt_tasks_total $W/agent.prom)"
+	expect_eq "$(kv $W/agent.status series_windows_triggered)" 0 "windows asked for without a failure"
+	t0=$(date +%s%6N)
+	"$PEER" client --port 7309 --req-bytes 100 --resp-bytes 60000 --requests 2 \
+		--conns 20 --rcvbuf 4096 --resp-read 1000 > /dev/null || fail "burst client"
+	t1=$(date +%s%6N)
+	wait_untracked
+	expect_ge "$(status records_W)" 10 "W records"
+	wait_until "the agent's records" agent_has_all 7309 ||
+		fail "text file: $(grep tcprt_tasks_total $W/agent.prom)"
+	wait_until "every window given out kept" windows_kept ||
+		fail "$(status recorder_windows) given out: $(cat $W/rec.err)"
+	kill -TERM $pid
+	wait $pid || fail "agent exited $?: $(cat $W/rec.err)"
+	sed 's/^/# /' $W/rec.err
+	diag "W $(status records_W), R $(status records_R); the burst from $t0 to $t1"
+	expect_eq "$(kv $W/agent.status series_windows_triggered)" 1 "windows asked for: one burst"
+	expect_eq "$(grep -c '^tcprt: series: anomaly, port 7309: [0-9]* failures of [0-9]* tasks ended this interval (the mark: 100 per 1000): its window asked for$' $W/rec.err)" \
+		1 "the ask's line"
+	expect_eq "$(status recorder_freezes)" 1 "the module's freezes"
+	expect_eq "$(status recorder_windows)" 1 "the module's windows"
+	expect_eq "$(status recorder_slow)" 0 "tasks past the recorder's own threshold"
+	win=$(sed -n 's/^tcprt: series: window of \([0-9]*\)\.\([0-9]*\) (\([0-9]*\) x \([0-9]*\) us.*/\1 \2 \3 \4/p' $W/rec.err)
+	# shellcheck disable=SC2086
+	set -- $win
+	[ $# = 4 ] || fail "no window kept: $(cat $W/rec.err)"
+	awk -v s="$1" -v u="$2" -v n="$3" -v w="$4" -v t0="$t0" -v t1="$t1" 'BEGIN {
+		a = s * 1000000 + u; e = a + n * w
+		exit !(a <= t1 + 0 && e >= t0 + 0) }' || fail "the window $1.$2 (${3} x ${4} us) outside the burst, $t0 to $t1"
+	win=$W/store/series-$1.$2-$4x$3.gz
+	[ "$2" = 000000 ] && win=$W/store/series-$1-$4x$3.gz
+	expect_ge "$(zcat "$win" | awk '$3 == 7309' | wc -l)" 1 "the window's lines of port 7309"
+}
+
 # The agent's [series] (tcprt series --every's sink) beside [metrics], under
 # traffic: a 3 s run at every multiple of 4 s, kept as series --every
 # keeps them, while the metrics sink has every R record the module wrote;
@@ -1014,6 +1090,7 @@ run_case "series --every --trigger: a port turned slow starts a run at once, a s
 run_case "series --recorder: one request in 10 held 200 ms, 95 % of them with their milliseconds on disk by the server's own log; series --task joins one" case_series_recorder
 run_case "series --recorder --coarse: the coarse buckets before each window kept at 10 ms, none overlapping, each part's tasks the records'; at SIGTERM the cut window's part and the buckets since, kept" case_series_recorder_coarse
 run_case "agent [series] recorder with the trigger: one request in 200 held 200 ms, each past 4 times its port's p99 asks for its window, 95 % of them on disk by the server's log" case_agent_recorder
+run_case "agent [series] recorder with the trigger: a failure burst (W records past trigger-fail) asks for one window, none before it; kept, over the burst" case_agent_recorder_burst
 run_case "agent [series] beside [metrics]: runs at every 4 s kept, every R in the text file; [series] removed by SIGHUP ends the run under way and keeps it, none after" case_agent_series
 run_case "agent [series] trigger from the records: a port's p99 turned slow starts a run at once, a steady one none; the stats not read" case_agent_trigger
 run_case "summary of a live run: full windows only, rate = count / window" case_summary

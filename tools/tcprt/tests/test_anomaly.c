@@ -301,6 +301,19 @@ static void test_task_hits(void)
 		hit('R', 80, 1000);
 	hit('W', 80, 1000);
 	ok(hit('W', 80, 1000), "below the mark for an interval, then at it: a burst again");
+	interval(whys, 4);
+	for (i = 0; i < 100; i++)
+		hit('R', 80, 1000);
+	interval(whys, 4);
+	for (i = 0; i < 5; i++)
+		hits += hit('W', 80, 1000);
+	ok(!hits, "a burst's first 5 W at an interval's end: too few tasks ended to ask");
+	interval(whys, 4);
+	for (i = 0; i < 9; i++)
+		hits += hit('W', 80, 1000);
+	ok(!hits && hit('W', 80, 1000) && strstr(why, "10 failures of 10 tasks"),
+	   "its next 10 in the next interval: a burst, the interval of 5 not counted as at the mark (%s)",
+	   why);
 	anomaly_init(&a, 4, 0);
 	for (i = 0; i < 20; i++)
 		hits += hit('W', 81, 1000);

@@ -476,6 +476,28 @@ case_series_recorder_coarse() {
 	expect_eq "$(ls $W/store2 | wc -l)" 1 "runs in the store: the coarse part alone"
 }
 
+# Starts tcprt agent (its pid in pid) with [metrics] and a [series]
+# recorder (a 10 s threshold: no task reaches it) whose trigger judges
+# each 1 s interval, the [series] lines given added; returns once the
+# agent has turned the recorder on.
+agent_recorder_start() {	# [series line]...
+	local line
+	{
+		printf '[agent]\ninterval = 0.5\nstatus = %s\n' $W/agent.status
+		printf '[metrics]\ntextfile = %s\n' $W/agent.prom
+		printf '[series]\nrecorder = 10000000\nstore = %s\n' $W/store
+		printf 'trigger = yes\ntrigger-interval = 1\ntrigger-gap = 0\n'
+		for line in "$@"; do
+			printf '%s\n' "$line"
+		done
+	} > $W/agent.conf
+	chmod 644 $W/agent.conf
+	"$TCPRT" agent --config $W/agent.conf 2> $W/rec.err &
+	pid=$!
+	wait_until "the recorder on" eval '[ "$(cat $PARAMS/recorder)" = 1 ]' ||
+		fail "$(cat $W/rec.err)"
+}
+
 # The agent's [series] recorder with its trigger (issue 70, stage 4): no
 # task reaches the recorder's own threshold (10 s), so every window is one
 # the agent asked for (recorder_freeze) for a task more than 4 times
@@ -489,20 +511,10 @@ case_agent_recorder() {
 	local pid n r
 	fresh
 	mod_load lports=7306
-	{
-		printf '[agent]\ninterval = 0.5\nstatus = %s\n' $W/agent.status
-		printf '[metrics]\ntextfile = %s\n' $W/agent.prom
-		printf '[series]\nrecorder = 10000000\nstore = %s\n' $W/store
-		printf 'trigger = yes\ntrigger-interval = 1\ntrigger-gap = 0\n'
-	} > $W/agent.conf
-	chmod 644 $W/agent.conf
 	start_server -- --port 7306 --req-bytes 100 --resp-bytes 1000 --conns 2 \
 		--delay-ms 5 --slow-every 200 --slow-ms 200 --slow-log $W/slow.log \
 		--stamps $W/stamps > /dev/null
-	"$TCPRT" agent --config $W/agent.conf 2> $W/rec.err &
-	pid=$!
-	wait_until "the recorder on" eval '[ "$(cat $PARAMS/recorder)" = 1 ]' ||
-		fail "$(cat $W/rec.err)"
+	agent_recorder_start
 	"$PEER" client --port 7306 --req-bytes 100 --resp-bytes 1000 --requests 1000 \
 		--conns 2 --think-ms 5 > /dev/null || fail "client"
 	wait_untracked
@@ -554,20 +566,9 @@ case_agent_recorder_burst() {
 	local pid t0 t1 win
 	fresh
 	mod_load lports=7309
-	{
-		printf '[agent]\ninterval = 0.5\nstatus = %s\n' $W/agent.status
-		printf '[metrics]\ntextfile = %s\n' $W/agent.prom
-		printf '[series]\nrecorder = 10000000\nstore = %s\n' $W/store
-		printf 'trigger = yes\ntrigger-interval = 1\ntrigger-gap = 0\n'
-		printf 'trigger-factor = 1000\ntrigger-fail = 100\n'
-	} > $W/agent.conf
-	chmod 644 $W/agent.conf
 	start_server -- --port 7309 --req-bytes 100 --resp-bytes 60000 --sndbuf 200000 \
 		--conns 21 > /dev/null
-	"$TCPRT" agent --config $W/agent.conf 2> $W/rec.err &
-	pid=$!
-	wait_until "the recorder on" eval '[ "$(cat $PARAMS/recorder)" = 1 ]' ||
-		fail "$(cat $W/rec.err)"
+	agent_recorder_start 'trigger-factor = 1000' 'trigger-fail = 100'
 	"$PEER" client --port 7309 --req-bytes 100 --resp-bytes 60000 --requests 40 \
 		--think-ms 5 > /dev/null || fail "client"
 	wait_untracked

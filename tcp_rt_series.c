@@ -1515,6 +1515,57 @@ static void tcp_rt_rec_win_free(struct tcp_rt_rec_win *w)
 	kfree(w);
 }
 
+/* The real time bucket @b of @run begins at. */
+static u64 tcp_rt_rec_bucket_ns(const struct tcp_rt_series_run *run, u64 b)
+{
+	return run->start_real_ns + b * run->width_us * NSEC_PER_USEC;
+}
+
+/* @w now spans [@lo, @hi): its times and the bytes the windows take. */
+static void tcp_rt_rec_win_span(const struct tcp_rt_series_run *run,
+				struct tcp_rt_rec_win *w, u64 lo, u64 hi)
+{
+	size_t bytes = (hi - lo) * tcp_rt_rec_bucket_bytes(run);
+
+	tcp_rt_rec_win_bytes += bytes - w->bytes;
+	w->bytes = bytes;
+	w->lo = lo;
+	w->hi = hi;
+	w->t->nbuckets = hi - lo;
+	w->t->start_real_ns = tcp_rt_rec_bucket_ns(run, lo);
+}
+
+/*
+ * What a span brings - its slow tasks @n, its freezes @f, its buckets
+ * the ring no longer held @gone - credited to @w, once: zeroed after.
+ */
+static void tcp_rt_rec_win_credit(struct tcp_rt_rec_win *w, u32 *n, u32 *f,
+				  u64 *gone)
+{
+	w->slow += *n;
+	w->freezes += *f;
+	w->clipped += *gone;
+	*n = 0;
+	*f = 0;
+	*gone = 0;
+}
+
+/*
+ * Buckets [@from, @to) of the fine ring into @dst, whose first bucket is
+ * @base; those the ring no longer holds stay 0, counted clipped in @w.
+ */
+static void tcp_rt_rec_win_copy(const struct tcp_rt_series_run *run,
+				struct tcp_rt_rec_win *w, s32 *dst, u64 base,
+				u64 from, u64 to)
+{
+	size_t cells = (size_t)run->nslots * run->stride;
+	u64 b;
+
+	for (b = from; b < to; b++)
+		if (!tcp_rt_rec_copy(run, b, dst + (b - base) * cells))
+			w->clipped++;
+}
+
 /* A window [@lo, @hi) of @run being copied, or NULL (counted dropped). */
 static struct tcp_rt_rec_win *tcp_rt_rec_win_new(const struct tcp_rt_series_run *run,
 						 u64 lo, u64 hi)
@@ -1530,16 +1581,11 @@ static struct tcp_rt_rec_win *tcp_rt_rec_win_new(const struct tcp_rt_series_run 
 		atomic_long_inc(&tcp_rt_rec_nr_wins_dropped);
 		return NULL;
 	}
-	w->lo = lo;
-	w->hi = hi;
+	tcp_rt_rec_win_span(run, w, lo, hi);
 	w->copied = lo;
 	w->floor = run->rec->wins_hi;
-	w->bytes = (hi - lo) * tcp_rt_rec_bucket_bytes(run);
-	w->t->start_real_ns = run->start_real_ns +
-			      lo * run->width_us * NSEC_PER_USEC;
 	list_add_tail(&w->node, &run->rec->wins);
 	tcp_rt_rec_nwins++;
-	tcp_rt_rec_win_bytes += w->bytes;
 	return w;
 }
 
@@ -1554,24 +1600,15 @@ static bool tcp_rt_rec_win_grow(const struct tcp_rt_series_run *run,
 {
 	size_t bucket = tcp_rt_rec_bucket_bytes(run), cells = bucket / sizeof(s32);
 	s32 *sum = vzalloc(array_size(hi - lo, bucket));
-	u64 b;
 
 	if (!sum)
 		return false;
 	memcpy(sum + (w->lo - lo) * cells, w->t->sum,
 	       (w->copied - w->lo) * bucket);
-	for (b = lo; b < w->lo; b++)
-		if (!tcp_rt_rec_copy(run, b, sum + (b - lo) * cells))
-			w->clipped++;
+	tcp_rt_rec_win_copy(run, w, sum, lo, lo, w->lo);
 	vfree(w->t->sum);
 	w->t->sum = sum;
-	w->t->nbuckets = hi - lo;
-	w->t->start_real_ns = run->start_real_ns +
-			      lo * run->width_us * NSEC_PER_USEC;
-	tcp_rt_rec_win_bytes += (hi - lo) * bucket - w->bytes;
-	w->bytes = (hi - lo) * bucket;
-	w->lo = lo;
-	w->hi = hi;
+	tcp_rt_rec_win_span(run, w, lo, hi);
 	return true;
 }
 
@@ -1608,12 +1645,7 @@ static void tcp_rt_rec_win_want(const struct tcp_rt_series_run *run, u64 lo,
 	if (!list_empty(&rec->wins))
 		w = list_last_entry(&rec->wins, struct tcp_rt_rec_win, node);
 	if (w && w->hi == rec->wins_hi && lo <= w->hi) {
-		w->slow += n;
-		w->freezes += f;
-		w->clipped += gone;
-		n = 0;
-		f = 0;
-		gone = 0;
+		tcp_rt_rec_win_credit(w, &n, &f, &gone);
 		/* within the ring's length of its end: from <= w->lo */
 		from = clamp(lo, w->floor, w->lo);
 		if (w->hi > rec->nfine)
@@ -1627,14 +1659,8 @@ static void tcp_rt_rec_win_want(const struct tcp_rt_series_run *run, u64 lo,
 	while (lo < hi) {
 		end = min(hi, lo + rec->nfine);
 		w = tcp_rt_rec_win_new(run, lo, end);
-		if (w) {
-			w->slow += n;
-			w->freezes += f;
-			w->clipped += gone;
-			n = 0;
-			f = 0;
-			gone = 0;
-		}
+		if (w)
+			tcp_rt_rec_win_credit(w, &n, &f, &gone);
 		/* a window dropped gives its buckets up */
 		rec->wins_hi = end;
 		lo = end;
@@ -1664,10 +1690,9 @@ static void tcp_rt_rec_win_ready(const struct tcp_rt_series_run *run,
 static void tcp_rt_rec_freeze(const struct tcp_rt_series_run *run)
 {
 	struct tcp_rt_series_rec *rec = run->rec;
-	size_t cells = (size_t)run->nslots * run->stride;
 	u32 linger = DIV_ROUND_UP(TCP_RT_REC_AFTER_US, run->width_us);
 	struct tcp_rt_rec_win *w, *tmp;
-	u64 lo, hi, b, end;
+	u64 lo, hi, end;
 	u32 n, f;
 
 	raw_spin_lock_irq(&tcp_rt_rec_want_lock);
@@ -1687,10 +1712,7 @@ static void tcp_rt_rec_freeze(const struct tcp_rt_series_run *run)
 	}
 	list_for_each_entry_safe(w, tmp, &rec->wins, node) {
 		end = min(rec->next_b, w->hi);
-		for (b = w->copied; b < end; b++)
-			if (!tcp_rt_rec_copy(run, b,
-					     w->t->sum + (b - w->lo) * cells))
-				w->clipped++;
+		tcp_rt_rec_win_copy(run, w, w->t->sum, w->lo, w->copied, end);
 		w->copied = max(w->copied, end);
 		if (w->copied == w->hi && rec->next_b >= w->hi + linger)
 			tcp_rt_rec_win_ready(run, w);

@@ -406,7 +406,7 @@ case_coarse() {
 	# the bursts' bytes, from the coarse ring's 30 s (however slow the
 	# guest, it still holds them)
 	expect_eq "$(coarse_bytes_in)" $((40 * 300)) \
-		"the coarse ring's bytes in of port $PORT: the clients' 40 requests"
+		"the coarse ring's bytes in of port $PORT: the clients' 40 requests (status recorder_late $(status recorder_late))"
 	# then traffic going on while both rings are read, so that the
 	# buckets both hold whole (the fine ring's last 2 s) have some
 	"$PEER" client --port $PORT --requests 1000000 --think-ms 5 --req-bytes 300 \

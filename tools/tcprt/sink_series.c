@@ -455,19 +455,23 @@ static unsigned long long status_value(const char *key)
 
 /*
  * Before a window [@start, @end) (Unix us) is kept, or at the recorder's
- * stop (@start = @end = now; @what says which): the coarse ring's buckets
- * (recorder_coarse; status recorder_coarse_us their width) from where
- * what was kept last ends - a window, or the ring's oldest line - to the
- * last of its bucket boundaries at or before @start, as a run of their
- * own: the minutes before at the coarse width, the window at the fine
- * one, the two never overlapping (a gap under one coarse bucket between
- * them).  Nothing without a coarse ring.
+ * stop (@start = @end = now, @stop; @what says which): the coarse ring's
+ * buckets (recorder_coarse; status recorder_coarse_us their width) from
+ * where what was kept last ends - a window, or the ring's oldest line -
+ * to the last of its bucket boundaries at or before @start, as a run of
+ * their own: the minutes before at the coarse width, the window at the
+ * fine one, the two never overlapping (a gap under one coarse bucket
+ * between them).  At the stop, no further than the end of the ring's
+ * newest line: the ring shows a bucket once its last fine one is folded,
+ * so past that line a bucket may be quiet or not complete yet, and an
+ * empty bucket kept there would say "no traffic" of a time that had some.
+ * Nothing without a coarse ring.
  */
 static void keep_coarse(struct series_sink *ss, uint64_t start, uint64_t end,
-			const char *what)
+			bool stop, const char *what)
 {
 	uint64_t cw, lo = 0, hi = 0;
-	uint64_t from = ss->kept_end_us, first = 0, t, lines;
+	uint64_t from = ss->kept_end_us, first = 0, newest = 0, t, lines;
 	unsigned long long sec, usec;
 	char path[128], line[1024];
 	FILE *f, *tmp;
@@ -501,7 +505,11 @@ static void keep_coarse(struct series_sink *ss, uint64_t start, uint64_t end,
 		}
 		if (t >= lo && t < hi)
 			fputs(line, tmp);
+		newest = t;
 	}
+	/* lines come in bucket order, on the grid: newest + cw is on it */
+	if (stop && newest + cw < hi)
+		hi = newest + cw;
 	if (hi <= lo)
 		goto out;
 	rewind(tmp);
@@ -593,7 +601,7 @@ static int keep_window(struct series_sink *ss)
 		return -1;
 	}
 	keep_coarse(ss, sec * USEC_PER_SEC + usec,
-		    sec * USEC_PER_SEC + usec + width * n, "before it");
+		    sec * USEC_PER_SEC + usec + width * n, false, "before it");
 	if (series_store_save(ss->c.store, f, sec * USEC_PER_SEC + usec, width,
 			      n, &lines) < 0) {
 		fclose(f);
@@ -795,7 +803,7 @@ static bool series_stop(void *priv)
 		if (ss->aside) {
 			uint64_t now = now_us();
 
-			keep_coarse(ss, now, now, "to the recorder's stop");
+			keep_coarse(ss, now, now, true, "to the recorder's stop");
 			fclose(ss->aside);
 		}
 		fprintf(stderr, "tcprt: series: %llu window(s) kept, %llu not; %llu coarse part(s) kept, %llu not%s\n",

@@ -25,6 +25,15 @@ run_bytes() {	# buckets lines counters cpus flows(0/1)
 	echo $(($1 * $2 * $3 * 4 * $4 + $5 * FLOWS_BYTES))
 }
 
+# What the recorder holds on N CPUs (docs/series.md, "The recorder"): a
+# hot ring of H places a CPU (each place lines x counters x 4 bytes and
+# 16 of tags), the fine and coarse rings (each bucket lines x counters x
+# 4 bytes and 8 of tag), and the flow table when flows is kept.
+rec_bytes() {	# hot fine coarse lines counters cpus flows(0/1)
+	local cells=$(($4 * $5 * 4))
+	echo $(($6 * $1 * (cells + 16) + ($2 + $3) * (cells + 8) + $7 * FLOWS_BYTES))
+}
+
 # The last online CPU, if it can go offline (not CPU 0); else the case
 # skips.
 hotplug_cpu() {
@@ -73,10 +82,14 @@ case_cleanup() {
 }
 
 # The unit's configuration with a port range: 8 ports' lines and the
-# host's, 20 counters each.  Sized by the 80 possible CPUs it needs
-# 81 x 1.44 MB, over the 64 MiB a run may take: refused before.  Its
-# buckets are 10 ms here, not the unit's 1 ms: the same memory, and 20 s
-# for the case to read status while it runs, on a machine of any speed.
+# host's, 20 counters each.  As a run (the unit's before the recorder):
+# sized by the 80 possible CPUs it needs 81 x 1.44 MB, over the 64 MiB a
+# run may take: refused before.  Its buckets are 10 ms here, not the
+# unit's 1 ms: the same memory, and 20 s for the case to read status while
+# it runs, on a machine of any speed.  Then as the unit runs it, the
+# recorder at 1 ms with the coarse ring's 6000 buckets: a hot ring of 32
+# places on each online CPU (at 1 ms whatever HZ: the fold's period spans
+# at most 10 buckets), the two rings and the flow table in series_bytes.
 case_unit_default() {
 	local possible online
 	possible=$(cpus_in /sys/devices/system/cpu/possible)
@@ -99,6 +112,15 @@ case_unit_default() {
 	expect_eq "$(status series_bytes)" 0 "status series_bytes after the run"
 	expect_eq "$(status series_cpu_nomem)" 0 "status series_cpu_nomem"
 	cat "$DBG/rt-network-series" > /dev/null
+	echo 1000 > "$PARAMS/series_us"
+	echo 6000 > "$PARAMS/recorder_coarse"
+	echo 200000 > "$PARAMS/recorder_slow_us"
+	echo 1 > "$PARAMS/recorder" || fail "the unit's recorder refused"
+	expect_eq "$(status series_bytes)" "$(rec_bytes 32 2000 6000 9 20 "$online" 1)" \
+		"status series_bytes: the recorder's hot rings on $online CPUs, its rings and the flow table"
+	echo 0 > "$PARAMS/recorder"
+	expect_eq "$(status series_bytes)" 0 "status series_bytes after the recorder"
+	expect_eq "$(status series_cpu_nomem)" 0 "status series_cpu_nomem"
 	mod_unload
 }
 
@@ -174,7 +196,7 @@ case_recorder_cpu_online() {
 	mod_unload
 }
 
-run_case "series: the unit's run with a port range on a host of 80 possible CPUs, its bytes as status says" \
+run_case "series: the unit's recorder, and its run before, with a port range on a host of 80 possible CPUs, their bytes as status says" \
 	case_unit_default
 run_case "series: a CPU online mid-run gets its counters, and its requests stay counted when it goes" \
 	case_cpu_online_mid_run

@@ -352,6 +352,51 @@ case_series_recorder() {
 		"series --task: the slow task's rows, 1 ms each"
 }
 
+# The unit tcprt-series' own options (its Environment line, read from
+# tcprt-series.service.in, so that a change there is tested here): the
+# recorder with its coarse ring, 2000 buckets of 1 ms, every measure and
+# the host's line, on a port range.  One connection of 30 requests 100 ms
+# apart, one request in 10 held 300 ms (its window from 200 ms before to
+# 100 ms after: about 600 ms between two): each held request's
+# milliseconds on disk (95 % or more, by the server's log), the windows
+# with the host's line and the port's measures, a coarse part with the
+# port's traffic between them; the recorder off at SIGTERM.
+case_series_unit() {
+	local rec n opts
+	fresh
+	mod_load lports_range=7310,7317
+	opts=$(sed -n 's/^Environment="TCPRT_OPTIONS=\(.*\)"$/\1/p' "$TOP/tools/tcprt/tcprt-series.service.in")
+	[ -n "$opts" ] || fail "no TCPRT_OPTIONS in tcprt-series.service.in"
+	diag "the unit's options: $opts"
+	start_server -- --port 7311 --req-bytes 100 --resp-bytes 1000 \
+		--delay-ms 5 --slow-every 10 --slow-ms 300 --slow-log $W/slow.log > /dev/null
+	# shellcheck disable=SC2086
+	"$TCPRT" series --store $W/store $opts 2> $W/rec.err &
+	rec=$!
+	wait_until "the recorder on" eval '[ "$(cat $PARAMS/recorder)" = 1 ]' ||
+		fail "$(cat $W/rec.err)"
+	expect_eq "$(cat $PARAMS/recorder_slow_us) $(cat $PARAMS/recorder_coarse)" "200000 6000" \
+		"recorder_slow_us, recorder_coarse"
+	expect_eq "$(cat $PARAMS/series_us) $(cat $PARAMS/series_buckets) $(cat $PARAMS/series_host)" \
+		"1000 2000 Y" "series_us, series_buckets, series_host"
+	"$PEER" client --port 7311 --req-bytes 100 --resp-bytes 1000 --requests 30 \
+		--think-ms 100 > /dev/null || fail "client"
+	wait_untracked
+	n=$(grep -c '^slow ' $W/slow.log)
+	expect_eq "$n" 3 "requests the server held"
+	recorder_stop "$rec" "$n"
+	expect_eq "$(cat $PARAMS/recorder)" 0 "the recorder off at SIGTERM"
+	expect_eq "$(status recorder_windows_dropped)" 0 "windows dropped"
+	drain_logs $W/log
+	held_on_disk 7311
+	zcat $W/store/series-*-1000x*.gz | awk '$3 == "*" { h++ } $3 == 7311 && NF == 23 { p++ }
+		END { exit !(h && p) }' || fail "the windows: no host line, or the port's without every measure"
+	expect_ge "$(grep -c '^tcprt: series: the coarse buckets before .* kept: [1-9]' $W/rec.err)" 1 \
+		"coarse parts with lines kept before a window"
+	zcat $W/store/series-*-10000x*.gz | awk '$3 == 7311 { p++ } END { exit !p }' ||
+		fail "the coarse parts: no line of the port"
+}
+
 # The coarse ring's lines since the end of the last window tcprt series
 # --recorder said it kept span 300 ms: a window frozen now (200 ms before)
 # neither begins where that one ends nor leaves the coarse part before it
@@ -470,7 +515,7 @@ case_series_recorder_coarse() {
 	sed 's/^/# /' $W/rec.err
 	grep -q "^tcprt: series: the coarse buckets to the recorder's stop, .* kept: " $W/rec.err ||
 		fail "no coarse part at the stop: $(cat $W/rec.err)"
-	# shellcheck disable=SC2012
+	# shellcheck disable=SC2010,SC2012
 	ls $W/store2 | grep -Eq '^series-[0-9]+(\.[0-9]{6})?-10000x([3-9]|[1-9][0-9]+)\.gz$' ||
 		fail "the store: $(ls $W/store2)"
 	expect_eq "$(ls $W/store2 | wc -l)" 1 "runs in the store: the coarse part alone"
@@ -1089,6 +1134,7 @@ run_case "read --stats: stats lines counting the tasks" case_stats
 run_case "series --every: runs at the same instants, kept, the oldest removed" case_series_every
 run_case "series --every --trigger: a port turned slow starts a run at once, a steady one none" case_series_trigger
 run_case "series --recorder: one request in 10 held 200 ms, 95 % of them with their milliseconds on disk by the server's own log; series --task joins one" case_series_recorder
+run_case "series --recorder as the unit tcprt-series runs it (its options from the unit file): every held request's milliseconds on disk, the host's line, the coarse parts" case_series_unit
 run_case "series --recorder --coarse: the coarse buckets before each window kept at 10 ms, none overlapping, each part's tasks the records'; at SIGTERM the cut window's part and the buckets since, kept" case_series_recorder_coarse
 run_case "agent [series] recorder with the trigger: one request in 200 held 200 ms, each past 4 times its port's p99 asks for its window, 95 % of them on disk by the server's log" case_agent_recorder
 run_case "agent [series] recorder with the trigger: a failure burst (W records past trigger-fail) asks for one window, none before it; kept, over the burst" case_agent_recorder_burst

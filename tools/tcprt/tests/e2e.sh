@@ -467,7 +467,7 @@ case_series_recorder_coarse() {
 		grep -q 'kept: [1-9][0-9]* lines$' || fail "the last window's coarse part has no line"
 	expect_eq "$(status recorder_freezes)" 1 "recorder_freezes"
 	drain_logs $W/log
-	py $W/log $W/store <<-'PY' > $W/coarse || fail "$(cat $W/coarse)"
+	py $W/log $W/store <<-'PY' > $W/coarse || fail "$(cat $W/coarse) (status recorder_late $(status recorder_late))"
 		import gzip, os, re, sys
 		log, store = sys.argv[1:]
 		starts = sorted(int(w[2]) * 10**6 + int(w[3]) for w in (l.split() for l in open(log))

@@ -1498,6 +1498,12 @@ static struct tcp_rt_series_run *tcp_rt_rec_snapshot(const struct tcp_rt_series_
 	return t;
 }
 
+/* The real time bucket @b of @run begins at. */
+static u64 tcp_rt_series_bucket_ns(const struct tcp_rt_series_run *run, u64 b)
+{
+	return run->start_real_ns + b * run->width_us * NSEC_PER_USEC;
+}
+
 /* ------------------------------------------------------------------------
  * The recorder's frozen windows, all under tcp_rt_rec_mutex
  */
@@ -1515,12 +1521,6 @@ static void tcp_rt_rec_win_free(struct tcp_rt_rec_win *w)
 	kfree(w);
 }
 
-/* The real time bucket @b of @run begins at. */
-static u64 tcp_rt_rec_bucket_ns(const struct tcp_rt_series_run *run, u64 b)
-{
-	return run->start_real_ns + b * run->width_us * NSEC_PER_USEC;
-}
-
 /* @w now spans [@lo, @hi): its times and the bytes the windows take. */
 static void tcp_rt_rec_win_span(const struct tcp_rt_series_run *run,
 				struct tcp_rt_rec_win *w, u64 lo, u64 hi)
@@ -1532,7 +1532,7 @@ static void tcp_rt_rec_win_span(const struct tcp_rt_series_run *run,
 	w->lo = lo;
 	w->hi = hi;
 	w->t->nbuckets = hi - lo;
-	w->t->start_real_ns = tcp_rt_rec_bucket_ns(run, lo);
+	w->t->start_real_ns = tcp_rt_series_bucket_ns(run, lo);
 }
 
 /*
@@ -1964,8 +1964,7 @@ static void tcp_rt_series_show(struct seq_file *m,
 
 	if (!key || tcp_rt_series_empty(run, val))
 		return;
-	ts = ns_to_timespec64(run->start_real_ns +
-			      (u64)b * run->width_us * NSEC_PER_USEC);
+	ts = ns_to_timespec64(tcp_rt_series_bucket_ns(run, b));
 	seq_printf(m, "%lld %06ld ", (long long)ts.tv_sec,
 		   ts.tv_nsec / NSEC_PER_USEC);
 	if (key & TCP_RT_KEY_HOST)

@@ -455,7 +455,7 @@ static unsigned long long status_value(const char *key)
 
 /*
  * Before a window [@start, @end) (Unix us) is kept, or at the recorder's
- * stop (@start = @end = now, @stop; @what says which): the coarse ring's
+ * stop (@start = @end = now, @stop): the coarse ring's
  * buckets (recorder_coarse; status recorder_coarse_us their width) from
  * where what was kept last ends - a window, or the ring's oldest line -
  * to the last of its bucket boundaries at or before @start, as a run of
@@ -468,8 +468,9 @@ static unsigned long long status_value(const char *key)
  * Nothing without a coarse ring.
  */
 static void keep_coarse(struct series_sink *ss, uint64_t start, uint64_t end,
-			bool stop, const char *what)
+			bool stop)
 {
+	const char *what = stop ? "to the recorder's stop" : "before it";
 	uint64_t cw, lo = 0, hi = 0;
 	uint64_t from = ss->kept_end_us, first = 0, newest = 0, t, lines;
 	unsigned long long sec, usec;
@@ -601,7 +602,7 @@ static int keep_window(struct series_sink *ss)
 		return -1;
 	}
 	keep_coarse(ss, sec * USEC_PER_SEC + usec,
-		    sec * USEC_PER_SEC + usec + width * n, false, "before it");
+		    sec * USEC_PER_SEC + usec + width * n, false);
 	if (series_store_save(ss->c.store, f, sec * USEC_PER_SEC + usec, width,
 			      n, &lines) < 0) {
 		fclose(f);
@@ -803,7 +804,7 @@ static bool series_stop(void *priv)
 		if (ss->aside) {
 			uint64_t now = now_us();
 
-			keep_coarse(ss, now, now, true, "to the recorder's stop");
+			keep_coarse(ss, now, now, true);
 			fclose(ss->aside);
 		}
 		fprintf(stderr, "tcprt: series: %llu window(s) kept, %llu not; %llu coarse part(s) kept, %llu not%s\n",

@@ -248,6 +248,13 @@ case_series_every() {
 	awk -F, 'NR > 1 && $2 != 7303 { exit 1 }' $W/back.csv || fail "--port 7303 only"
 }
 
+# Once the module's recorder is on (turned on by a tcprt whose stderr is
+# $W/rec.err, said if it never is).
+recorder_on_wait() {
+	wait_until "the recorder on" eval '[ "$(cat $PARAMS/recorder)" = 1 ]' ||
+		fail "$(cat $W/rec.err)"
+}
+
 windows_kept() {	# tcprt series --recorder kept every window the module gave out
 	local w
 	w=$(status recorder_windows)
@@ -332,8 +339,7 @@ case_series_recorder() {
 		--delay-ms 5 --slow-every 10 --slow-ms 200 --slow-log $W/slow.log > /dev/null
 	"$TCPRT" series --recorder 150000 --store $W/store 2> $W/rec.err &
 	rec=$!
-	wait_until "the recorder on" eval '[ "$(cat $PARAMS/recorder)" = 1 ]' ||
-		fail "$(cat $W/rec.err)"
+	recorder_on_wait
 	expect_eq "$(cat $PARAMS/recorder_slow_us)" 150000 "recorder_slow_us"
 	"$PEER" client --port 7304 --req-bytes 100 --resp-bytes 1000 --requests 50 \
 		--conns 4 --think-ms 20 > /dev/null || fail "client"
@@ -373,8 +379,7 @@ case_series_unit() {
 	# shellcheck disable=SC2086
 	"$TCPRT" series --store $W/store $opts 2> $W/rec.err &
 	rec=$!
-	wait_until "the recorder on" eval '[ "$(cat $PARAMS/recorder)" = 1 ]' ||
-		fail "$(cat $W/rec.err)"
+	recorder_on_wait
 	expect_eq "$(cat $PARAMS/recorder_slow_us) $(cat $PARAMS/recorder_coarse)" "200000 6000" \
 		"recorder_slow_us, recorder_coarse"
 	expect_eq "$(cat $PARAMS/series_us) $(cat $PARAMS/series_buckets) $(cat $PARAMS/series_host)" \
@@ -441,8 +446,7 @@ case_series_recorder_coarse() {
 	start_server -- --port 7308 --req-bytes 100 --resp-bytes 1000 > /dev/null
 	"$TCPRT" series --recorder 150000 --coarse 600 --store $W/store 2> $W/rec.err &
 	rec=$!
-	wait_until "the recorder on" eval '[ "$(cat $PARAMS/recorder)" = 1 ]' ||
-		fail "$(cat $W/rec.err)"
+	recorder_on_wait
 	expect_eq "$(cat $PARAMS/recorder_coarse)" 600 "recorder_coarse"
 	"$PEER" client --port 7307 --req-bytes 100 --resp-bytes 1000 --requests 100 \
 		--think-ms 20 > /dev/null || fail "client"
@@ -539,8 +543,7 @@ agent_recorder_start() {	# [series line]...
 	chmod 644 $W/agent.conf
 	"$TCPRT" agent --config $W/agent.conf 2> $W/rec.err &
 	pid=$!
-	wait_until "the recorder on" eval '[ "$(cat $PARAMS/recorder)" = 1 ]' ||
-		fail "$(cat $W/rec.err)"
+	recorder_on_wait
 }
 
 # The agent's [series] recorder with its trigger (issue 70, stage 4): no

@@ -49,9 +49,9 @@
  *     count inside an RCU read-side section, and a run is retired only
  *     after a grace period, so no count can reach it once it is merged.
  *   - Counters are atomic_t in one array per CPU: the hooks of one CPU run
- *     in process and softirq context and may nest, and a hook preempted
- *     on PREEMPT_RT may finish on another CPU; atomics keep every count,
- *     and a CPU only ever writes to its own array's cache lines.
+ *     in process and softirq context, preemption off (tcp_rt_hooks.c),
+ *     and may nest; atomics keep every count, and a CPU only ever writes
+ *     to its own array's cache lines.
  *   - Those arrays exist for the online CPUs, not the possible ones (a
  *     host may have many more possible CPUs than it will ever bring up).
  *     tcp_rt_series_cpu_mutex guards tcp_rt_series_live, the runs whose
@@ -80,13 +80,24 @@
  *     bucket of their clock with cmpxchg() on its tag, mark the lines
  *     they touch in its dirty word (set_bit()) and add as a run's hooks
  *     do; the fold, on another CPU, takes a bucket only once it is
- *     TCP_RT_REC_AGE old (a hook reads the clock and adds within
- *     microseconds), xchg()s its dirty word and counters to 0 and frees
- *     its tag last (release).  A hook that finds its slot still holding
- *     an older bucket (the fold late), or a bucket the fold has completed
- *     (the hook late: preempted on PREEMPT_RT), counts nothing and says
- *     so in recorder_late.  tcp_rt_rec_mutex guards the fine and coarse
- *     rings and the fold's progress: the fold writes them,
+ *     TCP_RT_REC_AGE old, xchg()s its dirty word and counters to 0 and
+ *     frees its tag last (release).  Age alone does not keep a hook out:
+ *     one stalled between its clock and its adds (an interrupt storm, a
+ *     hypervisor's vCPU preempted for milliseconds), or counting at an
+ *     older clock (__tcp_rt_series_add()), would add after the fold had
+ *     emptied its place and leave its counts behind for a later bucket.
+ *     So a hook holds its CPU's tcp_rt_rec_busy word from before it looks
+ *     at the fold's progress (next_b) to after its adds, and the fold
+ *     publishes next_b, then waits for each CPU's hooks of before that to
+ *     end (tcp_rt_rec_quiesce()), then empties: a hook sees the new next_b
+ *     or the fold sees the hook.  A hook whose bucket is below next_b (the
+ *     hook late), or whose place still holds an older bucket (the fold
+ *     late), counts nothing and says so in recorder_late.  Hooks run with
+ *     preemption off, so a CPU's holds nest, innermost out first, and the
+ *     fold waits on another CPU's: the word is that CPU's hooks' depth
+ *     (the low byte) and the times it went back to 0 (the rest), each
+ *     changed by its own CPU only.  tcp_rt_rec_mutex guards the
+ *     fine and coarse rings and the fold's progress: the fold writes them,
  *     rt-network-recorder's (and -coarse's) open copies them; it is
  *     taken under tcp_rt_series_mutex, and the fold takes nothing else,
  *     so retiring (under tcp_rt_series_mutex) may cancel the fold
@@ -201,7 +212,7 @@ struct tcp_rt_series_rec {
 	u32 hot;		/* places in a CPU's hot ring: a power of 2 */
 	u32 nfine;		/* buckets in the fine ring (series_buckets) */
 	unsigned long fold_jiffies;
-	u64 next_b;		/* buckets below it are folded whole */
+	u64 next_b;		/* buckets below it are folded, or being */
 	struct tcp_rt_rec_ring fine;	/* nfine places */
 	struct tcp_rt_rec_ring coarse;	/* recorder_coarse places */
 	s32 open[TCP_RT_SERIES_SLOTS];	/* open-gauge changes below next_b */
@@ -292,6 +303,14 @@ static atomic_long_t tcp_rt_series_nr_unread = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_series_nr_dropped = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_series_nr_flows_missed = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_series_nr_cpu_nomem = ATOMIC_LONG_INIT(0);
+/*
+ * A CPU's recorder holds (see the top): the depth of its hooks between
+ * their look at next_b and their last add in the low byte, above it the
+ * times that depth went back to 0.
+ */
+#define TCP_RT_REC_DEPTH	0xffUL
+static DEFINE_PER_CPU(unsigned long, tcp_rt_rec_busy);
+
 static atomic_long_t tcp_rt_rec_nr_late = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_rec_nr_folds = ATOMIC_LONG_INIT(0);
 static atomic_long_t tcp_rt_rec_nr_slow = ATOMIC_LONG_INIT(0);
@@ -394,21 +413,44 @@ static atomic_t *tcp_rt_rec_counters(const struct tcp_rt_series_run *run,
 	       (size_t)place * run->nslots * run->stride;
 }
 
+/* This CPU's hooks hold the fold off their hot places (see the top). */
+static void tcp_rt_rec_hold(void)
+{
+	this_cpu_inc(tcp_rt_rec_busy);
+	/* pairs with the fold's: it sees this hold, or this hook its next_b */
+	smp_mb();
+}
+
+static void tcp_rt_rec_unhold(void)
+{
+	/* the adds, before the fold may see the hold gone */
+	smp_wmb();
+	/* the outermost: depth back to 0 and the generation up, in one add */
+	this_cpu_add(tcp_rt_rec_busy,
+		     (this_cpu_read(tcp_rt_rec_busy) & TCP_RT_REC_DEPTH) == 1 ?
+		     TCP_RT_REC_DEPTH : -1UL);
+}
+
 /*
- * The recorder: this CPU's hot place for bucket @b, claimed if free.
- * False when it still holds an older bucket the fold has not taken yet
- * (the fold late), or when the fold has completed @b (the hook late):
- * the event is counted in recorder_late, not in another bucket.
+ * The recorder: this CPU's hot place for bucket @b, claimed if free, held
+ * until tcp_rt_series_at_end().  False when the fold has taken @b or is
+ * taking it (the hook late), or the place still holds an older bucket
+ * the fold has not taken yet (the fold late): the event is counted in
+ * recorder_late, not in another bucket.
  */
 static bool tcp_rt_rec_place(const struct tcp_rt_series_run *run,
 			     unsigned long *tags, u64 b,
 			     struct tcp_rt_series_at *at)
 {
 	u32 i = b & (run->rec->hot - 1);
-	unsigned long t = READ_ONCE(tags[i]);
+	unsigned long t;
 
+	tcp_rt_rec_hold();
+	if (b < READ_ONCE(run->rec->next_b))
+		goto late;
+	t = READ_ONCE(tags[i]);
 	if (t != b + 1) {
-		if (t || b < READ_ONCE(run->rec->next_b))
+		if (t)
 			goto late;
 		t = cmpxchg(&tags[i], 0, b + 1);
 		if (t && t != b + 1)
@@ -418,6 +460,7 @@ static bool tcp_rt_rec_place(const struct tcp_rt_series_run *run,
 	at->bucket = tcp_rt_rec_counters(run, tags, i);
 	return true;
 late:
+	tcp_rt_rec_unhold();
 	atomic_long_inc(&tcp_rt_rec_nr_late);
 	return false;
 }
@@ -452,9 +495,16 @@ static bool tcp_rt_series_bucket(const struct tcp_rt_series_run *run,
 	return true;
 }
 
+/* A hook's counting at @at, a true tcp_rt_series_bucket()'s, is over. */
+static void tcp_rt_series_at_end(const struct tcp_rt_series_at *at)
+{
+	if (at->dirty)
+		tcp_rt_rec_unhold();
+}
+
 /*
  * Under rcu_read_lock(): the run under way in *@run, and where this CPU
- * counts now in *@at; false outside a run.
+ * counts now in *@at, until tcp_rt_series_at_end(); false outside a run.
  */
 static bool tcp_rt_series_now(struct tcp_rt_series_run **run,
 			      struct tcp_rt_series_at *at)
@@ -630,6 +680,7 @@ void __tcp_rt_series_add(u32 key, u64 now_us, enum tcp_rt_series_field field,
 	slot = tcp_rt_series_port(run, &at, key);
 	if (slot)
 		tcp_rt_series_put(run, slot, field, n);
+	tcp_rt_series_at_end(&at);
 out:
 	rcu_read_unlock();
 }
@@ -717,12 +768,13 @@ void __tcp_rt_series_bytes(u32 key, const struct sock *sk, bool out, u32 n)
 	if (!tcp_rt_series_now(&run, &at))
 		goto out;
 	slot = tcp_rt_series_port(run, &at, key);
-	if (!slot)
-		goto out;
-	tcp_rt_series_put(run, slot, out ? TCP_RT_SER_BYTES_OUT :
-					   TCP_RT_SER_BYTES_IN, n);
-	tcp_rt_series_put_far(run, slot, out ? TCP_RT_SER_FAR_OUT :
-					       TCP_RT_SER_FAR_IN, sk, n);
+	if (slot) {
+		tcp_rt_series_put(run, slot, out ? TCP_RT_SER_BYTES_OUT :
+						   TCP_RT_SER_BYTES_IN, n);
+		tcp_rt_series_put_far(run, slot, out ? TCP_RT_SER_FAR_OUT :
+						       TCP_RT_SER_FAR_IN, sk, n);
+	}
+	tcp_rt_series_at_end(&at);
 out:
 	rcu_read_unlock();
 }
@@ -799,17 +851,19 @@ void __tcp_rt_series_seg_in(u32 key, const struct sock *sk,
 		}
 	}
 	if (run->host < 0)
-		goto out;
+		goto done;
 	slot = tcp_rt_series_host_line(run, &at);
 	tcp_rt_series_in_common(run, slot, &in);
 	if (!in.len)
-		goto out;
+		goto done;
 	tcp_rt_series_put(run, slot, TCP_RT_SER_BYTES_IN, in.len - in.dup);
 	tcp_rt_series_put(run, slot, TCP_RT_SER_SEGS_IN, in.segs);
 	tcp_rt_series_put_far(run, slot, TCP_RT_SER_FAR_IN, sk,
 			      in.len - in.dup);
 	if (tcp_rt_series_flow(run, sk, at.b, true))
 		tcp_rt_series_put(run, slot, TCP_RT_SER_FLOWS, 1);
+done:
+	tcp_rt_series_at_end(&at);
 out:
 	rcu_read_unlock();
 }
@@ -849,7 +903,7 @@ void __tcp_rt_series_seg_out(u32 key, const struct sock *sk,
 			tcp_rt_series_put(run, slot, TCP_RT_SER_FLOWS, 1);
 	}
 	if (run->host < 0)
-		goto out;
+		goto done;
 	slot = tcp_rt_series_host_line(run, &at);
 	if (len) {
 		tcp_rt_series_put(run, slot, TCP_RT_SER_BYTES_OUT, len);
@@ -862,6 +916,8 @@ void __tcp_rt_series_seg_out(u32 key, const struct sock *sk,
 	}
 	if (data && tcp_rt_series_flow(run, sk, at.b, true))
 		tcp_rt_series_put(run, slot, TCP_RT_SER_FLOWS, 1);
+done:
+	tcp_rt_series_at_end(&at);
 out:
 	rcu_read_unlock();
 }
@@ -873,10 +929,13 @@ void __tcp_rt_series_conn(bool estab)
 	struct tcp_rt_series_at at;
 
 	rcu_read_lock();
-	if (tcp_rt_series_now(&run, &at) && run->host >= 0)
-		tcp_rt_series_put(run, tcp_rt_series_host_line(run, &at),
-				  estab ? TCP_RT_SER_ESTAB : TCP_RT_SER_CLOSED,
-				  1);
+	if (tcp_rt_series_now(&run, &at)) {
+		if (run->host >= 0)
+			tcp_rt_series_put(run, tcp_rt_series_host_line(run, &at),
+					  estab ? TCP_RT_SER_ESTAB :
+						  TCP_RT_SER_CLOSED, 1);
+		tcp_rt_series_at_end(&at);
+	}
 	rcu_read_unlock();
 }
 
@@ -1874,7 +1933,23 @@ static void tcp_rt_rec_complete(const struct tcp_rt_series_run *run, u64 lo,
 		if (rec->coarse.n)
 			tcp_rt_rec_coarse_add(run, b, v);
 	}
-	WRITE_ONCE(rec->next_b, below);
+}
+
+/*
+ * Until the hooks @cpu was in when the fold published next_b are over:
+ * its depth is 0, or has been since (the generation moved on).  A hook
+ * holds for microseconds, a vCPU stalled as long as it is stalled.
+ */
+static void tcp_rt_rec_quiesce(unsigned int cpu)
+{
+	const unsigned long *busy = per_cpu_ptr(&tcp_rt_rec_busy, cpu);
+	unsigned long w = READ_ONCE(*busy);
+
+	if (w & TCP_RT_REC_DEPTH)
+		while ((READ_ONCE(*busy) ^ w) <= TCP_RT_REC_DEPTH)
+			cpu_relax();
+	/* pairs with tcp_rt_rec_unhold(): the hooks' adds before */
+	smp_rmb();
 }
 
 /*
@@ -1898,12 +1973,18 @@ static void tcp_rt_rec_fold_fn(struct work_struct *work)
 		goto out;
 	lo = below > run->rec->nfine ? below - run->rec->nfine : 0;
 	lo = max(lo, run->rec->next_b);
+	/* a hook of a bucket below it counts late from now on */
+	WRITE_ONCE(run->rec->next_b, below);
+	/* pairs with tcp_rt_rec_hold(): the hooks that missed it, waited */
+	smp_mb();
 	for_each_possible_cpu(cpu) {
 		/* tcp_rt_series_alloc_one() zeroed it before */
 		atomic_t *a = smp_load_acquire(&run->cpu[cpu]);
 
-		if (a)
-			tcp_rt_rec_fold_cpu(run, (unsigned long *)a, lo, below);
+		if (!a)
+			continue;
+		tcp_rt_rec_quiesce(cpu);
+		tcp_rt_rec_fold_cpu(run, (unsigned long *)a, lo, below);
 	}
 	tcp_rt_rec_complete(run, lo, below);
 	tcp_rt_rec_freeze(run);

@@ -1977,8 +1977,19 @@ power_cleanup() {
 	return 0
 }
 
+# The power losses are make check-full's (TCP_RT_CHECK_SHORT, set by make
+# check to stay within CI's hour; run by hand, fleet.sh runs them): they
+# prove rsyslog's queue and ClickHouse's writes as the fleet configures
+# them, which the module's and tcprt's changes do not touch.
+full_only() {
+	[ -z "${TCP_RT_CHECK_SHORT:-}" ] && return 0
+	diag "left out of make check (TCP_RT_CHECK_SHORT): make check-full runs it"
+	return 1
+}
+
 case_host_power_lost() {
 	local lost per mem disk bound mean
+	full_only || return 4
 	trap '_kill_jobs; power_cleanup' EXIT
 	power_lost_run power-a ''
 	read -r lost per mem disk bound mean < $F/power.out
@@ -2012,6 +2023,7 @@ case_host_power_lost() {
 # the case passed or failed, set -e still in force for every step.)
 case_store_power_lost() {
 	local d=$F/chp n got
+	full_only || return 4
 	trap '_kill_jobs; shared_spool_back' EXIT
 	INGEST_SPOOL=$F/chp-spool
 	stop_ingest

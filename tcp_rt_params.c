@@ -99,7 +99,7 @@ DECLARE_BITMAP(tcp_rt_watch_peer, TCP_RT_NR_PORTS) __read_mostly;
 unsigned int tcp_rt_stats_off __read_mostly;
 unsigned int tcp_rt_stats_interval __read_mostly = 60;
 unsigned int tcp_rt_log_buf_num = 8;
-unsigned int tcp_rt_log_format;		/* enum tcp_rt_log_format */
+unsigned int tcp_rt_log_format = TCP_RT_LOG_BINARY;	/* enum tcp_rt_log_format */
 unsigned int tcp_rt_stats_buf_num = 8;
 unsigned int tcp_rt_max_tracked __read_mostly = 262144;
 unsigned int tcp_rt_log_sample __read_mostly = 1;
@@ -612,7 +612,7 @@ static const struct kernel_param_ops tcp_rt_log_format_ops = {
 
 module_param_cb(log_format, &tcp_rt_log_format_ops, NULL, 0444);
 MODULE_PARM_DESC(log_format,
-		 "text: the logs as lines (default); both: each record also in binary, in rt-network-bin<cpu>, read as text in rt-network-text<cpu>; binary: in binary only, rt-network-log<cpu> its text made when read");
+		 "binary (default): records in binary, rt-network-bin<cpu>, rt-network-log<cpu> their text made when read; text: the logs as lines, made where the event happens; both: the lines, and each record also in binary, read as text in rt-network-text<cpu>");
 
 static struct tcp_rt_uint tcp_rt_stats_buf_num_arg = {
 	.val = &tcp_rt_stats_buf_num, .min = 1, .max = 64,

@@ -29,7 +29,7 @@ struct seq_file;
 struct sk_buff;
 struct sock;
 
-#define TCP_RT_VERSION		"0.6"
+#define TCP_RT_VERSION		"0.7"
 
 /* Record types, in the order of the status file's records_* lines. */
 enum tcp_rt_rec {

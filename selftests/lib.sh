@@ -243,7 +243,7 @@ kv() {	# file key
 
 # With TCP_RT_LOG_FORMAT set (scripts/vm-run passes TCP_RT_* into the
 # guest), every load here gets that log_format unless it names one: the
-# suite in binary mode is TCP_RT_LOG_FORMAT=binary.
+# suite in text mode (0.6's default) is TCP_RT_LOG_FORMAT=text.
 mod_load() {	# params...
 	local fmt=()
 	if [ -n "${TCP_RT_LOG_FORMAT:-}" ] && [[ " $* " != *" log_format="* ]]; then

@@ -126,7 +126,7 @@ static const struct param_default defaults[] = {
 	{ "stats",		"0\n",		0644 },
 	{ "stats_interval",	"60\n",		0644 },
 	{ "log_buf_num",	"8\n",		0444 },
-	{ "log_format",		"text\n",	0444 },
+	{ "log_format",		"binary\n",	0444 },
 	{ "stats_buf_num",	"8\n",		0444 },
 	{ "max_tracked",	"262144\n",	0644 },
 	{ "log_sample",		"1\n",		0644 },

@@ -10,8 +10,8 @@
 # hooks; log_sample=2 and deactivate=2.  The binary records' indexes run
 # on without a gap.  The same buffer's text view (rt-network-text<cpu>),
 # lines made from the records as they are read, is the text log too, read
-# alone or in turns with the binary file.  log_format=text (the default)
-# makes no binary file.
+# alone or in turns with the binary file.  log_format=binary is the
+# default since 0.7; log_format=text makes no binary file.
 . "$(dirname "$0")/lib.sh"
 
 PORT=7960	# R, N, E over IPv4; a peer port too: P
@@ -416,10 +416,19 @@ case_peek_lapped() {
 	mod_unload
 }
 
-# text, the default: no binary file; a bad value refused in one line.
-case_text_default() {
+# binary, the default since 0.7 (insmod itself: mod_load would pass
+# TCP_RT_LOG_FORMAT): each CPU's log its three files; text: no binary
+# file; a bad value refused in one line.
+case_formats() {
 	local mark line
+
 	insmod "$MODULE" lports=$PORT || fail "insmod"
+	expect_eq "$(status log_format)" binary "status log_format, the default"
+	expect_eq "$(ls "$DBG" | grep -c '^rt-network-bin' || true)" "$(nproc)" "binary files, one a CPU"
+	expect_eq "$(ls "$DBG" | grep -c '^rt-network-peek' || true)" "$(nproc)" "peeks, one a CPU"
+	expect_eq "$(ls "$DBG" | grep -c '^rt-network-text' || true)" 0 "text views apart from the logs"
+	mod_unload
+	insmod "$MODULE" lports=$PORT log_format=text || fail "insmod log_format=text"
 	expect_eq "$(status log_format)" text "status log_format"
 	expect_eq "$(ls "$DBG" | grep -c -E 'rt-network-(bin|text|peek)')" 0 \
 		"binary files, text views and peeks"
@@ -439,5 +448,5 @@ run_case "log_format=binary: rt-network-log is the binary buffer's text view; re
 run_case "log_records_overwritten is exact: log_buf_num=1, a flood on CPU 0, no reader or a lapped one - records read + overwritten = written, in each of 20 runs" case_overwritten_exact
 run_case "peek: what a binary log holds, as text, not consumed: two peeks alike, a consuming read after them the same; tcprt read --peek" case_peek
 run_case "peek lapped by the writer: whole lines, the records skipped counted exactly; lapped past its end, cut short and counted" case_peek_lapped
-run_case "log_format=text, the default, makes no binary file; a bad value refused" case_text_default
+run_case "log_format=binary, the default, has a binary file and a peek a CPU; text makes none; a bad value refused" case_formats
 done_testing

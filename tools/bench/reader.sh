@@ -7,12 +7,17 @@
 # the measurement (likely the 3 % low first tracked measurement of issue
 # 15's trial).
 
-# reader_start [GLOB]: the log files GLOB names (default rt-network-log*:
-# the text logs, or log_format=binary's text views; rt-network-bin* the
-# binary records), and rt-network-stats.
+# reader_start [GLOB]: the log files GLOB names, and rt-network-stats.  By
+# default what tcprt reads of the module as loaded: the binary records
+# (rt-network-bin*, log_format=binary, the default), else the text logs
+# (rt-network-log*); rt-network-log* of a binary module is its text views,
+# the text made in their read().
 reader_start() {
+	local glob=rt-network-log*
+
+	[ "$(cat "$PARAMS/log_format" 2> /dev/null)" = binary ] && glob=rt-network-bin*
 	rm -f /tmp/reader.ready
-	python3 - "$DBG" /tmp/reader.ready "${1:-rt-network-log*}" <<'PY' &
+	python3 - "$DBG" /tmp/reader.ready "${1:-$glob}" <<'PY' &
 import glob, sys, time
 files = [open(f, "rb", buffering=0) for f in
          sorted(glob.glob(sys.argv[1] + "/" + sys.argv[3])) +

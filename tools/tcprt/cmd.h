@@ -96,7 +96,8 @@ unsigned int opt_types(const char *cmd, const char *arg);
 #define OPT_INPUT_FORMAT	0x1000
 #define INPUT_FORMAT_HELP \
 "      --input-format F  the log files read: auto (default: binary when the\n" \
-"                      module writes binary only, log_format=binary; in a\n" \
+"                      module writes binary only, log_format=binary, its\n" \
+"                      default; in a\n" \
 "                      --dir, the text files if any), text\n" \
 "                      (rt-network-log<cpu>) or binary (rt-network-bin<cpu>)\n"
 enum input_format opt_input_format(const char *cmd, const char *arg);

@@ -98,12 +98,18 @@ case_read_json() {
 	expect_eq "$("$TCPRT" read --format json | wc -l)" 0 "a second read"
 }
 
-# The same in binary mode (log_format=binary): tcprt reads the binary
-# files (--input-format auto: the module writes nothing else), each record
-# made text by the module's formatter, and finds the same records.
+# The same in both modes: log_format=binary, the module's default, where
+# tcprt reads the binary files (--input-format auto: the module writes
+# nothing else), each record made text by the module's formatter; and
+# log_format=text, where it reads the lines the module wrote.
 case_read_json_binary() {
 	TCP_RT_LOG_FORMAT=binary case_read_json
 	expect_eq "$(status log_format)" binary "status log_format"
+}
+
+case_read_json_text() {
+	TCP_RT_LOG_FORMAT=text case_read_json
+	expect_eq "$(status log_format)" text "status log_format"
 }
 
 followed_11() {
@@ -1131,6 +1137,7 @@ run_case "live --socket on the module: both windows count the workload's tasks a
 run_case "agent on the module: one reader, the windows and the text file each have every R record the module wrote" case_agent
 run_case "read --format json: exactly the workload's records, in start-time order" case_read_json
 run_case "read --format json, log_format=binary: the same records, read from the binary files" case_read_json_binary
+run_case "read --format json, log_format=text: the same records, read from the lines the module wrote" case_read_json_text
 run_case "read --follow streams the records as they come" case_follow
 run_case "read --follow goes on across an unload and a reload of the module" case_follow_reload
 run_case "read --stats: stats lines counting the tasks" case_stats

@@ -226,13 +226,19 @@ TEST(debugfs_files)
 	if (loaded())
 		ASSERT_EQ(0, unload());
 	ASSERT_EQ(0, load("lports=80"));
+	/* log_format=binary, the default: a log, its records and a peek a CPU */
 	for (i = 0; i < cpus; i++) {
 		snprintf(path, sizeof(path), DBG "rt-network-log%ld", i);
+		EXPECT_EQ(0400, file_mode(path)) TH_LOG("%s", path);
+		snprintf(path, sizeof(path), DBG "rt-network-bin%ld", i);
+		EXPECT_EQ(0400, file_mode(path)) TH_LOG("%s", path);
+		snprintf(path, sizeof(path), DBG "rt-network-peek%ld", i);
 		EXPECT_EQ(0400, file_mode(path)) TH_LOG("%s", path);
 	}
 	snprintf(path, sizeof(path), DBG "rt-network-log%ld", cpus);
 	EXPECT_EQ(-1, file_mode(path));
-	EXPECT_EQ(-1, file_mode(DBG "rt-network-bin0"));
+	snprintf(path, sizeof(path), DBG "rt-network-bin%ld", cpus);
+	EXPECT_EQ(-1, file_mode(path));
 	EXPECT_EQ(-1, file_mode(DBG "rt-network-text0"));
 	EXPECT_EQ(0400, file_mode(DBG "rt-network-stats"));
 	EXPECT_EQ(0200, file_mode(DBG "deactivate"));

@@ -64,7 +64,7 @@ static struct {
 	unsigned long long delay_ms, read_delay_ms, resp_writes, write_gap_ms;
 	unsigned long long req_parts, part_gap_ms, think_ms, hold_ms, ack_wait_ms;
 	unsigned long long conns, requests, sndbuf, rcvbuf, timeout_s;
-	unsigned long long pacing_rate, slow_every, slow_ms;
+	unsigned long long pacing_rate, slow_every, slow_ms, slow_after;
 	unsigned long long greeting, resp_read;
 	bool requests_set, partial_set, resp_read_set, dual, no_read, nodelay;
 	bool verbose, fastopen;
@@ -304,9 +304,10 @@ static void stamp_request(const struct conn *c, const struct call_stamp *rd,
 }
 
 /*
- * --slow-every: whether this request (the server's Nth, 2Nth, ... read,
- * over every connection) is held --slow-ms longer; each one held is a
- * line of --slow-log, "slow CONN REQ PORT", before its response.
+ * --slow-every: whether this request (the server's Nth, 2Nth, ... read
+ * after the first --slow-after, over every connection) is held --slow-ms
+ * longer; each one held is a line of --slow-log, "slow CONN REQ PORT",
+ * before its response.
  */
 static bool slow_request(const struct conn *c)
 {
@@ -315,7 +316,9 @@ static bool slow_request(const struct conn *c)
 	if (!o.slow_every)
 		return false;
 	pthread_mutex_lock(&stamps_lock);
-	slow = ++slow_count % o.slow_every == 0;
+	++slow_count;
+	slow = slow_count > o.slow_after &&
+	       (slow_count - o.slow_after) % o.slow_every == 0;
 	if (slow && slow_file) {
 		fprintf(slow_file, "slow %llu %llu %u\n", c->idx, c->requests + 1,
 			peer_port(c->fd));
@@ -789,6 +792,8 @@ static const char usage_text[] =
 "                   \"ready PORT\" is always printed on stdout\n"
 "  --delay-ms D     think time before each response (default 0)\n"
 "  --slow-every N   hold every Nth request read (over all connections)\n"
+"  --slow-after A   none of the first A held: the (A+N)th, (A+2N)th, ...\n"
+"                   (default 0)\n"
 "  --slow-ms M      M ms more before its response (default 0)\n"
 "  --slow-log F     append \"slow CONN REQ PORT\" to F for each one held (REQ\n"
 "                   from 1, PORT the client's)\n"
@@ -901,6 +906,7 @@ static const struct opt_desc {
 	NUM("read-delay-ms",  MODE_BOTH,   &o.read_delay_ms, MS),
 	STR("stamps",	      MODE_SERVER, &o.stamps),
 	NUM("slow-every",     MODE_SERVER, &o.slow_every, BIG),
+	NUM("slow-after",     MODE_SERVER, &o.slow_after, BIG),
 	NUM("slow-ms",	      MODE_SERVER, &o.slow_ms, MS),
 	STR("slow-log",	      MODE_SERVER, &o.slow_log),
 	NUM("resp-writes",    MODE_SERVER, &o.resp_writes, BIG),

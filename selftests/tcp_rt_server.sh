@@ -614,7 +614,10 @@ case_read_once() {
 case_overwrite() {
 	# Each R line is 85-95 bytes: 6000 of them are twice the one 256 KiB
 	# sub-buffer (3000 were not always more than one: fast kernels print
-	# shorter times).
+	# shorter times).  With log_format=binary (the default) the sub-buffer
+	# holds binary R records of 120 bytes (include/tcp_rt_bin.h, no
+	# log_ext field), each longer than its line: what is left still reads
+	# as less than one sub-buffer of text.
 	local n=6000
 	setup log_buf_num=1
 	# one CPU writes every record, so its single 256 KiB sub-buffer wraps

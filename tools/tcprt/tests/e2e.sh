@@ -541,7 +541,7 @@ agent_recorder_start() {	# [series line]...
 		printf '[agent]\ninterval = 0.5\nstatus = %s\n' $W/agent.status
 		printf '[metrics]\ntextfile = %s\n' $W/agent.prom
 		printf '[series]\nrecorder = 10000000\nstore = %s\n' $W/store
-		printf 'trigger = yes\ntrigger-interval = 1\ntrigger-gap = 0\n'
+		printf 'trigger = yes\ntrigger-interval = %s\ntrigger-gap = 0\n' "${TRIGGER_INTERVAL:-1}"
 		for line in "$@"; do
 			printf '%s\n' "$line"
 		done
@@ -555,21 +555,35 @@ agent_recorder_start() {	# [series line]...
 # The agent's [series] recorder with its trigger (issue 70, stage 4): no
 # task reaches the recorder's own threshold (10 s), so every window is one
 # the agent asked for (recorder_freeze) for a task more than 4 times
-# (trigger-factor's default) its port's p99 of the last interval (1 s).  A server holding one request in
-# 200 for 200 ms, two connections of 1000 requests: the held requests'
-# milliseconds on disk, by the server's log and its own times (95 % or
-# more: the agent consumed the records); every task
-# the agent names past 4 times its p99, and no fewer than held; the module took every ask, none
-# as slow; the recorder off again at SIGTERM.
+# (trigger-factor's default) its port's p99 of the last interval (3 s).  A
+# server holding one request in 300 for 800 ms after its first 800, two
+# connections of 1900 requests: the held requests' milliseconds on disk,
+# by the server's log and its own times (95 % or more: the agent consumed
+# the records); every task the agent names past 4 times its p99, and no
+# fewer than held; the module took every ask, none as slow; the recorder
+# off again at SIGTERM.  The numbers keep the case from the machine's
+# speed: the client makes at most 200 requests a second (5 ms of delay, 5
+# of think time, two connections), so the first held one (the 1100th)
+# comes after the agent's first interval has its p99; an interval of n
+# tasks has its floor(n / 100) longest above its p99, and at 34 requests
+# a second or more a 3-s interval holds no more held ones (one in 300)
+# than that; 800 ms is past 4 times the p99 of an emulated guest's
+# tasks of 5 ms (16 to 80 ms on the slower machine).  With intervals of
+# 1 s, one in 200 from the start held 200 ms, the make check of b03223e
+# on a slower machine (about 130 requests a second) asked for 9 of 10 -
+# an interval of 100 tasks or fewer has its held one as its p99, and the
+# next one held fell under 4 times that - and with 3-s intervals 1 of 10,
+# the p99 at 50 ms; with 800 ms, 10 of 10, at 10 to 17 times p99s of
+# 49 to 79 ms.
 case_agent_recorder() {
 	local pid n r
 	fresh
 	mod_load lports=7306
 	start_server -- --port 7306 --req-bytes 100 --resp-bytes 1000 --conns 2 \
-		--delay-ms 5 --slow-every 200 --slow-ms 200 --slow-log $W/slow.log \
-		--stamps $W/stamps > /dev/null
-	agent_recorder_start
-	"$PEER" client --port 7306 --req-bytes 100 --resp-bytes 1000 --requests 1000 \
+		--delay-ms 5 --slow-after 800 --slow-every 300 --slow-ms 800 \
+		--slow-log $W/slow.log --stamps $W/stamps > /dev/null
+	TRIGGER_INTERVAL=3 agent_recorder_start
+	"$PEER" client --port 7306 --req-bytes 100 --resp-bytes 1000 --requests 1900 \
 		--conns 2 --think-ms 5 > /dev/null || fail "client"
 	wait_untracked
 	n=$(grep -c '^slow ' $W/slow.log)
@@ -1146,7 +1160,7 @@ run_case "series --every --trigger: a port turned slow starts a run at once, a s
 run_case "series --recorder: one request in 10 held 200 ms, 95 % of them with their milliseconds on disk by the server's own log; series --task joins one" case_series_recorder
 run_case "series --recorder as the unit tcprt-series runs it (its options from the unit file): every held request's milliseconds on disk, the host's line, the coarse parts" case_series_unit
 run_case "series --recorder --coarse: the coarse buckets before each window kept at 10 ms, none overlapping, each part's tasks the records'; at SIGTERM the cut window's part and the buckets since, kept" case_series_recorder_coarse
-run_case "agent [series] recorder with the trigger: one request in 200 held 200 ms, each past 4 times its port's p99 asks for its window, 95 % of them on disk by the server's log" case_agent_recorder
+run_case "agent [series] recorder with the trigger: one request in 300 held 800 ms, each past 4 times its port's p99 asks for its window, 95 % of them on disk by the server's log" case_agent_recorder
 run_case "agent [series] recorder with the trigger: a failure burst (W records past trigger-fail) asks for one window, none before it; kept, over the burst" case_agent_recorder_burst
 run_case "agent [series] beside [metrics]: runs at every 4 s kept, every R in the text file; [series] removed by SIGHUP ends the run under way and keeps it, none after" case_agent_series
 run_case "agent [series] trigger from the records: a port's p99 turned slow starts a run at once, a steady one none; the stats not read" case_agent_trigger

@@ -801,7 +801,7 @@ case_impostor() {
 	grep "DISABLING action" $F/a/watchdog.last.log > /dev/null ||
 		fail "the watchdog's log: $(cat $F/a/watchdog.last.log)"
 	# "restarted" is written before the new rsyslogd's exec: the rest of
-	# the run waits for its socket (CI's run of 2a83a9e went on while the
+	# the run waits for its socket (the .ci/run of 2a83a9e went on while the
 	# new one took 49 s to start, the agent's second half refused and its
 	# last control message with it)
 	WAIT_S=$SETTLE_S wait_until "host a's rsyslogd back after its restart" sender_back a ||

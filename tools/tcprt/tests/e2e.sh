@@ -568,13 +568,8 @@ agent_recorder_start() {	# [series line]...
 # tasks has its floor(n / 100) longest above its p99, and at 34 requests
 # a second or more a 3-s interval holds no more held ones (one in 300)
 # than that; 800 ms is past 4 times the p99 of an emulated guest's
-# tasks of 5 ms (16 to 80 ms on the slower machine).  With intervals of
-# 1 s, one in 200 from the start held 200 ms, the make check of b03223e
-# on a slower machine (about 130 requests a second) asked for 9 of 10 -
-# an interval of 100 tasks or fewer has its held one as its p99, and the
-# next one held fell under 4 times that - and with 3-s intervals 1 of 10,
-# the p99 at 50 ms; with 800 ms, 10 of 10, at 10 to 17 times p99s of
-# 49 to 79 ms.
+# tasks of 5 ms (16 to 80 ms on the slower machine).  What 1-s intervals
+# and 200 ms found there: docs/series.md.
 case_agent_recorder() {
 	local pid n r
 	fresh

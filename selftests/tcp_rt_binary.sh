@@ -233,7 +233,9 @@ case_binary_mode() {
 # flight recorder at its tightest (log_buf_num=1, log_format=binary), a
 # flood of LOSS_REQS requests on CPU 0 (server and client pinned there),
 # in LOSS_RUNS runs (TCP_RT_LOSS_RUNS; 20, fewer for a quicker look, as
-# on an emulated arm64 guest): the odd ones with a reader the writer laps
+# on an emulated arm64 guest; make check, which sets TCP_RT_CHECK_SHORT,
+# runs 6 to stay within CI's hour, make check-full and check-debug the
+# 20): the odd ones with a reader the writer laps
 # (lapped_reader.py on rt-network-log0, the text view, 512 bytes every 20
 # ms), the even ones with none.  Then every CPU's log is drained: the
 # records read, by the lapped reader and the drain, plus the count equal
@@ -243,7 +245,7 @@ case_binary_mode() {
 # writer's laps counted ahead of any read).
 LOSS_PORT=7964
 LOSS_REQS=3000	# R records of 120 bytes: 1.4 times the sub-buffer
-LOSS_RUNS=${TCP_RT_LOSS_RUNS:-20}
+LOSS_RUNS=${TCP_RT_LOSS_RUNS:-$([ -n "${TCP_RT_CHECK_SHORT:-}" ] && echo 6 || echo 20)}
 
 loss_run() {	# run
 	local run=$1 reader= lines=0 drained before lost written
@@ -445,7 +447,7 @@ case_formats() {
 run_case "binary records: every type, IPv4, IPv6 and v4-mapped, every log_ext field: each CPU's binary log made text is its text log, byte for byte" case_every_record
 run_case "binary records: log_sample=2 and deactivate=2 leave both logs alike" case_sample_release
 run_case "log_format=binary: rt-network-log is the binary buffer's text view; read in turns with rt-network-bin, every record once, numbered without a gap" case_binary_mode
-run_case "log_records_overwritten is exact: log_buf_num=1, a flood on CPU 0, no reader or a lapped one - records read + overwritten = written, in each of 20 runs" case_overwritten_exact
+run_case "log_records_overwritten is exact: log_buf_num=1, a flood on CPU 0, no reader or a lapped one - records read + overwritten = written, in each of $LOSS_RUNS runs" case_overwritten_exact
 run_case "peek: what a binary log holds, as text, not consumed: two peeks alike, a consuming read after them the same; tcprt read --peek" case_peek
 run_case "peek lapped by the writer: whole lines, the records skipped counted exactly; lapped past its end, cut short and counted" case_peek_lapped
 run_case "log_format=binary, the default, has a binary file and a peek a CPU; text makes none; a bad value refused" case_formats

@@ -195,6 +195,25 @@ wait_until() {	# what cmd...
 	return 1
 }
 
+# Poll a condition a process PID we started makes true once it is
+# ready (its ready file), for as long as PID lives: no bound of the
+# clock.  A start takes what it takes (an interpreter reading its files
+# over 9p; under the bench's icount with sleep=off, the guest's clock
+# jumps to its next timer while it waits for the host's I/O, so WAIT_S
+# of it may pass in a moment); one that dies fails at once, one that
+# hangs meets the VM's timeout.
+wait_started() {	# what pid cmd...
+	local what=$1 pid=$2
+	shift 2
+	while kill -0 "$pid" 2> /dev/null; do
+		"$@" && return 0
+		sleep 0.05
+	done
+	"$@" && return 0
+	echo "# $what exited before it was ready"
+	return 1
+}
+
 # The wait of wait_count and wait_moving: PROGRESS (a command line) prints
 # how far something got, into v; DONE (a command line, which may read $v)
 # says whether the wait is over.  A timeout only once v stood still for

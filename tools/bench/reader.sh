@@ -30,7 +30,7 @@ while True:
     time.sleep(0.1)
 PY
 	READER=$!
-	wait_until "the reader" test -e /tmp/reader.ready || exit 1
+	wait_started "the reader" "$READER" test -e /tmp/reader.ready || exit 1
 }
 
 reader_stop() {

@@ -202,12 +202,11 @@ case_release_vs_listener_close() {
 # chain was tried 5,000 times 1 to 2 ms apart, the lock held all along,
 # and the rest of its chain left tracked.  tracked 1 after it, said in
 # the kernel log; once the fault is served and the connection closed,
-# nothing is tracked and rmmod succeeds.
+# nothing is tracked and rmmod succeeds.  The reads are a loop's,
+# started before the write, so that some begin while it runs however
+# slow the guest: a poll of status for the release under way, then one
+# read, came after the half second on the debug kernel.
 # (fewer where the kernel is slower, TCP_RT_SLOW: the walk is theirs)
-# The reads are a loop's, started before the write: the case once polled
-# status for the release under way and then read once, and on a slow
-# enough guest (the debug kernel, 2026-12-02) its poll came after the
-# half second had passed.
 HELD_CONNS=${TCP_RT_HELD_CONNS:-$((4000 / TCP_RT_SLOW))}
 
 # Read FILE again and again until killed, a line for each read: its start

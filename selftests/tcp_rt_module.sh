@@ -204,8 +204,8 @@ case_release_vs_listener_close() {
 # the kernel log; once the fault is served and the connection closed,
 # nothing is tracked and rmmod succeeds.  The reads are a loop's,
 # started before the write, so that some are under way while it runs
-# however slow the guest: a poll of status for the release under way, then one
-# read, came after the half second on the debug kernel.
+# however slow the guest: a poll of status for the release under way,
+# then one read, came after the half second on the debug kernel.
 # (fewer where the kernel is slower, TCP_RT_SLOW: the walk is theirs)
 HELD_CONNS=${TCP_RT_HELD_CONNS:-$((4000 / TCP_RT_SLOW))}
 

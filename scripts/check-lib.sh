@@ -78,12 +78,25 @@ finish() {
 # TCG thread.
 HOOKS_UNDER_TRAFFIC=(selftests/tcp_rt_series.sh selftests/tcp_rt_breakdown.sh)
 
-# The lines of stdin (test paths) but HOOKS_UNDER_TRAFFIC's.
-without_hooks_under_traffic() {
+# The lines of stdin (test paths) but those among the arguments.
+lines_but() {	# path...
 	local t
 	while IFS= read -r t; do
-		[[ " ${HOOKS_UNDER_TRAFFIC[*]} " == *" $t "* ]] || echo "$t"
+		[[ " $* " == *" $t "* ]] || echo "$t"
 	done
+}
+
+# The lines of stdin (test paths) among the arguments.
+lines_among() {	# path...
+	local t
+	while IFS= read -r t; do
+		[[ " $* " != *" $t "* ]] || echo "$t"
+	done
+}
+
+# The lines of stdin (test paths) but HOOKS_UNDER_TRAFFIC's.
+without_hooks_under_traffic() {
+	lines_but "${HOOKS_UNDER_TRAFFIC[@]}"
 }
 
 # Run selftests/run (or $VM_GUEST_RUNNER) in a VM; the guest continues the

@@ -99,6 +99,26 @@ without_hooks_under_traffic() {
 	lines_but "${HOOKS_UNDER_TRAFFIC[@]}"
 }
 
+# The VMs scripts/check and scripts/check-debug share out the selftests
+# among, in this order: the main one (main_vm_tests: every other test);
+# a guest with 10 of 80 possible CPUs online, for a failed load's
+# teardown with connections arriving (tcp_rt_loadfail.sh: its run needs 9
+# online CPUs to be refused) and series runs sized by the online CPUs, one
+# coming online mid-run (tcp_rt_series_cpus.sh); one TCG thread for the
+# tests that load the module while its hooks' functions run
+# (tcp_rt_reload.sh) or attach hooks under traffic; the lockdown test
+# last, as lockdown can only be raised (check-debug gives it a VM of its
+# own: lockdown closes kmemleak's file).
+VM_CPUS10=(selftests/tcp_rt_loadfail.sh selftests/tcp_rt_series_cpus.sh)
+VM_SINGLE=("${HOOKS_UNDER_TRAFFIC[@]}" selftests/tcp_rt_reload.sh)
+VM_LOCKED=(selftests/tcp_rt_lockdown.sh)
+
+# The main VM's selftests: all but those of the VMs above.
+main_vm_tests() {
+	printf '%s\n' selftests/params_test selftests/tcp_rt_*.sh |
+		lines_but "${VM_CPUS10[@]}" "${VM_SINGLE[@]}" "${VM_LOCKED[@]}"
+}
+
 # Run selftests/run (or $VM_GUEST_RUNNER) in a VM; the guest continues the
 # TAP numbering.  A guest kernel problem, a crash or a timeout fails the
 # run even when every test passed.

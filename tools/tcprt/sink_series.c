@@ -132,10 +132,12 @@ int series_run_once(const struct series_conf *c)
 	unsigned long width, n, running;
 	uint64_t deadline;
 
+	/* Before the run is on: a stop in between would leave it running
+	 * with nobody to end it. */
+	signals_init();
 	if (run_begin(c, &width, &n) < 0)
 		return -1;
 	deadline = run_deadline(width, n);
-	signals_init();
 	while (!read_param("series_run", &running) && running) {
 		if (stop_requested) {
 			write_param("series_run", "0");
@@ -927,9 +929,11 @@ int series_every(const struct series_conf *c)
 	char err[4200];
 	struct sink s;
 
+	/* Before the recorder or a run is on: a stop in between would
+	 * leave it on with nobody to turn it off or keep what it held. */
+	signals_init();
 	if (series_sink_start(&s, c, err, sizeof(err)) < 0)
 		die(EXIT_RUNTIME, "%s", err);
-	signals_init();
 	while (!stop_requested) {
 		now = mono_us();
 		s.ops->tick(s.priv, now, NULL);

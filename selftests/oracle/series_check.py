@@ -84,13 +84,26 @@ def shifted_ok(got, want, k=1):
     bucket, what the series counted so far lies between what the
     records/capture say k buckets earlier and k buckets later."""
     pg, pw = prefix(got), prefix(want)
-    ids = sorted({i + d for i in set(got) | set(want)
-                  for d in range(-k, k + 1)})
-    for i in ids:
-        if not pw(i - k) <= pg(i) <= pw(i + k):
-            return (f"by the end of bucket {i}: {pg(i)}, records/capture "
-                    f"say {pw(i - k)}..{pw(i + k)}")
-    return None
+
+    def first_miss(k):
+        ids = sorted({i + d for i in set(got) | set(want)
+                      for d in range(-k, k + 1)})
+        for i in ids:
+            if not pw(i - k) <= pg(i) <= pw(i + k):
+                return i
+        return None
+
+    i = first_miss(k)
+    if i is None:
+        return None
+    # how far off it was: the least shift that would pass, and which way
+    late = pg(i) < pw(i - k)
+    need = k + 1
+    while first_miss(need) is not None:
+        need += 1
+    return (f"by the end of bucket {i}: {pg(i)}, records/capture say "
+            f"{pw(i - k)}..{pw(i + k)} (counted {'later' if late else 'earlier'}; "
+            f"a shift of {need} buckets passes, {k} allowed)")
 
 
 def main():

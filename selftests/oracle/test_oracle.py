@@ -686,5 +686,27 @@ class SeriesDuplicatesTest(unittest.TestCase):
         self.assertEqual(new_b, {1: 1000, 2: 99})
 
 
+class SeriesShiftTest(unittest.TestCase):
+    """series_check.shifted_ok(): counts per bucket held to where the
+    records or the capture put them, a shift of k buckets allowed."""
+
+    def setUp(self):
+        import series_check
+        self.ok = series_check.shifted_ok
+
+    def test_within_the_shift(self):
+        self.assertIsNone(self.ok({2: 1, 3: 1}, {1: 1, 2: 1}, 1))
+
+    def test_counted_later_says_how_far(self):
+        msg = self.ok({10: 1}, {1: 1}, 2)
+        self.assertIn("counted later", msg)
+        self.assertIn("a shift of 9 buckets passes, 2 allowed", msg)
+
+    def test_counted_earlier_says_how_far(self):
+        msg = self.ok({1: 1}, {5: 1}, 1)
+        self.assertIn("counted earlier", msg)
+        self.assertIn("a shift of 4 buckets passes, 1 allowed", msg)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

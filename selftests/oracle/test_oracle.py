@@ -707,6 +707,12 @@ class SeriesShiftTest(unittest.TestCase):
         self.assertIn("counted earlier", msg)
         self.assertIn("a shift of 4 buckets passes, 1 allowed", msg)
 
+    def test_totals_unequal_says_so(self):
+        # no shift passes: the message must come, not a search for one
+        msg = self.ok({1: 2}, {5: 1}, 1)
+        self.assertIn("counted earlier", msg)
+        self.assertIn("totals differ: no shift passes, 1 allowed", msg)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -431,6 +431,30 @@ capture_start() {	# port (all: every TCP segment) [netns]
 	CAPTURE_PID=$!
 	wait_until "tcpdump to listen" grep -q "listening on" /tmp/capture.err ||
 		fail "tcpdump: $(cat /tmp/capture.err)"
+	stalls_start
+}
+
+# The guest's stalls while a capture runs (selftests/stallmon.c), in
+# $STALLS: what the oracle may excuse a time by (oracle_check).
+stalls_start() {
+	STALLS=/tmp/stalls.txt
+	rm -f "$STALLS"
+	"$SELFTESTS/stallmon" --out "$STALLS" 2> /tmp/stallmon.err &
+	STALLMON_PID=$!
+	wait_until "stallmon to run" grep -qs "^# stallmon" "$STALLS" ||
+		fail "stallmon: $(cat /tmp/stallmon.err)"
+}
+
+stalls_stop() {
+	kill -TERM "$STALLMON_PID"
+	wait "$STALLMON_PID" || fail "stallmon: $(cat /tmp/stallmon.err)"
+}
+
+# Microseconds of [LO, HI] (realtime us, as the capture's) that the last
+# capture's stalls cover: what a test may excuse a time by, beyond its
+# tolerance (tcp_rt_oracle.py --stalls does the same for every record).
+stalls_cover() {	# lo hi
+	/usr/bin/python3 "$SELFTESTS/oracle/stalls.py" "$STALLS" "$1" "$2"
 }
 
 capture_has_marker() {
@@ -447,6 +471,7 @@ capture_stop() {
 	wait "$CAPTURE_PID" || true
 	grep -q "^0 packets dropped by kernel" /tmp/capture.err ||
 		fail "tcpdump: $(tr '\n' ' ' < /tmp/capture.err)"
+	stalls_stop
 }
 
 # Every record in LOG against the capture; --lport or --pport PORT, then
@@ -455,9 +480,9 @@ oracle_check() {	# log --lport|--pport port [oracle options]
 	local out
 	out=$(/usr/bin/python3 "$SELFTESTS/oracle/tcp_rt_oracle.py" "${@:2}" \
 		--tolerance-us $((${ORACLE_TOL_US:-20000} * TCP_RT_SLOW)) \
-		--compare "$1" "$CAPTURE") || {
-		echo "$out" | sed 's/^/# /'
+		--stalls "$STALLS" --compare "$1" "$CAPTURE") || {
 		oracle_keep "$1"
+		echo "$out" | sed 's/^/# /'
 		fail "records differ from the wire"
 	}
 	diag "$out"
@@ -469,7 +494,7 @@ oracle_check() {	# log --lport|--pport port [oracle options]
 oracle_keep() {	# log
 	local dir
 	dir=$TOP/selftests/artifacts/$(uname -r)-$(date +%s)-$$
-	mkdir -p "$dir" && cp "$CAPTURE" "$1" "$dir"/ &&
+	mkdir -p "$dir" && cp "$CAPTURE" "$STALLS" "$1" "$dir"/ &&
 		diag "capture and records kept in $dir"
 	tcpdump -r "$CAPTURE" -n -tt 2> /dev/null | head -n 40 | sed 's/^/# /'
 }

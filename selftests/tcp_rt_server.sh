@@ -185,6 +185,32 @@ case_upload_time() {
 	expect_eq "$(field $LOG R 14)" 2000 "recv_bytes"
 }
 
+# The oracle's excuse for a time off by more than its tolerance is a stall
+# that stallmon saw: it must see one.  Stopped for 100 ms (SIGSTOP, then
+# SIGCONT), each CPU's thread wakes that late: a stall of at least 90 ms
+# per CPU, covering 90 ms of the stop, and SIGTERM still ends it cleanly.
+long_stalls() {
+	awk '$1 == "stall" && $4 - $3 >= 90000 { n[$2] = 1 }
+		END { print length(n) }' "$STALLS"
+}
+
+case_stallmon() {
+	local t0 t1 cpus
+	stalls_start
+	cpus=$(sed -n 's/^# stallmon cpus=\([0-9]*\) .*/\1/p' "$STALLS")
+	expect_eq "$cpus" "$(nproc)" "stallmon's CPUs"
+	t0=$(date +%s%6N)
+	kill -STOP "$STALLMON_PID"
+	sleep 0.1
+	kill -CONT "$STALLMON_PID"
+	t1=$(date +%s%6N)
+	wait_until "a stall of 90 ms or more on every CPU" \
+		test "$(long_stalls)" -eq "$cpus" || fail "$(cat "$STALLS")"
+	stalls_stop
+	sed 's/^/# /' "$STALLS"
+	expect_ge "$(stalls_cover "$t0" "$t1")" 90000 "us of the stop covered"
+}
+
 # R records of one connection must number their tasks 1..N.  Per-CPU logs
 # are concatenated, so a connection's records are sorted first.
 consecutive_per_conn() {	# log
@@ -770,6 +796,7 @@ case_tls_handshake() {
 	expect_eq "$(records $LOG N | awk '$9 == 24' | wc -l)" $k "N records of 24 bytes (close_notify)"
 }
 
+run_case "stallmon reports a stop of 100 ms on every CPU" case_stallmon
 run_case "one request: R with exact sizes and process time, then E" case_one_request
 run_case "2 x 2.5 GiB responses: 64-bit byte counts in R and E, R ends at its last ACK" \
 	case_large_transfer

@@ -52,6 +52,8 @@ except ImportError:
     sys.path.append("/usr/lib/python3/dist-packages")
     import dpkt
 
+import stalls as stalls_mod  # noqa: E402  (this folder's)
+
 FIN, SYN, RST, ACK = (dpkt.tcp.TH_FIN, dpkt.tcp.TH_SYN, dpkt.tcp.TH_RST,
                       dpkt.tcp.TH_ACK)
 DLT_NULL, DLT_EN10MB, DLT_RAW, DLT_LOOP = 0, 1, 101, 108
@@ -652,19 +654,62 @@ def parse_record(line):
     return words[4], words[5], kind, values
 
 
-def compare(conns, lines, tolerance, sampled_out=None):
+# A record's times on the wire, for the stalls around them.
+SPAN = ("start", "established", "T0", "T1", "T2", "T3", "S0", "S1", "F", "L",
+        "close")
+
+
+def stall_windows(rec, name, off):
+    """Where a stall could have moved the module's stamps of `name` by
+    `off` (us) from the wire's: around each of the record's times on the
+    wire, `off` each way (a stamp lies between TCP and the tap; a stall
+    between them delays one of them).  min_rtt, the least of every RTT
+    sample of the task, takes the record's first to last time, widened."""
+    times = sorted(rec[k] for k in SPAN if rec.get(k) is not None)
+    if name == "min_rtt":
+        return [(times[0] - off, times[-1] + off)]
+    windows = []
+    for t in times:
+        if windows and t - off <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], t + off)
+        else:
+            windows.append((t - off, t + off))
+    return windows
+
+
+def stall_excuse(stalls, rec, name, off, tolerance):
+    """Why `name` off by `off` (us) past `tolerance` is not held against
+    the module, or None: the guest's stalls (stalls.py) in its windows
+    (stall_windows()) cover the excess."""
+    if stalls is None:
+        return None
+    windows = stall_windows(rec, name, off)
+    cover = sum(stalls_mod.covered(stalls, lo, hi) for lo, hi in windows)
+    if cover < off - tolerance:
+        return None
+    start, end, cpu = max((stalls_mod.longest(stalls, lo, hi) or (0, 0, 0)
+                           for lo, hi in windows),
+                          key=lambda s: s[1] - s[0])
+    return (f"stalls cover {cover} us around its times, the longest "
+            f"{end - start} us on CPU {cpu} at {start}")
+
+
+def compare(conns, lines, tolerance, sampled_out=None, stalls=None):
     """Every module record against the oracle's: counts and bytes exactly,
     times within tolerance (us), min_rtt no more than rtt_est + tolerance.
     sampled_out (log_sample): exactly that many connections have no record
-    at all, every other one all of its records.
-    Returns (mismatches, records matched, largest time deviation)."""
+    at all, every other one all of its records.  stalls (stalls.load()):
+    a time further off is excused when the guest's stalls cover the
+    excess (stall_excuse()).
+    Returns (mismatches, records matched, largest time deviation, excused
+    deviations)."""
     want = {}
     for conn in conns:
         for rec in conn["records"]:
             key = (conn["peer"], conn["local"], rec["type"],
                    rec.get("task_seq", rec.get("last_task_seq")))
             want[key] = rec
-    bad, matched, worst = [], 0, 0
+    bad, matched, worst, excused = [], 0, 0, []
     for line in lines:
         peer, local, kind, got = parse_record(line)
         key = (peer, local, kind, got.get("task_seq", got.get("last_task_seq")))
@@ -677,16 +722,27 @@ def compare(conns, lines, tolerance, sampled_out=None):
             exp = rec.get("rtt_est" if name == "min_rtt" else name)
             if exp is None or name == "mss":
                 continue
-            if name in EXACT and value != exp:
-                bad.append(f"{name} {value}, wire says {exp}: {line}")
-            elif name in TIMES or name == "start":
-                worst = max(worst, abs(value - exp))
-                if abs(value - exp) > tolerance:
-                    bad.append(f"{name} {value}, wire says {exp} "
-                               f"(+-{tolerance}): {line}")
-            elif name == "min_rtt" and value > exp + tolerance:
-                bad.append(f"min_rtt {value} above the wire's {exp} "
-                           f"(+{tolerance}): {line}")
+            if name in EXACT:
+                if value != exp:
+                    bad.append(f"{name} {value}, wire says {exp}: {line}")
+                continue
+            if name in TIMES or name == "start":
+                off, msg = abs(value - exp), (f"{name} {value}, wire says "
+                                             f"{exp} (+-{tolerance})")
+            elif name == "min_rtt":
+                off, msg = value - exp, (f"min_rtt {value} above the "
+                                         f"wire's {exp} (+{tolerance})")
+            else:
+                continue
+            if name != "min_rtt":
+                worst = max(worst, off)
+            if off <= tolerance:
+                continue
+            why = stall_excuse(stalls, rec, name, off, tolerance)
+            if why:
+                excused.append(f"{msg}, {why}: {line}")
+            else:
+                bad.append(f"{msg}: {line}")
     if sampled_out is not None:
         seen = {parse_record(line)[:2] for line in lines}
         silent = {(c["peer"], c["local"]) for c in conns if c["records"]
@@ -697,7 +753,7 @@ def compare(conns, lines, tolerance, sampled_out=None):
         want = {k: v for k, v in want.items() if k[:2] not in silent}
     for (peer, local, kind, seq), rec in want.items():
         bad.append(f"missing: {kind} task {seq} of {peer} {local}")
-    return bad, matched, worst
+    return bad, matched, worst, excused
 
 
 def port_list(text):
@@ -729,6 +785,10 @@ def main(argv=None):
                         help="the tracked side's application closed its "
                         "socket (not shutdown): data after its FIN is "
                         "refused")
+    parser.add_argument("--stalls", metavar="FILE",
+                        help="--compare: the guest's stalls (stallmon): a "
+                        "time off by more than the tolerance passes when "
+                        "stalls around the record cover the excess")
     parser.add_argument("--sampled-out", type=int, metavar="N",
                         help="--compare: log_sample left exactly N "
                         "connections out of the log, whole")
@@ -741,12 +801,16 @@ def main(argv=None):
     if args.compare:
         with open(args.compare, encoding="ascii") as f:
             lines = [ln for ln in f if ln.startswith("V6 ")]
-        bad, matched, worst = compare(conns, lines, args.tolerance_us,
-                                      args.sampled_out)
+        stalls = stalls_mod.load(args.stalls) if args.stalls else None
+        bad, matched, worst, excused = compare(
+            conns, lines, args.tolerance_us, args.sampled_out, stalls)
+        for msg in excused:
+            print(f"oracle: excused: {msg.rstrip()}")
         for msg in bad:
             print(f"oracle: {msg.rstrip()}")
         print(f"oracle: {matched} records held to the capture, times off by "
-              f"at most {worst} us, {len(bad)} mismatches")
+              f"at most {worst} us, {len(excused)} excused by stalls, "
+              f"{len(bad)} mismatches")
         return 1 if bad else 0
     if args.json:
         json.dump(conns, sys.stdout, indent=1)

@@ -596,6 +596,60 @@ class OracleTest(unittest.TestCase):
             self.assertEqual(out.returncode, 1 if n_bad else 0, out.stdout)
             self.assertIn(f"{n_bad} mismatches", out.stdout, fields)
 
+    def test_compare_stalls(self):
+        """--stalls: the R's duration 3001 us off (1001 past the 2000 us
+        tolerance) passes only when stalls cover 1001 us within 3001 us of
+        the R's times on the wire (T0 = T1 = us(1000), T2 us(201000), T3
+        us(201400)): [us(-2001), us(4001)] and [us(197999), us(204401)]."""
+        path = self.pcap(self.one_request())
+        log = os.path.join(self.tmp, "log")
+        with open(log, "w", encoding="ascii") as f:
+            f.write("V6 R 1700000000 001000 10.0.0.2:40000 10.0.0.1:7100 "
+                    "2000 203401 280 0 1 200000 0 300 0 65483\n"
+                    "V6 E 1700000000 000200 10.0.0.2:40000 10.0.0.1:7100"
+                    " 1 2000 0 300 0 250\n")
+        cases = [  # stalls (cpu, start, end), excused, mismatches
+            ([(0, us(200000), us(201001))], 1, 0),
+            ([(0, us(200000), us(200600)), (1, us(200500), us(201000))],
+             0, 1),                     # 1000 covered: overlaps once
+            ([(0, us(3000), us(3600)), (1, us(204000), us(204401))],
+             1, 0),                     # near T0 and T3, 1001 in all
+            ([(1, us(204000), us(206000))], 0, 1),  # 401 in a window
+            ([(0, us(100000), us(150000))], 0, 1),  # between its times
+            ([], 0, 1),
+        ]
+        for stalls, n_excused, n_bad in cases:
+            path_st = os.path.join(self.tmp, "stalls")
+            with open(path_st, "w", encoding="ascii") as f:
+                f.write("# stallmon cpus=2 period_us=1000 threshold_us=2000\n")
+                for cpu, start, end in stalls:
+                    f.write(f"stall {cpu} {start} {end}\n")
+            out = subprocess.run([sys.executable, ORACLE, "--lport", "7100",
+                                  "--stalls", path_st, "--compare", log, path],
+                                 capture_output=True, text=True, check=False)
+            self.assertEqual(out.returncode, 1 if n_bad else 0, out.stdout)
+            self.assertIn(f"{n_excused} excused by stalls, {n_bad} mismatches",
+                          out.stdout, stalls)
+        # min_rtt 2301, the wire's 300: 1 us past; every sample of the task
+        # was late, so a stall anywhere in its times counts
+        with open(log, "w", encoding="ascii") as f:
+            f.write("V6 R 1700000000 001000 10.0.0.2:40000 10.0.0.1:7100 "
+                    "2000 200400 2301 0 1 200000 0 300 0 65483\n")
+        with open(path_st, "w", encoding="ascii") as f:
+            f.write(f"stall 1 {us(100000)} {us(100001)}\n")
+        out = subprocess.run([sys.executable, ORACLE, "--lport", "7100",
+                              "--stalls", path_st, "--compare", log, path],
+                             capture_output=True, text=True, check=False)
+        self.assertIn("1 excused by stalls, 1 mismatches", out.stdout)
+        self.assertIn("missing: E", out.stdout)
+        with open(path_st, "w", encoding="ascii") as f:
+            f.write("stall 0 12\n")
+        out = subprocess.run([sys.executable, ORACLE, "--lport", "7100",
+                              "--stalls", path_st, "--compare", log, path],
+                             capture_output=True, text=True, check=False)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertIn("stalls:1: not a stall line", out.stderr)
+
     def test_compare_sampled_out(self):
         """--sampled-out N: N connections with no record, the others
         whole; the one-request capture has one connection (R and E)."""

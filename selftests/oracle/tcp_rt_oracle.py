@@ -93,6 +93,19 @@ class Segment:
         self.ifindex = ifindex
         # the IP header's ECN field: 3 is CE
         self.ecn = (ip.fc if isinstance(ip, dpkt.ip6.IP6) else ip.tos) & 3
+        self.opts = tcp.opts            # parsed only when asked (sacks())
+        self.dropped = False            # a copy TCP did not take (below)
+
+    def sacks(self):
+        """The SACK option's blocks, (left, right) 32-bit sequences."""
+        if not self.opts:
+            return []
+        for kind, data in dpkt.tcp.parse_opts(self.opts):
+            if kind == dpkt.tcp.TCP_OPT_SACK:
+                return [(int.from_bytes(data[i:i + 4], "big"),
+                         int.from_bytes(data[i + 4:i + 8], "big"))
+                        for i in range(0, len(data) - 7, 8)]
+        return []
 
 
 def payload_length(ip, tcp):
@@ -503,7 +516,7 @@ class Connection:
             self.ack_received(seg)
         if not self.tasks:
             return
-        if seg.length and not self.refused(seg):
+        if seg.length and not seg.dropped and not self.refused(seg):
             self.data_received(seg)
         if seg.flags & FIN:
             self.peer_fin = unwrap(seg.seq, self.rcv_nxt) + seg.length
@@ -584,14 +597,57 @@ def tracked_view(seg, ports, server):
     return None
 
 
-def connections(segments, ports, server, app=None):
+def seq_le(a, b):
+    """a <= b in 32-bit sequence space."""
+    return (b - a) & 0xffffffff < 0x80000000
+
+
+def dropped_copies(segments, ports, server):
+    """The received copies of data that the tracked side's TCP did not
+    take, as their places in the capture (0, 1, ...): the capture's tap
+    saw one, but no ACK or SACK block the tracked side sent before the
+    next copy of it arrived covered it (the stack dropped it after the
+    tap - a full backlog, receive memory, a closed window - and the peer
+    sent it again; the module, in TCP, sees only the copy TCP took).  TCP
+    acknowledges out-of-order data at once, in its first SACK block, and
+    in-order data by its next ACK; the last copy of anything counts."""
+    dropped = set()
+    pending = {}        # (local, peer, ifindex) -> {(seq, end): place}
+    for place, seg in enumerate(segments):
+        view = tracked_view(seg, ports, server)
+        if view is None or seg.flags & (SYN | RST):
+            continue
+        local, peer, outgoing = view
+        waiting = pending.setdefault((local, peer, seg.ifindex), {})
+        if outgoing:
+            if waiting and seg.flags & ACK:
+                blocks = seg.sacks()
+                for key in [k for k in waiting
+                            if seq_le(k[1], seg.ack) or
+                            any(seq_le(left, k[0]) and seq_le(k[1], right)
+                                for left, right in blocks)]:
+                    del waiting[key]
+            continue
+        if not seg.length:
+            continue
+        seq, end = seg.seq, (seg.seq + seg.length) & 0xffffffff
+        for key in [k for k in waiting
+                    if seq_le(seq, k[0]) and seq_le(k[1], end)]:
+            dropped.add(waiting.pop(key))
+        waiting[(seq, end)] = place
+    return dropped
+
+
+def connections(segments, ports, server, app=None, dropped=()):
     """The tracked connections of a capture, in the order they opened.
 
     A client's SYN (not a retransmission of the one before) starts a new
-    connection on its 4-tuple, so reused ports are told apart.
+    connection on its 4-tuple, so reused ports are told apart.  dropped:
+    the places of copies TCP did not take (dropped_copies()).
     """
     found, current = [], {}
-    for seg in segments:
+    for place, seg in enumerate(segments):
+        seg.dropped = place in dropped
         view = tracked_view(seg, ports, server)
         if view is None:
             continue
@@ -624,8 +680,11 @@ def expected(path, lports=(), pports=(), app=None):
     "closed": bool}, --written, --unread and --closed)."""
     server = bool(lports)
     ports = set(lports or pports)
+    # two readings of the capture, not a list of it: a capture of
+    # gigabytes has millions of segments
+    dropped = dropped_copies(read_segments(path), ports, server)
     return [conn_dict(c) for c in connections(read_segments(path), ports,
-                                              server, app)]
+                                              server, app, dropped)]
 
 
 def record_line(conn, rec):

@@ -44,13 +44,18 @@ def us(t):
     return BASE * 1000000 + t
 
 
-def tcp_options(mss, ts):
-    """SYN options: MSS, and NOP NOP timestamps."""
+def tcp_options(mss, ts, sack=()):
+    """SYN options: MSS, and NOP NOP timestamps; NOP NOP SACK blocks."""
     opts = b""
     if mss:
         opts += b"\x02\x04" + mss.to_bytes(2, "big")
     if ts:
         opts += b"\x01\x01\x08\x0a" + bytes(8)
+    if sack:
+        opts += b"\x01\x01\x05" + bytes([2 + 8 * len(sack)])
+        for left, right in sack:
+            opts += (left % 2**32).to_bytes(4, "big") + \
+                (right % 2**32).to_bytes(4, "big")
     return opts
 
 
@@ -62,10 +67,11 @@ class Capture:
         self.s_isn = s_isn
         self.packets = []               # (time, ip packet)
 
-    def add(self, t, frm, flags, seq, ack=0, length=0, mss=None, ts=False):
+    def add(self, t, frm, flags, seq, ack=0, length=0, mss=None, ts=False,
+            sack=()):
         """One segment from frm (C or S) at t; seq/ack wrap at 2^32."""
         ports = (40000, PORT) if frm == C else (PORT, 40000)
-        opts = tcp_options(mss, ts)
+        opts = tcp_options(mss, ts, sack)
         tcp = dpkt.tcp.TCP(sport=ports[0], dport=ports[1],
                            seq=seq % 2**32, ack=ack % 2**32,
                            flags=sum(FLAGS[f] for f in flags),
@@ -171,6 +177,43 @@ class OracleTest(unittest.TestCase):
         cap.add(201400, C, "A", 1301, 7001)
         cap.client_close(300000, 1301, 7001)
         return cap
+
+    def dropped_after_tap(self, covered):
+        """A 3000-byte request in three segments (1000, 1010, 1020); the
+        second one's copy at 1010 is covered by the server's ACKs
+        (`covered`: ACK 3001 at 1015) or not (the stack dropped it after
+        the tap: the next ACK SACKs the third, 3001-4001, only), and the
+        client sends it again at 201020; the response (100 bytes) at
+        301000."""
+        cap = Capture()
+        cap.handshake()
+        cap.add(1000, C, "A", 1001, 5001, 1000)
+        cap.add(1010, C, "A", 2001, 5001, 1000)
+        if covered:
+            cap.add(1015, S, "A", 5001, 3001)
+        cap.add(1020, C, "PA", 3001, 5001, 1000)
+        if covered:
+            cap.add(1030, S, "A", 5001, 4001)
+        else:
+            cap.add(1030, S, "A", 5001, 2001, sack=[(3001, 4001)])
+        cap.add(201020, C, "A", 2001, 5001, 1000)
+        cap.add(201100, S, "A", 5001, 4001)
+        cap.add(301000, S, "PA", 5001, 4001, 100)
+        cap.add(301300, C, "A", 4001, 5101)
+        cap.client_close(400000, 4001, 5101)
+        return cap
+
+    def test_copy_dropped_after_the_tap(self):
+        """A copy no ACK or SACK covered before the next copy came was
+        not TCP's: the request's end is the copy at 201020 (upload_time
+        200020), out of order (the third segment came before it).
+        Covered, the copy at 1010 was TCP's, all in order, and the one at
+        201020 a duplicate."""
+        for covered, t1, ooo in ((False, 201020, 1), (True, 1020, 0)):
+            r, _ = self.records(self.dropped_after_tap(covered), "RE")
+            self.check(r, T0=us(1000), T1=us(t1), upload_time=t1 - 1000,
+                       process_time=301000 - t1, recv_bytes=3000,
+                       out_of_order=ooo, sent_bytes=100)
 
     # T3 is the ACK at 201400, not the ACK of the FIN at 300200.
     # rtt_est: ACK 201300 covers byte 6000 sent at 201000: 300; ACK 201400

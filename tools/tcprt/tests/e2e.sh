@@ -790,22 +790,25 @@ case_series_trigger() {
 }
 
 # The one run in $W/trig, which a trigger started, held to the slow
-# server's stamps of its N responses ($W/stamps): no interval can hold
-# ANOMALY_MIN_TASKS (10) slow tasks before the 10th slow response left;
-# the one that does ends at most 1 s after the last slow task and its
-# line or records are read within 0.2 s: the run starts between the 10th
-# response and 2 s after the last, whole seconds rounded down (WS: a
-# stamp's 6th field, microseconds).  Its file in TRIGGERED_RUN.
+# server's stamps of its N responses ($W/stamps): no interval is slow
+# before the first slow response left (an interval needs
+# ANOMALY_MIN_TASKS, 10, tasks, but not all slow: the steady server's
+# last 8 and the slow one's first 8 made one, 219 ms on average, in a
+# make check of 2026-12-03); the one that is ends at most 1 s after the
+# last slow task and its line or records are read within 0.2 s: the run
+# starts between the first response and 2 s after the last, whole
+# seconds rounded down (WS: a stamp's 6th field, microseconds).  Its
+# file in TRIGGERED_RUN.
 triggered_run() {	# responses how
-	local f start t_slow t_last
+	local f start t_first t_last
 	f=$(ls $W/trig/series-*.gz) || fail "no run in the store"
 	start=${f##*/series-}
 	start=${start%%-*}
 	expect_eq "$(grep -c '^stamp ' $W/stamps)" "$1" "the slow server's responses ($2)"
-	t_slow=$(awk '$1 == "stamp" { print $6 }' $W/stamps | sort -n | sed -n 10p)
+	t_first=$(awk '$1 == "stamp" { print $6 }' $W/stamps | sort -n | head -1)
 	t_last=$(awk '$1 == "stamp" { print $6 }' $W/stamps | sort -n | tail -1)
-	diag "the slow server's 10th response at $t_slow us, its last at $t_last us"
-	expect_range "$start" $((t_slow / 1000000)) $((t_last / 1000000 + 2)) "the triggered run's start"
+	diag "the slow server's first response at $t_first us, its last at $t_last us"
+	expect_range "$start" $((t_first / 1000000)) $((t_last / 1000000 + 2)) "the triggered run's start"
 	TRIGGERED_RUN=$f
 }
 

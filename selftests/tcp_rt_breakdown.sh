@@ -18,9 +18,10 @@ BD=rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited
 # a clock step, of which the guest has none (no NTP).
 STAMP_TOL_US=1000
 # How late the guest may run a process that data woke (or let a write
-# through): what a part that should be near 0 may hold.  23 ms seen on
-# 6.12 on a slow day (2026-11-26), under 20 ms otherwise; the parts
-# themselves are held to the application's stamps within STAMP_TOL_US.
+# through): what a client's sq_wait, which no stamp holds, may be.  23 ms
+# seen on 6.12 on a slow day (2026-11-26), under 20 ms otherwise; a
+# server's parts are held to the application's stamps within
+# STAMP_TOL_US instead (226 ms once on the single-thread VM, 2026-12-03).
 WAKE_US=50000
 
 bd_cleanup() {
@@ -174,9 +175,9 @@ case_rq_wait() {
 	for v in $(ext $LOG R rq_wait); do
 		expect_range "$v" 270000 $((300000 + 50000 * TCP_RT_SLOW)) "rq_wait"
 	done
-	for v in $(ext $LOG R app); do
-		expect_le "$v" $((WAKE_US * TCP_RT_SLOW)) "app of a server that answers at once"
-	done
+	# app near 0: how near is how fast the guest ran the server, which the
+	# stamps above hold it to (within STAMP_TOL_US), not a bound of ours
+	diag "app of a server that answers at once: $(ext $LOG R app | tr '\n' ' ')us"
 	expect_eq "$(status breakdown_early_write)" 0 "early writes"
 	expect_eq "$(status breakdown_no_write)" 0 "tasks without a write"
 	expect_no_probe_miss
@@ -198,9 +199,9 @@ case_app() {
 	for v in $(ext $LOG R app); do
 		expect_time_min "$v" 200000 50000 "app"
 	done
-	for v in $(ext $LOG R rq_wait); do
-		expect_le "$v" $((WAKE_US * TCP_RT_SLOW)) "rq_wait of a server that reads at once"
-	done
+	# rq_wait near 0: held to the stamps above, as app in case_rq_wait (226
+	# ms once, on the single-thread VM: the server woken that late)
+	diag "rq_wait of a server that reads at once: $(ext $LOG R rq_wait | tr '\n' ' ')us"
 }
 
 # A response written in 4 pieces 100 ms apart: the 3 gaps are app_limited.

@@ -450,11 +450,12 @@ stalls_stop() {
 	wait "$STALLMON_PID" || fail "stallmon: $(cat /tmp/stallmon.err)"
 }
 
-# Microseconds of [LO, HI] (realtime us, as the capture's) that the last
-# capture's stalls cover: what a test may excuse a time by, beyond its
-# tolerance (tcp_rt_oracle.py --stalls does the same for every record).
-stalls_cover() {	# lo hi
-	/usr/bin/python3 "$SELFTESTS/oracle/stalls.py" "$STALLS" "$1" "$2"
+# Microseconds of the windows [LO, HI] (realtime us, as the capture's;
+# their union) that the last capture's stalls cover: what a test may
+# excuse a time by, beyond its tolerance (tcp_rt_oracle.py --stalls does
+# the same for every record).
+stalls_cover() {	# lo hi [lo hi ...]
+	/usr/bin/python3 "$SELFTESTS/oracle/stalls.py" "$STALLS" "$@"
 }
 
 capture_has_marker() {

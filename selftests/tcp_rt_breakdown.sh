@@ -321,13 +321,7 @@ for rec in conns[0]["records"]:
 # Microseconds of stall within OFF of the send() (T2 - HI to T2 - LO) and
 # of T2: where the module's stamps and the truth's can come apart.
 send_t2_stalls() {	# lo hi t2 off
-	local send_hi=$(($3 - $1 + $4)) t2_lo=$(($3 - $4))
-	if [ "$send_hi" -ge "$t2_lo" ]; then
-		stalls_cover $(($3 - $2 - $4)) $(($3 + $4))
-	else
-		echo $(($(stalls_cover $(($3 - $2 - $4)) "$send_hi") +
-			$(stalls_cover "$t2_lo" $(($3 + $4)))))
-	fi
+	stalls_cover $(($3 - $2 - $4)) $(($3 - $1 + $4)) $(($3 - $4)) $(($3 + $4))
 }
 
 case_sq_wait() {

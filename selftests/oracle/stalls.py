@@ -10,8 +10,10 @@ stamps can lie that far apart, the machine's speed and not the module
 setting it: a time off by more than its tolerance is excused when stalls
 cover the excess, and only then (tcp_rt_oracle.py --stalls).
 
-    stalls.py FILE LO HI     microseconds of [LO, HI] (realtime us) that
-                             FILE's stalls cover, on any CPU
+    stalls.py FILE LO HI [LO HI ...]
+                             microseconds of the windows [LO, HI]
+                             (realtime us) that FILE's stalls cover, on any
+                             CPU, overlaps of windows or stalls counted once
 """
 
 import sys
@@ -32,28 +34,44 @@ def load(path):
     return sorted(stalls)
 
 
-def covered(stalls, lo, hi):
-    """How much of [lo, hi] the stalls cover, overlaps counted once (a
-    stall of the whole guest is one on every CPU)."""
-    total, reach = 0, lo
-    for start, end, _cpu in stalls:
-        start, end = max(start, reach), min(end, hi)
-        if end > start:
-            total += end - start
-            reach = end
+def merged(windows):
+    """The windows [(lo, hi), ...] as their union: sorted, disjoint."""
+    union = []
+    for lo, hi in sorted(windows):
+        if union and lo <= union[-1][1]:
+            union[-1] = (union[-1][0], max(union[-1][1], hi))
+        else:
+            union.append((lo, hi))
+    return union
+
+
+def covered(stalls, windows):
+    """How much of the windows' union the stalls cover, overlaps counted
+    once (a stall of the whole guest is one on every CPU)."""
+    total = 0
+    for lo, hi in merged(windows):
+        reach = lo
+        for start, end, _cpu in stalls:
+            start, end = max(start, reach), min(end, hi)
+            if end > start:
+                total += end - start
+                reach = end
     return total
 
 
-def longest(stalls, lo, hi):
-    """The longest stall that overlaps [lo, hi]: (start, end, cpu) or None."""
-    near = [s for s in stalls if s[1] > lo and s[0] < hi]
+def longest(stalls, windows):
+    """The longest stall that overlaps one of the windows: (start, end,
+    cpu) or None."""
+    near = [s for s in stalls
+            if any(s[1] > lo and s[0] < hi for lo, hi in windows)]
     return max(near, key=lambda s: s[1] - s[0], default=None)
 
 
 def main(argv):
-    if len(argv) != 4:
-        sys.exit("usage: stalls.py FILE LO HI")
-    print(covered(load(argv[1]), int(argv[2]), int(argv[3])))
+    if len(argv) < 4 or len(argv) % 2:
+        sys.exit("usage: stalls.py FILE LO HI [LO HI ...]")
+    bounds = [int(a) for a in argv[2:]]
+    print(covered(load(argv[1]), list(zip(bounds[::2], bounds[1::2]))))
 
 
 if __name__ == "__main__":

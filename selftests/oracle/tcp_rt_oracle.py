@@ -724,16 +724,10 @@ def stall_windows(rec, name, off):
     wire, `off` each way (a stamp lies between TCP and the tap; a stall
     between them delays one of them).  min_rtt, the least of every RTT
     sample of the task, takes the record's first to last time, widened."""
-    times = sorted(rec[k] for k in SPAN if rec.get(k) is not None)
+    times = [rec[k] for k in SPAN if rec.get(k) is not None]
     if name == "min_rtt":
-        return [(times[0] - off, times[-1] + off)]
-    windows = []
-    for t in times:
-        if windows and t - off <= windows[-1][1]:
-            windows[-1] = (windows[-1][0], t + off)
-        else:
-            windows.append((t - off, t + off))
-    return windows
+        return [(min(times) - off, max(times) + off)]
+    return [(t - off, t + off) for t in times]
 
 
 def stall_excuse(stalls, rec, name, off, tolerance):
@@ -743,12 +737,10 @@ def stall_excuse(stalls, rec, name, off, tolerance):
     if stalls is None:
         return None
     windows = stall_windows(rec, name, off)
-    cover = sum(stalls_mod.covered(stalls, lo, hi) for lo, hi in windows)
+    cover = stalls_mod.covered(stalls, windows)
     if cover < off - tolerance:
         return None
-    start, end, cpu = max((stalls_mod.longest(stalls, lo, hi) or (0, 0, 0)
-                           for lo, hi in windows),
-                          key=lambda s: s[1] - s[0])
+    start, end, cpu = stalls_mod.longest(stalls, windows)
     return (f"stalls cover {cover} us around its times, the longest "
             f"{end - start} us on CPU {cpu} at {start}")
 

@@ -107,7 +107,7 @@ static void *watch(void *arg)
 	return NULL;
 }
 
-static long number(const char *opt, const char *arg)
+static long parse_us(const char *opt, const char *arg)
 {
 	char *end;
 	long v = strtol(arg, &end, 10);
@@ -140,10 +140,10 @@ int main(int argc, char **argv)
 			out = optarg;
 			break;
 		case 'p':
-			period_us = number("--period-us", optarg);
+			period_us = parse_us("--period-us", optarg);
 			break;
 		case 't':
-			threshold_us = number("--threshold-us", optarg);
+			threshold_us = parse_us("--threshold-us", optarg);
 			break;
 		default:
 			return 1;

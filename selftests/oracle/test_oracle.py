@@ -592,6 +592,13 @@ class OracleTest(unittest.TestCase):
                              capture_output=True, text=True, check=True)
         return out.stdout.splitlines()
 
+    def compare(self, log, path, *opts):
+        """--compare LOG against the capture at path, server view, with
+        the options given; the finished process, whatever its status."""
+        return subprocess.run([sys.executable, ORACLE, "--lport", "7100"] +
+                              list(opts) + ["--compare", log, path],
+                              capture_output=True, text=True, check=False)
+
     def test_cli_text_and_json(self):
         path = self.pcap(self.one_request())
         self.assertEqual(self.cli("--lport", "7100", path),
@@ -633,9 +640,7 @@ class OracleTest(unittest.TestCase):
             log = os.path.join(self.tmp, "log")
             with open(log, "w", encoding="ascii") as f:
                 f.write(head + fields + "\n" + e_line)
-            out = subprocess.run([sys.executable, ORACLE, "--lport", "7100",
-                                  "--compare", log, path],
-                                 capture_output=True, text=True, check=False)
+            out = self.compare(log, path)
             self.assertEqual(out.returncode, 1 if n_bad else 0, out.stdout)
             self.assertIn(f"{n_bad} mismatches", out.stdout, fields)
 
@@ -667,9 +672,7 @@ class OracleTest(unittest.TestCase):
                 f.write("# stallmon cpus=2 period_us=1000 threshold_us=2000\n")
                 for cpu, start, end in stalls:
                     f.write(f"stall {cpu} {start} {end}\n")
-            out = subprocess.run([sys.executable, ORACLE, "--lport", "7100",
-                                  "--stalls", path_st, "--compare", log, path],
-                                 capture_output=True, text=True, check=False)
+            out = self.compare(log, path, "--stalls", path_st)
             self.assertEqual(out.returncode, 1 if n_bad else 0, out.stdout)
             self.assertIn(f"{n_excused} excused by stalls, {n_bad} mismatches",
                           out.stdout, stalls)
@@ -680,16 +683,12 @@ class OracleTest(unittest.TestCase):
                     "2000 200400 2301 0 1 200000 0 300 0 65483\n")
         with open(path_st, "w", encoding="ascii") as f:
             f.write(f"stall 1 {us(100000)} {us(100001)}\n")
-        out = subprocess.run([sys.executable, ORACLE, "--lport", "7100",
-                              "--stalls", path_st, "--compare", log, path],
-                             capture_output=True, text=True, check=False)
+        out = self.compare(log, path, "--stalls", path_st)
         self.assertIn("1 excused by stalls, 1 mismatches", out.stdout)
         self.assertIn("missing: E", out.stdout)
         with open(path_st, "w", encoding="ascii") as f:
             f.write("stall 0 12\n")
-        out = subprocess.run([sys.executable, ORACLE, "--lport", "7100",
-                              "--stalls", path_st, "--compare", log, path],
-                             capture_output=True, text=True, check=False)
+        out = self.compare(log, path, "--stalls", path_st)
         self.assertNotEqual(out.returncode, 0)
         self.assertIn("stalls:1: not a stall line", out.stderr)
 
@@ -713,10 +712,7 @@ class OracleTest(unittest.TestCase):
             log = os.path.join(self.tmp, "log")
             with open(log, "w", encoding="ascii") as f:
                 f.write(text)
-            out = subprocess.run([sys.executable, ORACLE, "--lport", "7100",
-                                  "--sampled-out", str(out_n),
-                                  "--compare", log, path],
-                                 capture_output=True, text=True, check=False)
+            out = self.compare(log, path, "--sampled-out", str(out_n))
             self.assertEqual(out.returncode, 1 if n_bad else 0, out.stdout)
             self.assertIn(f"{n_bad} mismatches", out.stdout, (text, out_n))
 

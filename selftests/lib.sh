@@ -64,20 +64,13 @@ expect_within() {	# actual target tolerance what
 	expect_range "$1" $(($2 - $3)) $(($2 + $3)) "$4"
 }
 
-# A duration made of a delay the test imposes (a sleep, netem) plus the
-# kernel's own work: on a slow kernel (TCP_RT_SLOW=N) the work may take N
-# times longer, the delay does not.  So only the upper slack grows; the lower
-# bound - the imposed delay was measured - stays as on Debian's kernel.
-# Unset, it is expect_within.
-expect_time() {	# actual target tolerance what
-	expect_range "$1" $(($2 - $3)) $(($2 + $3 * TCP_RT_SLOW)) "$4"
-}
-
-# A duration with an exact lower bound (what the test imposes: a server's
-# delay, gaps between writes) and an upper slack for the guest's scheduling
-# and the kernel's own work, which TCP_RT_SLOW scales.
-expect_time_min() {	# actual min slack what
-	expect_range "$1" "$2" $(($2 + $3 * TCP_RT_SLOW)) "$4"
+# A duration the test imposes (a server's delay, gaps between writes) that
+# an independent truth holds exactly elsewhere in the case (the oracle's
+# capture, the application's stamps, the R records): no less than what was
+# imposed.  No upper bound: how late the guest ran the application is the
+# machine's speed, and the truth already holds the figure to it.
+expect_imposed() {	# actual min what
+	expect_ge "$1" "$2" "$3"
 }
 
 sum() {	# of the numbers on stdin, one per line

@@ -272,11 +272,6 @@ static int write_split(int fd, unsigned long long total, unsigned long long part
 	return write_split_stamped(fd, total, parts, gap_ms, fill, sent, NULL);
 }
 
-/*
- * One line a request to --stamps: the connection, the request (from 1),
- * the read() that returned its last byte and the first send() of its
- * response, start and end of each, CLOCK_REALTIME microseconds.
- */
 /* The peer's port of a connected socket (0 if it has none). */
 static unsigned int peer_port(int fd)
 {
@@ -290,15 +285,21 @@ static unsigned int peer_port(int fd)
 	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
 }
 
+/*
+ * One line a request to --stamps: the connection, the request (from 1),
+ * the read() that returned its last byte and the first send() of its
+ * response, start and end of each, the client's port, then @wl, the end of
+ * the response's last send(); CLOCK_REALTIME microseconds.
+ */
 static void stamp_request(const struct conn *c, const struct call_stamp *rd,
-			  const struct call_stamp *wr)
+			  const struct call_stamp *wr, unsigned long long wl)
 {
 	if (!stamps_file)
 		return;
 	pthread_mutex_lock(&stamps_lock);
-	fprintf(stamps_file, "stamp %llu %llu %llu %llu %llu %llu %u\n", c->idx,
-		c->requests + 1, rd->start, rd->end, wr->start, wr->end,
-		peer_port(c->fd));
+	fprintf(stamps_file, "stamp %llu %llu %llu %llu %llu %llu %u %llu\n",
+		c->idx, c->requests + 1, rd->start, rd->end, wr->start, wr->end,
+		peer_port(c->fd), wl);
 	fflush(stamps_file);
 	pthread_mutex_unlock(&stamps_lock);
 }
@@ -478,7 +479,7 @@ static void *server_conn(void *arg)
 			close(c->fd);
 			return NULL;
 		}
-		stamp_request(c, &rd, &wr);
+		stamp_request(c, &rd, &wr, now_us());
 		c->requests++;
 	}
 
@@ -805,10 +806,10 @@ static const char usage_text[] =
 "  --greeting N     write N bytes as soon as a connection is accepted, before\n"
 "                   reading any request (a server-first protocol)\n"
 "  --stamps F       append a line a request to F: \"stamp CONN REQ RS RE WS WE\n"
-"                   PORT\", RS/RE the start and end of the read() that\n"
+"                   PORT WL\", RS/RE the start and end of the read() that\n"
 "                   returned its last byte, WS/WE those of its response's\n"
-"                   first send(), CLOCK_REALTIME microseconds; PORT the\n"
-"                   client's\n"
+"                   first send(), WL the end of its last send(),\n"
+"                   CLOCK_REALTIME microseconds; PORT the client's\n"
 "  --end wait       (default) read until the client closes, then close\n"
 "  --end close      close right after the last response\n"
 "  --end linger0    right after the last response SO_LINGER {1,0} and close\n"

@@ -30,10 +30,10 @@ case_one_request() {
 	expect_eq "$(count_records $LOG R)" 0 "R records"
 	expect_eq "$(count_records $LOG E)" 1 "E records"
 	# The server answers 200 ms after the request arrived, which is after
-	# it left: no less.  The client sees the answer after scheduling and
-	# first-touch faults of the emulated guest (+30 ms idle, +111 ms seen
-	# right after boot): the upper slack is wide.
-	expect_time_min "$(field $LOG P 12)" 195000 205000 "service_time (us)"
+	# it left: no less.  How much more is how late the guest ran the
+	# server (+30 ms idle, +111 ms right after boot), which the oracle
+	# above holds to the wire.
+	expect_imposed "$(field $LOG P 12)" 195000 "service_time (us)"
 	expect_eq "$(field $LOG P 7)" 300 "sent_bytes"
 	expect_eq "$(field $LOG P 14)" 4000 "recv_bytes"
 	expect_eq "$(field $LOG P 11)" 1 "task_seq"
@@ -103,8 +103,9 @@ case_response_time() {
 	sed 's/^/# /' $LOG
 	oracle_check $LOG --pport $PORT
 	# from the first response byte to the last: three 100 ms gaps at least
-	# (less the first write's own time), more in a slow guest (+139 ms seen)
-	expect_time_min "$(field $LOG P 13)" 280000 270000 "response_time (us)"
+	# (less the first write's own time); more in a slow guest (+139 ms
+	# seen), as the oracle above holds to the wire
+	expect_imposed "$(field $LOG P 13)" 280000 "response_time (us)"
 	expect_eq "$(field $LOG P 14)" 1000000 "recv_bytes"
 }
 
@@ -123,7 +124,8 @@ case_rtt_and_retrans() {
 	drain_logs $LOG
 	oracle_check $LOG --pport $PORT
 	expect_eq "$(count_records $LOG P)" 3 "P records"
-	expect_time "$(field $LOG P 9 | sort -n | head -n 1)" 40000 15000 "min_rtt (us)"
+	# no less than the path's 40 ms; the oracle holds each to the wire
+	expect_imposed "$(field $LOG P 9 | sort -n | head -n 1)" 40000 "min_rtt (us)"
 }
 
 # Loss on the request's way (the router drops towards the server, beyond

@@ -36,9 +36,8 @@ case_one_request() {
 	expect_eq "$(count_records $LOG E)" 1 "E records"
 	expect_eq "$(before_e $LOG)" R "record before E"
 	# the server sleeps 200 ms between the request and the response: no
-	# less; the oracle above holds the exact value to the wire, this bound
-	# only a gross error (a loaded host stalled the sleeper 115 ms more)
-	expect_time_min "$(field $LOG R 12)" 200000 200000 "process_time (us)"
+	# less; the oracle above holds the exact value to the wire
+	expect_imposed "$(field $LOG R 12)" 200000 "process_time (us)"
 	expect_eq "$(field $LOG R 7)" 5000 "sent_bytes"
 	expect_eq "$(field $LOG R 14)" 300 "recv_bytes"
 	expect_eq "$(field $LOG R 11)" 1 "task_seq"
@@ -142,7 +141,7 @@ acked_info() {	# key
 # the response's ACK, not at the close; E's totals are what the socket's
 # own counters (ss -ti) said while it was open.
 case_idle_before_close() {
-	local sent recv
+	local sent recv proc
 	setup
 	rm -f /tmp/ss.acked
 	start_server -- --port $PORT --req-bytes 100 --resp-bytes 1000 \
@@ -160,8 +159,13 @@ case_idle_before_close() {
 	drain_logs $LOG
 	oracle_check $LOG --lport $PORT
 	expect_eq "$(count_records $LOG R)" 1 "R records"
-	expect_time_min "$(field $LOG R 12)" 100000 200000 "process_time (us)"
-	expect_time_min "$(field $LOG R 8)" 100000 1000000 \
+	# held to the wire by the oracle; here what the test imposes: the
+	# server's 100 ms, and an R that ends before the client's 2 s of idle
+	# (a duration up to the close would be the process time and 2 s more,
+	# however late the guest ran the server: 319 ms once, in CI)
+	proc=$(field $LOG R 12)
+	expect_imposed "$proc" 100000 "process_time (us)"
+	expect_range "$(field $LOG R 8)" "$proc" $((proc + 2000000 - 1)) \
 		"duration (us), not up to the close 2 s later"
 	expect_eq "$(field $LOG E 8)" "$sent" "E total_sent vs ss bytes_sent"
 	expect_eq "$(field $LOG E 10)" "$recv" "E total_recv vs ss bytes_received"
@@ -180,8 +184,7 @@ case_upload_time() {
 	expect_eq "$(count_records $LOG R)" 1 "R records"
 	# the parts leave 150 ms apart (the first may be late by up to 40 ms
 	# of scheduling); the oracle holds the exact value to the wire
-	expect_range "$(field $LOG R 13)" 110000 $((150000 + 200000 * TCP_RT_SLOW)) \
-		"upload_time (us)"
+	expect_imposed "$(field $LOG R 13)" 110000 "upload_time (us)"
 	expect_eq "$(field $LOG R 14)" 2000 "recv_bytes"
 }
 
@@ -247,7 +250,9 @@ case_rtt_and_download() {
 	dur=$(field $LOG R 8)
 	proc=$(field $LOG R 12)
 	up=$(field $LOG R 13)
-	expect_time "$rtt" 40000 15000 "min_rtt (us)"
+	# no less than the path's 40 ms (the oracle holds the figure to the
+	# wire; more is how late the guest ran an ACK, its speed)
+	expect_imposed "$rtt" 40000 "min_rtt (us)"
 	expect_ge "$dur" $((proc + up + rtt)) "duration >= process + upload + RTT"
 	records $LOG R | grep -q "^V6 R [0-9]* [0-9]* 10\.99\.1\.2:[0-9]* 10\.99\.0\.1:$PORT " ||
 		fail "R header addresses"
@@ -264,7 +269,7 @@ case_rtt_and_download() {
 # open after its last response: the minimum over every sample, the
 # handshake's included, so E's, taken from data ACKs, is no smaller).
 case_rtt_changes() {
-	local gate=/tmp/rtt.gate ss_min
+	local gate=/tmp/rtt.gate ss_min first
 	setup
 	make_netns_router delay 5ms
 	ip netns exec rtrt tc qdisc add dev rtv1 root netem delay 5ms
@@ -295,18 +300,22 @@ case_rtt_changes() {
 	drain_logs $LOG
 	sed 's/^/# /' $LOG
 	expect_eq "$(count_records $LOG R)" 2 "R records"
-	# by task_seq: the two R may be on two CPUs' logs, in either order
-	expect_time_min "$(records $LOG R | awk '$11 == 1 { print $9 }')" 10000 10000 \
-		"first task's min_rtt"
-	expect_time_min "$(records $LOG R | awk '$11 == 2 { print $9 }')" 100000 15000 \
+	# by task_seq: the two R may be on two CPUs' logs, in either order.
+	# Each no less than its path's delay; the first's below the second
+	# path's (not stretched to it), however slow the guest.
+	first=$(records $LOG R | awk '$11 == 1 { print $9 }')
+	expect_range "$first" 10000 99999 "first task's min_rtt"
+	expect_imposed "$(records $LOG R | awk '$11 == 2 { print $9 }')" 100000 \
 		"second task's min_rtt"
 	# ss prints milliseconds with three decimals
 	ss_min=$(awk -v m="$ss_min" 'BEGIN { printf "%d", m * 1000 }')
 	diag "the live socket's minrtt: $ss_min us"
-	# no smaller; larger by what a data ACK's processing adds to the
-	# handshake's, which a slow kernel stretches (7 ms on the PREEMPT_RT
-	# debug kernel, against 5 ms of slack unscaled)
-	expect_time_min "$(field $LOG E 12)" "$ss_min" 5000 "E min_rtt vs ss minrtt"
+	# no smaller (the socket's minimum has the handshake's sample too, E's
+	# only data ACKs'), and no larger than the first task's: E's minimum is
+	# over the same samples as the tasks'.  Both bounds are the kernel's
+	# own figures, not the guest's speed (7 ms above ss on the PREEMPT_RT
+	# debug kernel).
+	expect_range "$(field $LOG E 12)" "$ss_min" "$first" "E min_rtt vs ss minrtt and the first R's"
 }
 
 # The server socket in NETNS has BYTES or more acknowledged.

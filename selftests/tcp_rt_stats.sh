@@ -58,10 +58,10 @@ case_listed_port() {
 	expect_ge "$wproc" $((rproc - 100)) "weighted avg_process_time vs R records"
 	# the server sleeps 20 ms after reading each request: no process time
 	# can be shorter; the emulated guest adds its own delay, more so on a
-	# loaded host (means of 28 ms idle, 52 ms loaded were seen)
+	# loaded host (means of 28 ms idle, 52 ms loaded were seen), and the
+	# averages are held to the R records above, whatever it added
 	expect_eq "$(field $LOG R 12 | awk '$1 < 20000' | wc -l)" 0 \
 		"R records with a process time under the server's 20 ms"
-	expect_time_min $((rproc / 100)) 20000 61000 "mean process_time"
 	# the other averages, weighted back, against the R records as well
 	local col rcol name w r
 	for col in 4:8:duration 7:9:min_rtt 10:13:upload_time; do

@@ -272,13 +272,14 @@ static int write_split(int fd, unsigned long long total, unsigned long long part
 	return write_split_stamped(fd, total, parts, gap_ms, fill, sent, NULL);
 }
 
-/* The peer's port of a connected socket (0 if it has none). */
-static unsigned int peer_port(int fd)
+/* A socket's own port, or (@peer) its peer's; 0 if it has none. */
+static unsigned int port_of(int fd, bool peer)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
 
-	if (getpeername(fd, (struct sockaddr *)&ss, &len))
+	if (peer ? getpeername(fd, (struct sockaddr *)&ss, &len) :
+		   getsockname(fd, (struct sockaddr *)&ss, &len))
 		return 0;
 	if (ss.ss_family == AF_INET6)
 		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
@@ -287,9 +288,11 @@ static unsigned int peer_port(int fd)
 
 /*
  * One line a request to --stamps: the connection, the request (from 1),
- * the read() that returned its last byte and the first send() of its
- * response, start and end of each, the client's port, then @wl, the end of
- * the response's last send(); CLOCK_REALTIME microseconds.
+ * @rd, the read() that returned the last byte of the request (server) or
+ * of its response (client), @wr, the first send() of the response (server)
+ * or of the request (client), start and end of each, the client's port,
+ * then @wl, the end of the last send() of what @wr began; CLOCK_REALTIME
+ * microseconds.
  */
 static void stamp_request(const struct conn *c, const struct call_stamp *rd,
 			  const struct call_stamp *wr, unsigned long long wl)
@@ -299,7 +302,7 @@ static void stamp_request(const struct conn *c, const struct call_stamp *rd,
 	pthread_mutex_lock(&stamps_lock);
 	fprintf(stamps_file, "stamp %llu %llu %llu %llu %llu %llu %u %llu\n",
 		c->idx, c->requests + 1, rd->start, rd->end, wr->start, wr->end,
-		peer_port(c->fd), wl);
+		port_of(c->fd, o.mode == MODE_SERVER), wl);
 	fflush(stamps_file);
 	pthread_mutex_unlock(&stamps_lock);
 }
@@ -322,7 +325,7 @@ static bool slow_request(const struct conn *c)
 	       (slow_count - o.slow_after) % o.slow_every == 0;
 	if (slow && slow_file) {
 		fprintf(slow_file, "slow %llu %llu %u\n", c->idx, c->requests + 1,
-			peer_port(c->fd));
+			port_of(c->fd, true));
 		fflush(slow_file);
 	}
 	pthread_mutex_unlock(&stamps_lock);
@@ -539,18 +542,6 @@ static int server_listen(void)
 	return fd;
 }
 
-static unsigned int sock_port(int fd)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-
-	if (getsockname(fd, (struct sockaddr *)&ss, &len))
-		die("getsockname");
-	if (ss.ss_family == AF_INET6)
-		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
-}
-
 static int accept_one(int lfd)
 {
 	int fd;
@@ -597,23 +588,27 @@ static int client_connect(struct conn *c)
 
 static void client_request(struct conn *c)
 {
-	unsigned long long got = 0, want = o.resp_bytes;
+	unsigned long long got = 0, want = o.resp_bytes, wl;
+	struct call_stamp rd = { 0, 0 }, wr = { 0, 0 };
 	int ret;
 
 	/* --resp-read: of the last response, only the first bytes */
 	if (o.resp_read_set && c->requests + 1 == o.requests)
 		want = o.resp_read;
 	gate_wait();
-	if (write_split(c->fd, o.req_bytes, o.req_parts, o.part_gap_ms, 'q', &c->sent))
+	if (write_split_stamped(c->fd, o.req_bytes, o.req_parts, o.part_gap_ms,
+				'q', &c->sent, &wr))
 		die("conn %llu: write request %llu", c->idx, c->requests + 1);
+	wl = now_us();
 	sleep_ms(o.read_delay_ms);
-	ret = read_n(c->fd, want, &got);
+	ret = read_n_stamped(c->fd, want, &got, &rd);
 	c->received += got;
 	if (ret < 0)
 		die("conn %llu: read response %llu", c->idx, c->requests + 1);
 	if (ret > 0)
 		die_msg("conn %llu: read response %llu: unexpected EOF after %llu of %llu bytes",
 			c->idx, c->requests + 1, got, o.resp_bytes);
+	stamp_request(c, &rd, &wr, wl);
 	c->requests++;
 }
 
@@ -717,13 +712,10 @@ static int server_setup(void)
 		if (!slow_file)
 			die("slow log %s", o.slow_log);
 	}
-	if (o.stamps) {
-		stamps_file = fopen(o.stamps, "a");
-		if (!stamps_file)
-			die("stamps file %s", o.stamps);
-	}
 	lfd = server_listen();
-	port = sock_port(lfd);
+	port = port_of(lfd, false);
+	if (!port)
+		die("getsockname");
 	if (o.ready_file)
 		write_ready_file(port);
 	printf("ready %u\n", port);
@@ -741,6 +733,11 @@ static int run(void)
 
 	if (!conns)
 		die("calloc");
+	if (o.stamps) {
+		stamps_file = fopen(o.stamps, "a");
+		if (!stamps_file)
+			die("stamps file %s", o.stamps);
+	}
 	if (server)
 		lfd = server_setup();
 	for (i = 0; i < o.conns; i++) {
@@ -783,6 +780,13 @@ static const char usage_text[] =
 "  --read-delay-ms D  wait D ms before reading each request (server) or each\n"
 "                   response, after writing its request (client); default 0\n"
 "  --verbose        also print one line per connection before the summary\n"
+"  --stamps F       append a line a request to F: \"stamp CONN REQ RS RE WS WE\n"
+"                   PORT WL\", RS/RE the start and end of the read() that\n"
+"                   returned the last byte of the request (server) or of\n"
+"                   its response (client), WS/WE those of the first send()\n"
+"                   of the response (server) or of the request (client), WL\n"
+"                   the end of its last send(), CLOCK_REALTIME\n"
+"                   microseconds; PORT the client's\n"
 "  --fastopen       TCP Fast Open: server TCP_FASTOPEN on the listener, client\n"
 "                   TCP_FASTOPEN_CONNECT (the request rides the SYN once the\n"
 "                   client has the server's cookie; net.ipv4.tcp_fastopen)\n"
@@ -805,11 +809,6 @@ static const char usage_text[] =
 "  --no-read        never read; close when the client closes or resets\n"
 "  --greeting N     write N bytes as soon as a connection is accepted, before\n"
 "                   reading any request (a server-first protocol)\n"
-"  --stamps F       append a line a request to F: \"stamp CONN REQ RS RE WS WE\n"
-"                   PORT WL\", RS/RE the start and end of the read() that\n"
-"                   returned its last byte, WS/WE those of its response's\n"
-"                   first send(), WL the end of its last send(),\n"
-"                   CLOCK_REALTIME microseconds; PORT the client's\n"
 "  --end wait       (default) read until the client closes, then close\n"
 "  --end close      close right after the last response\n"
 "  --end linger0    right after the last response SO_LINGER {1,0} and close\n"
@@ -905,7 +904,7 @@ static const struct opt_desc {
 	STR("ready-file",     MODE_SERVER, &o.ready_file),
 	NUM("delay-ms",	      MODE_SERVER, &o.delay_ms, MS),
 	NUM("read-delay-ms",  MODE_BOTH,   &o.read_delay_ms, MS),
-	STR("stamps",	      MODE_SERVER, &o.stamps),
+	STR("stamps",	      MODE_BOTH,   &o.stamps),
 	NUM("slow-every",     MODE_SERVER, &o.slow_every, BIG),
 	NUM("slow-after",     MODE_SERVER, &o.slow_after, BIG),
 	NUM("slow-ms",	      MODE_SERVER, &o.slow_ms, MS),

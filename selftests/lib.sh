@@ -411,20 +411,35 @@ field() {	# file type n
 # connections few.
 
 capture_start() {	# port (all: every TCP segment) [netns]
-	local what="tcp port $1"
-	[ "$1" = all ] && what=tcp
-	CAPTURE_NS=()
-	[ -n "${2:-}" ] && CAPTURE_NS=(ip netns exec "$2")
+	_CAPTURE_WHAT="tcp port $1"
+	[ "$1" = all ] && _CAPTURE_WHAT=tcp
+	_CAPTURE_PORT=$1
+	_CAPTURES=()
 	CAPTURE=/tmp/capture.$1.pcap
-	rm -f "$CAPTURE" /tmp/capture.err
-	# --immediate-mode: each packet is handed over as it comes, not when a
-	# ring block fills or times out; udp port 9 is capture_stop's marker.
-	"${CAPTURE_NS[@]}" tcpdump -i any --immediate-mode -U -n -s 200 \
-		-w "$CAPTURE" "$what or (udp and dst port 9)" 2> /tmp/capture.err &
-	CAPTURE_PID=$!
-	wait_until "tcpdump to listen" grep -q "listening on" /tmp/capture.err ||
-		fail "tcpdump: $(cat /tmp/capture.err)"
+	CAPTURE2=
+	_capture_add "$CAPTURE" "${2:-}"
 	stalls_start
+}
+
+# A second capture of the same traffic, in another namespace, while the
+# first runs: where another end saw it (a segment the router delayed is
+# late there, not in the first).  In $CAPTURE2; capture_stop ends both.
+capture_also() {	# netns
+	CAPTURE2=/tmp/capture.$_CAPTURE_PORT.$1.pcap
+	_capture_add "$CAPTURE2" "$1"
+}
+
+# --immediate-mode: each packet is handed over as it comes, not when a
+# ring block fills or times out; udp port 9 is capture_stop's marker.
+_capture_add() {	# file netns
+	local ns=()
+	[ -n "$2" ] && ns=(ip netns exec "$2")
+	rm -f "$1" "$1.err"
+	"${ns[@]}" tcpdump -i any --immediate-mode -U -n -s 200 \
+		-w "$1" "$_CAPTURE_WHAT or (udp and dst port 9)" 2> "$1.err" &
+	_CAPTURES+=("$1 $! $2")
+	wait_until "tcpdump to listen" grep -q "listening on" "$1.err" ||
+		fail "tcpdump: $(cat "$1.err")"
 }
 
 # The guest's stalls while a capture runs (selftests/stallmon.c), in
@@ -451,20 +466,26 @@ stalls_cover() {	# lo hi [lo hi ...]
 	/usr/bin/python3 "$SELFTESTS/oracle/stalls.py" "$STALLS" "$@"
 }
 
-capture_has_marker() {
-	tcpdump -r "$CAPTURE" -n "udp and dst port 9" 2> /dev/null | grep -q .
+capture_has_marker() {	# file
+	tcpdump -r "$1" -n "udp and dst port 9" 2> /dev/null | grep -q .
 }
 
 # Everything captured before the marker is in the file once the marker is:
 # only then is tcpdump stopped (SIGINT drops what it has not written yet).
 capture_stop() {
-	"${CAPTURE_NS[@]}" bash -c 'echo > /dev/udp/127.0.0.1/9' 2> /dev/null
-	wait_until "the capture's marker" capture_has_marker ||
-		fail "tcpdump did not capture its marker"
-	kill -INT "$CAPTURE_PID"
-	wait "$CAPTURE_PID" || true
-	grep -q "^0 packets dropped by kernel" /tmp/capture.err ||
-		fail "tcpdump: $(tr '\n' ' ' < /tmp/capture.err)"
+	local c file pid ns cmd
+	for c in "${_CAPTURES[@]}"; do
+		read -r file pid ns <<< "$c"
+		cmd=()
+		[ -n "$ns" ] && cmd=(ip netns exec "$ns")
+		"${cmd[@]}" bash -c 'echo > /dev/udp/127.0.0.1/9' 2> /dev/null
+		wait_until "the capture's marker" capture_has_marker "$file" ||
+			fail "tcpdump did not capture its marker in $file"
+		kill -INT "$pid"
+		wait "$pid" || true
+		grep -q "^0 packets dropped by kernel" "$file.err" ||
+			fail "tcpdump: $(tr '\n' ' ' < "$file.err")"
+	done
 	stalls_stop
 }
 
@@ -483,12 +504,13 @@ oracle_check() {	# log --lport|--pport port [oracle options]
 }
 
 # A failed comparison's evidence, kept in the checkout (the guest's only
-# writable place that outlives it): the capture, the records, and the
-# capture's first segments in the test's output.
+# writable place that outlives it): the captures, the stalls, the records
+# (or series), and the first capture's first segments in the test's
+# output.
 oracle_keep() {	# log
 	local dir
 	dir=$TOP/selftests/artifacts/$(uname -r)-$(date +%s)-$$
-	mkdir -p "$dir" && cp "$CAPTURE" "$STALLS" "$1" "$dir"/ &&
+	mkdir -p "$dir" && cp "$CAPTURE" ${CAPTURE2:+"$CAPTURE2"} "$STALLS" "$1" "$dir"/ &&
 		diag "capture and records kept in $dir"
 	tcpdump -r "$CAPTURE" -n -tt 2> /dev/null | head -n 40 | sed 's/^/# /'
 }

@@ -108,10 +108,11 @@ case_ends_by_itself() {
 
 # 2 MB from the server in rtsrv to a client in rtcli, inside a run,
 # captured in a namespace; then the run's lines and the records.
-transfer_2mb() {	# capture's netns
+transfer_2mb() {	# capture's netns [a second capture's]
 	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 100 \
 		--resp-bytes 2000000 > /dev/null
 	capture_start $PORT "$1"
+	[ -z "${2:-}" ] || capture_also "$2"
 	echo 1 > "$PARAMS/series_run"
 	ip netns exec rtcli "$PEER" client --addr 10.99.0.1 --port $PORT \
 		--req-bytes 100 --resp-bytes 2000000 --timeout 120 > /dev/null ||
@@ -210,6 +211,7 @@ measures() {	# width line [series_measures options]
 	out=$(/usr/bin/python3 "$MEASURES" --series $SER --width-us "$1" \
 		--line "$2" --slack-us $((${ORACLE_TOL_US:-20000} * TCP_RT_SLOW)) \
 		"${@:3}") || {
+		oracle_keep $SER
 		echo "$out" | sed 's/^/# /'
 		grep -F " $2 " $SER | sed 's/^/# /' | head -n 60
 		fail "series line $2 differs from the capture"
@@ -236,10 +238,13 @@ ext_sum() {	# line name
 # 2 MB to a client whose path marks CE where it would drop 5% (netem ecn,
 # both ends with tcp_ecn 1) and sends 3% of the packets twice: the
 # client's line counts the CE-marked data and the duplicates it received,
-# the server's the ECE its ACKs carried back, the host's both, each where
-# the capture (the client's side: every packet it received and sent) saw
-# it.  Segment offload off on the server's device and no receive offload
-# on the client's: each captured packet is one segment.
+# where the client's capture (every packet it received and sent) saw
+# them; the server's line the ECE its ACKs carried back, where the
+# server's capture saw them arrive (the client's saw them leave before
+# the router's softirq turn: 300 ms before, once, on the single-vCPU
+# PREEMPT_RT debug kernel); the host's line both.  Segment offload off on
+# the server's device and no receive offload on the client's: each
+# captured packet is one segment.
 case_ecn_dup() {
 	series_setup 10000 10000 lports=$PORT pports=$PORT
 	echo "$ALL_EXT" > "$PARAMS/series_ext"
@@ -248,7 +253,7 @@ case_ecn_dup() {
 	ip netns exec rtcli ethtool -K rtv3 gro off > /dev/null 2>&1 || true
 	ip netns exec rtsrv sysctl -qw net.ipv4.tcp_ecn=1
 	ip netns exec rtcli sysctl -qw net.ipv4.tcp_ecn=1
-	transfer_2mb rtcli
+	transfer_2mb rtcli rtsrv
 	# Duplicates exact unless the client's TCP held data out of order:
 	# after a drop on the way in (the debug kernels, slow to read, drop
 	# some) or segments reordered between CPUs (PREEMPT_RT's threaded
@@ -259,9 +264,11 @@ case_ecn_dup() {
 	diag "the server's retransmissions, the client's drops and segments out of order: $holes"
 	measures 10000 P$PORT --capture "$CAPTURE" --ce $PORT --dup $PORT \
 		--holes "$holes" --flows $PORT
-	measures 10000 $PORT --capture "$CAPTURE" --ece $PORT --flows $PORT
+	measures 10000 $PORT --capture "$CAPTURE" --ece $PORT \
+		--ece-capture "$CAPTURE2" --flows $PORT
 	measures 10000 '*' --capture "$CAPTURE" --ce $PORT --dup $PORT \
-		--holes "$holes" --ece $PORT --flows $PORT --sockets 2
+		--holes "$holes" --ece $PORT --ece-capture "$CAPTURE2" \
+		--flows $PORT --sockets 2
 	# the base columns of the port's line are what they were, against
 	# the server's records (local address second); the capture is the
 	# client's, where the duplicates look like retransmissions

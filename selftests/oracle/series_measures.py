@@ -18,7 +18,10 @@ capture's data could have been counted in.
 
 Checks (each may be given with any other):
   --ce PORT      CE-marked data from PORT: ce_bytes, ce_segs
-  --ece PORT     segments to PORT with ECE (not SYN): ece
+  --ece PORT     segments to PORT with ECE (not SYN): ece; counted in
+                 --ece-capture where given (the capture at PORT's end:
+                 what the path between the two ends delays, the run
+                 counts late), else in --capture
   --dup PORT     data from PORT received before (bytes the capture saw
                  once already, in whatever order: a segment seen after
                  its successor is no copy): dup_bytes, dup_segs; with
@@ -116,6 +119,12 @@ def received(segs, width, port=None):
     return dup_b, dup_s, new_b, new_s
 
 
+def read_captures(files):
+    """The segments of every capture in FILES, in time order."""
+    return sorted((s for c in files for s in tcp_rt_oracle.read_segments(c)),
+                  key=lambda s: s.t)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--series", required=True)
@@ -125,6 +134,7 @@ def main():
     ap.add_argument("--slack-us", type=int, default=20000)
     ap.add_argument("--ce", type=int)
     ap.add_argument("--ece", type=int)
+    ap.add_argument("--ece-capture", action="append")
     ap.add_argument("--dup", type=int)
     ap.add_argument("--holes", type=int, default=0,
                     help="the sender's retransmissions and the receiver's "
@@ -139,9 +149,7 @@ def main():
     rows = series_check.read_series(a.series, a.line)
     if not rows:
         raise SystemExit(f"series_measures: no line {a.line}")
-    segs = sorted((s for c in a.capture
-                   for s in tcp_rt_oracle.read_segments(c)),
-                  key=lambda s: s.t)
+    segs = read_captures(a.capture)
     bad = []
 
     def got(col):
@@ -181,11 +189,20 @@ def main():
         compare("ce_segs", ce_s)
 
     if a.ece is not None:
+        def eces(ss):
+            return [s for s in ss if s.dport == a.ece and s.flags & ECE and
+                    not s.flags & tcp_rt_oracle.SYN]
+        left = eces(segs)
+        came = eces(read_captures(a.ece_capture)) if a.ece_capture else left
+        if came is not left and left and len(came) == len(left):
+            # one path, no loss on it: the Nth seen to leave is the Nth
+            # seen to arrive
+            lag = [c.t - s.t for s, c in zip(left, came)]
+            print(f"series_measures: {a.line} ECE seen {min(lag)} to "
+                  f"{max(lag)} us after --capture saw it")
         ece = {}
-        for s in segs:
-            if s.dport == a.ece and s.flags & ECE and \
-                    not s.flags & tcp_rt_oracle.SYN:
-                add(ece, s.t // width)
+        for s in came:
+            add(ece, s.t // width)
         if not ece:
             bad.append("no ECE in the capture: a test of nothing")
         compare("ece", ece)

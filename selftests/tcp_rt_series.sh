@@ -107,11 +107,10 @@ case_ends_by_itself() {
 }
 
 # BYTES from the server in rtsrv to a client in rtcli, inside a run,
-# captured in a namespace (and a second one's, if given); then the run's
-# lines and the records.
-transfer() {	# bytes capture's-netns [second-capture's-netns [server options...]]
+# captured in a namespace; then the run's lines and the records.
+transfer() {	# bytes capture's netns [a second capture's]
 	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 100 \
-		--resp-bytes "$1" "${@:4}" > /dev/null
+		--resp-bytes "$1" > /dev/null
 	capture_start $PORT "$2"
 	[ -z "${3:-}" ] || capture_also "$3"
 	echo 1 > "$PARAMS/series_run"
@@ -251,11 +250,6 @@ ext_sum() {	# line name
 # the server's device and no receive offload on the client's: each
 # captured packet is one segment.  1 MB, not 2: with two captures, 2 MB
 # outlasted the longest run (10,000 buckets of 10 ms) on that kernel.
-# A send buffer of 64 KB: the server's TCP takes an ACK that arrives
-# while the server's send() holds the socket only when it lets go, and
-# one send() of the whole 1 MB held it so for a second on that kernel
-# (ECE 2 to 26 ms after the client's capture at the server's, then
-# counted up to 1.02 s later); a full 64 KB buffer lets go each time.
 case_ecn_dup() {
 	series_setup 10000 10000 lports=$PORT pports=$PORT
 	echo "$ALL_EXT" > "$PARAMS/series_ext"
@@ -264,7 +258,7 @@ case_ecn_dup() {
 	ip netns exec rtcli ethtool -K rtv3 gro off > /dev/null 2>&1 || true
 	ip netns exec rtsrv sysctl -qw net.ipv4.tcp_ecn=1
 	ip netns exec rtcli sysctl -qw net.ipv4.tcp_ecn=1
-	transfer 1000000 rtcli rtsrv --sndbuf 32768
+	transfer 1000000 rtcli rtsrv
 	# Duplicates exact unless the client's TCP held data out of order:
 	# after a drop on the way in (the debug kernels, slow to read, drop
 	# some) or segments reordered between CPUs (PREEMPT_RT's threaded

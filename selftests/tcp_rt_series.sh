@@ -244,12 +244,14 @@ ext_sum() {	# line name
 # client's line counts the CE-marked data and the duplicates it received,
 # where the client's capture (every packet it received and sent) saw
 # them; the server's line the ECE its ACKs carried back, where the
-# server's capture saw them arrive (the client's saw them leave before
-# the router's softirq turn: 300 ms before, once, on the single-vCPU
-# PREEMPT_RT debug kernel); the host's line both.  Segment offload off on
-# the server's device and no receive offload on the client's: each
-# captured packet is one segment.  1 MB, not 2: with two captures, 2 MB
-# outlasted the longest run (10,000 buckets of 10 ms) on that kernel.
+# server's capture saw them arrive (after the router: up to 26 ms after
+# the client's capture on the single-vCPU PREEMPT_RT debug kernel, which
+# still counts some up to a second later than that - the ACK waits in
+# the socket's backlog while a preempted owner holds it: open,
+# docs/testing.md); the host's line both.  Segment offload off on the
+# server's device and no receive offload on the client's: each captured
+# packet is one segment.  1 MB, not 2: with two captures, 2 MB outlasted
+# the longest run (10,000 buckets of 10 ms) on that kernel.
 case_ecn_dup() {
 	series_setup 10000 10000 lports=$PORT pports=$PORT
 	echo "$ALL_EXT" > "$PARAMS/series_ext"

@@ -22,13 +22,17 @@ BD=rq_wait,app,sq_wait,rwnd_limited,sndbuf_limited,app_limited
 STAMP_TOL_US=1000
 
 # awk: x(NAME), the value of the record's extension field NAME, -1 where
-# it has none.
+# it has none; task(ADDR), the key of the record's task in the stamps
+# (the port of ADDR:PORT, the client's, and task_seq).
 AWK_EXT='
 function x(n,   i) {
 	for (i = 7; i <= NF; i++)
 		if (index($i, n "=") == 1)
 			return substr($i, length(n) + 2) + 0
 	return -1
+}
+function task(a) {
+	return substr(a, match(a, /:[0-9]+$/) + 1) SUBSEP $11
 }'
 
 bd_cleanup() {
@@ -98,8 +102,7 @@ held_to_stamps() {	# log stamps
 		next
 	}
 	$1 == "V6" && ($2 == "R" || $2 == "P") && x("rq_wait") >= 0 {
-		client = $2 == "R" ? $5 : $6
-		k = substr(client, match(client, /:[0-9]+$/) + 1) SUBSEP $11
+		k = task($2 == "R" ? $5 : $6)
 		if (!(k in ns))
 			next
 		start = $3 * 1000000 + $4
@@ -143,7 +146,7 @@ within_writes() {	# log stamps
 		next
 	}
 	$1 == "V6" && $2 == "R" && x("app_limited") >= 0 {
-		k = substr($5, match($5, /:[0-9]+$/) + 1) SUBSEP $11
+		k = task($5)
 		if (!(k in ws))
 			next
 		held++

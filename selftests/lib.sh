@@ -507,10 +507,10 @@ oracle_check() {	# log --lport|--pport port [oracle options]
 # writable place that outlives it): the captures, the stalls, the records
 # (or series), and the first capture's first segments in the test's
 # output.
-oracle_keep() {	# log
+oracle_keep() {	# log [more files]
 	local dir
 	dir=$TOP/selftests/artifacts/$(uname -r)-$(date +%s)-$$
-	mkdir -p "$dir" && cp "$CAPTURE" ${CAPTURE2:+"$CAPTURE2"} "$STALLS" "$1" "$dir"/ &&
+	mkdir -p "$dir" && cp "$CAPTURE" ${CAPTURE2:+"$CAPTURE2"} "$STALLS" "$@" "$dir"/ &&
 		diag "capture and records kept in $dir"
 	tcpdump -r "$CAPTURE" -n -tt 2> /dev/null | head -n 40 | sed 's/^/# /'
 }

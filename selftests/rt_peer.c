@@ -60,6 +60,7 @@ static const struct {
 static struct {
 	enum mode mode;
 	const char *addr, *bind_addr, *ready_file, *gate, *stamps, *slow_log;
+	const char *send_log;
 	unsigned long long port, req_bytes, resp_bytes, partial_bytes;
 	unsigned long long delay_ms, read_delay_ms, resp_writes, write_gap_ms;
 	unsigned long long req_parts, part_gap_ms, think_ms, hold_ms, ack_wait_ms;
@@ -90,8 +91,9 @@ struct call_stamp {
 };
 
 static int gate_fd = -1;
-static FILE *stamps_file, *slow_file;
+static FILE *stamps_file, *slow_file, *send_file;
 static unsigned long long slow_count;	/* requests read, for --slow-every */
+/* stamps_lock: the three files above and slow_count */
 static pthread_mutex_t stamps_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t die_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -211,6 +213,37 @@ static int read_n(int fd, unsigned long long n, unsigned long long *got)
 	return read_n_stamped(fd, n, got, NULL);
 }
 
+/* A socket's own port, or (@peer) its peer's; 0 if it has none. */
+static unsigned int port_of(int fd, bool peer)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (peer ? getpeername(fd, (struct sockaddr *)&ss, &len) :
+		   getsockname(fd, (struct sockaddr *)&ss, &len))
+		return 0;
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+/*
+ * One line a send() call to --send-log: "send PORT START END RET", PORT
+ * the client's, START and END CLOCK_REALTIME microseconds.  The socket is
+ * its caller's (owned) for most of the call: TCP keeps what arrives
+ * meanwhile in its backlog until the call lets go.
+ */
+static void log_send(int fd, const struct call_stamp *call, ssize_t ret)
+{
+	if (!send_file)
+		return;
+	pthread_mutex_lock(&stamps_lock);
+	fprintf(send_file, "send %u %llu %llu %zd\n",
+		port_of(fd, o.mode == MODE_SERVER), call->start, call->end, ret);
+	fflush(send_file);
+	pthread_mutex_unlock(&stamps_lock);
+}
+
 /*
  * Write exactly @n bytes, adding what was written to *@sent; *@first, if
  * given and still unset (start 0), gets the start and end of the first
@@ -220,16 +253,17 @@ static int write_n_stamped(int fd, unsigned long long n, char fill,
 			   unsigned long long *sent, struct call_stamp *first)
 {
 	char buf[IO_CHUNK];
-	unsigned long long t0 = 0;
+	struct call_stamp call;
 	ssize_t r;
 
 	memset(buf, fill, n < sizeof(buf) ? n : sizeof(buf));
 	while (n) {
-		if (first && !first->start)
-			t0 = now_us();
+		call.start = now_us();
 		r = send(fd, buf, n < sizeof(buf) ? n : sizeof(buf), MSG_NOSIGNAL);
+		call.end = now_us();
 		if (first && !first->start)
-			*first = (struct call_stamp){ t0, now_us() };
+			*first = call;
+		log_send(fd, &call, r);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -270,20 +304,6 @@ static int write_split(int fd, unsigned long long total, unsigned long long part
 		       unsigned long long gap_ms, char fill, unsigned long long *sent)
 {
 	return write_split_stamped(fd, total, parts, gap_ms, fill, sent, NULL);
-}
-
-/* A socket's own port, or (@peer) its peer's; 0 if it has none. */
-static unsigned int port_of(int fd, bool peer)
-{
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-
-	if (peer ? getpeername(fd, (struct sockaddr *)&ss, &len) :
-		   getsockname(fd, (struct sockaddr *)&ss, &len))
-		return 0;
-	if (ss.ss_family == AF_INET6)
-		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
-	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
 }
 
 /*
@@ -738,6 +758,11 @@ static int run(void)
 		if (!stamps_file)
 			die("stamps file %s", o.stamps);
 	}
+	if (o.send_log) {
+		send_file = fopen(o.send_log, "a");
+		if (!send_file)
+			die("send log %s", o.send_log);
+	}
 	if (server)
 		lfd = server_setup();
 	for (i = 0; i < o.conns; i++) {
@@ -787,6 +812,9 @@ static const char usage_text[] =
 "                   of the response (server) or of the request (client), WL\n"
 "                   the end of its last send(), CLOCK_REALTIME\n"
 "                   microseconds; PORT the client's\n"
+"  --send-log F     append a line a send() call to F: \"send PORT START END\n"
+"                   RET\", its start and end (CLOCK_REALTIME microseconds)\n"
+"                   and what it returned; PORT the client's\n"
 "  --fastopen       TCP Fast Open: server TCP_FASTOPEN on the listener, client\n"
 "                   TCP_FASTOPEN_CONNECT (the request rides the SYN once the\n"
 "                   client has the server's cookie; net.ipv4.tcp_fastopen)\n"
@@ -905,6 +933,7 @@ static const struct opt_desc {
 	NUM("delay-ms",	      MODE_SERVER, &o.delay_ms, MS),
 	NUM("read-delay-ms",  MODE_BOTH,   &o.read_delay_ms, MS),
 	STR("stamps",	      MODE_BOTH,   &o.stamps),
+	STR("send-log",	      MODE_BOTH,   &o.send_log),
 	NUM("slow-every",     MODE_SERVER, &o.slow_every, BIG),
 	NUM("slow-after",     MODE_SERVER, &o.slow_after, BIG),
 	NUM("slow-ms",	      MODE_SERVER, &o.slow_ms, MS),

@@ -109,8 +109,10 @@ case_ends_by_itself() {
 # BYTES from the server in rtsrv to a client in rtcli, inside a run,
 # captured in a namespace; then the run's lines and the records.
 transfer() {	# bytes capture's netns [a second capture's]
+	rm -f $LOG.sends $LOG.stamps
 	start_server rtsrv -- --addr 10.99.0.1 --port $PORT --req-bytes 100 \
-		--resp-bytes "$1" > /dev/null
+		--resp-bytes "$1" --send-log $LOG.sends --stamps $LOG.stamps \
+		> /dev/null
 	capture_start $PORT "$2"
 	[ -z "${3:-}" ] || capture_also "$3"
 	echo 1 > "$PARAMS/series_run"
@@ -121,6 +123,9 @@ transfer() {	# bytes capture's netns [a second capture's]
 		--req-bytes 100 --resp-bytes "$1" \
 		--timeout $((120 * TCP_RT_SLOW)) > /dev/null ||
 		fail "client"
+	# the server's send() calls all logged: its stamp follows them
+	wait_until "the server's response stamped" test -s $LOG.stamps ||
+		fail "the server did not stamp its response"
 	wait_untracked
 	series_running || fail "the transfer outlasted the run"
 	echo 0 > "$PARAMS/series_run"
@@ -211,11 +216,12 @@ case_run_at_load() {
 }
 
 measures() {	# width line [series_measures options]
-	local out
+	local out keep=($SER)
 	out=$(/usr/bin/python3 "$MEASURES" --series $SER --width-us "$1" \
 		--line "$2" --slack-us $((${ORACLE_TOL_US:-20000} * TCP_RT_SLOW)) \
 		"${@:3}") || {
-		oracle_keep $SER
+		[ -e $LOG.sends ] && keep+=($LOG.sends)
+		oracle_keep "${keep[@]}"
 		echo "$out" | sed 's/^/# /'
 		grep -F " $2 " $SER | sed 's/^/# /' | head -n 60
 		fail "series line $2 differs from the capture"
@@ -245,10 +251,12 @@ ext_sum() {	# line name
 # where the client's capture (every packet it received and sent) saw
 # them; the server's line the ECE its ACKs carried back, where the
 # server's capture saw them arrive (after the router: up to 26 ms after
-# the client's capture on the single-vCPU PREEMPT_RT debug kernel, which
-# still counts some up to a second later than that - the ACK waits in
-# the socket's backlog while a preempted owner holds it: open,
-# docs/testing.md); the host's line both.  Segment offload off on the
+# the client's capture on the single-vCPU PREEMPT_RT debug kernel), or
+# as late as the end of the server's send() that then held the socket
+# (its --send-log): TCP keeps an ACK that comes meanwhile in the
+# socket's backlog until send() lets go, up to a second later on that
+# kernel, whose softirq threads starve a server preempted while it holds
+# the socket; the host's line both.  Segment offload off on the
 # server's device and no receive offload on the client's: each captured
 # packet is one segment.  1 MB, not 2: with two captures, 2 MB outlasted
 # the longest run (10,000 buckets of 10 ms) on that kernel.
@@ -272,10 +280,10 @@ case_ecn_dup() {
 	measures 10000 P$PORT --capture "$CAPTURE" --ce $PORT --dup $PORT \
 		--holes "$holes" --flows $PORT
 	measures 10000 $PORT --capture "$CAPTURE" --ece $PORT \
-		--ece-capture "$CAPTURE2" --flows $PORT
+		--ece-capture "$CAPTURE2" --ece-sends $LOG.sends --flows $PORT
 	measures 10000 '*' --capture "$CAPTURE" --ce $PORT --dup $PORT \
 		--holes "$holes" --ece $PORT --ece-capture "$CAPTURE2" \
-		--flows $PORT --sockets 2
+		--ece-sends $LOG.sends --flows $PORT --sockets 2
 	# the base columns of the port's line are what they were, against
 	# the server's records (local address second); the capture is the
 	# client's, where the duplicates look like retransmissions

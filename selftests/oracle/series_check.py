@@ -79,27 +79,37 @@ def prefix(counts):
     return p
 
 
+def spans_ok(got, spans):
+    """Counts per bucket id against events each counted somewhere in its
+    own span of bucket ids, SPANS [(first, last, count)]: at every bucket,
+    what the series counted so far lies between the events whose span
+    ended by then and those whose span began by then.  None, or the first
+    bucket where it does not: (bucket, counted, least, most)."""
+    pg = prefix(got)
+    ended, began = {}, {}
+    for lo, hi, n in spans:
+        ended[hi] = ended.get(hi, 0) + n
+        began[lo] = began.get(lo, 0) + n
+    least, most = prefix(ended), prefix(began)
+    for i in sorted(set(got) | set(ended) | set(began)):
+        if not least(i) <= pg(i) <= most(i):
+            return i, pg(i), least(i), most(i)
+    return None
+
+
 def shifted_ok(got, want, k=1):
     """Counts per bucket id equal up to a shift of k buckets: at every
     bucket, what the series counted so far lies between what the
     records/capture say k buckets earlier and k buckets later."""
-    pg, pw = prefix(got), prefix(want)
-
     def first_miss(k):
-        ids = sorted({i + d for i in set(got) | set(want)
-                      for d in range(-k, k + 1)})
-        for i in ids:
-            if not pw(i - k) <= pg(i) <= pw(i + k):
-                return i
-        return None
+        return spans_ok(got, [(i - k, i + k, n) for i, n in want.items()])
 
-    i = first_miss(k)
-    if i is None:
+    miss = first_miss(k)
+    if miss is None:
         return None
     # how far off it was: the least shift that would pass, and which way;
     # with totals unequal none does (a shift as wide as the buckets
     # spanned passes any equal ones)
-    late = pg(i) < pw(i - k)
     if sum(got.values()) != sum(want.values()):
         far = "totals differ: no shift passes"
     else:
@@ -107,9 +117,16 @@ def shifted_ok(got, want, k=1):
         while first_miss(need) is not None:
             need += 1
         far = f"a shift of {need} buckets passes"
-    return (f"by the end of bucket {i}: {pg(i)}, records/capture say "
-            f"{pw(i - k)}..{pw(i + k)} (counted {'later' if late else 'earlier'}; "
-            f"{far}, {k} allowed)")
+    return miss_text(miss, f"{far}, {k} allowed")
+
+
+def miss_text(miss, why):
+    """What spans_ok's MISS says, and WHY it was not allowed."""
+    i, counted, least, most = miss
+    late = counted < least
+    return (f"by the end of bucket {i}: {counted}, records/capture say "
+            f"{least}..{most} (counted {'later' if late else 'earlier'}; "
+            f"{why})")
 
 
 def main():

@@ -21,7 +21,12 @@ Checks (each may be given with any other):
   --ece PORT     segments to PORT with ECE (not SYN): ece; counted in
                  --ece-capture where given (the capture at PORT's end:
                  what the path between the two ends delays, the run
-                 counts late), else in --capture
+                 counts late), else in --capture; with --ece-sends
+                 (rt_peer --send-log of PORT's end), an ECE that reached
+                 PORT's end while its socket's owner was in a send() call
+                 may be counted as late as that call's end: TCP keeps an
+                 ACK that arrives while a process holds the socket in its
+                 backlog until the process lets go (release_sock)
   --dup PORT     data from PORT received before (bytes the capture saw
                  once already, in whatever order: a segment seen after
                  its successor is no copy): dup_bytes, dup_segs; with
@@ -40,6 +45,7 @@ Prints what it compared; exits 1 on any mismatch.
 """
 
 import argparse
+import bisect
 import sys
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
@@ -119,6 +125,32 @@ def received(segs, width, port=None):
     return dup_b, dup_s, new_b, new_s
 
 
+def read_sends(files):
+    """{client port: ([start], [end])} of rt_peer --send-log FILES, each
+    port's calls in time order (one thread a connection: they do not
+    overlap)."""
+    calls = {}
+    for path in files:
+        with open(path, encoding="ascii") as f:
+            for n, line in enumerate(f, 1):
+                w = line.split()
+                if len(w) != 5 or w[0] != "send":
+                    raise SystemExit(f"series_measures: {path}:{n}: "
+                                     f"malformed: {line!r}")
+                calls.setdefault(int(w[1]), []).append((int(w[2]), int(w[3])))
+    return {p: tuple(map(list, zip(*sorted(c)))) for p, c in calls.items()}
+
+
+def held_until(sends, port, t, slack):
+    """The end of the last send() call of PORT's owner in progress at any
+    time in [T, T + SLACK] (when TCP may have seen what the capture saw at
+    T), or T if none was."""
+    starts, ends = sends.get(port, ([], []))
+    first = bisect.bisect_left(ends, t)
+    last = bisect.bisect_right(starts, t + slack) - 1
+    return max(t, ends[last]) if first <= last else t
+
+
 def read_captures(files):
     """The segments of every capture in FILES, in time order."""
     return sorted((s for c in files for s in tcp_rt_oracle.read_segments(c)),
@@ -135,6 +167,7 @@ def main():
     ap.add_argument("--ce", type=int)
     ap.add_argument("--ece", type=int)
     ap.add_argument("--ece-capture", action="append")
+    ap.add_argument("--ece-sends", action="append")
     ap.add_argument("--dup", type=int)
     ap.add_argument("--holes", type=int, default=0,
                     help="the sender's retransmissions and the receiver's "
@@ -159,7 +192,9 @@ def main():
                 add(out, t // width, r[col])
         return out
 
-    def compare(col, want, shift=True, at_most=False):
+    def compare(col, want, shift=True, at_most=False, spans=None):
+        """SPANS, where given: each event's own (first, last, 1) bucket,
+        in place of a shift of k."""
         g = got(col)
         gs, ws = sum(g.values()), sum(want.values())
         print(f"series_measures: {a.line} {col} {gs}, capture {ws}, in "
@@ -170,6 +205,13 @@ def main():
                            f"1..{ws}")
         elif gs != ws:
             bad.append(f"{col}: {gs} in the run, {ws} in the capture")
+        elif spans is not None:
+            miss = series_check.spans_ok(g, spans)
+            if miss:
+                bad.append(f"{col}: " + series_check.miss_text(
+                    miss, f"each within {k} buckets of where the capture "
+                    "saw it or of the end of the send() then holding its "
+                    "socket"))
         elif shift:
             msg = series_check.shifted_ok(g, want, k)
             if msg:
@@ -200,12 +242,21 @@ def main():
             lag = [c.t - s.t for s, c in zip(left, came)]
             print(f"series_measures: {a.line} ECE seen {min(lag)} to "
                   f"{max(lag)} us after --capture saw it")
-        ece = {}
+        ece, spans = {}, None
         for s in came:
             add(ece, s.t // width)
         if not ece:
             bad.append("no ECE in the capture: a test of nothing")
-        compare("ece", ece)
+        if a.ece_sends:
+            sends = read_sends(a.ece_sends)
+            until = [held_until(sends, s.sport, s.t, a.slack_us) for s in came]
+            spans = [(s.t // width - k, u // width + k, 1)
+                     for s, u in zip(came, until)]
+            held = [u - s.t for s, u in zip(came, until) if u > s.t]
+            print(f"series_measures: {a.line} ECE: {len(held)} of "
+                  f"{len(came)} came while a send() held the socket, up to "
+                  f"{max(held, default=0)} us before it let go")
+        compare("ece", ece, spans=spans)
 
     if a.dup is not None:
         if not dup_s:

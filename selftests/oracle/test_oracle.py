@@ -807,5 +807,37 @@ class SeriesShiftTest(unittest.TestCase):
         self.assertIn("totals differ: no shift passes, 1 allowed", msg)
 
 
+class SeriesSpansTest(unittest.TestCase):
+    """series_check.spans_ok(): each event counted somewhere in its own
+    span of buckets; series_measures.held_until(): how late an ACK may be
+    counted, by the send() calls holding its socket."""
+
+    def setUp(self):
+        import series_check
+        import series_measures
+        self.ok = series_check.spans_ok
+        self.held_until = series_measures.held_until
+
+    def test_within_each_span(self):
+        # one event may come 1 bucket either way, the other up to bucket 9
+        self.assertIsNone(self.ok({2: 1, 9: 1}, [(1, 3, 1), (1, 9, 1)]))
+
+    def test_after_its_span(self):
+        self.assertEqual(self.ok({2: 1, 10: 1}, [(1, 3, 1), (1, 9, 1)]),
+                         (9, 1, 2, 2))
+
+    def test_before_its_span(self):
+        self.assertEqual(self.ok({1: 1}, [(2, 4, 1)]), (1, 1, 0, 0))
+
+    def test_held_by_the_send_in_progress(self):
+        sends = {40000: ([100, 300], [250, 900])}
+        self.assertEqual(self.held_until(sends, 40000, 200, 0), 250)
+        # TCP saw it within the slack: the next call may have held it
+        self.assertEqual(self.held_until(sends, 40000, 260, 50), 900)
+        self.assertEqual(self.held_until(sends, 40000, 260, 30), 260)
+        self.assertEqual(self.held_until(sends, 40000, 950, 50), 950)
+        self.assertEqual(self.held_until(sends, 40001, 200, 50), 200)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -59,6 +59,19 @@ skip() {	# description reason
 	echo "ok $n - $1 # SKIP $2"
 }
 
+# What a failed comparison kept in a work copy of the checkout
+# (oracle_keep, selftests/lib.sh), moved into the checkout's own
+# selftests/artifacts before the copy is removed, and named.
+keep_artifacts() {	# work copy, checkout
+	local f
+	for f in "$1"/selftests/artifacts/*; do
+		[ -e "$f" ] || continue
+		mkdir -p "$2/selftests/artifacts" &&
+			mv "$f" "$2/selftests/artifacts/" &&
+			echo "# kept: $2/selftests/artifacts/${f##*/}"
+	done
+}
+
 finish() {
 	echo "1..$n"
 	echo "$passed passed, $failed failed, $skipped skipped"

@@ -602,6 +602,45 @@ def seq_le(a, b):
     return (b - a) & 0xffffffff < 0x80000000
 
 
+def backlog_joins(segments):
+    """The pure ACKs of a capture that TCP may count as data segments: TCP
+    joins a segment to the one before it in a socket's backlog (while a
+    process holds the socket) when it starts where that one ended, with
+    the same TCP options and ECE/CWR, both ACKs, neither SYN, RST nor URG
+    (tcp_add_backlog()); the joined segment stands for both (gso_segs), so
+    where one has data, tcpi_data_segs_in counts both - the series' segs_in
+    too.  Each such ACK is one more data segment the socket may count: a
+    pure ACK in a run of joinable segments, one after another in their
+    direction, that holds data."""
+    joins = []
+    runs = {}           # (src, dst) -> [segments joinable one to the next]
+    urg = dpkt.tcp.TH_URG
+
+    def close(run):
+        if any(s.length for s in run):
+            joins.extend(s for s in run if not s.length)
+
+    for seg in segments:
+        d = (seg.src, seg.dst)
+        run = runs.get(d)
+        prev = run[-1] if run else None
+        if (prev is not None and seg.flags & prev.flags & ACK and
+                not (seg.flags | prev.flags) & (SYN | RST | urg) and
+                not (seg.flags ^ prev.flags) & (dpkt.tcp.TH_ECE |
+                                                dpkt.tcp.TH_CWR) and
+                seg.opts == prev.opts and
+                (prev.seq + prev.length +
+                 (1 if prev.flags & FIN else 0)) & 0xffffffff == seg.seq):
+            run.append(seg)
+            continue
+        if run:
+            close(run)
+        runs[d] = [seg]
+    for run in runs.values():
+        close(run)
+    return sorted(joins, key=lambda s: s.t)
+
+
 def dropped_copies(segments, ports, server):
     """The received copies of data that the tracked side's TCP did not
     take, as their places in the capture (0, 1, ...): the capture's tap

@@ -839,5 +839,42 @@ class SeriesSpansTest(unittest.TestCase):
         self.assertEqual(self.held_until(sends, 40001, 200, 50), 200)
 
 
+class BacklogJoinsTest(unittest.TestCase):
+    """tcp_rt_oracle.backlog_joins(): the pure ACKs TCP may join to data
+    in a socket's backlog (and then count as a data segment)."""
+
+    def joins(self, segs):
+        """segs: (frm, seq, length, sack) after the handshake; the places
+        (0, 1, ...) among them of the ACKs that may be joined."""
+        tmp = tempfile.mkdtemp(prefix="tcp_rt_oracle.")
+        self.addCleanup(shutil.rmtree, tmp)
+        cap = Capture()
+        cap.handshake(ts=True)
+        for i, (frm, seq, length, sack) in enumerate(segs):
+            cap.add(1000 + i, frm, "A", seq, 1, length, ts=True, sack=sack)
+        got = list(oracle.read_segments(cap.write(os.path.join(tmp, "c"))))
+        return [got.index(s) - 3 for s in oracle.backlog_joins(got)]
+
+    def test_ack_then_data_from_it(self):
+        # the server's ACK of a request, then its response's first segment
+        self.assertEqual(self.joins([(S, 5001, 0, ()), (S, 5001, 1000, ())]),
+                         [0])
+
+    def test_data_then_ack_at_its_end(self):
+        self.assertEqual(self.joins([(S, 5001, 1000, ()), (S, 6001, 0, ())]),
+                         [1])
+
+    def test_the_other_direction_between_does_not_part_them(self):
+        self.assertEqual(self.joins([(S, 5001, 0, ()), (C, 1001, 100, ()),
+                                     (S, 5001, 1000, ())]), [0])
+
+    def test_not_joined(self):
+        # options differ (a SACK block); a gap in sequence; no data at all
+        for segs in ([(S, 5001, 0, ((100, 200),)), (S, 5001, 1000, ())],
+                     [(S, 5001, 0, ()), (S, 5002, 1000, ())],
+                     [(S, 5001, 0, ()), (S, 5001, 0, ())]):
+            self.assertEqual(self.joins(segs), [], segs)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -254,9 +254,9 @@ ext_sum() {	# line name
 # the client's capture on the single-vCPU PREEMPT_RT debug kernel), or
 # as late as the end of the server's send() that then held the socket
 # (its --send-log): TCP keeps an ACK that comes meanwhile in the
-# socket's backlog until send() lets go, up to a second later on that
-# kernel, whose softirq threads starve a server preempted while it holds
-# the socket; the host's line both.  Segment offload off on the
+# socket's backlog until send() lets go - up to a second later on that
+# kernel, where the owner is preempted while it holds the socket
+# (docs/testing.md); the host's line both.  Segment offload off on the
 # server's device and no receive offload on the client's: each captured
 # packet is one segment.  1 MB, not 2: with two captures, 2 MB outlasted
 # the longest run (10,000 buckets of 10 ms) on that kernel.
